@@ -1,0 +1,77 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Twofold — one package, small modules. Sections: shared (server and client),
+// server, tools. Later capabilities add WebAuthn, TwofoldClient and TwofoldDevice.
+let package = Package(
+    name: "twofold",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "TwofoldCore", targets: ["TwofoldCore"]),
+        .library(name: "TwofoldAPI", targets: ["TwofoldAPI"]),
+        .executable(name: "twofold-server", targets: ["twofold-server"]),
+        .executable(name: "twofold", targets: ["twofold"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.13.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    ],
+    targets: [
+        // MARK: Shared — pure Swift, usable by the server and the SDK alike.
+        .target(
+            name: "TwofoldCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(name: "TwofoldAPI"),
+
+        // MARK: Server
+        .target(
+            name: "TwofoldServer",
+            dependencies: [
+                "TwofoldCore",
+                "TwofoldAPI",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
+        .executableTarget(name: "twofold-server", dependencies: ["TwofoldServer"]),
+
+        // MARK: Tools
+        .executableTarget(
+            name: "twofold",
+            dependencies: [
+                "TwofoldCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "TwofoldCoreTests", dependencies: ["TwofoldCore"]),
+        .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI"]),
+        .testTarget(
+            name: "TwofoldServerTests",
+            dependencies: [
+                "TwofoldServer",
+                "TwofoldAPI",
+                .product(name: "VaporTesting", package: "vapor"),
+            ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TwofoldCore", "TwofoldAPI"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,40 @@
+/// The stable, machine-readable `code` of a problem document. Clients branch on these, never on
+/// `title` or `detail`, so a code once published never changes meaning.
+public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public static let validationFailed = ErrorCode(rawValue: "validation_failed")
+    public static let malformedRequest = ErrorCode(rawValue: "malformed_request")
+    public static let payloadTooLarge = ErrorCode(rawValue: "payload_too_large")
+    public static let unsupportedMediaType = ErrorCode(rawValue: "unsupported_media_type")
+    public static let invalidCredentials = ErrorCode(rawValue: "invalid_credentials")
+    public static let invalidCode = ErrorCode(rawValue: "invalid_code")
+    public static let expired = ErrorCode(rawValue: "expired")
+    public static let alreadyUsed = ErrorCode(rawValue: "already_used")
+    public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    public static let locked = ErrorCode(rawValue: "locked")
+    public static let accountLocked = ErrorCode(rawValue: "account_locked")
+    public static let mfaRequired = ErrorCode(rawValue: "mfa_required")
+    public static let stepUpRequired = ErrorCode(rawValue: "step_up_required")
+    public static let unauthorized = ErrorCode(rawValue: "unauthorized")
+    public static let forbidden = ErrorCode(rawValue: "forbidden")
+    public static let notFound = ErrorCode(rawValue: "not_found")
+    public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
+    public static let conflict = ErrorCode(rawValue: "conflict")
+    public static let deviceInsecure = ErrorCode(rawValue: "device_insecure")
+    public static let signatureInvalid = ErrorCode(rawValue: "signature_invalid")
+    public static let counterRegression = ErrorCode(rawValue: "counter_regression")
+    public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")
+    public static let internalError = ErrorCode(rawValue: "internal_error")
+}

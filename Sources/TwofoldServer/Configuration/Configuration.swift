@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+
+/// Every setting of the server, read once at start-up from the environment (see `.env.example`).
+/// A wrong value stops start-up with a `ConfigurationError` naming the variable.
+public struct Configuration: Sendable {
+    /// `development` (the default) or `production`, from `TWOFOLD_ENV`.
+    public enum Mode: String, Sendable { case development, production }
+
+    /// Where state lives: an SQLite file in the data folder unless `DATABASE_URL` names PostgreSQL.
+    public enum Database: Sendable, Equatable {
+        case sqlite(path: String)
+        case sqliteInMemory
+        case postgres(url: String)
+    }
+
+    /// How log lines look: Vapor's console format or one JSON object per line.
+    public enum LogFormat: String, Sendable { case text, json }
+
+    public var mode: Mode
+    public var host: String
+    public var port: Int
+    public var dataDirectory: URL
+    public var database: Database
+    public var logLevel: Logger.Level
+    public var logFormat: LogFormat
+    /// The largest request body accepted, in bytes; larger ones get `413`.
+    public var maxBodyBytes: Int
+
+    public init(
+        mode: Mode = .development,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        dataDirectory: URL,
+        database: Database,
+        logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .text,
+        maxBodyBytes: Int = 64 * 1024
+    ) {
+        self.mode = mode
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.database = database
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// Reads the configuration from environment variables. Relative paths are resolved against
+    /// `workingDirectory`.
+    public static func load(
+        from environment: [String: String],
+        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    ) throws(ConfigurationError) -> Configuration {
+        let reader = EnvironmentReader(environment)
+
+        let mode = try reader.choice("TWOFOLD_ENV", default: Mode.development)
+        let host = try reader.string("TWOFOLD_HOST", default: "127.0.0.1") { !$0.isEmpty && !$0.contains(" ") }
+        let port = try reader.integer("TWOFOLD_PORT", default: 8080, in: 1...65535)
+        let dataPath = try reader.string("TWOFOLD_DATA_DIR", default: "twofold-data") { !$0.isEmpty }
+        let dataDirectory = URL(fileURLWithPath: dataPath, relativeTo: workingDirectory).standardizedFileURL
+
+        let database: Database
+        if let url = reader.optional("DATABASE_URL") {
+            if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+                database = .postgres(url: url)
+            } else if url == "sqlite::memory:" {
+                database = .sqliteInMemory
+            } else if url.hasPrefix("sqlite://"), url.count > "sqlite://".count {
+                let path = String(url.dropFirst("sqlite://".count))
+                database = .sqlite(path: URL(fileURLWithPath: path, relativeTo: workingDirectory).path)
+            } else {
+                throw ConfigurationError(
+                    variable: "DATABASE_URL",
+                    message: "must start with postgres://, postgresql:// or sqlite://, or be sqlite::memory:")
+            }
+        } else {
+            database = .sqlite(path: dataDirectory.appendingPathComponent("twofold.sqlite").path)
+        }
+
+        let logLevel = try reader.choice("TWOFOLD_LOG_LEVEL", default: Logger.Level.info)
+        let logFormat = try reader.choice("TWOFOLD_LOG_FORMAT", default: LogFormat.text)
+        let maxBodyBytes = try reader.integer(
+            "TWOFOLD_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 * 1024 * 1024))
+
+        return Configuration(
+            mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
+            logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes)
+    }
+}
+
+/// A setting that could not be used; the message names the variable and what it accepts.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let variable: String
+    public let message: String
+
+    public var description: String { "configuration: \(variable) \(message)" }
+}
+
+/// Typed access to environment variables; every failure names its variable.
+struct EnvironmentReader {
+    let values: [String: String]
+
+    init(_ values: [String: String]) { self.values = values }
+
+    func optional(_ name: String) -> String? {
+        guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+            return nil
+        }
+        return value
+    }
+
+    func string(_ name: String, default fallback: String, valid: (String) -> Bool) throws(ConfigurationError)
+        -> String
+    {
+        guard let value = optional(name) else { return fallback }
+        guard valid(value) else { throw ConfigurationError(variable: name, message: "has an invalid value") }
+        return value
+    }
+
+    func integer(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(ConfigurationError)
+        -> Int
+    {
+        guard let text = optional(name) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(
+                variable: name,
+                message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text.debugDescription)")
+        }
+        return value
+    }
+
+    func choice<Value: RawRepresentable & CaseIterable>(_ name: String, default fallback: Value)
+        throws(ConfigurationError) -> Value where Value.RawValue == String
+    {
+        guard let text = optional(name) else { return fallback }
+        guard let value = Value(rawValue: text.lowercased()) else {
+            let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(
+                variable: name, message: "must be one of \(allowed), not \(text.debugDescription)")
+        }
+        return value
+    }
+}
+
+extension Configuration.Mode: CaseIterable {}
+extension Configuration.LogFormat: CaseIterable {}

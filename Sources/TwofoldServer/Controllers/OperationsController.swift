@@ -1,0 +1,60 @@
+import Fluent
+import Prometheus
+import SQLKit
+import TwofoldAPI
+import Vapor
+
+/// Liveness, readiness, metrics and the API description: what operators and load balancers call.
+struct OperationsController: RouteCollection {
+    let registry: PrometheusCollectorRegistry
+    let openAPIDocument: String
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(.constant(Routes.health), use: health)
+        routes.get(.constant(Routes.ready), use: ready)
+        routes.get(.constant(Routes.metrics), use: metrics)
+        routes.get(.constant(Routes.openAPI), use: openAPI)
+    }
+
+    /// The process is up and answering.
+    @Sendable func health(request: Request) async throws -> Response {
+        try json(HealthStatus(status: "ok"))
+    }
+
+    /// The process can do its work: the database answers a query.
+    @Sendable func ready(request: Request) async throws -> Response {
+        do {
+            guard let sql = request.db as? any SQLDatabase else {
+                throw Abort(.internalServerError, reason: "database driver does not speak SQL")
+            }
+            try await sql.raw("SELECT 1").run()
+        } catch {
+            request.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
+            throw Problem(
+                status: 503, code: .serviceUnavailable, title: "Not ready",
+                detail: "The database is not reachable.", retryAfter: 5)
+        }
+        return try json(HealthStatus(status: "ok", checks: ["database": "ok"]))
+    }
+
+    /// Prometheus text exposition of the request counters and latency histograms.
+    @Sendable func metrics(request: Request) async throws -> Response {
+        Response(
+            status: .ok,
+            headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(string: registry.emitToString()))
+    }
+
+    /// `docs/openapi.yaml`, compiled into the server so it always matches the binary.
+    @Sendable func openAPI(request: Request) async throws -> Response {
+        Response(
+            status: .ok, headers: ["Content-Type": "application/yaml; charset=utf-8"],
+            body: .init(string: openAPIDocument))
+    }
+
+    private func json(_ value: some Encodable) throws -> Response {
+        Response(
+            status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"],
+            body: .init(data: try JSONEncoder.twofold.encode(value)))
+    }
+}

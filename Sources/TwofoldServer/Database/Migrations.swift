@@ -1,0 +1,9 @@
+import Fluent
+
+/// Every migration, in the order it runs. Append only: a migration that has shipped is never
+/// edited or reordered; a change to a table is a new `Update<Table><Change>` migration.
+enum Migrations {
+    static let all: [any Migration] = [
+        // Accounts, sessions, factors and devices add their tables here as they land.
+    ]
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import Vapor
+
+/// The `twofold-server` program: `serve` (the default; migrates first), `migrate`, and Vapor's
+/// other commands (`routes`).
+public enum ServerMain {
+    public static func run(arguments: [String] = CommandLine.arguments) async -> Int32 {
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.load(from: ProcessInfo.processInfo.environment)
+        } catch {
+            FileHandle.standardError.write(Data("twofold-server: \(error)\n".utf8))
+            return 78  // EX_CONFIG
+        }
+        bootstrapLogging(configuration)
+
+        let environment = Environment(
+            name: configuration.mode == .production ? "production" : "development", arguments: arguments)
+        let app: Application
+        do {
+            app = try await Application.make(environment)
+        } catch {
+            FileHandle.standardError.write(Data("twofold-server: \(error)\n".utf8))
+            return 1
+        }
+        var status: Int32 = 0
+        do {
+            try await configure(app, with: configuration)
+            let command = arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "serve"
+            if command == "serve" {
+                try await app.autoMigrate()
+                app.logger.notice(
+                    "Twofold is starting",
+                    metadata: [
+                        "url": "http://\(configuration.host):\(configuration.port)",
+                        "dataDirectory": "\(configuration.dataDirectory.path)",
+                        "database": "\(configuration.database.kind)",
+                    ])
+            }
+            try await app.execute()
+        } catch {
+            app.logger.critical("twofold-server stopped: \(error)")
+            status = 1
+        }
+        try? await app.asyncShutdown()
+        return status
+    }
+
+    private static func bootstrapLogging(_ configuration: Configuration) {
+        let level = configuration.logLevel
+        switch configuration.logFormat {
+        case .json:
+            LoggingSystem.bootstrap { label in
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case .text:
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardOutput(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
+    }
+}
+
+extension Configuration.Database {
+    /// The kind of database, never its URL (which may hold a password).
+    var kind: String {
+        switch self {
+        case .sqlite: return "sqlite"
+        case .sqliteInMemory: return "sqlite (in memory)"
+        case .postgres: return "postgresql"
+        }
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import TwofoldServer
+
+exit(await ServerMain.run())
