@@ -58,19 +58,26 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "TwofoldCoreTests", dependencies: ["TwofoldCore"]),
+        .target(name: "TwofoldTestSupport", path: "Tests/TwofoldTestSupport"),
+        .testTarget(
+            name: "TwofoldCoreTests",
+            dependencies: [
+                "TwofoldCore", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI"]),
         .testTarget(
             name: "TwofoldServerTests",
             dependencies: [
                 "TwofoldServer",
                 "TwofoldAPI",
+                "TwofoldTestSupport",
                 .product(name: "VaporTesting", package: "vapor"),
             ]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TwofoldCore", "TwofoldAPI"]
+            dependencies: ["TwofoldCore", "TwofoldAPI", "TwofoldTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

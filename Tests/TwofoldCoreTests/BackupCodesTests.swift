@@ -1,5 +1,6 @@
 import Testing
 import TwofoldCore
+import TwofoldTestSupport
 
 @Suite struct BackupCodesTests {
     @Test func aSetIsTenDistinctCodesInTheSeedFormat() {

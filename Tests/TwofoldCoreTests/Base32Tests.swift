@@ -1,5 +1,6 @@
 import Testing
 import TwofoldCore
+import TwofoldTestSupport
 
 @Suite struct Base32Tests {
     /// RFC 4648 §10.

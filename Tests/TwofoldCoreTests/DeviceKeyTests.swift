@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldCore
+import TwofoldTestSupport
 
 @Suite struct DeviceKeyTests {
     let privateKey = P256.Signing.PrivateKey()

@@ -1,5 +1,6 @@
 import Testing
 import TwofoldCore
+import TwofoldTestSupport
 
 @Suite struct OTPAuthURITests {
     /// Seed 000's example, verbatim.

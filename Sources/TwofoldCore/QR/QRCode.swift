@@ -145,3 +145,11 @@ struct BitBuffer {
         return result
     }
 }
+
+extension QRCode {
+    /// The most bytes a symbol of `version` holds at `errorCorrection` in byte mode.
+    public static func byteCapacity(version: Int, errorCorrection: QRErrorCorrection) -> Int {
+        guard (1...40).contains(version) else { return 0 }
+        return QRTables.byteCapacity(version: version, level: errorCorrection)
+    }
+}

@@ -59,7 +59,7 @@ public struct Configuration: Sendable {
         let host = try reader.string("TWOFOLD_HOST", default: "127.0.0.1") { !$0.isEmpty && !$0.contains(" ") }
         let port = try reader.integer("TWOFOLD_PORT", default: 8080, in: 1...65535)
         let dataPath = try reader.string("TWOFOLD_DATA_DIR", default: "twofold-data") { !$0.isEmpty }
-        let dataDirectory = URL(fileURLWithPath: dataPath, relativeTo: workingDirectory).standardizedFileURL
+        let dataDirectory = resolve(dataPath, against: workingDirectory)
 
         let database: Database
         if let url = reader.optional("DATABASE_URL") {
@@ -69,7 +69,7 @@ public struct Configuration: Sendable {
                 database = .sqliteInMemory
             } else if url.hasPrefix("sqlite://"), url.count > "sqlite://".count {
                 let path = String(url.dropFirst("sqlite://".count))
-                database = .sqlite(path: URL(fileURLWithPath: path, relativeTo: workingDirectory).path)
+                database = .sqlite(path: resolve(path, against: workingDirectory).path)
             } else {
                 throw ConfigurationError(
                     variable: "DATABASE_URL",
@@ -88,6 +88,12 @@ public struct Configuration: Sendable {
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes)
     }
+}
+
+/// An absolute path as is; a relative one inside `directory`.
+private func resolve(_ path: String, against directory: URL) -> URL {
+    let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)
+    return url.standardizedFileURL
 }
 
 /// A setting that could not be used; the message names the variable and what it accepts.

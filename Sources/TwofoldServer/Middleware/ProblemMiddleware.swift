@@ -14,7 +14,7 @@ struct ProblemMiddleware: AsyncMiddleware {
             return try await next.respond(to: request)
         } catch {
             let problem = self.problem(for: error, request: request)
-            if problem.status >= 500 {
+            if problem.status >= 500 && !(error is Problem) {
                 request.logger.error(
                     "request failed", metadata: ["error": "\(String(reflecting: error))"])
             } else {

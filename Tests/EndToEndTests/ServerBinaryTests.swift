@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The real binary, started as a user would start it, spoken to over HTTP.
+@Suite(.serialized) struct ServerBinaryTests {
+    func permissions(_ url: URL) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test func startsWithNothingConfiguredAndServesHealthAndOpenAPI() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("twofold-data")
+        let server = try await ServerProcess(dataDirectory: data)
+        defer { server.stop() }
+
+        let health = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")))
+        #expect(health.status == 200)
+        #expect(health.text == #"{"status":"ok"}"#)
+
+        let ready = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("readyz")))
+        #expect(ready.status == 200)
+
+        let openAPI = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("openapi.yaml")))
+        #expect(openAPI.status == 200)
+        let onDisk = try String(
+            contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        #expect(openAPI.text == onDisk)
+
+        // The data folder, its database and its keys exist, readable by the owner only.
+        #expect(try permissions(data) == 0o700)
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("twofold.sqlite").path))
+        #expect(try permissions(data.appendingPathComponent("signing-key.pem")) == 0o600)
+        #expect(try permissions(data.appendingPathComponent("encryption.key")) == 0o600)
+        #expect(server.log.contains("http://127.0.0.1:\(server.port)"), "the log names the URL")
+    }
+
+    @Test func malformedRequestsGetProblemDocuments() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+
+        let cases: [(URLRequest, Int, String)] = [
+            (HTTP.request("GET", server.baseURL.appendingPathComponent("nope")), 404, "not_found"),
+            (HTTP.request("POST", server.baseURL.appendingPathComponent("healthz")), 405, "method_not_allowed"),
+            (
+                HTTP.request(
+                    "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"), body: Data("{nope".utf8),
+                    contentType: "application/json"), 404, "not_found"
+            ),
+            (
+                HTTP.request(
+                    "PUT", server.baseURL.appendingPathComponent("metrics"),
+                    body: Data(repeating: 0x41, count: 200_000), contentType: "application/json"), 405,
+                "method_not_allowed"
+            ),
+        ]
+        for (request, status, code) in cases {
+            let response = try await HTTP.send(request)
+            #expect(response.status == status, "\(request.httpMethod!) \(request.url!.path)")
+            #expect(response.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+            let problem = try JSONDecoder().decode(ProblemFields.self, from: response.body)
+            #expect(problem.code == code)
+            #expect(problem.status == status)
+        }
+        let stillHealthy = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")))
+        #expect(stillHealthy.status == 200)
+    }
+
+    @Test func keysSurviveARestart() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        let first = try await ServerProcess(dataDirectory: data)
+        first.stop()
+        let key = try Data(contentsOf: data.appendingPathComponent("signing-key.pem"))
+        let second = try await ServerProcess(dataDirectory: data)
+        second.stop()
+        #expect(try Data(contentsOf: data.appendingPathComponent("signing-key.pem")) == key)
+    }
+
+    @Test func migrateCommandRunsTheMigrations() throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        let server = ExternalTool(url: BuildProducts.executable("twofold-server"))
+        let output = try server.run(["migrate", "--yes"], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
+        #expect(output.status == 0, "\(output.text)\(output.errorText)")
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("twofold.sqlite").path))
+    }
+
+    @Test func aBadSettingStopsStartUpNamingTheVariable() throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = ExternalTool(url: BuildProducts.executable("twofold-server"))
+        let output = try server.run(
+            [], environment: ["TWOFOLD_DATA_DIR": root.path, "TWOFOLD_PORT": "eighty", "PATH": "/usr/bin:/bin"])
+        #expect(output.status == 78)
+        #expect(output.errorText.contains("TWOFOLD_PORT"))
+    }
+}
+
+/// The fields of a problem document every error carries.
+struct ProblemFields: Decodable {
+    let type: String
+    let title: String
+    let status: Int
+    let code: String
+}

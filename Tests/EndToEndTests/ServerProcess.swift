@@ -1,0 +1,101 @@
+import Foundation
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The built `twofold-server` binary running in a temporary data folder on a free port.
+final class ServerProcess: @unchecked Sendable {
+    // Safe: the process handle is only touched from the test that owns this object.
+    let process = Process()
+    let port: Int
+    let dataDirectory: URL
+    let logFile: URL
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Starts the server and waits until `/healthz` answers.
+    init(dataDirectory: URL, environment extra: [String: String] = [:]) async throws {
+        self.dataDirectory = dataDirectory
+        port = Int.random(in: 20_000...60_000)
+        logFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("server-\(port).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TWOFOLD_") }
+        environment["DATABASE_URL"] = nil
+        environment["TWOFOLD_DATA_DIR"] = dataDirectory.path
+        environment["TWOFOLD_PORT"] = String(port)
+        environment.merge(extra) { $1 }
+        process.executableURL = BuildProducts.executable("twofold-server")
+        process.arguments = []
+        process.environment = environment
+        let log = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        try await waitUntilHealthy()
+    }
+
+    private func waitUntilHealthy() async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw ServerProcessError.exited(status: process.terminationStatus, log: log)
+            }
+            if let response = try? await HTTP.send(.init(url: baseURL.appendingPathComponent("healthz"))),
+                response.status == 200
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ServerProcessError.neverHealthy(log: log)
+    }
+
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
+
+enum ServerProcessError: Error {
+    case exited(status: Int32, log: String)
+    case neverHealthy(log: String)
+}
+
+/// A minimal HTTP client over URLSession that never follows redirects' bodies into errors:
+/// every status comes back as a value.
+enum HTTP {
+    struct Response: Sendable {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+        var text: String { String(decoding: body, as: UTF8.self) }
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    static func send(_ request: URLRequest) async throws -> Response {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            headers["\(key)"] = "\(value)"
+        }
+        return Response(status: http.statusCode, headers: headers, body: data)
+    }
+
+    static func request(_ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        return request
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import TwofoldServer
+
+@Suite struct ConfigurationTests {
+    let cwd = URL(fileURLWithPath: "/srv/twofold")
+
+    @Test func nothingConfiguredMeansLocalSQLiteInTheDataFolder() throws {
+        let configuration = try Configuration.load(from: [:], workingDirectory: cwd)
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 8080)
+        #expect(configuration.mode == .development)
+        #expect(configuration.dataDirectory.path == "/srv/twofold/twofold-data")
+        #expect(configuration.database == .sqlite(path: "/srv/twofold/twofold-data/twofold.sqlite"))
+    }
+
+    @Test func variablesOverrideTheDefaults() throws {
+        let configuration = try Configuration.load(
+            from: [
+                "TWOFOLD_HOST": "0.0.0.0", "TWOFOLD_PORT": "9090", "TWOFOLD_DATA_DIR": "/var/lib/twofold",
+                "DATABASE_URL": "postgres://twofold:pw@db:5432/twofold", "TWOFOLD_ENV": "production",
+                "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug",
+            ], workingDirectory: cwd)
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 9090)
+        #expect(configuration.dataDirectory.path == "/var/lib/twofold")
+        #expect(configuration.database == .postgres(url: "postgres://twofold:pw@db:5432/twofold"))
+        #expect(configuration.mode == .production)
+        #expect(configuration.logFormat == .json)
+        #expect(configuration.logLevel == .debug)
+    }
+
+    static let badValues: [(String, String)] = [
+        ("TWOFOLD_PORT", "eighty"), ("TWOFOLD_PORT", "0"), ("TWOFOLD_PORT", "70000"),
+        ("TWOFOLD_ENV", "staging"), ("DATABASE_URL", "mysql://x"), ("TWOFOLD_LOG_LEVEL", "loud"),
+        ("TWOFOLD_LOG_FORMAT", "xml"), ("TWOFOLD_HOST", "a b"), ("TWOFOLD_MAX_BODY_BYTES", "12"),
+    ]
+
+    @Test("a bad value names its variable", arguments: badValues)
+    func badValueNamesTheVariable(setting: (String, String)) {
+        do {
+            _ = try Configuration.load(from: [setting.0: setting.1], workingDirectory: cwd)
+            Issue.record("accepted \(setting.0)=\(setting.1)")
+        } catch {
+            #expect(error.variable == setting.0)
+            #expect(error.description.contains(setting.0))
+        }
+    }
+
+    @Test func everyVariableIsListedInEnvExample() throws {
+        let example = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".env.example"), encoding: .utf8)
+        for variable in [
+            "TWOFOLD_ENV", "TWOFOLD_HOST", "TWOFOLD_PORT", "TWOFOLD_DATA_DIR", "DATABASE_URL", "TWOFOLD_LOG_LEVEL",
+            "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES",
+        ] {
+            #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TwofoldServer
+import VaporTesting
+
+/// Every error leaves as `application/problem+json` with a stable `code`, and bad input is a 4xx.
+@Suite struct ProblemDocumentTests {
+    struct Echo: Content {
+        let name: String
+        let count: Int
+    }
+
+    /// A route that decodes JSON, standing in for the API's request bodies.
+    static let echoRoute: @Sendable (Application) throws -> Void = { app in
+        app.post("test", "echo") { request async throws -> Echo in try request.content.decode(Echo.self) }
+        app.get("test", "crash") { _ async throws -> String in
+            throw NSError(domain: "internal detail: db password=hunter2", code: 7)
+        }
+    }
+
+    @Test func unknownRouteIsANotFoundProblem() async throws {
+        try await withTestApp { app in
+            try await app.testing().test(.GET, "no/such/thing") { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers.first(name: .contentType)?.hasPrefix("application/problem+json") == true)
+                let problem = try response.problem()
+                #expect(problem.code == "not_found")
+                #expect(problem.status == 404)
+                #expect(problem.type == "https://twofold.dev/problems/not_found")
+            }
+        }
+    }
+
+    @Test func wrongMethodIsMethodNotAllowedWithAllow() async throws {
+        try await withTestApp { app in
+            try await app.testing().test(.DELETE, "healthz") { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers.first(name: .allow) == "GET")
+                let problem = try response.problem()
+                #expect(problem.code == "method_not_allowed")
+            }
+        }
+    }
+
+    @Test func malformedJSONIsABadRequest() async throws {
+        try await withTestApp(routes: Self.echoRoute) { app in
+            try await app.testing().test(
+                .POST, "test/echo", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: "{\"name\": \"x\", ")
+            ) { response in
+                #expect(response.status == .badRequest)
+                let problem = try response.problem()
+                #expect(problem.code == "malformed_request")
+            }
+        }
+    }
+
+    @Test func wrongTypesAndMissingFieldsFailValidationNamingTheField() async throws {
+        try await withTestApp(routes: Self.echoRoute) { app in
+            try await app.testing().test(
+                .POST, "test/echo", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: #"{"name": "x", "count": "many"}"#)
+            ) { response in
+                #expect(response.status == .unprocessableEntity)
+                let problem = try response.problem()
+                #expect(problem.code == "validation_failed")
+                #expect(problem.errors?["count"] == "must be a number")
+            }
+            try await app.testing().test(
+                .POST, "test/echo", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: #"{"name": "x"}"#)
+            ) { response in
+                #expect(response.status == .unprocessableEntity)
+                let problem = try response.problem()
+                #expect(problem.errors?["count"] == "required")
+            }
+            try await app.testing().test(
+                .POST, "test/echo", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: "[1, 2]")
+            ) { response in
+                #expect(response.status == .unprocessableEntity)
+            }
+        }
+    }
+
+    @Test func unsupportedMediaTypeIsRefused() async throws {
+        try await withTestApp(routes: Self.echoRoute) { app in
+            try await app.testing().test(
+                .POST, "test/echo", headers: ["Content-Type": "application/x-unknown"],
+                body: ByteBuffer(string: "name=x")
+            ) { response in
+                #expect(response.status == .unsupportedMediaType)
+                let problem = try response.problem()
+                #expect(problem.code == "unsupported_media_type")
+            }
+        }
+    }
+
+    @Test func oversizedBodyIsPayloadTooLarge() async throws {
+        try await withTestApp(routes: Self.echoRoute) { app in
+            let big = #"{"name": ""# + String(repeating: "a", count: 10_000) + #"", "count": 1}"#
+            try await app.testing(method: .running(hostname: "127.0.0.1", port: 0)).test(
+                .POST, "test/echo", headers: ["Content-Type": "application/json"], body: ByteBuffer(string: big)
+            ) { response in
+                #expect(response.status == .payloadTooLarge)
+                let problem = try response.problem()
+                #expect(problem.code == "payload_too_large")
+            }
+        }
+    }
+
+    @Test func internalErrorsHideTheirDetailsInProduction() async throws {
+        try await withTestApp(mode: .production, routes: Self.echoRoute) { app in
+            try await app.testing().test(.GET, "test/crash") { response in
+                #expect(response.status == .internalServerError)
+                let problem = try response.problem()
+                #expect(problem.code == "internal_error")
+                #expect(problem.detail?.contains("hunter2") == false)
+                let requestID = try #require(response.headers.first(name: .xRequestId))
+                #expect(problem.detail?.contains(requestID) == true)
+            }
+        }
+    }
+
+    @Test func requestIDIsEchoed() async throws {
+        try await withTestApp { app in
+            try await app.testing().test(.GET, "healthz", headers: ["X-Request-Id": "trace-123"]) { response in
+                #expect(response.headers.first(name: .xRequestId) == "trace-123")
+            }
+            try await app.testing().test(.GET, "healthz") { response in
+                #expect(response.headers.first(name: .xRequestId)?.isEmpty == false)
+            }
+        }
+    }
+}
