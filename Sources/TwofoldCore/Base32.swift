@@ -13,11 +13,13 @@ public enum Base32 {
         public var description: String {
             switch reason {
             case .invalidCharacter(let character, let offset):
-                return "Base32: character \(character.debugDescription) at offset \(offset) is not in the alphabet A–Z, 2–7"
+                return
+                    "Base32: character \(character.debugDescription) at offset \(offset) is not in the alphabet A–Z, 2–7"
             case .misplacedPadding(let offset):
                 return "Base32: padding '=' at offset \(offset) is followed by data"
             case .invalidLength(let count):
-                return "Base32: \(count) symbols cannot encode whole bytes (a group of 8 ends after 2, 4, 5, 7 or 8 symbols)"
+                return
+                    "Base32: \(count) symbols cannot encode whole bytes (a group of 8 ends after 2, 4, 5, 7 or 8 symbols)"
             case .empty:
                 return "Base32: the input holds no data"
             }

@@ -38,7 +38,8 @@ public struct OTPAuthURIError: Error, Equatable, CustomStringConvertible, Sendab
         case .missingCounter: return "otpauth URI: an hotp URI needs a counter parameter"
         case .invalidCounter(let value): return "otpauth URI: counter \(value.debugDescription) is not a whole number"
         case .issuerMismatch(let label, let parameter):
-            return "otpauth URI: the label's issuer \(label.debugDescription) differs from the issuer parameter \(parameter.debugDescription)"
+            return
+                "otpauth URI: the label's issuer \(label.debugDescription) differs from the issuer parameter \(parameter.debugDescription)"
         case .invalidIssuer: return "otpauth URI: an issuer must not be empty or contain ':'"
         }
     }

@@ -90,7 +90,8 @@ import TwofoldTestSupport
         defer { try? FileManager.default.removeItem(at: root) }
         let data = root.appendingPathComponent("data")
         let server = ExternalTool(url: BuildProducts.executable("twofold-server"))
-        let output = try server.run(["migrate", "--yes"], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
+        let output = try server.run(
+            ["migrate", "--yes"], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
         #expect(output.status == 0, "\(output.text)\(output.errorText)")
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("twofold.sqlite").path))
     }
@@ -112,4 +113,32 @@ struct ProblemFields: Decodable {
     let title: String
     let status: Int
     let code: String
+}
+
+@Suite struct StructuredLogTests {
+    @Test func jsonLogLinesCarryTheRequestIDAndNoQueryStrings() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: ["TWOFOLD_LOG_FORMAT": "json"])
+        defer { server.stop() }
+        var request = HTTP.request("GET", URL(string: "\(server.baseURL)/healthz?code=123456")!)
+        request.setValue("e2e-log-check", forHTTPHeaderField: "X-Request-Id")
+        _ = try await HTTP.send(request)
+        try await Task.sleep(for: .milliseconds(200))
+        server.stop()
+
+        let lines = server.log.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        var sawRequest = false
+        for line in lines {
+            let fields = try JSONDecoder().decode([String: String].self, from: Data(line.utf8))
+            #expect(fields["time"] != nil && fields["level"] != nil && fields["message"] != nil)
+            if fields["request-id"] == "e2e-log-check", fields["message"]?.contains("GET /healthz") == true {
+                sawRequest = true
+            }
+        }
+        #expect(sawRequest, "a log line names the request and its id")
+        #expect(!server.log.contains("123456"), "query strings are not logged")
+    }
 }

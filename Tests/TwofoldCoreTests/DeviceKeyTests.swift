@@ -58,7 +58,10 @@ import TwofoldTestSupport
     }
 
     @Test func malformedSignaturesAreRefused() {
-        for bytes in [Data(), Data([0x30]), Data([0x30, 0x02, 0x02, 0x00]), Data(repeating: 0, count: 63), Data(repeating: 0xFF, count: 80)] {
+        for bytes in [
+            Data(), Data([0x30]), Data([0x30, 0x02, 0x02, 0x00]), Data(repeating: 0, count: 63),
+            Data(repeating: 0xFF, count: 80),
+        ] {
             #expect(throws: DeviceKeyError.self) { try DeviceSignature(bytes: bytes) }
         }
         #expect(throws: DeviceKeyError.self) { try DeviceSignature(base64: "%%%") }

@@ -46,7 +46,9 @@ import TwofoldTestSupport
     @Test("full symbols decode", arguments: everyVersionAndLevel)
     func fullSymbolDecodesToItsInput(testCase: Case) throws {
         let capacity = QRCode.byteCapacity(version: testCase.version, errorCorrection: testCase.level)
-        let input = Self.text(length: capacity, seed: UInt64(testCase.version * 4 + QRErrorCorrection.allCases.firstIndex(of: testCase.level)!))
+        let input = Self.text(
+            length: capacity,
+            seed: UInt64(testCase.version * 4 + QRErrorCorrection.allCases.firstIndex(of: testCase.level)!))
         let code = try QRCode(text: input, errorCorrection: testCase.level)
         #expect(code.version == testCase.version)
         #expect(code.size == testCase.version * 4 + 17)

@@ -76,12 +76,14 @@ import VaporTesting
             contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         try await withTestApp { app in
             for route in app.routes.all {
-                let path = "/" + route.path.map { component -> String in
-                    if case .parameter(let name) = component { return "{\(name)}" }
-                    return component.description
-                }.joined(separator: "/")
+                let path =
+                    "/"
+                    + route.path.map { component -> String in
+                        if case .parameter(let name) = component { return "{\(name)}" }
+                        return component.description
+                    }.joined(separator: "/")
                 #expect(document.contains("\n  \(path):\n"), "\(route.method) \(path) is not documented")
-                #expect(document.contains("\n    \(route.method.rawValue.lowercased()):\n") , "\(route.method)")
+                #expect(document.contains("\n    \(route.method.rawValue.lowercased()):\n"), "\(route.method)")
             }
         }
     }

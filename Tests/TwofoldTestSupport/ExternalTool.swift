@@ -69,7 +69,12 @@ private final class ReadBox: @unchecked Sendable {
 
     var data: Data {
         get { lock.withLock { value } }
-        set { lock.withLock { value = newValue; finished = true } }
+        set {
+            lock.withLock {
+                value = newValue
+                finished = true
+            }
+        }
     }
 
     var done: Bool { lock.withLock { finished } }

@@ -132,7 +132,9 @@ struct EnvironmentReader {
         guard let value = Int(text), range.contains(value) else {
             throw ConfigurationError(
                 variable: name,
-                message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text.debugDescription)")
+                message:
+                    "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text.debugDescription)"
+            )
         }
         return value
     }

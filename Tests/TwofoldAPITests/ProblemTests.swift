@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import TwofoldAPI
+
+@Suite struct ProblemTests {
+    @Test func encodesTheRFC9457FieldsAndOmitsAbsentOnes() throws {
+        let problem = Problem(status: 404, code: .notFound, title: "Not found", detail: "No resource lives here.")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = String(decoding: try encoder.encode(problem), as: UTF8.self)
+        #expect(
+            json
+                == #"{"code":"not_found","detail":"No resource lives here.","status":404,"title":"Not found","type":"https://twofold.dev/problems/not_found"}"#
+        )
+    }
+
+    @Test func lockoutFieldsRoundTrip() throws {
+        let until = Date(timeIntervalSince1970: 1_800_000_000)
+        let problem = Problem(
+            status: 429, code: .locked, title: "Too many attempts", attemptsRemaining: 0, retryAfter: 300,
+            lockoutUntil: until)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(problem)
+        #expect(String(decoding: data, as: UTF8.self).contains(#""lockoutUntil":"2027-01-15T08:00:00Z""#))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try decoder.decode(Problem.self, from: data) == problem)
+    }
+
+    @Test func codesAreStableStrings() throws {
+        #expect(ErrorCode.validationFailed.rawValue == "validation_failed")
+        #expect(ErrorCode.stepUpRequired.rawValue == "step_up_required")
+        #expect(ErrorCode.accountLocked.rawValue == "account_locked")
+        let decoded = try JSONDecoder().decode(
+            [ErrorCode].self, from: Data(#"["device_insecure","some_future_code"]"#.utf8))
+        #expect(decoded == [.deviceInsecure, ErrorCode(rawValue: "some_future_code")])
+    }
+}
