@@ -57,6 +57,8 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(name: "twofold-bench", dependencies: ["TwofoldCore"]),
+
         // MARK: Tests
         .target(name: "TwofoldTestSupport", path: "Tests/TwofoldTestSupport"),
         .testTarget(

@@ -27,7 +27,9 @@ public enum ServerMain {
         var status: Int32 = 0
         do {
             try await configure(app, with: configuration)
-            let command = arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "serve"
+            // Vapor runs `serve` when no command is named (flags alone, like `--port 9000`, are serve's).
+            let named = arguments.dropFirst().first
+            let command = named.map { $0.hasPrefix("-") ? "serve" : $0 } ?? "serve"
             if command == "serve" {
                 try await app.autoMigrate()
                 app.logger.notice(

@@ -153,3 +153,12 @@ extension QRCode {
         return QRTables.byteCapacity(version: version, level: errorCorrection)
     }
 }
+
+extension QRCode {
+    /// The ISO/IEC 18004 penalty of the finished symbol; the encoder picks the mask minimising it.
+    var penaltyScore: Int {
+        var matrix = QRMatrix(version: version)
+        matrix.modules = modules
+        return matrix.score()
+    }
+}

@@ -11,23 +11,27 @@ extension QRMatrix {
 
     func score() -> Int {
         var total = 0
+        var line = [Bool](repeating: false, count: size)
         for index in 0..<size {
-            let row = (0..<size).map { self[$0, index] }
-            let column = (0..<size).map { self[index, $0] }
-            total += Self.runPenalty(row) + Self.finderPenalty(row)
-            total += Self.runPenalty(column) + Self.finderPenalty(column)
+            for position in 0..<size { line[position] = modules[index * size + position] }
+            total += Self.runPenalty(line) + Self.finderPenalty(line)
+            for position in 0..<size { line[position] = modules[position * size + index] }
+            total += Self.runPenalty(line) + Self.finderPenalty(line)
         }
         // Rule 2: 3 points for each 2×2 block of one colour (overlapping blocks count).
         for y in 0..<(size - 1) {
             for x in 0..<(size - 1) {
-                let colour = self[x, y]
-                if colour == self[x + 1, y] && colour == self[x, y + 1] && colour == self[x + 1, y + 1] {
+                let colour = modules[y * size + x]
+                if colour == modules[y * size + x + 1] && colour == modules[(y + 1) * size + x]
+                    && colour == modules[(y + 1) * size + x + 1]
+                {
                     total += 3
                 }
             }
         }
         // Rule 4: 10 points for every full 5 % the dark share is away from 50 %.
-        let dark = modules.reduce(0) { $0 + ($1 ? 1 : 0) }
+        var dark = 0
+        for module in modules where module { dark += 1 }
         let all = size * size
         total += max(0, (abs(dark * 20 - all * 10) + all - 1) / all - 1) * 10
         return total
@@ -51,16 +55,18 @@ extension QRMatrix {
     /// Rule 3: 40 points for each dark-light-dark×3-light-dark (1:1:3:1:1) pattern with four light
     /// modules on one side; the area beyond the symbol counts as light.
     static func finderPenalty(_ line: [Bool]) -> Int {
-        let core: [Bool] = [true, false, true, true, true, false, true]
-        // Index into the line as if 4 light modules were added at both ends.
-        func module(_ index: Int) -> Bool {
-            index >= 4 && index < line.count + 4 ? line[index - 4] : false
+        let count = line.count
+        func isDark(_ index: Int) -> Bool { index >= 0 && index < count && line[index] }
+        func isLight(from start: Int) -> Bool {
+            !isDark(start) && !isDark(start + 1) && !isDark(start + 2) && !isDark(start + 3)
         }
-        func isLight(from start: Int) -> Bool { (start..<start + 4).allSatisfy { !module($0) } }
         var total = 0
-        for start in 0...(line.count + 8 - core.count) {
-            guard (0..<7).allSatisfy({ module(start + $0) == core[$0] }) else { continue }
-            if (start >= 4 && isLight(from: start - 4)) || isLight(from: start + 7) { total += 40 }
+        // `start` is where the 1:1:3:1:1 core begins; it may not reach beyond the symbol.
+        for start in 0...(count - 7) {
+            guard line[start], !line[start + 1], line[start + 2], line[start + 3], line[start + 4],
+                !line[start + 5], line[start + 6]
+            else { continue }
+            if isLight(from: start - 4) || isLight(from: start + 7) { total += 40 }
         }
         return total
     }
