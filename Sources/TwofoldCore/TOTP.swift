@@ -45,8 +45,12 @@ public struct TOTP: Sendable {
         Int64(clamping: step.multipliedReportingOverflow(by: UInt64(period.seconds)).partialValue)
     }
 
+    /// The widest window `verify` honours: ±10 steps (5 minutes at 30 s). Wider windows only
+    /// help attackers guess; RFC 6238 §5.2 recommends at most one step of network delay.
+    public static let maximumWindow = 10
+
     /// Checks `candidate` against the steps within `window` of the step at `unixTime` and returns
-    /// the step that matched, so a caller can refuse a step it has already accepted once
+    /// the step that matched (the earliest, if several do), so a caller can refuse a step it has already accepted once
     /// (RFC 6238 §5.2). Steps at or before `lastUsedStep` never match.
     ///
     /// Every step of the window is computed and compared in constant time whatever matches, so
@@ -58,7 +62,7 @@ public struct TOTP: Sendable {
         after lastUsedStep: UInt64? = nil
     ) throws(OTPParameterError) -> UInt64? {
         let current = try step(at: unixTime)
-        let window = UInt64(Swift.max(0, window))
+        let window = UInt64(Swift.min(Swift.max(0, window), Self.maximumWindow))
         let lowest = current >= window ? current - window : 0
         let (highest, overflow) = current.addingReportingOverflow(window)
         var matched: UInt64?

@@ -40,6 +40,16 @@ import TwofoldCore
         #expect(try totp.verify(code, at: 0, window: 5) == 0)
     }
 
+    @Test func hugeWindowsAreCappedNotLoopedThrough() throws {
+        let totp = try TOTP(secret: secret)
+        let now: Int64 = 1_234_567_890
+        let current = try totp.step(at: now)
+        let farAway = totp.hotp.code(counter: current + 11)
+        let atTheCap = totp.hotp.code(counter: current + 10)
+        #expect(try totp.verify(farAway, at: now, window: .max) == nil)
+        #expect(try totp.verify(atTheCap, at: now, window: .max) == current + 10)
+    }
+
     @Test func parametersAreValidated() {
         #expect(throws: OTPParameterError.self) { try OTPDigits(5) }
         #expect(throws: OTPParameterError.self) { try OTPDigits(9) }
