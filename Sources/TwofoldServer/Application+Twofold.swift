@@ -7,11 +7,20 @@ import Vapor
 
 /// Sets up an application from a configuration: data folder and keys, database, middleware,
 /// routes. The same function serves the binary and the in-process tests.
-public func configure(_ app: Application, with configuration: Configuration) async throws {
+public func configure(
+    _ app: Application, with configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }
+) async throws {
     let dataDirectory = DataDirectory(url: configuration.dataDirectory)
     try dataDirectory.prepare()
-    _ = try dataDirectory.signingKey()
+    let now = clock()
+    // Retired keys stay while a token they signed may be unexpired (plus a minute of clock skew).
+    let retired = try dataDirectory.retiredSigningKeys(
+        since: now.addingTimeInterval(-TokenService.accessTokenLifetime - 60))
+    let tokens = try await TokenService(current: try dataDirectory.signingKey(), retired: retired)
     _ = try dataDirectory.encryptionKey()
+    app.twofold = TwofoldContext(
+        configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
+        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool))
 
     switch configuration.database {
     case .sqlite(let path):
@@ -36,6 +45,13 @@ public func configure(_ app: Application, with configuration: Configuration) asy
 
     try app.register(
         collection: OperationsController(registry: registry, openAPIDocument: try OpenAPIDocument.load()))
+    try app.register(collection: JWKSController())
+    let api = app.grouped("api", "v1")
+    try api.register(collection: AuthController())
+    try api.register(collection: AdminController())
+
+    app.asyncCommands.use(AdminCommand(), as: "admin")
+    app.asyncCommands.use(KeysCommand(), as: "keys")
 }
 
 /// The OpenAPI description shipped inside the server (`docs/openapi.yaml` is a link to it).

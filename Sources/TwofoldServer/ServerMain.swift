@@ -30,8 +30,10 @@ public enum ServerMain {
             // Vapor runs `serve` when no command is named (flags alone, like `--port 9000`, are serve's).
             let named = arguments.dropFirst().first
             let command = named.map { $0.hasPrefix("-") ? "serve" : $0 } ?? "serve"
-            if command == "serve" {
+            if command == "serve" || command == "admin" {
                 try await app.autoMigrate()
+            }
+            if command == "serve" {
                 app.logger.notice(
                     "Twofold is starting",
                     metadata: [

@@ -52,7 +52,7 @@ import TwofoldTestSupport
             (
                 HTTP.request(
                     "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"), body: Data("{nope".utf8),
-                    contentType: "application/json"), 404, "not_found"
+                    contentType: "application/json"), 400, "malformed_request"
             ),
             (
                 HTTP.request(

@@ -3,20 +3,33 @@ import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
 
-/// Runs `body` against a fresh application: in-memory SQLite, its own data folder, migrated,
-/// always shut down and cleaned up.
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    // Safe: every access goes through `lock`.
+    private let lock = NSLock()
+    private var current = Date(timeIntervalSince1970: 1_800_000_000)
+
+    var now: Date { lock.withLock { current } }
+    func advance(by seconds: TimeInterval) { lock.withLock { current.addTimeInterval(seconds) } }
+}
+
+/// Runs `body` against a fresh application: in-memory SQLite, its own data folder, a hand-moved
+/// clock, a low bcrypt cost, migrated, always shut down and cleaned up.
 func withTestApp(
     mode: Configuration.Mode = .development,
+    clock: TestClock = TestClock(),
+    adjust: (inout Configuration) -> Void = { _ in },
     routes: (@Sendable (Application) throws -> Void)? = nil,
     _ body: (Application) async throws -> Void
 ) async throws {
     let directory = try BuildProducts.temporaryDirectory("twofold-test")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let configuration = Configuration(
+    var configuration = Configuration(
         mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: .sqliteInMemory,
-        maxBodyBytes: 4096)
+        maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true)
+    adjust(&configuration)
     try await withApp { app in
-        try await configure(app, with: configuration)
+        try await configure(app, with: configuration, clock: { clock.now })
         try routes?(app)
         try await app.autoMigrate()
         try await body(app)
@@ -28,6 +41,13 @@ extension TestingHTTPResponse {
     func problem() throws -> ProblemBody {
         try JSONDecoder().decode(ProblemBody.self, from: Data(buffer: body))
     }
+
+    /// The body decoded as `T` with ISO-8601 dates.
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(buffer: body))
+    }
 }
 
 /// The wire form of a problem, decoded independently of the server's own type.
@@ -38,4 +58,22 @@ struct ProblemBody: Decodable {
     let detail: String?
     let code: String
     let errors: [String: String]?
+    let retryAfter: Int?
+}
+
+/// JSON request bodies for the tests.
+func json(_ object: [String: String]) -> ByteBuffer {
+    ByteBuffer(data: try! JSONSerialization.data(withJSONObject: object))
+}
+
+let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
+extension HTTPHeaders {
+    static func bearer(_ token: String, from address: String = "10.0.0.1") -> HTTPHeaders {
+        ["Authorization": "Bearer \(token)", "Content-Type": "application/json", "X-Forwarded-For": address]
+    }
+
+    static func client(_ address: String) -> HTTPHeaders {
+        ["Content-Type": "application/json", "X-Forwarded-For": address]
+    }
 }

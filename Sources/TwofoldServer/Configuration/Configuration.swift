@@ -26,6 +26,14 @@ public struct Configuration: Sendable {
     public var logFormat: LogFormat
     /// The largest request body accepted, in bytes; larger ones get `413`.
     public var maxBodyBytes: Int
+    /// bcrypt work factor for password hashes (12 by default; tests lower it).
+    public var bcryptCost: Int
+    /// Whether `POST /auth/register` is open.
+    public var registrationEnabled: Bool
+    /// How long a refresh token lives unused.
+    public var refreshTokenLifetime: TimeInterval
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
+    public var trustProxy: Bool
 
     public init(
         mode: Mode = .development,
@@ -35,7 +43,11 @@ public struct Configuration: Sendable {
         database: Database,
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text,
-        maxBodyBytes: Int = 64 * 1024
+        maxBodyBytes: Int = 64 * 1024,
+        bcryptCost: Int = 12,
+        registrationEnabled: Bool = true,
+        refreshTokenLifetime: TimeInterval = 30 * 24 * 3600,
+        trustProxy: Bool = false
     ) {
         self.mode = mode
         self.host = host
@@ -45,6 +57,10 @@ public struct Configuration: Sendable {
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
+        self.bcryptCost = bcryptCost
+        self.registrationEnabled = registrationEnabled
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.trustProxy = trustProxy
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -84,9 +100,16 @@ public struct Configuration: Sendable {
         let maxBodyBytes = try reader.integer(
             "TWOFOLD_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 * 1024 * 1024))
 
+        let bcryptCost = try reader.integer("TWOFOLD_BCRYPT_COST", default: 12, in: 4...31)
+        let registrationEnabled = try reader.boolean("TWOFOLD_REGISTRATION_ENABLED", default: true)
+        let refreshDays = try reader.integer("TWOFOLD_REFRESH_TOKEN_DAYS", default: 30, in: 1...365)
+        let trustProxy = try reader.boolean("TWOFOLD_TRUST_PROXY", default: false)
+
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
-            logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes)
+            logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
+            registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
+            trustProxy: trustProxy)
     }
 }
 
@@ -137,6 +160,16 @@ struct EnvironmentReader {
             )
         }
         return value
+    }
+
+    func boolean(_ name: String, default fallback: Bool) throws(ConfigurationError) -> Bool {
+        guard let text = optional(name) else { return fallback }
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default:
+            throw ConfigurationError(variable: name, message: "must be true or false, not \(text.debugDescription)")
+        }
     }
 
     func choice<Value: RawRepresentable & CaseIterable>(_ name: String, default fallback: Value)

@@ -4,6 +4,11 @@ import Fluent
 /// edited or reordered; a change to a table is a new `Update<Table><Change>` migration.
 enum Migrations {
     static let all: [any Migration] = [
-        // Accounts, sessions, factors and devices add their tables here as they land.
+        CreateUsers(),
+        CreateSessions(),
+        CreateRefreshTokens(),
+        CreateLoginFlows(),
+        CreateAuditEvents(),
+        CreateRateLimitBuckets(),
     ]
 }

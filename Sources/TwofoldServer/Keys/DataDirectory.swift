@@ -42,6 +42,43 @@ public struct DataDirectory: Sendable {
         return key
     }
 
+    public var retiredKeysURL: URL { url.appendingPathComponent("retired-signing-keys") }
+
+    /// Public halves of signing keys retired after `since`: their tokens may still be live, so
+    /// they keep verifying and stay in the JWKS. Older retired keys are deleted.
+    public func retiredSigningKeys(since: Date) throws -> [P256.Signing.PublicKey] {
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: retiredKeysURL.path) else { return [] }
+        var keys: [P256.Signing.PublicKey] = []
+        for name in try manager.contentsOfDirectory(atPath: retiredKeysURL.path).sorted() where name.hasSuffix(".pem") {
+            let file = retiredKeysURL.appendingPathComponent(name)
+            guard let retiredAt = TimeInterval(name.dropLast(4).prefix(while: { $0 != "-" })) else { continue }
+            if retiredAt < since.timeIntervalSince1970 {
+                try manager.removeItem(at: file)
+                continue
+            }
+            let pem = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            keys.append(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+        }
+        return keys
+    }
+
+    /// Retires the current signing key (it keeps verifying until its tokens expire) and makes a
+    /// new one current. Servers pick the change up when they restart.
+    public func rotateSigningKey(now: Date) throws {
+        let manager = FileManager.default
+        if !manager.fileExists(atPath: retiredKeysURL.path) {
+            try manager.createDirectory(at: retiredKeysURL, withIntermediateDirectories: true)
+            try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: retiredKeysURL.path)
+        }
+        if let current = try readOwnerOnly(signingKeyURL) {
+            let name = "\(Int(now.timeIntervalSince1970))-\(UUID().uuidString.prefix(8)).pem"
+            try writeOwnerOnly(current, to: retiredKeysURL.appendingPathComponent(name))
+            try manager.removeItem(at: signingKeyURL)
+        }
+        _ = try signingKey()
+    }
+
     /// The key that encrypts secrets at rest, generated on first use.
     public func encryptionKey() throws -> SymmetricKey {
         if let data = try readOwnerOnly(encryptionKeyURL) {

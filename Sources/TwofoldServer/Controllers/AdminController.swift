@@ -1,0 +1,87 @@
+import Fluent
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// Administration (API.md): users, unlocking, the audit trail. Every call needs an admin's token
+/// and every change is itself audited.
+struct AdminController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let admin = routes.grouped("admin").grouped(BearerAuthentication(), AdminOnly())
+        admin.get("users", use: users)
+        admin.get("users", ":userID", use: user)
+        admin.post("users", ":userID", "unlock", use: unlock)
+        admin.get("audit", use: audit)
+    }
+
+    @Sendable func users(request: Request) async throws -> Response {
+        let page = try Page(request)
+        let users = try await User.query(on: request.db).sort(\.$createdAt).range(page.range).all()
+        return try AuthController.json(AdminUsersResponse(users: users.map(\.dto)))
+    }
+
+    @Sendable func user(request: Request) async throws -> Response {
+        let user = try await Self.findUser(request)
+        let userID = try user.requireID()
+        let sessions = try await Session.query(on: request.db).filter(\.$userID == userID)
+            .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
+        let events = try await AuditEvent.query(on: request.db).filter(\.$userID == userID)
+            .sort(\.$occurredAt, .descending).limit(50).all()
+        return try AuthController.json(
+            AdminUserDetail(
+                user: user.dto, sessions: sessions.map { $0.dto(current: nil) }, audit: events.map(\.dto)))
+    }
+
+    @Sendable func unlock(request: Request) async throws -> Response {
+        let user = try await Self.findUser(request)
+        let caller = try request.caller
+        let wasLocked = user.status == .locked
+        if wasLocked {
+            user.status = .active
+            user.updatedAt = request.twofold.clock.now()
+            try await user.update(on: request.db)
+        }
+        try await AuditLog.record(
+            .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
+            request: request)
+        return try AuthController.json(user.dto)
+    }
+
+    @Sendable func audit(request: Request) async throws -> Response {
+        let page = try Page(request)
+        var query = AuditEvent.query(on: request.db).sort(\.$occurredAt, .descending)
+        if let userID = try? request.query.get(UUID.self, at: "userId") { query = query.filter(\.$userID == userID) }
+        if let type = try? request.query.get(String.self, at: "type") { query = query.filter(\.$type == type) }
+        let events = try await query.range(page.range).all()
+        return try AuthController.json(AuditEventsResponse(events: events.map(\.dto)))
+    }
+
+    static func findUser(_ request: Request) async throws -> User {
+        guard let id = request.parameters.get("userID", as: UUID.self),
+            let user = try await User.find(id, on: request.db)
+        else { throw Problem(status: 404, code: .notFound, title: "No such user") }
+        return user
+    }
+
+    /// `?limit=` (1–200, default 50) and `?offset=` (default 0).
+    struct Page {
+        let range: Range<Int>
+
+        init(_ request: Request) throws {
+            let limit = (try? request.query.get(Int.self, at: "limit")) ?? 50
+            let offset = (try? request.query.get(Int.self, at: "offset")) ?? 0
+            guard (1...200).contains(limit), (0...1_000_000).contains(offset) else {
+                throw InputValidation.failure(["limit": "must be 1 to 200", "offset": "must be 0 or more"])
+            }
+            range = offset..<(offset + limit)
+        }
+    }
+}
+
+extension AuditEvent {
+    var dto: AuditEventDTO {
+        AuditEventDTO(
+            id: id!, occurredAt: occurredAt, type: type, userId: userID, actorId: actorID, ipAddress: ipAddress,
+            userAgent: userAgent, detail: detail)
+    }
+}

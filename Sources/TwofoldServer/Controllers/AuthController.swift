@@ -1,0 +1,191 @@
+import Fluent
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// Sign-in (seed 003): register, login, refresh, logout, sessions.
+struct AuthController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let auth = routes.grouped("auth")
+        auth.post("register", use: register)
+        auth.post("login", use: login)
+        auth.post("refresh", use: refresh)
+        auth.post("logout", use: logout)
+
+        let signedIn = auth.grouped(BearerAuthentication())
+        signedIn.post("logout-all", use: logoutAll)
+        signedIn.get("sessions", use: sessions)
+        signedIn.delete("sessions", ":sessionID", use: revokeSession)
+        routes.grouped(BearerAuthentication()).get("account", use: account)
+    }
+
+    @Sendable func register(request: Request) async throws -> Response {
+        guard request.twofold.configuration.registrationEnabled else {
+            throw Problem(
+                status: 403, code: .forbidden, title: "Registration is closed",
+                detail: "An administrator creates accounts on this server.")
+        }
+        let body = try request.content.decode(RegisterRequest.self)
+        var errors: [String: String] = [:]
+        let username = InputValidation.username(body.username)
+        let email = InputValidation.email(body.email)
+        if username == nil { errors["username"] = "must be 3 to 32 letters, digits, '.', '_' or '-'" }
+        if email == nil { errors["email"] = "must be an email address" }
+        var phone: String?
+        if let number = body.phoneNumber {
+            phone = InputValidation.phone(number)
+            if phone == nil { errors["phoneNumber"] = "must be in E.164 form, like +14155550123" }
+        }
+        if let problem = InputValidation.passwordProblem(body.password, username: username, email: email) {
+            errors["password"] = problem
+        }
+        guard errors.isEmpty, let username, let email else { throw InputValidation.failure(errors) }
+
+        let now = request.twofold.clock.now()
+        let limit = try await RateLimiter.take(
+            "register:ip:\(request.clientAddress ?? "-")", rule: TwofoldContext.registerPerAddress, now: now,
+            on: request.db)
+        if case .limited(let retryAfter) = limit { throw Self.rateLimited(retryAfter) }
+
+        let hash = try await request.twofold.passwords.hash(body.password)
+        let user = User(username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)
+        do {
+            try await user.create(on: request.db)
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw Problem(
+                status: 409, code: .conflict, title: "Account exists",
+                detail: "That username or email address is already registered.")
+        }
+        try await AuditLog.record(.userRegistered, user: user.id, request: request)
+        let response = Response(status: .created)
+        try response.content.encode(RegisterResponse(user: user.dto), using: JSONEncoder.twofold)
+        return response
+    }
+
+    @Sendable func login(request: Request) async throws -> Response {
+        let body = try request.content.decode(LoginRequest.self)
+        let identifier = (body.email ?? body.username ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        guard !identifier.isEmpty, identifier.count <= 254, !body.password.isEmpty, body.password.count <= 256 else {
+            throw InputValidation.failure(
+                identifier.isEmpty ? ["email": "email or username is required"] : ["password": "is required"])
+        }
+        let now = request.twofold.clock.now()
+        let address = request.clientAddress ?? "-"
+        // Take the tokens before the password is checked, atomically, so parallel guesses cannot
+        // all slip past the limit (privacyIDEA #3741).
+        for (key, rule) in [
+            ("login:ip:\(address)", TwofoldContext.loginPerAddress),
+            ("login:account-ip:\(identifier):\(address)", TwofoldContext.loginPerAccountAndAddress),
+            ("login:account:\(identifier)", TwofoldContext.loginPerAccount),
+        ] {
+            if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
+                throw Self.rateLimited(retryAfter)
+            }
+        }
+
+        let user = try await User.query(on: request.db).group(.or) {
+            $0.filter(\.$email == identifier).filter(\.$username == identifier)
+        }.first()
+        guard try await request.twofold.passwords.verify(body.password, against: user?.passwordHash), let user else {
+            try await AuditLog.record(
+                .loginFailed, user: user?.id, detail: "wrong password or unknown account", request: request)
+            throw Problem(
+                status: 401, code: .invalidCredentials, title: "Invalid credentials",
+                detail: "The email, username or password is wrong.")
+        }
+        guard user.status == .active else {
+            throw Problem(
+                status: 403, code: .accountLocked, title: "Account locked",
+                detail: "This account is locked; an administrator can unlock it.")
+        }
+        try await RateLimiter.reset(
+            "login:account-ip:\(identifier):\(address)", rule: TwofoldContext.loginPerAccountAndAddress, now: now,
+            on: request.db)
+
+        let methods = try await SecondFactors.available(for: user, on: request.db)
+        if !methods.isEmpty {
+            let (token, flow) = try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request)
+            try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)
+            return try Self.json(
+                LoginChallengeResponse(
+                    otpFlowId: token, availableMethods: methods, maskedPhone: nil, maskedEmail: nil,
+                    expiresAt: flow.expiresAt, serverTime: now))
+        }
+        let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
+        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "pwd", request: request)
+        return try Self.json(tokens)
+    }
+
+    @Sendable func refresh(request: Request) async throws -> Response {
+        let body = try request.content.decode(RefreshRequest.self)
+        guard !body.refreshToken.isEmpty, body.refreshToken.count <= 512 else {
+            throw InputValidation.failure(["refreshToken": "is required"])
+        }
+        return try Self.json(try await SessionService.refresh(body.refreshToken, request: request))
+    }
+
+    /// Ends the session the refresh token belongs to. Logging out twice is not an error.
+    @Sendable func logout(request: Request) async throws -> Response {
+        let body = try request.content.decode(RefreshRequest.self)
+        guard
+            let stored = try await RefreshToken.query(on: request.db)
+                .filter(\.$tokenHash == SecureToken.hash(body.refreshToken)).first()
+        else { throw SessionService.invalidRefreshToken }
+        if try await SessionService.revoke(
+            sessionID: stored.sessionID, reason: "logout", now: request.twofold.clock.now(), on: request.db)
+        {
+            let session = try await Session.find(stored.sessionID, on: request.db)
+            try await AuditLog.record(.sessionRevoked, user: session?.userID, detail: "logout", request: request)
+        }
+        return try Self.json(SuccessResponse())
+    }
+
+    @Sendable func logoutAll(request: Request) async throws -> Response {
+        let caller = try request.caller
+        let count = try await SessionService.revokeAll(
+            userID: caller.userID, reason: "logout_all", now: request.twofold.clock.now(), on: request.db)
+        try await AuditLog.record(
+            .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", request: request)
+        return try Self.json(SuccessResponse())
+    }
+
+    @Sendable func sessions(request: Request) async throws -> Response {
+        let caller = try request.caller
+        let sessions = try await Session.query(on: request.db).filter(\.$userID == caller.userID)
+            .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
+        return try Self.json(SessionsResponse(sessions: sessions.map { $0.dto(current: caller.sessionID) }))
+    }
+
+    @Sendable func revokeSession(request: Request) async throws -> Response {
+        let caller = try request.caller
+        guard let id = request.parameters.get("sessionID", as: UUID.self),
+            let session = try await Session.find(id, on: request.db), session.userID == caller.userID
+        else { throw Problem(status: 404, code: .notFound, title: "No such session") }
+        if try await SessionService.revoke(
+            sessionID: id, reason: "revoked_by_user", now: request.twofold.clock.now(), on: request.db)
+        {
+            try await AuditLog.record(.sessionRevoked, user: caller.userID, detail: "session \(id)", request: request)
+        }
+        return try Self.json(SuccessResponse())
+    }
+
+    @Sendable func account(request: Request) async throws -> Response {
+        let caller = try request.caller
+        guard let user = try await User.find(caller.userID, on: request.db) else {
+            throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        return try Self.json(user.dto)
+    }
+
+    static func rateLimited(_ retryAfter: Int) -> Problem {
+        Problem(
+            status: 429, code: .rateLimited, title: "Too many attempts",
+            detail: "Wait \(retryAfter) seconds before trying again.", retryAfter: retryAfter)
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
+        Response(
+            status: status, headers: ["Content-Type": "application/json; charset=utf-8"],
+            body: .init(data: try JSONEncoder.twofold.encode(value)))
+    }
+}

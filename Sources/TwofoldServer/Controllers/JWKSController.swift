@@ -1,0 +1,14 @@
+import Vapor
+
+/// `GET /.well-known/jwks.json`: the public keys that verify access tokens, current and retired.
+struct JWKSController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(".well-known", "jwks.json", use: jwks)
+    }
+
+    @Sendable func jwks(request: Request) async throws -> Response {
+        let response = try AuthController.json(request.twofold.tokens.jwks)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+        return response
+    }
+}

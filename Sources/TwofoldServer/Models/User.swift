@@ -1,0 +1,47 @@
+import Fluent
+import Foundation
+import TwofoldAPI
+
+/// A person who signs in. Username and email are stored in canonical (lower-case) form so that
+/// uniqueness holds regardless of how they were typed.
+final class User: Model, @unchecked Sendable {
+    // @unchecked: Fluent models are classes with property wrappers; each instance is used by one
+    // request at a time and never shared across tasks.
+    static let schema = "users"
+
+    enum Role: String, Codable, Sendable { case user, admin }
+    enum Status: String, Codable, Sendable { case active, locked, disabled }
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "username") var username: String
+    @Field(key: "email") var email: String
+    @OptionalField(key: "phone") var phone: String?
+    @Field(key: "role") var role: Role
+    @Field(key: "status") var status: Status
+    @Field(key: "password_hash") var passwordHash: String
+    @Field(key: "created_at") var createdAt: Date
+    @Field(key: "updated_at") var updatedAt: Date
+
+    init() {}
+
+    init(
+        id: UUID? = nil, username: String, email: String, phone: String?, role: Role, passwordHash: String,
+        now: Date
+    ) {
+        self.id = id
+        self.username = username
+        self.email = email
+        self.phone = phone
+        self.role = role
+        self.status = .active
+        self.passwordHash = passwordHash
+        self.createdAt = now
+        self.updatedAt = now
+    }
+
+    var dto: UserDTO {
+        UserDTO(
+            id: id!, username: username, email: email, phoneNumber: phone, role: role.rawValue,
+            status: status.rawValue, createdAt: createdAt)
+    }
+}

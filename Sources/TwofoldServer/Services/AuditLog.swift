@@ -1,0 +1,34 @@
+import Fluent
+import Foundation
+import Vapor
+
+/// Writes security events to the append-only `audit_events` table.
+enum AuditLog {
+    /// The kinds of event, as stored in `type`.
+    enum Event: String {
+        case userRegistered = "user.registered"
+        case adminCreated = "admin.created"
+        case loginSucceeded = "login.succeeded"
+        case loginFailed = "login.failed"
+        case loginThrottled = "login.throttled"
+        case loginSecondFactorRequired = "login.second_factor_required"
+        case refreshTokenReused = "token.refresh_reused"
+        case sessionRevoked = "session.revoked"
+        case allSessionsRevoked = "session.revoked_all"
+        case userUnlocked = "admin.user_unlocked"
+        case factorAdded = "factor.added"
+        case factorRemoved = "factor.removed"
+        case lockout = "lockout"
+    }
+
+    /// Records `event`. `detail` is free text for people; never put a secret in it.
+    static func record(
+        _ event: Event, user: UUID?, actor: UUID? = nil, detail: String = "", request: Request
+    ) async throws {
+        let entry = AuditEvent(
+            type: event.rawValue, userID: user, actorID: actor, ipAddress: request.clientAddress,
+            userAgent: request.headers.first(name: .userAgent).map { String($0.prefix(256)) }, detail: detail,
+            now: request.twofold.clock.now())
+        try await entry.create(on: request.db)
+    }
+}

@@ -1,0 +1,65 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import Vapor
+
+/// Login flows: the state between a first factor and the second (`otpFlowId` / `tempToken`).
+/// A flow lives 5 minutes in the database (seed 003), belongs to one user, and is consumed exactly
+/// once, by a single conditional update, when a second step succeeds.
+enum LoginFlowService {
+    static let lifetime: TimeInterval = 5 * 60
+
+    /// Starts a flow for `user`, who has proven `firstFactor`; returns the token the client holds.
+    static func start(user: User, firstFactor: String, request: Request) async throws -> (
+        token: String, flow: LoginFlow
+    ) {
+        let now = request.twofold.clock.now()
+        let token = SecureToken.generate()
+        let flow = LoginFlow(
+            tokenHash: SecureToken.hash(token), userID: try user.requireID(), firstFactor: firstFactor, now: now,
+            expiresAt: now.addingTimeInterval(lifetime), ipAddress: request.clientAddress)
+        try await flow.create(on: request.db)
+        return (token, flow)
+    }
+
+    /// The live flow named by `token`, without consuming it (a second step checks its code
+    /// first). Refuses unknown, expired and consumed flows, and flows of another user when
+    /// `userID` is given.
+    static func active(_ token: String, userID: UUID? = nil, request: Request) async throws -> LoginFlow {
+        guard
+            let flow = try await LoginFlow.query(on: request.db).filter(\.$tokenHash == SecureToken.hash(token))
+                .first()
+        else { throw unknownFlow }
+        if let userID, flow.userID != userID { throw unknownFlow }
+        if flow.consumedAt != nil { throw alreadyUsed }
+        if flow.expiresAt <= request.twofold.clock.now() { throw expired }
+        return flow
+    }
+
+    /// Consumes the flow: succeeds for exactly one caller, however many race.
+    static func consume(_ flow: LoginFlow, request: Request) async throws {
+        let now = request.twofold.clock.now()
+        let rows = try await request.sql.raw(
+            """
+            UPDATE login_flows SET consumed_at = \(bind: now)
+            WHERE id = \(bind: try flow.requireID()) AND consumed_at IS NULL AND expires_at > \(bind: now)
+            RETURNING id
+            """
+        ).all()
+        guard !rows.isEmpty else {
+            if flow.expiresAt <= now { throw expired }
+            throw alreadyUsed
+        }
+    }
+
+    static let unknownFlow = Problem(
+        status: 401, code: .unauthorized, title: "Unknown login flow",
+        detail: "This sign-in is not known; start again with your password.")
+    static let expired = Problem(
+        status: 401, code: .expired, title: "Login flow expired",
+        detail: "More than 5 minutes passed since the password; start again.")
+    static let alreadyUsed = Problem(
+        status: 409, code: .alreadyUsed, title: "Login flow already used",
+        detail: "This sign-in was already completed; start again.")
+}

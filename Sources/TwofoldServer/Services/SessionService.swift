@@ -1,0 +1,124 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import Vapor
+
+/// Starts sessions and rotates their refresh tokens.
+///
+/// Every refresh token is used once. Exchanging one is a single conditional `UPDATE … WHERE
+/// used_at IS NULL … RETURNING`, so of any number of parallel exchanges exactly one wins.
+/// Presenting a token that was already exchanged means it was copied: the whole session (the
+/// token family) is revoked and the reuse audited (OAuth 2.0 Security BCP §4.14).
+enum SessionService {
+    /// Creates a session for a user who has just proven `methods`, with its first token pair.
+    static func start(user: User, methods: [String], request: Request) async throws -> AuthTokensResponse {
+        let now = request.twofold.clock.now()
+        let userID = try user.requireID()
+        let session = Session(
+            userID: userID, methods: methods, now: now, ipAddress: request.clientAddress,
+            userAgent: request.headers.first(name: .userAgent).map { String($0.prefix(256)) })
+        try await session.create(on: request.db)
+        let refresh = try await newRefreshToken(for: try session.requireID(), now: now, request: request)
+        let access = try await request.twofold.tokens.issue(
+            userID: userID, sessionID: try session.requireID(), methods: methods, authTime: now, now: now)
+        return AuthTokensResponse(accessToken: access, refreshToken: refresh, user: user.dto)
+    }
+
+    static func newRefreshToken(for sessionID: UUID, now: Date, request: Request) async throws -> TokenDTO {
+        let token = SecureToken.generate()
+        let expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
+        try await RefreshToken(sessionID: sessionID, tokenHash: SecureToken.hash(token), now: now, expiresAt: expiresAt)
+            .create(on: request.db)
+        return TokenDTO(token: token, expiresAt: expiresAt)
+    }
+
+    /// Exchanges a refresh token for a new pair.
+    static func refresh(_ token: String, request: Request) async throws -> RefreshResponse {
+        let sql = try request.sql
+        let now = request.twofold.clock.now()
+        let hash = SecureToken.hash(token)
+        let claimed = try await sql.raw(
+            """
+            UPDATE refresh_tokens SET used_at = \(bind: now)
+            WHERE token_hash = \(bind: hash) AND used_at IS NULL AND expires_at > \(bind: now)
+            AND session_id IN (SELECT id FROM sessions WHERE revoked_at IS NULL)
+            RETURNING session_id
+            """
+        ).all()
+        guard let row = claimed.first else {
+            try await explainRefusal(hash: hash, now: now, request: request)
+        }
+        let sessionID = try row.decode(column: "session_id", as: UUID.self)
+        guard let session = try await Session.find(sessionID, on: request.db) else { throw invalidRefreshToken }
+        session.lastUsedAt = now
+        try await session.update(on: request.db)
+        let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
+        let access = try await request.twofold.tokens.issue(
+            userID: session.userID, sessionID: sessionID, methods: session.methods, authTime: session.authTime,
+            now: now)
+        return RefreshResponse(accessToken: access, refreshToken: refresh)
+    }
+
+    /// Why a refresh token could not be claimed; revokes the family when it had been used before.
+    private static func explainRefusal(hash: String, now: Date, request: Request) async throws -> Never {
+        guard let stored = try await RefreshToken.query(on: request.db).filter(\.$tokenHash == hash).first() else {
+            throw invalidRefreshToken
+        }
+        if stored.usedAt != nil {
+            if try await revoke(sessionID: stored.sessionID, reason: "refresh_token_reused", now: now, on: request.db) {
+                let session = try await Session.find(stored.sessionID, on: request.db)
+                try await AuditLog.record(
+                    .refreshTokenReused, user: session?.userID,
+                    detail: "an already rotated refresh token was presented; session \(stored.sessionID) revoked",
+                    request: request)
+            }
+            throw invalidRefreshToken
+        }
+        if stored.expiresAt <= now {
+            throw Problem(status: 401, code: .expired, title: "Refresh token expired", detail: "Sign in again.")
+        }
+        throw invalidRefreshToken  // its session was revoked
+    }
+
+    static let invalidRefreshToken = Problem(
+        status: 401, code: .unauthorized, title: "Invalid refresh token",
+        detail: "The refresh token is not valid; sign in again.")
+
+    /// Revokes a session if it is still active; `true` when this call revoked it.
+    @discardableResult
+    static func revoke(sessionID: UUID, reason: String, now: Date, on database: any Database) async throws -> Bool {
+        guard let sql = database as? any SQLDatabase else { return false }
+        let rows = try await sql.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: now), revoke_reason = \(bind: reason)
+            WHERE id = \(bind: sessionID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all()
+        return !rows.isEmpty
+    }
+
+    /// Revokes every active session of a user; returns how many.
+    static func revokeAll(userID: UUID, reason: String, now: Date, on database: any Database) async throws -> Int {
+        guard let sql = database as? any SQLDatabase else { return 0 }
+        let rows = try await sql.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: now), revoke_reason = \(bind: reason)
+            WHERE user_id = \(bind: userID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all()
+        return rows.count
+    }
+}
+
+extension Request {
+    /// The database as SQL, for the atomic conditional updates Fluent's query builder cannot express.
+    var sql: any SQLDatabase {
+        get throws {
+            guard let sql = db as? any SQLDatabase else {
+                throw Abort(.internalServerError, reason: "Twofold needs an SQL database")
+            }
+            return sql
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Vapor
+
+/// What every request handler needs besides the database: the clock, token signing, password
+/// hashing and the settings. Built once in `configure` and stored on the application.
+struct TwofoldContext: Sendable {
+    let configuration: Configuration
+    let clock: ServerClock
+    let tokens: TokenService
+    let passwords: PasswordHasher
+
+    /// Sign-in throttling (API.md, issue B): per client address, per account and address, and a
+    /// generous per-account bucket that slows distributed guessing without letting anyone lock a
+    /// real user out for more than seconds.
+    static let loginPerAddress = RateLimiter.Rule(capacity: 30, perSecond: 0.5)
+    static let loginPerAccountAndAddress = RateLimiter.Rule(capacity: 5, perSecond: 1.0 / 60)
+    static let loginPerAccount = RateLimiter.Rule(capacity: 100, perSecond: 1)
+    static let registerPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
+
+    struct Key: StorageKey {
+        typealias Value = TwofoldContext
+    }
+}
+
+extension Application {
+    var twofold: TwofoldContext {
+        get {
+            guard let context = storage[TwofoldContext.Key.self] else {
+                fatalError("configure(_:with:) sets up the Twofold context before any request")
+            }
+            return context
+        }
+        set { storage[TwofoldContext.Key.self] = newValue }
+    }
+}
+
+extension Request {
+    var twofold: TwofoldContext { application.twofold }
+
+    /// The client's address: the socket peer, or the first `X-Forwarded-For` hop when the
+    /// server is configured to sit behind a trusted proxy (`TWOFOLD_TRUST_PROXY=true`).
+    var clientAddress: String? {
+        if twofold.configuration.trustProxy,
+            let forwarded = headers.first(name: .xForwardedFor)?.split(separator: ",").first
+        {
+            return forwarded.trimmingCharacters(in: .whitespaces)
+        }
+        return remoteAddress?.ipAddress
+    }
+}

@@ -1,0 +1,91 @@
+import Fluent
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+@Suite struct AdminTests {
+    /// Makes `alice` an administrator directly in the database, then signs her in.
+    static func adminTokens(_ app: Application) async throws -> AuthTokensResponse {
+        _ = try await AuthFlowTests.signUp(app, "alice")
+        let alice = try #require(try await User.query(on: app.db).filter(\.$username == "alice").first())
+        alice.role = .admin
+        try await alice.update(on: app.db)
+        var tokens: AuthTokensResponse?
+        try await app.testing().test(
+            .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+            body: json(["username": "alice", "password": AuthFlowTests.password])
+        ) { response in tokens = try response.decode(AuthTokensResponse.self) }
+        return try #require(tokens)
+    }
+
+    @Test func nonAdminsAreForbidden() async throws {
+        try await withTestApp { app in
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            for path in ["api/v1/admin/users", "api/v1/admin/audit", "api/v1/admin/users/\(bob.user.id)"] {
+                try await app.testing().test(.GET, path, headers: .bearer(bob.accessToken.token)) { response in
+                    #expect(response.status == .forbidden, "\(path)")
+                }
+                try await app.testing().test(.GET, path) { response in
+                    #expect(response.status == .unauthorized, "\(path)")
+                }
+            }
+        }
+    }
+
+    @Test func adminsListUsersSeeDetailsUnlockAndReadTheAuditTrail() async throws {
+        try await withTestApp { app in
+            let admin = try await Self.adminTokens(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let stored = try #require(try await User.find(bob.user.id, on: app.db))
+            stored.status = .locked
+            try await stored.update(on: app.db)
+
+            try await app.testing().test(.GET, "api/v1/admin/users", headers: .bearer(admin.accessToken.token)) {
+                response in
+                #expect(response.status == .ok)
+                try #require(try response.decode(AdminUsersResponse.self).users.map(\.username) == ["alice", "bob"])
+            }
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: .client("10.0.0.5"),
+                body: json(["username": "bob", "password": AuthFlowTests.password])
+            ) { response in
+                #expect(response.status == .forbidden)
+                try #require(try response.problem().code == "account_locked")
+            }
+            try await app.testing().test(
+                .POST, "api/v1/admin/users/\(bob.user.id)/unlock", headers: .bearer(admin.accessToken.token)
+            ) { response in
+                #expect(response.status == .ok)
+                try #require(try response.decode(UserDTO.self).status == "active")
+            }
+            try await app.testing().test(
+                .GET, "api/v1/admin/users/\(bob.user.id)", headers: .bearer(admin.accessToken.token)
+            ) {
+                response in
+                let detail = try response.decode(AdminUserDetail.self)
+                #expect(detail.user.username == "bob")
+                #expect(detail.sessions.count == 1)
+                #expect(detail.audit.contains { $0.type == "admin.user_unlocked" && $0.actorId == admin.user.id })
+            }
+            try await app.testing().test(
+                .GET, "api/v1/admin/audit?type=login.succeeded", headers: .bearer(admin.accessToken.token)
+            ) { response in
+                let events = try response.decode(AuditEventsResponse.self).events
+                #expect(events.count == 3)  // alice twice (before and after becoming admin), bob once
+                #expect(events.allSatisfy { $0.ipAddress == "10.0.0.1" })
+            }
+            try await app.testing().test(
+                .GET, "api/v1/admin/users/\(UUID())", headers: .bearer(admin.accessToken.token)
+            ) {
+                response in #expect(response.status == .notFound)
+            }
+            try await app.testing().test(.GET, "api/v1/admin/users?limit=0", headers: .bearer(admin.accessToken.token))
+            {
+                response in #expect(response.status == .unprocessableEntity)
+            }
+        }
+    }
+}

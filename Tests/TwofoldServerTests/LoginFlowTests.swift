@@ -1,0 +1,121 @@
+import Fluent
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// The login-flow rules of issue B: 5 minutes, one user, consumed exactly once.
+@Suite struct LoginFlowTests {
+    struct FlowRequest: Content {
+        let token: String
+        let userId: UUID?
+    }
+
+    /// Routes that drive `LoginFlowService` the way a second-step endpoint does.
+    static let routes: @Sendable (Application) throws -> Void = { app in
+        app.post("test", "flows", ":username") { request async throws -> String in
+            let name = try #require(request.parameters.get("username"))
+            let user = try #require(try await User.query(on: request.db).filter(\.$username == name).first())
+            return try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request).token
+        }
+        app.post("test", "flows", "complete") { request async throws -> String in
+            let body = try request.content.decode(FlowRequest.self)
+            let flow = try await LoginFlowService.active(body.token, userID: body.userId, request: request)
+            try await LoginFlowService.consume(flow, request: request)
+            return "completed"
+        }
+    }
+
+    func start(_ app: Application, for username: String) async throws -> String {
+        var token = ""
+        try await app.testing().test(.POST, "test/flows/\(username)") { response in
+            #expect(response.status == .ok)
+            token = response.body.string
+        }
+        return token
+    }
+
+    func complete(_ app: Application, _ token: String, userID: UUID? = nil) async throws -> (UInt, String?) {
+        var result: (UInt, String?) = (0, nil)
+        var body = ["token": token]
+        if let userID { body["userId"] = userID.uuidString }
+        try await app.testing().test(.POST, "test/flows/complete", headers: jsonHeaders, body: json(body)) { response in
+            result = (response.status.code, response.status == .ok ? nil : try response.problem().code)
+        }
+        return result
+    }
+
+    @Test func aFlowIsConsumedExactlyOnce() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let token = try await start(app, for: "alice")
+            try #require(try await complete(app, token, userID: tokens.user.id).0 == 200)
+            let again = try await complete(app, token, userID: tokens.user.id)
+            #expect(again.0 == 409)
+            #expect(again.1 == "already_used")
+        }
+    }
+
+    @Test func parallelCompletionsGiveOneSuccess() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            _ = try await AuthFlowTests.signUp(app)
+            let token = try await start(app, for: "alice")
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for _ in 0..<20 { group.addTask { try await complete(app, token).0 } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+        }
+    }
+
+    @Test func anExpiredFlowIsRefused() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock, routes: Self.routes) { app in
+            _ = try await AuthFlowTests.signUp(app)
+            let token = try await start(app, for: "alice")
+            clock.advance(by: 5 * 60)
+            let result = try await complete(app, token)
+            #expect(result.0 == 401)
+            #expect(result.1 == "expired")
+        }
+    }
+
+    @Test func aFlowBelongsToOneUser() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            _ = try await AuthFlowTests.signUp(app, "alice")
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let alicesFlow = try await start(app, for: "alice")
+            let result = try await complete(app, alicesFlow, userID: bob.user.id)
+            #expect(result.0 == 401)
+            #expect(result.1 == "unauthorized")
+            // Refusing the foreign use did not consume it.
+            try #require(try await complete(app, alicesFlow).0 == 200)
+        }
+    }
+
+    @Test func unknownFlowsAreRefused() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            try #require(try await complete(app, "no-such-flow").0 == 401)
+        }
+    }
+}
+
+@Suite struct StepUpTests {
+    @Test func aPasswordOnlySessionMustStepUp() async throws {
+        try await withTestApp(routes: { app in
+            app.grouped(BearerAuthentication()).get("test", "sensitive") { request async throws -> String in
+                try request.requireRecentSecondFactor()
+                return "ok"
+            }
+        }) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                #expect(response.status == .forbidden)
+                try #require(try response.problem().code == "step_up_required")
+            }
+        }
+    }
+}
