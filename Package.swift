@@ -77,6 +77,7 @@ let package = Package(
                 "TwofoldAPI",
                 "TwofoldTestSupport",
                 .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ]
         ),
         .testTarget(

@@ -163,3 +163,22 @@ public struct SessionsResponse: Codable, Sendable {
     public var sessions: [SessionDTO]
     public init(sessions: [SessionDTO]) { self.sessions = sessions }
 }
+
+/// `POST /auth/step-up`: prove one second factor again to raise the session's `auth_time`.
+public struct StepUpRequest: Codable, Sendable {
+    /// `totp`, `sms`, `email`, `backup`, `webauthn` or `deviceKey`.
+    public var method: String
+    /// The code, for code-based methods.
+    public var code: String?
+
+    public init(method: String, code: String? = nil) {
+        self.method = method
+        self.code = code
+    }
+}
+
+/// The answer of `POST /auth/step-up`: a fresh access token whose `auth_time` is now.
+public struct StepUpResponse: Codable, Sendable {
+    public var accessToken: TokenDTO
+    public init(accessToken: TokenDTO) { self.accessToken = accessToken }
+}

@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Logging
 import Vapor
@@ -34,6 +35,10 @@ public enum ServerMain {
                 try await app.autoMigrate()
             }
             if command == "serve" {
+                if try await User.query(on: app.db).filter(\.$role == .admin).count() == 0 {
+                    app.logger.notice(
+                        "No administrator yet. Create one: twofold-server admin create --username NAME --email ADDRESS")
+                }
                 app.logger.notice(
                     "Twofold is starting",
                     metadata: [

@@ -81,14 +81,37 @@ enum HTTP {
         }
     }
 
-    static func send(_ request: URLRequest) async throws -> Response {
-        let (data, response) = try await URLSession.shared.data(for: request)
+    /// Sends on `session`; URLSession allows only a few connections per host, so a request that
+    /// must not queue behind others gets a session of its own.
+    static func send(_ request: URLRequest, session: URLSession = shared) async throws -> Response {
+        let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
         for (key, value) in http.allHeaderFields {
             headers["\(key)"] = "\(value)"
         }
         return Response(status: http.statusCode, headers: headers, body: data)
+    }
+
+    static let shared: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        return URLSession(configuration: configuration)
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    /// A JSON request, optionally with a bearer token.
+    static func json(_ method: String, _ url: URL, _ body: [String: String]?, bearer: String? = nil) -> URLRequest {
+        var request = self.request(
+            method, url, body: body.flatMap { try? JSONSerialization.data(withJSONObject: $0) },
+            contentType: body == nil ? nil : "application/json")
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        return request
     }
 
     static func request(_ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil) -> URLRequest {

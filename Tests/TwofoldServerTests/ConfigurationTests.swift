@@ -34,6 +34,8 @@ import TwofoldServer
         ("TWOFOLD_PORT", "eighty"), ("TWOFOLD_PORT", "0"), ("TWOFOLD_PORT", "70000"),
         ("TWOFOLD_ENV", "staging"), ("DATABASE_URL", "mysql://x"), ("TWOFOLD_LOG_LEVEL", "loud"),
         ("TWOFOLD_LOG_FORMAT", "xml"), ("TWOFOLD_HOST", "a b"), ("TWOFOLD_MAX_BODY_BYTES", "12"),
+        ("TWOFOLD_BCRYPT_COST", "3"), ("TWOFOLD_REGISTRATION_ENABLED", "maybe"), ("TWOFOLD_REFRESH_TOKEN_DAYS", "0"),
+        ("TWOFOLD_TRUST_PROXY", "sometimes"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -53,7 +55,8 @@ import TwofoldServer
                 .deletingLastPathComponent().appendingPathComponent(".env.example"), encoding: .utf8)
         for variable in [
             "TWOFOLD_ENV", "TWOFOLD_HOST", "TWOFOLD_PORT", "TWOFOLD_DATA_DIR", "DATABASE_URL", "TWOFOLD_LOG_LEVEL",
-            "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES",
+            "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",
+            "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

@@ -119,3 +119,68 @@ import VaporTesting
         }
     }
 }
+
+@Suite struct StepUpSessionTests {
+    /// Stands in for a factor's check succeeding, to prove what step-up does to the session.
+    static let routes: @Sendable (Application) throws -> Void = { app in
+        let signedIn = app.grouped(BearerAuthentication())
+        signedIn.post("test", "proven") { request async throws -> Response in
+            try AuthController.json(
+                StepUpResponse(
+                    accessToken: try await SessionService.stepUp(
+                        caller: try request.caller, amr: "otp", request: request)))
+        }
+        signedIn.get("test", "sensitive") { request async throws -> String in
+            try request.requireRecentSecondFactor()
+            return "ok"
+        }
+    }
+
+    @Test func aProvenFactorRaisesAuthTimeForFiveMinutes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock, routes: Self.routes) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            clock.advance(by: 600)
+            var stepped: StepUpResponse?
+            try await app.testing().test(.POST, "test/proven", headers: .bearer(tokens.accessToken.token)) { response in
+                stepped = try response.decode(StepUpResponse.self)
+            }
+            let token = try #require(stepped).accessToken.token
+            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(token)) { response in
+                #expect(response.status == .ok)
+            }
+            // The session remembers it: a refreshed token carries the same amr and auth_time.
+            var sessions: SessionsResponse?
+            try await app.testing().test(.GET, "api/v1/auth/sessions", headers: .bearer(token)) { response in
+                sessions = try response.decode(SessionsResponse.self)
+            }
+            #expect(try #require(sessions?.sessions.first).methods == ["pwd", "otp", "mfa"])
+            clock.advance(by: 5 * 60 + 1)
+            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(token)) { response in
+                #expect(response.status == .forbidden, "more than 5 minutes later, step up again")
+            }
+        }
+    }
+
+    @Test func stepUpRefusesMethodsThatAreNotEnabledAndChangesNothing() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            for body in [["method": "totp", "code": "123456"], ["method": "carrier-pigeon"]] {
+                try await app.testing().test(
+                    .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token), body: json(body)
+                ) { response in
+                    #expect(response.status == .unprocessableEntity)
+                    let problem = try response.problem()
+                    #expect(problem.errors?["method"] != nil)
+                }
+            }
+            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                #expect(response.status == .forbidden)
+            }
+            try await app.testing().test(.POST, "api/v1/auth/step-up", body: json(["method": "totp"])) { response in
+                #expect(response.status == .unauthorized)
+            }
+        }
+    }
+}

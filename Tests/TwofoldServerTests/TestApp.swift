@@ -1,4 +1,6 @@
+import FluentPostgresDriver
 import Foundation
+import SQLKit
 import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
@@ -24,15 +26,56 @@ func withTestApp(
 ) async throws {
     let directory = try BuildProducts.temporaryDirectory("twofold-test")
     defer { try? FileManager.default.removeItem(at: directory) }
+    let database = try await TestDatabase.make()
     var configuration = Configuration(
-        mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: .sqliteInMemory,
+        mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: database.configuration,
         maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true)
     adjust(&configuration)
-    try await withApp { app in
-        try await configure(app, with: configuration, clock: { clock.now })
-        try routes?(app)
-        try await app.autoMigrate()
-        try await body(app)
+    do {
+        try await withApp { app in
+            try await configure(app, with: configuration, clock: { clock.now })
+            try routes?(app)
+            try await app.autoMigrate()
+            try await body(app)
+        }
+    } catch {
+        try? await database.drop()
+        throw error
+    }
+    try await database.drop()
+}
+
+/// In-memory SQLite, or — when `TWOFOLD_TEST_POSTGRES_URL` names a PostgreSQL server, as
+/// `scripts/test` does for its second run — a fresh PostgreSQL database per test, dropped after.
+struct TestDatabase {
+    let configuration: Configuration.Database
+    let drop: @Sendable () async throws -> Void
+
+    static func make() async throws -> TestDatabase {
+        guard let admin = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !admin.isEmpty else {
+            return TestDatabase(configuration: .sqliteInMemory, drop: {})
+        }
+        let name = "twofold_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await onAdminDatabase(admin) { sql in try await sql.raw("CREATE DATABASE \(ident: name)").run() }
+        let base = admin[..<(admin.lastIndex(of: "/") ?? admin.endIndex)]
+        return TestDatabase(configuration: .postgres(url: "\(base)/\(name)")) {
+            try await onAdminDatabase(admin) { sql in
+                try await sql.raw("DROP DATABASE IF EXISTS \(ident: name) WITH (FORCE)").run()
+            }
+        }
+    }
+
+    private static func onAdminDatabase(_ url: String, _ work: (any SQLDatabase) async throws -> Void) async throws {
+        let app = try await Application.make(.testing)
+        do {
+            app.databases.use(try .postgres(url: url), as: .psql)
+            guard let sql = app.db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            try await work(sql)
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
     }
 }
 

@@ -16,6 +16,7 @@ struct AuthController: RouteCollection {
         signedIn.post("logout-all", use: logoutAll)
         signedIn.get("sessions", use: sessions)
         signedIn.delete("sessions", ":sessionID", use: revokeSession)
+        signedIn.post("step-up", use: stepUp)
         routes.grouped(BearerAuthentication()).get("account", use: account)
     }
 
@@ -167,6 +168,28 @@ struct AuthController: RouteCollection {
             try await AuditLog.record(.sessionRevoked, user: caller.userID, detail: "session \(id)", request: request)
         }
         return try Self.json(SuccessResponse())
+    }
+
+    /// Step-up (seed 000): prove a second factor again; the new access token's `auth_time` is now.
+    @Sendable func stepUp(request: Request) async throws -> Response {
+        let caller = try request.caller
+        let body = try request.content.decode(StepUpRequest.self)
+        let methods: Set = ["totp", "sms", "email", "backup", "webauthn", "deviceKey"]
+        guard methods.contains(body.method) else {
+            throw InputValidation.failure(["method": "must be one of \(methods.sorted().joined(separator: ", "))"])
+        }
+        guard let user = try await User.find(caller.userID, on: request.db) else {
+            throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        switch try await SecondFactors.verify(method: body.method, code: body.code, for: user, request: request) {
+        case .notEnabled:
+            throw Problem(
+                status: 422, code: .validationFailed, title: "Factor not enabled",
+                detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
+        case .verified(let amr):
+            let token = try await SessionService.stepUp(caller: caller, amr: amr, request: request)
+            return try Self.json(StepUpResponse(accessToken: token))
+        }
     }
 
     @Sendable func account(request: Request) async throws -> Response {

@@ -85,6 +85,23 @@ enum SessionService {
         status: 401, code: .unauthorized, title: "Invalid refresh token",
         detail: "The refresh token is not valid; sign in again.")
 
+    /// Records a freshly proven second factor on the caller's session: `auth_time` becomes now and
+    /// `amr` gains the method (and `mfa`). Returns a new access token carrying both.
+    static func stepUp(caller: AuthenticatedUser, amr method: String, request: Request) async throws -> TokenDTO {
+        guard let session = try await Session.find(caller.sessionID, on: request.db), session.revokedAt == nil else {
+            throw BearerAuthentication.unauthorized("The session of this access token has ended.")
+        }
+        let now = request.twofold.clock.now()
+        var methods = session.methods
+        for value in [method, "mfa"] where !methods.contains(value) { methods.append(value) }
+        session.amr = methods.joined(separator: ",")
+        session.authTime = now
+        session.lastUsedAt = now
+        try await session.update(on: request.db)
+        return try await request.twofold.tokens.issue(
+            userID: caller.userID, sessionID: caller.sessionID, methods: methods, authTime: now, now: now)
+    }
+
     /// Revokes a session if it is still active; `true` when this call revoked it.
     @discardableResult
     static func revoke(sessionID: UUID, reason: String, now: Date, on database: any Database) async throws -> Bool {

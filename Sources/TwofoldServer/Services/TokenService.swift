@@ -40,6 +40,8 @@ struct TokenService: Sendable {
     func issue(userID: UUID, sessionID: UUID, methods: [String], authTime: Date, now: Date) async throws
         -> TokenDTO
     {
+        // Whole seconds: NumericDate values that every verifier reads as integers.
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let expiresAt = now.addingTimeInterval(Self.accessTokenLifetime)
         let claims = AccessTokenClaims(
             sub: .init(value: userID.uuidString), sid: sessionID.uuidString, amr: methods,

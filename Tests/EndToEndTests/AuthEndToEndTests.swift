@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sign-in over HTTP against the built binary, on SQLite and on PostgreSQL.
+@Suite(.serialized) struct AuthEndToEndTests {
+    static let password = "correct horse battery staple"
+
+    /// The PostgreSQL database `scripts/test` prepares, or `nil` after recording why it is needed.
+    static func postgresURL() -> String? {
+        if let url = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"], !url.isEmpty { return url }
+        if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
+            Issue.record("TWOFOLD_E2E_POSTGRES_URL is not set; scripts/test starts PostgreSQL and sets it")
+        }
+        return nil
+    }
+
+    static func post<T: Decodable>(
+        _ server: ServerProcess, _ path: String, _ body: [String: String], bearer: String? = nil, as type: T.Type
+    ) async throws -> (Int, T?) {
+        let response = try await HTTP.send(
+            HTTP.json("POST", server.baseURL.appendingPathComponent(path), body, bearer: bearer))
+        return (response.status, try? HTTP.decoder.decode(T.self, from: response.body))
+    }
+
+    /// Register → login → an authenticated call → refresh → logout, then the dead tokens.
+    static func signInJourney(on server: ServerProcess) async throws {
+        let (created, _) = try await Self.post(
+            server, "api/v1/auth/register",
+            ["username": "alice", "email": "alice@example.com", "password": password], as: RegisterResponse.self)
+        #expect(created == 201)
+        let (status, login) = try await Self.post(
+            server, "api/v1/auth/login", ["email": "alice@example.com", "password": password],
+            as: AuthTokensResponse.self)
+        #expect(status == 200)
+        let tokens = try #require(login)
+
+        let account = try await HTTP.send(
+            HTTP.json(
+                "GET", server.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: tokens.accessToken.token))
+        #expect(account.status == 200)
+        #expect(try HTTP.decoder.decode(UserDTO.self, from: account.body).username == "alice")
+
+        let (refreshed, pair) = try await Self.post(
+            server, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+        #expect(refreshed == 200)
+        let next = try #require(pair)
+
+        let (loggedOut, _) = try await Self.post(
+            server, "api/v1/auth/logout", ["refreshToken": next.refreshToken.token], as: SuccessResponse.self)
+        #expect(loggedOut == 200)
+        let after = try await HTTP.send(
+            HTTP.json(
+                "GET", server.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: next.accessToken.token))
+        #expect(after.status == 401)
+        #expect(after.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+    }
+
+    @Test func signInJourneyOnSQLite() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        try await Self.signInJourney(on: server)
+        #expect(!server.log.contains(Self.password), "passwords never reach the log")
+    }
+
+    @Test func signInJourneyOnPostgreSQL() async throws {
+        guard let url = Self.postgresURL() else { return }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: ["DATABASE_URL": url])
+        defer { server.stop() }
+        try await ResetDatabase.run(server)
+        try await Self.signInJourney(on: server)
+    }
+
+    /// Two instances on one PostgreSQL database: a refresh token exchanged on one is refused on
+    /// the other, and the reuse revokes the family everywhere.
+    @Test func aRefreshTokenUsedOnOneInstanceIsRefusedOnAnother() async throws {
+        guard let url = Self.postgresURL() else { return }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        let first = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
+        defer { first.stop() }
+        try await ResetDatabase.run(first)
+        let second = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
+        defer { second.stop() }
+
+        _ = try await Self.post(
+            first, "api/v1/auth/register", ["username": "bob", "email": "bob@example.com", "password": Self.password],
+            as: RegisterResponse.self)
+        let (_, login) = try await Self.post(
+            first, "api/v1/auth/login", ["username": "bob", "password": Self.password], as: AuthTokensResponse.self)
+        let tokens = try #require(login)
+        let (onFirst, pair) = try await Self.post(
+            first, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+        #expect(onFirst == 200)
+        let (onSecond, _) = try await Self.post(
+            second, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+        #expect(onSecond == 401)
+        let (newest, _) = try await Self.post(
+            first, "api/v1/auth/refresh", ["refreshToken": try #require(pair).refreshToken.token],
+            as: RefreshResponse.self)
+        #expect(newest == 401, "the reuse revoked the whole family")
+    }
+
+    @Test func healthStaysFastWhileTwentyLoginsHashInParallel() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // The default bcrypt cost (12): each check takes a few hundred milliseconds of CPU.
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let clock = ContinuousClock()
+        let logins = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        try await HTTP.send(
+                            HTTP.json(
+                                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                                ["username": "nobody\(index)", "password": "wrong password \(index)"])
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let probe = URLSession(configuration: .ephemeral)
+        var slowest = Duration.zero
+        for _ in 0..<5 {
+            let started = clock.now
+            let health = try await HTTP.send(
+                HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")), session: probe)
+            #expect(health.status == 200)
+            slowest = max(slowest, clock.now - started)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let loginStarted = clock.now
+        let statuses = try await logins.value
+        #expect(statuses.allSatisfy { $0 == 401 }, "\(statuses)")
+        // Hashing ran off the event loops: health answered while the logins were still hashing.
+        #expect(clock.now - loginStarted > .milliseconds(100), "the logins were still running during the checks")
+        #expect(slowest < .milliseconds(750), "slowest /healthz took \(slowest)")
+    }
+}
+
+/// Empties the shared PostgreSQL test database before a test that uses it.
+enum ResetDatabase {
+    static func run(_ server: ServerProcess) async throws {
+        let psql = ExternalTool(url: URL(fileURLWithPath: "/usr/bin/psql"))
+        guard let url = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"] else { return }
+        let output = try psql.run([
+            url, "-qc",
+            "TRUNCATE users, sessions, refresh_tokens, login_flows, audit_events, rate_limit_buckets CASCADE",
+        ])
+        #expect(output.status == 0, "\(output.errorText)")
+    }
+}

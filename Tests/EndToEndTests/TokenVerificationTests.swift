@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Access tokens checked by an independent verifier (PyJWT) against the published JWKS.
+@Suite(.serialized) struct TokenVerificationTests {
+    /// The virtualenv's Python with PyJWT (`scripts/test` makes it), or `nil` after recording why.
+    static func python() -> ExternalTool? {
+        if let path = ProcessInfo.processInfo.environment["TWOFOLD_PYTHON"], !path.isEmpty {
+            return ExternalTool(url: URL(fileURLWithPath: path))
+        }
+        let venv = BuildProducts.repositoryRoot.appendingPathComponent(".venv/bin/python")
+        if FileManager.default.isExecutableFile(atPath: venv.path) { return ExternalTool(url: venv) }
+        if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
+            Issue.record("no Python with PyJWT; scripts/test creates .venv with it")
+        }
+        return nil
+    }
+
+    static func verify(_ token: String, on server: ServerProcess, later: Int? = nil) throws -> ExternalTool.Output? {
+        guard let python = python() else { return nil }
+        let script = BuildProducts.repositoryRoot.appendingPathComponent("scripts/verify_jwt.py").path
+        var arguments = [script, server.baseURL.appendingPathComponent(".well-known/jwks.json").absoluteString, token]
+        if let later { arguments += ["--later", String(later)] }
+        return try python.run(arguments)
+    }
+
+    static func signIn(_ server: ServerProcess, as name: String) async throws -> AuthTokensResponse {
+        _ = try await HTTP.send(
+            HTTP.json(
+                "POST", server.baseURL.appendingPathComponent("api/v1/auth/register"),
+                ["username": name, "email": "\(name)@example.com", "password": AuthEndToEndTests.password]))
+        let response = try await HTTP.send(
+            HTTP.json(
+                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                ["username": name, "password": AuthEndToEndTests.password]))
+        return try HTTP.decoder.decode(AuthTokensResponse.self, from: response.body)
+    }
+
+    @Test func pyJWTVerifiesAccessTokensUntilTheyExpire() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let tokens = try await Self.signIn(server, as: "carol")
+
+        guard let verified = try Self.verify(tokens.accessToken.token, on: server) else { return }
+        #expect(verified.status == 0, "\(verified.errorText)")
+        let claims = try JSONSerialization.jsonObject(with: verified.standardOutput) as? [String: Any]
+        #expect(claims?["sub"] as? String == tokens.user.id.uuidString)
+        #expect(claims?["amr"] as? [String] == ["pwd"])
+        #expect(claims?["sid"] is String)
+        #expect(claims?["auth_time"] is Int)
+        #expect((claims?["exp"] as? Int).map { $0 - (claims?["iat"] as? Int ?? 0) } == 900)
+
+        let later = try #require(try Self.verify(tokens.accessToken.token, on: server, later: 16 * 60))
+        #expect(later.status == 1)
+        #expect(later.errorText.contains("ExpiredSignatureError"))
+
+        var tampered = Array(tokens.accessToken.token)
+        let index =
+            tokens.accessToken.token.firstIndex(of: ".").map {
+                tokens.accessToken.token.distance(from: tokens.accessToken.token.startIndex, to: $0) + 5
+            } ?? 5
+        tampered[index] = tampered[index] == "A" ? "B" : "A"
+        let forged = try #require(try Self.verify(String(tampered), on: server))
+        #expect(forged.status == 1)
+    }
+
+    @Test func aRotatedOutKeyNoLongerVerifies() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        let first = try await ServerProcess(dataDirectory: data)
+        let tokens = try await Self.signIn(first, as: "dave")
+        first.stop()
+
+        // Rotate: the old key is retired but still published while its tokens may live.
+        let rotate = try ExternalTool(url: BuildProducts.executable("twofold-server"))
+            .run(["keys", "rotate"], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
+        #expect(rotate.status == 0, "\(rotate.text)\(rotate.errorText)")
+        let second = try await ServerProcess(dataDirectory: data)
+        guard let stillValid = try Self.verify(tokens.accessToken.token, on: second) else { return }
+        #expect(stillValid.status == 0, "a retired key verifies until its tokens expire: \(stillValid.errorText)")
+        let fresh = try await Self.signIn(second, as: "erin")
+        #expect(try #require(try Self.verify(fresh.accessToken.token, on: second)).status == 0)
+        second.stop()
+
+        // Age the retired key past the token lifetime (its file name is its retirement time).
+        let retired = data.appendingPathComponent("retired-signing-keys")
+        for name in try FileManager.default.contentsOfDirectory(atPath: retired.path) {
+            let old = "\(Int(Date().timeIntervalSince1970) - 3600)-aged.pem"
+            try FileManager.default.moveItem(
+                at: retired.appendingPathComponent(name), to: retired.appendingPathComponent(old))
+        }
+        let third = try await ServerProcess(dataDirectory: data)
+        defer { third.stop() }
+        let rotatedOut = try #require(try Self.verify(tokens.accessToken.token, on: third))
+        #expect(rotatedOut.status == 1)
+        #expect(rotatedOut.errorText.contains("no key"))
+        let account = try await HTTP.send(
+            HTTP.json(
+                "GET", third.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: tokens.accessToken.token))
+        #expect(account.status == 401, "the server refuses it too")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: retired.path).isEmpty, "the aged key was deleted")
+    }
+
+    @Test func adminCreateCommandMakesAnAdministrator() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        let passwordFile = root.appendingPathComponent("password")
+        try Data("an admin pass phrase\n".utf8).write(to: passwordFile)
+        let shell = ExternalTool(url: URL(fileURLWithPath: "/bin/sh"))
+        let created = try shell.run(
+            [
+                "-c",
+                "'\(BuildProducts.executable("twofold-server").path)' admin create --username root --email root@example.com < '\(passwordFile.path)'",
+            ], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
+        #expect(created.status == 0, "\(created.text)\(created.errorText)")
+        #expect(created.text.contains("Created administrator root"))
+        #expect(!created.text.contains("an admin pass phrase"))
+
+        let server = try await ServerProcess(dataDirectory: data)
+        defer { server.stop() }
+        let login = try await HTTP.send(
+            HTTP.json(
+                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                ["username": "root", "password": "an admin pass phrase"]))
+        let tokens = try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body)
+        #expect(tokens.user.role == "admin")
+        let users = try await HTTP.send(
+            HTTP.json(
+                "GET", server.baseURL.appendingPathComponent("api/v1/admin/users"), nil,
+                bearer: tokens.accessToken.token))
+        #expect(users.status == 200)
+        let audit = try await HTTP.send(
+            HTTP.json(
+                "GET", URL(string: "\(server.baseURL)/api/v1/admin/audit?type=admin.created")!, nil,
+                bearer: tokens.accessToken.token))
+        #expect(try HTTP.decoder.decode(AuditEventsResponse.self, from: audit.body).events.count == 1)
+
+        // Without a password on standard input, one is generated and shown once.
+        let generated = try shell.run(
+            [
+                "-c",
+                "'\(BuildProducts.executable("twofold-server").path)' admin create --username ops --email ops@example.com < /dev/null",
+            ], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
+        #expect(generated.status == 0, "\(generated.errorText)")
+        #expect(generated.text.contains("Password (shown once"))
+    }
+}
