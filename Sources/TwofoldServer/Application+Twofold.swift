@@ -1,3 +1,4 @@
+import Crypto
 import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
@@ -17,10 +18,11 @@ public func configure(
     let retired = try dataDirectory.retiredSigningKeys(
         since: now.addingTimeInterval(-TokenService.accessTokenLifetime - 60))
     let tokens = try await TokenService(current: try dataDirectory.signingKey(), retired: retired)
-    _ = try dataDirectory.encryptionKey()
+    let encryptionKey = try configuration.encryptionKey.map { SymmetricKey(data: $0) } ?? dataDirectory.encryptionKey()
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
-        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool))
+        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool),
+        secrets: SecretBox(key: encryptionKey))
 
     switch configuration.database {
     case .sqlite(let path):
@@ -49,7 +51,10 @@ public func configure(
     let api = app.grouped("api", "v1")
     try api.register(collection: AuthController())
     try api.register(collection: AdminController())
+    try api.register(collection: TwoFactorController())
+    try api.register(collection: SecondStepController())
 
+    app.lifecycle.use(Housekeeping.Schedule())
     app.asyncCommands.use(AdminCommand(), as: "admin")
     app.asyncCommands.use(KeysCommand(), as: "keys")
 }

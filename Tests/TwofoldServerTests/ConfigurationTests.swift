@@ -35,7 +35,7 @@ import TwofoldServer
         ("TWOFOLD_ENV", "staging"), ("DATABASE_URL", "mysql://x"), ("TWOFOLD_LOG_LEVEL", "loud"),
         ("TWOFOLD_LOG_FORMAT", "xml"), ("TWOFOLD_HOST", "a b"), ("TWOFOLD_MAX_BODY_BYTES", "12"),
         ("TWOFOLD_BCRYPT_COST", "3"), ("TWOFOLD_REGISTRATION_ENABLED", "maybe"), ("TWOFOLD_REFRESH_TOKEN_DAYS", "0"),
-        ("TWOFOLD_TRUST_PROXY", "sometimes"),
+        ("TWOFOLD_TRUST_PROXY", "sometimes"), ("TWOFOLD_TOTP_ISSUER", "a:b"), ("TWOFOLD_ENCRYPTION_KEY", "c2hvcnQ="),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -56,7 +56,7 @@ import TwofoldServer
         for variable in [
             "TWOFOLD_ENV", "TWOFOLD_HOST", "TWOFOLD_PORT", "TWOFOLD_DATA_DIR", "DATABASE_URL", "TWOFOLD_LOG_LEVEL",
             "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",
-            "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY",
+            "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY", "TWOFOLD_TOTP_ISSUER", "TWOFOLD_ENCRYPTION_KEY",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

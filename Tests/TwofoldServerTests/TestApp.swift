@@ -102,6 +102,8 @@ struct ProblemBody: Decodable {
     let code: String
     let errors: [String: String]?
     let retryAfter: Int?
+    let attemptsRemaining: Int?
+    let lockoutUntil: String?
 }
 
 /// JSON request bodies for the tests.

@@ -34,6 +34,10 @@ public struct Configuration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
     public var trustProxy: Bool
+    /// The issuer authenticator apps show next to the account.
+    public var totpIssuer: String
+    /// base64 of a 256-bit key for secrets at rest; `nil`: the data folder's `encryption.key`.
+    public var encryptionKey: Data?
 
     public init(
         mode: Mode = .development,
@@ -47,7 +51,9 @@ public struct Configuration: Sendable {
         bcryptCost: Int = 12,
         registrationEnabled: Bool = true,
         refreshTokenLifetime: TimeInterval = 30 * 24 * 3600,
-        trustProxy: Bool = false
+        trustProxy: Bool = false,
+        totpIssuer: String = "Twofold",
+        encryptionKey: Data? = nil
     ) {
         self.mode = mode
         self.host = host
@@ -61,6 +67,8 @@ public struct Configuration: Sendable {
         self.registrationEnabled = registrationEnabled
         self.refreshTokenLifetime = refreshTokenLifetime
         self.trustProxy = trustProxy
+        self.totpIssuer = totpIssuer
+        self.encryptionKey = encryptionKey
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -104,12 +112,23 @@ public struct Configuration: Sendable {
         let registrationEnabled = try reader.boolean("TWOFOLD_REGISTRATION_ENABLED", default: true)
         let refreshDays = try reader.integer("TWOFOLD_REFRESH_TOKEN_DAYS", default: 30, in: 1...365)
         let trustProxy = try reader.boolean("TWOFOLD_TRUST_PROXY", default: false)
+        let totpIssuer = try reader.string("TWOFOLD_TOTP_ISSUER", default: "Twofold") {
+            !$0.contains(":") && $0.count <= 64
+        }
+        var encryptionKey: Data?
+        if let text = reader.optional("TWOFOLD_ENCRYPTION_KEY") {
+            guard let key = Data(base64Encoded: text), key.count == 32 else {
+                throw ConfigurationError(
+                    variable: "TWOFOLD_ENCRYPTION_KEY", message: "must be the base64 of 32 random bytes")
+            }
+            encryptionKey = key
+        }
 
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
-            trustProxy: trustProxy)
+            trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey)
     }
 }
 

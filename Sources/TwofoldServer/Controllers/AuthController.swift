@@ -186,7 +186,7 @@ struct AuthController: RouteCollection {
             throw Problem(
                 status: 422, code: .validationFailed, title: "Factor not enabled",
                 detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
-        case .verified(let amr):
+        case .verified(let amr, _):
             let token = try await SessionService.stepUp(caller: caller, amr: amr, request: request)
             return try Self.json(StepUpResponse(accessToken: token))
         }

@@ -10,5 +10,8 @@ enum Migrations {
         CreateLoginFlows(),
         CreateAuditEvents(),
         CreateRateLimitBuckets(),
+        CreateTOTPCredentials(),
+        CreateBackupCodes(),
+        CreateFactorGuards(),
     ]
 }

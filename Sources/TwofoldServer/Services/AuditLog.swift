@@ -19,6 +19,7 @@ enum AuditLog {
         case factorAdded = "factor.added"
         case factorRemoved = "factor.removed"
         case lockout = "lockout"
+        case accountLocked = "account.locked"
     }
 
     /// Records `event`. `detail` is free text for people; never put a secret in it.

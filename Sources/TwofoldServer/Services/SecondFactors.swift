@@ -2,28 +2,50 @@ import Fluent
 import Foundation
 import Vapor
 
-/// Which second factors a user can complete a login flow with, in the order login offers them.
-/// Each factor's capability adds itself here as it lands (TOTP, SMS and email codes, backup
-/// codes, passkeys, device keys); with none enabled, a password alone signs in.
+/// Which second factors a user has, and checking one of them. Each factor's capability adds
+/// itself here as it lands (TOTP and backup codes so far; SMS and email codes, passkeys and
+/// device keys next).
 enum SecondFactors {
+    /// The methods a login flow offers this user, most preferred first; empty when the user has
+    /// no second factor (then a password alone signs in). Backup codes count only beside a
+    /// real factor.
     static func available(for user: User, on database: any Database) async throws -> [String] {
-        []
+        let userID = try user.requireID()
+        var methods: [String] = []
+        if try await TOTPService.active(for: userID, on: database) != nil { methods.append("totp") }
+        if !methods.isEmpty, try await BackupCodeService.remaining(for: userID, on: database) > 0 {
+            methods.append("backup")
+        }
+        return methods
     }
-}
 
-extension SecondFactors {
     /// The outcome of checking one second factor.
     enum Verification {
         /// Proven; the RFC 8176 method reference to record (`otp`, `sms`, `hwk`, …).
-        case verified(amr: String)
+        case verified(amr: String, backupCodesRemaining: Int?)
         /// The user has no such factor enabled.
         case notEnabled
     }
 
-    /// Checks one second factor of `user` (step-up, and the second step of a login flow). Each
-    /// factor's capability adds its check here as it lands; a method the user has not enabled is
-    /// `.notEnabled`, and a wrong code throws the factor's problem (`invalid_code`, `locked`).
+    /// Checks one second factor of `user` (step-up, and the second step of a login flow). A
+    /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
+    /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
     static func verify(method: String, code: String?, for user: User, request: Request) async throws -> Verification {
-        .notEnabled
+        let userID = try user.requireID()
+        guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
+        guard let code, !code.isEmpty, code.count <= 64 else {
+            throw InputValidation.failure(["code": "is required"])
+        }
+        switch method {
+        case "totp":
+            guard let credential = try await TOTPService.active(for: userID, on: request.db) else { return .notEnabled }
+            try await TOTPService.check(code, credential: credential, request: request)
+            return .verified(amr: "otp", backupCodesRemaining: nil)
+        case "backup":
+            let remaining = try await BackupCodeService.use(code, userID: userID, request: request)
+            return .verified(amr: "otp", backupCodesRemaining: remaining)
+        default:
+            return .notEnabled
+        }
     }
 }

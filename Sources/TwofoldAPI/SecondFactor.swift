@@ -1,0 +1,186 @@
+import Foundation
+
+/// `POST /2fa/totp/setup` (seed 000).
+public struct TOTPSetupResponse: Codable, Sendable {
+    /// The Base32 secret, for typing into an app by hand.
+    public var secret: String
+    public var otpauthUri: String
+    /// The QR code of `otpauthUri` as an SVG document.
+    public var qrCodeSvg: String
+    /// When the pending secret is discarded if no code confirms it.
+    public var expiresAt: Date
+    /// The server's clock, so an app can warn when the device is more than 30 s off.
+    public var serverTime: Date
+
+    public init(secret: String, otpauthUri: String, qrCodeSvg: String, expiresAt: Date, serverTime: Date) {
+        self.secret = secret
+        self.otpauthUri = otpauthUri
+        self.qrCodeSvg = qrCodeSvg
+        self.expiresAt = expiresAt
+        self.serverTime = serverTime
+    }
+}
+
+/// `{ "code": "123456" }`.
+public struct CodeRequest: Codable, Sendable {
+    public var code: String
+    public init(code: String) { self.code = code }
+}
+
+/// `POST /2fa/totp/verify`: enabled, with the backup codes when this is the first factor
+/// (shown once).
+public struct FactorEnabledResponse: Codable, Sendable {
+    public var enabled: Bool
+    public var backupCodes: [String]?
+    public var serverTime: Date
+
+    public init(backupCodes: [String]?, serverTime: Date) {
+        self.enabled = true
+        self.backupCodes = backupCodes
+        self.serverTime = serverTime
+    }
+}
+
+/// `POST /2fa/totp/validate` (seed 000): the second step of a login flow with a TOTP code.
+public struct TOTPValidateRequest: Codable, Sendable {
+    public var tempToken: String
+    public var code: String
+
+    public init(tempToken: String, code: String) {
+        self.tempToken = tempToken
+        self.code = code
+    }
+}
+
+/// `POST /auth/backup-codes/verify` and `POST /2fa/backup-codes/verify` (seeds 003, 000).
+public struct BackupCodeVerifyRequest: Codable, Sendable {
+    public var otpFlowId: String?
+    public var tempToken: String?
+    public var backupCode: String
+
+    public init(otpFlowId: String? = nil, tempToken: String? = nil, backupCode: String) {
+        self.otpFlowId = otpFlowId
+        self.tempToken = tempToken
+        self.backupCode = backupCode
+    }
+}
+
+/// `POST /auth/mfa/verify-login` (seed 002): `code`, `method` (`totp` by default, or `backup`),
+/// and the login flow as `otpFlowId`/`tempToken` or as the bearer token.
+public struct MFAVerifyLoginRequest: Codable, Sendable {
+    public var code: String
+    public var method: String?
+    public var otpFlowId: String?
+    public var tempToken: String?
+
+    public init(code: String, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil) {
+        self.code = code
+        self.method = method
+        self.otpFlowId = otpFlowId
+        self.tempToken = tempToken
+    }
+}
+
+/// A login completed by a second step: the tokens, and for backup codes how many are left.
+public struct SecondStepResponse: Codable, Sendable {
+    public var accessToken: TokenDTO
+    public var refreshToken: TokenDTO
+    public var user: UserDTO
+    public var backupCodesRemaining: Int?
+    /// `true` when 3 or fewer backup codes are left: prompt the user to regenerate.
+    public var backupCodesLow: Bool?
+    public var serverTime: Date
+
+    public init(tokens: AuthTokensResponse, backupCodesRemaining: Int?, backupCodesLow: Bool?, serverTime: Date) {
+        self.accessToken = tokens.accessToken
+        self.refreshToken = tokens.refreshToken
+        self.user = tokens.user
+        self.backupCodesRemaining = backupCodesRemaining
+        self.backupCodesLow = backupCodesLow
+        self.serverTime = serverTime
+    }
+}
+
+/// `POST /2fa/backup-codes/regenerate`.
+public struct BackupCodesResponse: Codable, Sendable {
+    public var backupCodes: [String]
+    public init(backupCodes: [String]) { self.backupCodes = backupCodes }
+}
+
+/// `GET /2fa/status` (seed 000's `TwoFAState`, extended per API.md).
+public struct TwoFactorStatus: Codable, Sendable {
+    public struct TOTP: Codable, Sendable {
+        public var enabled: Bool
+        public var configuredAt: Date?
+
+        /// `configuredAt` is written as `null` when unset, as seed 000's `TwoFAState` has it.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(enabled, forKey: .enabled)
+            try container.encode(configuredAt, forKey: .configuredAt)
+        }
+    }
+
+    public struct BackupCodeStatus: Codable, Sendable {
+        public var remaining: Int
+        public var generatedAt: Date?
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(remaining, forKey: .remaining)
+            try container.encode(generatedAt, forKey: .generatedAt)
+        }
+    }
+
+    public struct WebAuthn: Codable, Sendable {
+        public var enabled: Bool
+        public var credentials: [String]
+    }
+
+    public var isEnabled: Bool
+    public var primaryMethod: String?
+    public var totp: TOTP
+    public var webauthn: WebAuthn
+    public var backupCodes: BackupCodeStatus
+    public var serverTime: Date
+
+    public init(totpConfiguredAt: Date?, backupCodesRemaining: Int, backupCodesGeneratedAt: Date?, serverTime: Date) {
+        let totpEnabled = totpConfiguredAt != nil
+        self.isEnabled = totpEnabled
+        self.primaryMethod = totpEnabled ? "totp" : nil
+        self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
+        self.webauthn = WebAuthn(enabled: false, credentials: [])
+        self.backupCodes = BackupCodeStatus(remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt)
+        self.serverTime = serverTime
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case isEnabled, primaryMethod, totp, webauthn, backupCodes, serverTime
+    }
+
+    /// `primaryMethod` is written as `null` when there is none (seed 000).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(isEnabled, forKey: .isEnabled)
+        try container.encode(primaryMethod, forKey: .primaryMethod)
+        try container.encode(totp, forKey: .totp)
+        try container.encode(webauthn, forKey: .webauthn)
+        try container.encode(backupCodes, forKey: .backupCodes)
+        try container.encode(serverTime, forKey: .serverTime)
+    }
+}
+
+/// `GET /auth/mfa/status` (seed 002): the flat form.
+public struct MFAStatus: Codable, Sendable {
+    public var enabled: Bool
+    public var methods: [String]
+    public var backupCodesRemaining: Int
+    public var serverTime: Date
+
+    public init(enabled: Bool, methods: [String], backupCodesRemaining: Int, serverTime: Date) {
+        self.enabled = enabled
+        self.methods = methods
+        self.backupCodesRemaining = backupCodesRemaining
+        self.serverTime = serverTime
+    }
+}

@@ -1,0 +1,116 @@
+import Fluent
+import Foundation
+import TwofoldAPI
+import TwofoldCore
+import Vapor
+
+/// Managing second factors (seed 000, API.md "Second-factor management"): authenticator apps,
+/// backup codes, status. Every call needs the user's access token; removing a factor or
+/// regenerating codes also needs a recent second factor (step-up).
+struct TwoFactorController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let signedIn = routes.grouped(BearerAuthentication())
+        let twoFactor = signedIn.grouped("2fa")
+        twoFactor.post("totp", "setup", use: setupTOTP)
+        twoFactor.post("totp", "verify", use: verifyTOTP)
+        twoFactor.delete("totp", use: deleteTOTP)
+        twoFactor.post("backup-codes", "regenerate", use: regenerateBackupCodes)
+        twoFactor.get("status", use: status)
+        signedIn.get("auth", "mfa", "status", use: flatStatus)
+    }
+
+    @Sendable func setupTOTP(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        return try AuthController.json(try await TOTPService.setup(for: user, request: request))
+    }
+
+    @Sendable func verifyTOTP(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
+        let body = try request.content.decode(CodeRequest.self)
+        let now = request.twofold.clock.now()
+        guard
+            let pending = try await TOTPCredential.query(on: request.db).filter(\.$userID == userID)
+                .filter(\.$status == .pending).first()
+        else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No authenticator app being set up",
+                detail: "Start with POST /api/v1/2fa/totp/setup.")
+        }
+        guard pending.expiresAt > now else {
+            try await pending.delete(on: request.db)
+            throw Problem(
+                status: 410, code: .expired, title: "Setup expired",
+                detail: "More than 10 minutes passed since setup; start again.")
+        }
+        try await TOTPService.check(body.code, credential: pending, request: request)
+        pending.status = .active
+        pending.confirmedAt = now
+        try await pending.update(on: request.db)
+        try await AuditLog.record(.factorAdded, user: userID, detail: "totp", request: request)
+        // The first second factor also hands out the backup codes.
+        let codes: [String]? =
+            try await BackupCodeService.exist(for: userID, on: request.db)
+            ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+        return try AuthController.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
+    }
+
+    @Sendable func deleteTOTP(request: Request) async throws -> Response {
+        try request.requireRecentSecondFactor()
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
+        guard try await TOTPService.active(for: userID, on: request.db) != nil else {
+            throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
+        }
+        try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
+        // Without any second factor, backup codes would be a password alone: purge them too.
+        if try await SecondFactors.available(for: user, on: request.db).isEmpty {
+            try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
+        }
+        try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
+        return try AuthController.json(SuccessResponse())
+    }
+
+    @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
+        try request.requireRecentSecondFactor()
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
+        guard try await !SecondFactors.available(for: user, on: request.db).isEmpty else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No second factor",
+                detail: "Enable an authenticator app first; backup codes stand in for it.")
+        }
+        let codes = try await BackupCodeService.regenerate(for: userID, request: request)
+        try await AuditLog.record(.factorAdded, user: userID, detail: "backup codes regenerated", request: request)
+        return try AuthController.json(BackupCodesResponse(backupCodes: codes))
+    }
+
+    @Sendable func status(request: Request) async throws -> Response {
+        let userID = try request.caller.userID
+        let totp = try await TOTPService.active(for: userID, on: request.db)
+        let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
+            .sort(\.$createdAt, .descending).first()?.createdAt
+        return try AuthController.json(
+            TwoFactorStatus(
+                totpConfiguredAt: totp?.confirmedAt,
+                backupCodesRemaining: try await BackupCodeService.remaining(for: userID, on: request.db),
+                backupCodesGeneratedAt: generatedAt, serverTime: request.twofold.clock.now()))
+    }
+
+    @Sendable func flatStatus(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        let methods = try await SecondFactors.available(for: user, on: request.db)
+        return try AuthController.json(
+            MFAStatus(
+                enabled: !methods.isEmpty, methods: methods,
+                backupCodesRemaining: try await BackupCodeService.remaining(for: try user.requireID(), on: request.db),
+                serverTime: request.twofold.clock.now()))
+    }
+
+    static func user(_ request: Request) async throws -> User {
+        guard let user = try await User.find(try request.caller.userID, on: request.db) else {
+            throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        return user
+    }
+}

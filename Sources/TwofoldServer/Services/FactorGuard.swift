@@ -1,0 +1,138 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import Vapor
+
+/// Wrong-code limits per user and factor (seed 000, seed 002): 5 consecutive wrong codes lock that
+/// factor for 5 minutes, each further lockout doubles the time (up to a day), and 20 wrong codes
+/// in 24 hours lock the account until an admin unlocks it. The count belongs to the user and
+/// factor, not to a login flow, so starting a new flow does not reset it (Keycloak #26180).
+///
+/// An attempt takes a slot *before* its code is checked, with one conditional update, so however
+/// many requests race, at most 5 codes are ever evaluated before the lock.
+enum FactorGuard {
+    static let maximumAttempts = 5
+    static let firstLockout: TimeInterval = 5 * 60
+    static let longestLockout: TimeInterval = 24 * 3600
+    static let accountLockFailures = 20
+
+    /// Takes an attempt slot for `factor`, or throws `429 locked` with `lockoutUntil`.
+    static func begin(_ factor: String, userID: UUID, request: Request) async throws {
+        let sql = try request.sql
+        let now = request.twofold.clock.now()
+        try await sql.raw(
+            """
+            INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (\(bind: userID), \(bind: factor), 0, 0)
+            ON CONFLICT (user_id, factor) DO NOTHING
+            """
+        ).run()
+        let granted = try await sql.raw(
+            """
+            UPDATE factor_guards SET
+              attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= \(bind: now) THEN 1 ELSE attempts + 1 END,
+              locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= \(bind: now) THEN NULL ELSE locked_until END
+            WHERE user_id = \(bind: userID) AND factor = \(bind: factor)
+              AND ((locked_until IS NULL AND attempts < \(bind: maximumAttempts))
+                OR (locked_until IS NOT NULL AND locked_until <= \(bind: now)))
+            RETURNING attempts
+            """
+        ).all()
+        guard granted.isEmpty else { return }
+        let row = try await sql.raw(
+            "SELECT locked_until FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor)"
+        ).first()
+        // No lock yet means the last attempts are still being checked; they will set it.
+        let until = (try? row?.decode(column: "locked_until", as: Date?.self)) ?? now.addingTimeInterval(firstLockout)
+        throw locked(until: until, now: now)
+    }
+
+    /// The code was right: the consecutive count starts again.
+    static func succeeded(_ factor: String, userID: UUID, request: Request) async throws {
+        try await request.sql.raw(
+            """
+            UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL
+            WHERE user_id = \(bind: userID) AND factor = \(bind: factor)
+            """
+        ).run()
+    }
+
+    /// The code was wrong: records it, locks the factor at the fifth in a row and the account at
+    /// the twentieth in a day, and throws the problem to answer (`invalid_code` with
+    /// `attemptsRemaining`, `locked`, or `account_locked`).
+    static func failed(_ factor: String, userID: UUID, request: Request) async throws -> Never {
+        let sql = try request.sql
+        let now = request.twofold.clock.now()
+        try await sql.raw(
+            """
+            INSERT INTO factor_failures (id, user_id, factor, occurred_at)
+            VALUES (\(bind: UUID()), \(bind: userID), \(bind: factor), \(bind: now))
+            """
+        ).run()
+        let recent = try await sql.raw(
+            """
+            SELECT COUNT(*) AS n FROM factor_failures
+            WHERE user_id = \(bind: userID) AND occurred_at > \(bind: now.addingTimeInterval(-24 * 3600))
+            """
+        ).first()
+        if (try recent?.decode(column: "n", as: Int.self) ?? 0) >= accountLockFailures {
+            let locked = try await sql.raw(
+                """
+                UPDATE users SET status = 'locked', updated_at = \(bind: now)
+                WHERE id = \(bind: userID) AND status = 'active' RETURNING id
+                """
+            ).all()
+            if !locked.isEmpty {
+                try await AuditLog.record(
+                    .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
+                    request: request)
+            }
+            throw Problem(
+                status: 403, code: .accountLocked, title: "Account locked",
+                detail: "Too many wrong codes today. An administrator can unlock the account, or start recovery.")
+        }
+
+        let row = try await sql.raw(
+            "SELECT attempts, lockouts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor)"
+        ).first()
+        let attempts = (try? row?.decode(column: "attempts", as: Int.self)) ?? maximumAttempts
+        let lockouts = (try? row?.decode(column: "lockouts", as: Int.self)) ?? 0
+        guard attempts >= maximumAttempts else {
+            throw Problem(
+                status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
+                attemptsRemaining: maximumAttempts - attempts)
+        }
+        let duration = min(longestLockout, firstLockout * pow(2, Double(lockouts)))
+        let until = now.addingTimeInterval(duration)
+        let set = try await sql.raw(
+            """
+            UPDATE factor_guards SET locked_until = \(bind: until), lockouts = lockouts + 1
+            WHERE user_id = \(bind: userID) AND factor = \(bind: factor) AND locked_until IS NULL
+              AND attempts >= \(bind: maximumAttempts)
+            RETURNING lockouts
+            """
+        ).all()
+        if !set.isEmpty {
+            try await AuditLog.record(
+                .lockout, user: userID, detail: "\(factor) locked for \(Int(duration / 60)) minutes", request: request)
+        }
+        throw locked(until: until, now: now)
+    }
+
+    /// Clears every factor lock of a user (admin unlock, completed recovery).
+    static func reset(userID: UUID, on database: any Database) async throws {
+        guard let sql = database as? any SQLDatabase else { return }
+        try await sql.raw(
+            "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = \(bind: userID)"
+        ).run()
+        try await sql.raw("DELETE FROM factor_failures WHERE user_id = \(bind: userID)").run()
+    }
+
+    static func locked(until: Date, now: Date) -> Problem {
+        let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        return Problem(
+            status: 429, code: .locked, title: "Too many wrong codes",
+            detail: "This factor is locked; try again in \(seconds) seconds or use another method.",
+            attemptsRemaining: 0, retryAfter: seconds, lockoutUntil: until)
+    }
+}

@@ -1,0 +1,49 @@
+import Fluent
+import Foundation
+import NIOCore
+import SQLKit
+import Vapor
+
+/// Deletes state that has outlived its purpose: pending TOTP secrets never confirmed within 10
+/// minutes (seed 000), finished or expired login flows, spent refresh tokens, idle rate-limit
+/// buckets and wrong-code records older than the 24-hour rule needs. Runs every minute on each
+/// instance; every statement is idempotent, so instances never conflict.
+enum Housekeeping {
+    static func sweep(on database: any Database, now: Date) async throws {
+        guard let sql = database as? any SQLDatabase else { return }
+        let day = now.addingTimeInterval(-24 * 3600)
+        try await sql.raw("DELETE FROM totp_credentials WHERE status = 'pending' AND expires_at <= \(bind: now)").run()
+        try await sql.raw("DELETE FROM login_flows WHERE expires_at <= \(bind: day)").run()
+        try await sql.raw("DELETE FROM refresh_tokens WHERE expires_at <= \(bind: now) OR used_at <= \(bind: day)")
+            .run()
+        try await sql.raw("DELETE FROM rate_limit_buckets WHERE updated_at <= \(bind: day.timeIntervalSince1970)").run()
+        try await sql.raw("DELETE FROM factor_failures WHERE occurred_at <= \(bind: day)").run()
+    }
+
+    /// Runs `sweep` every minute while the application is up.
+    struct Schedule: LifecycleHandler {
+        func didBoot(_ application: Application) throws {
+            let clock = application.twofold.clock
+            let task = application.eventLoopGroup.next().scheduleRepeatedAsyncTask(
+                initialDelay: .seconds(5), delay: .seconds(60)
+            ) { _ in
+                application.eventLoopGroup.next().makeFutureWithTask {
+                    do {
+                        try await Housekeeping.sweep(on: application.db, now: clock.now())
+                    } catch {
+                        application.logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            application.storage[TaskKey.self] = task
+        }
+
+        func shutdown(_ application: Application) {
+            application.storage[TaskKey.self]?.cancel()
+        }
+
+        struct TaskKey: StorageKey {
+            typealias Value = RepeatedTask
+        }
+    }
+}

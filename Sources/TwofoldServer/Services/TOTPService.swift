@@ -1,0 +1,72 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import TwofoldCore
+import Vapor
+
+/// Authenticator apps (seed 000): setup, confirmation, and checking codes with replay protection.
+enum TOTPService {
+    static let pendingLifetime: TimeInterval = 10 * 60
+    static let factor = "totp"
+
+    /// The user's active credential, if any.
+    static func active(for userID: UUID, on database: any Database) async throws -> TOTPCredential? {
+        try await TOTPCredential.query(on: database).filter(\.$userID == userID).filter(\.$status == .active).first()
+    }
+
+    /// Starts setup: a new random 160-bit secret, pending for 10 minutes. An earlier pending
+    /// secret is replaced; an active one must be removed first.
+    static func setup(for user: User, request: Request) async throws -> TOTPSetupResponse {
+        let userID = try user.requireID()
+        let now = request.twofold.clock.now()
+        if try await active(for: userID, on: request.db) != nil {
+            throw Problem(
+                status: 409, code: .conflict, title: "Authenticator app already enabled",
+                detail: "Remove the current authenticator app (DELETE /api/v1/2fa/totp) before adding another.")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let secret = (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let sealed = try request.twofold.secrets.seal(secret, boundTo: userID)
+        try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
+        let credential = TOTPCredential(
+            userID: userID, secretCiphertext: sealed, now: now, expiresAt: now.addingTimeInterval(pendingLifetime))
+        try await credential.create(on: request.db)
+        let uri = try OTPAuthURI(
+            issuer: request.twofold.configuration.totpIssuer, account: user.email, secret: secret)
+        let qr = try QRCode(text: uri.string, errorCorrection: .medium)
+        return TOTPSetupResponse(
+            secret: Base32.encode(secret), otpauthUri: uri.string, qrCodeSvg: qr.svg(), expiresAt: credential.expiresAt,
+            serverTime: now)
+    }
+
+    /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
+    /// (one step) is accepted once however many requests race. Throws the factor's problems.
+    static func check(_ code: String, credential: TOTPCredential, request: Request) async throws {
+        let userID = credential.userID
+        try await FactorGuard.begin(factor, userID: userID, request: request)
+        let now = request.twofold.clock.now()
+        let secret = try request.twofold.secrets.open(credential.secretCiphertext, boundTo: userID)
+        let totp = try TOTP(
+            secret: secret, algorithm: OTPAlgorithm(name: credential.algorithm) ?? .sha1,
+            digits: try OTPDigits(credential.digits), period: try TOTPPeriod(credential.period))
+        let candidate = CodeFormatter.strip(code)
+        let lastUsed = credential.lastUsedStep.map { UInt64(clamping: $0) }
+        guard let step = try totp.verify(candidate, at: now, window: 1, after: lastUsed) else {
+            try await FactorGuard.failed(factor, userID: userID, request: request)
+        }
+        let claimed = try await request.sql.raw(
+            """
+            UPDATE totp_credentials SET last_used_step = \(bind: Int64(step))
+            WHERE id = \(bind: try credential.requireID())
+              AND (last_used_step IS NULL OR last_used_step < \(bind: Int64(step)))
+            RETURNING id
+            """
+        ).all()
+        guard !claimed.isEmpty else {
+            // Right code, but its time step was already used: a replay.
+            try await FactorGuard.failed(factor, userID: userID, request: request)
+        }
+        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldCore
+import VaporTesting
+
+@Suite struct BackupCodeTests {
+    static func useCode(
+        _ app: Application, flow: String, code: String, path: String = "api/v1/auth/backup-codes/verify"
+    )
+        async throws -> (UInt, SecondStepResponse?, ProblemBody?)
+    {
+        var result: (UInt, SecondStepResponse?, ProblemBody?) = (0, nil, nil)
+        try await app.testing().test(
+            .POST, path, headers: jsonHeaders, body: json(["otpFlowId": flow, "backupCode": code])
+        ) {
+            response in
+            result.0 = response.status.code
+            if response.status == .ok {
+                result.1 = try response.decode(SecondStepResponse.self)
+            } else {
+                result.2 = try response.problem()
+            }
+        }
+        return result
+    }
+
+    @Test func eachCodeWorksOnceWithNormalisedInputAndWarnsWhenFewAreLeft() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            // Lower case, spaces instead of the dash: still the same code (seed 000).
+            let typed = codes[0].lowercased().replacingOccurrences(of: "-", with: " ")
+            let first = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: typed)
+            #expect(first.0 == 200)
+            #expect(first.1?.backupCodesRemaining == 9)
+            #expect(first.1?.backupCodesLow == false)
+
+            let again = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
+            #expect(again.0 == 401)
+            #expect(again.2?.code == "invalid_code")
+
+            for (index, code) in codes[1...6].enumerated() {
+                let path = index % 2 == 0 ? "api/v1/2fa/backup-codes/verify" : "api/v1/auth/backup-codes/verify"
+                let result = try await Self.useCode(
+                    app, flow: try await TOTPSteps.startLogin(app), code: code, path: path)
+                #expect(result.0 == 200)
+            }
+            let seventh = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[7])
+            #expect(seventh.1?.backupCodesRemaining == 2)
+            #expect(seventh.1?.backupCodesLow == true)
+        }
+    }
+
+    @Test func malformedCodesAreWrongCodesAndChangeNothing() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            for code in ["", "ABCD", "0000-0000", String(repeating: "A", count: 500)] {
+                let result = try await Self.useCode(app, flow: flow, code: code)
+                #expect([401, 422].contains(result.0), "\(code.prefix(10))")
+            }
+            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                try #require(try response.decode(TwoFactorStatus.self).backupCodes.remaining == 10)
+            }
+        }
+    }
+
+    @Test func regeneratingNeedsStepUpAndRetiresTheOldCodes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            try await app.testing().test(
+                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(tokens.accessToken.token)
+            ) { response in
+                #expect(response.status == .forbidden)
+                try #require(try response.problem().code == "step_up_required")
+            }
+            var stepped: StepUpResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
+            ) { response in
+                #expect(response.status == .ok)
+                stepped = try response.decode(StepUpResponse.self)
+            }
+            var fresh: BackupCodesResponse?
+            try await app.testing().test(
+                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(try #require(stepped).accessToken.token)
+            ) { response in
+                #expect(response.status == .ok)
+                fresh = try response.decode(BackupCodesResponse.self)
+            }
+            let newCodes = try #require(fresh).backupCodes
+            #expect(newCodes.count == 10 && Set(newCodes).isDisjoint(with: codes))
+            try #require(
+                try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0]).0 == 401)
+            try #require(
+                try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: newCodes[0]).0 == 200)
+        }
+    }
+}
+
+@Suite struct FactorRemovalTests {
+    @Test func removingTheAuthenticatorNeedsStepUpAndPurgesEverything() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            try await app.testing().test(.DELETE, "api/v1/2fa/totp", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                #expect(response.status == .forbidden)
+            }
+            // Step up with a backup code, then remove.
+            var stepped: StepUpResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "backup", "code": codes[3]])
+            ) { response in stepped = try response.decode(StepUpResponse.self) }
+            try await app.testing().test(
+                .DELETE, "api/v1/2fa/totp", headers: .bearer(try #require(stepped).accessToken.token)
+            ) { response in #expect(response.status == .ok) }
+            try #require(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
+            try #require(try await AuditQueries.count(table: "backup_codes", on: app) == 0)
+            try #require(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
+            // A password alone signs in again.
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                body: json(["username": "alice", "password": AuthFlowTests.password])
+            ) { response in
+                try #require(try response.decode(AuthTokensResponse.self).user.username == "alice")
+            }
+        }
+    }
+
+    @Test func seed002VerifyLoginTakesTheFlowAsBearer() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            try await app.testing().test(
+                .POST, "api/v1/auth/mfa/verify-login", headers: .bearer(flow),
+                body: json(["code": try TOTPSteps.code(secret, clock)])
+            ) { response in #expect(response.status == .ok) }
+            let second = try await TOTPSteps.startLogin(app)
+            try await app.testing().test(
+                .POST, "api/v1/auth/mfa/verify-login", headers: jsonHeaders,
+                body: json(["code": codes[0], "method": "backup", "tempToken": second])
+            ) { response in
+                #expect(response.status == .ok)
+                try #require(try response.decode(SecondStepResponse.self).backupCodesRemaining == 9)
+            }
+            try await app.testing().test(
+                .POST, "api/v1/auth/mfa/verify-login", headers: jsonHeaders,
+                body: json(["code": "123456", "method": "sms", "tempToken": second])
+            ) { response in #expect(response.status == .unprocessableEntity) }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Fluent
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+@Suite struct HousekeepingTests {
+    @Test func anUnconfirmedTOTPSecretIsPurgedAfterTenMinutes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+                _ in
+            }
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(599))
+            #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 1)
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(600))
+            #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
+        }
+    }
+
+    @Test func spentStateIsSweptAndLiveStateKept() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                body: json(["refreshToken": tokens.refreshToken.token])
+            ) { _ in }
+            #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(3600))
+            #expect(
+                try await AuditQueries.count(table: "refresh_tokens", on: app) == 2, "reuse detection needs it a day")
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(25 * 3600))
+            #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 1, "the live token stays")
+            #expect(try await AuditQueries.count(table: "rate_limit_buckets", on: app) == 0)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldCore
+import VaporTesting
+
+/// Helpers for tests that enable an authenticator app and sign in with it.
+enum TOTPSteps {
+    /// Sets up and confirms TOTP for the signed-in user; returns the secret and backup codes.
+    static func enable(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws
+        -> (secret: [UInt8], backupCodes: [String])
+    {
+        var setup: TOTPSetupResponse?
+        try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+            response in
+            #expect(response.status == .ok)
+            setup = try response.decode(TOTPSetupResponse.self)
+        }
+        let secret = try Base32.decode(try #require(setup).secret)
+        var enabled: FactorEnabledResponse?
+        try await app.testing().test(
+            .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token),
+            body: json(["code": try code(secret, clock)])
+        ) { response in
+            #expect(response.status == .ok)
+            enabled = try response.decode(FactorEnabledResponse.self)
+        }
+        // Move to the next time step so the confirming code's step is not reused by accident.
+        clock.advance(by: 30)
+        return (secret, try #require(enabled?.backupCodes))
+    }
+
+    static func code(_ secret: [UInt8], _ clock: TestClock, offset: TimeInterval = 0) throws -> String {
+        try TOTP(secret: secret).code(at: clock.now.addingTimeInterval(offset))
+    }
+
+    /// Logs in with the password and returns the login flow token.
+    static func startLogin(_ app: Application, _ name: String = "alice", from address: String = "10.0.0.1")
+        async throws -> String
+    {
+        var challenge: LoginChallengeResponse?
+        try await app.testing().test(
+            .POST, "api/v1/auth/login", headers: .client(address),
+            body: json(["username": name, "password": AuthFlowTests.password])
+        ) { response in
+            #expect(response.status == .ok)
+            challenge = try response.decode(LoginChallengeResponse.self)
+        }
+        return try #require(challenge).otpFlowId
+    }
+
+    /// Submits a TOTP code for a flow; returns the status and, on failure, the problem.
+    static func validate(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(
+            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders, body: json(["tempToken": flow, "code": code])
+        ) { response in
+            result = (response.status.code, response.status == .ok ? nil : try response.problem())
+        }
+        return result
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+import SQLKit
+import Testing
+import TwofoldAPI
+import TwofoldCore
+import VaporTesting
+
+@Suite struct TOTPFactorTests {
+    @Test func setupConfirmAndSignInWithTheSecondStep() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var setup: TOTPSetupResponse?
+            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+                response in setup = try response.decode(TOTPSetupResponse.self)
+            }
+            let answer = try #require(setup)
+            #expect(
+                answer.otpauthUri.hasPrefix(
+                    "otpauth://totp/Twofold:alice@example.com?secret=\(answer.secret)&issuer=Twofold"))
+            #expect(answer.qrCodeSvg.hasPrefix("<svg"))
+            #expect(answer.expiresAt == clock.now.addingTimeInterval(600))
+            #expect(answer.serverTime == clock.now)
+
+            let secret = try Base32.decode(answer.secret)
+            var enabled: FactorEnabledResponse?
+            try await app.testing().test(
+                .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token),
+                body: json(["code": try TOTPSteps.code(secret, clock)])
+            ) { response in enabled = try response.decode(FactorEnabledResponse.self) }
+            let codes = try #require(enabled?.backupCodes)
+            #expect(codes.count == 10)
+            clock.advance(by: 30)
+
+            var challenge: LoginChallengeResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                body: json(["username": "alice", "password": AuthFlowTests.password])
+            ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
+            let flow = try #require(challenge)
+            #expect(flow.requires2FA && flow.tempToken == flow.otpFlowId)
+            #expect(flow.availableMethods == ["totp", "backup"])
+
+            var signedIn: SecondStepResponse?
+            try await app.testing().test(
+                .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+                body: json([
+                    "tempToken": flow.otpFlowId, "code": "\(CodeFormatter.display(try TOTPSteps.code(secret, clock)))",
+                ])
+            ) { response in
+                #expect(response.status == .ok)
+                signedIn = try response.decode(SecondStepResponse.self)
+            }
+            var sessions: SessionsResponse?
+            try await app.testing().test(
+                .GET, "api/v1/auth/sessions", headers: .bearer(try #require(signedIn).accessToken.token)
+            ) { response in sessions = try response.decode(SessionsResponse.self) }
+            #expect(sessions?.sessions.first { $0.current }?.methods == ["pwd", "otp", "mfa"])
+
+            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                let status = try response.decode(TwoFactorStatus.self)
+                #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == "totp")
+                #expect(status.backupCodes.remaining == 10)
+            }
+            try await app.testing().test(.GET, "api/v1/auth/mfa/status", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                let status = try response.decode(MFAStatus.self)
+                #expect(status.enabled && status.methods == ["totp", "backup"] && status.backupCodesRemaining == 10)
+            }
+        }
+    }
+
+    @Test func aTimeStepIsAcceptedOnlyOnce() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let code = try TOTPSteps.code(secret, clock)
+            let first = try await TOTPSteps.startLogin(app)
+            #expect(try await TOTPSteps.validate(app, flow: first, code: code).0 == 200)
+            let second = try await TOTPSteps.startLogin(app)
+            let replay = try await TOTPSteps.validate(app, flow: second, code: code)
+            #expect(replay.0 == 401)
+            #expect(replay.1?.code == "invalid_code")
+            // The previous step's code is older than the used step: refused too.
+            #expect(
+                try await TOTPSteps.validate(app, flow: second, code: try TOTPSteps.code(secret, clock, offset: -30)).0
+                    == 401)
+            clock.advance(by: 30)
+            #expect(try await TOTPSteps.validate(app, flow: second, code: try TOTPSteps.code(secret, clock)).0 == 200)
+        }
+    }
+
+    @Test func fiftyParallelSubmissionsOfOneValidCodeGiveOneSuccess() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var flows: [String] = []
+            for index in 0..<50 { flows.append(try await TOTPSteps.startLogin(app, from: "10.1.0.\(index)")) }
+            let code = try TOTPSteps.code(secret, clock)
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for flow in flows { group.addTask { try await TOTPSteps.validate(app, flow: flow, code: code).0 } }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+        }
+    }
+
+    @Test func lockedForFiveMinutesAfterFiveWrongCodesEvenAcrossFlows() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var flow = try await TOTPSteps.startLogin(app)
+            for attempt in 1...4 {
+                let result = try await TOTPSteps.validate(app, flow: flow, code: "000000")
+                #expect(result.0 == 401)
+                #expect(result.1?.code == "invalid_code")
+                #expect(result.1?.attemptsRemaining == 5 - attempt)
+                // A new login flow does not reset the count (Keycloak #26180).
+                flow = try await TOTPSteps.startLogin(app)
+            }
+            let fifth = try await TOTPSteps.validate(app, flow: flow, code: "000000")
+            #expect(fifth.0 == 429)
+            #expect(fifth.1?.code == "locked")
+            #expect(fifth.1?.lockoutUntil != nil)
+            #expect(fifth.1?.retryAfter == 300)
+            // Even the right code is refused while locked.
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 429)
+            clock.advance(by: 300)
+            let fresh = try await TOTPSteps.startLogin(app)  // the old flow expired meanwhile
+            #expect(try await TOTPSteps.validate(app, flow: fresh, code: try TOTPSteps.code(secret, clock)).0 == 200)
+            #expect(try await AuditQueries.count(type: "lockout", on: app) == 1)
+        }
+    }
+
+    @Test func aHundredParallelWrongCodesEvaluateAtMostFive() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            let results = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for index in 0..<100 {
+                    group.addTask {
+                        try await TOTPSteps.validate(app, flow: flow, code: String(format: "%06d", 100_000 + index)).0
+                    }
+                }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            let evaluated = try await AuditQueries.count(table: "factor_failures", on: app)
+            #expect(evaluated <= 5, "\(evaluated) codes were checked")
+            #expect(results.filter { $0 == 429 }.count >= 95)
+        }
+    }
+
+    @Test func repeatedLockoutsLengthenAndTwentyInADayLockTheAccount() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var lockouts: [Int?] = []
+            for round in 0..<4 {
+                let flow = try await TOTPSteps.startLogin(app)
+                var last: (UInt, ProblemBody?) = (0, nil)
+                for _ in 0..<5 { last = try await TOTPSteps.validate(app, flow: flow, code: "999999") }
+                if round < 3 {
+                    #expect(last.0 == 429)
+                    lockouts.append(last.1?.retryAfter)
+                    clock.advance(by: TimeInterval(last.1?.retryAfter ?? 0))
+                } else {
+                    #expect(last.0 == 403)
+                    #expect(last.1?.code == "account_locked")
+                }
+            }
+            #expect(lockouts == [300, 600, 1200])
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                body: json(["username": "alice", "password": AuthFlowTests.password])
+            ) { response in #expect(response.status == .forbidden) }
+            #expect(try await AuditQueries.count(type: "account.locked", on: app) == 1)
+        }
+    }
+
+    @Test func thePendingSecretExpiresAfterTenMinutes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var setup: TOTPSetupResponse?
+            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+                response in setup = try response.decode(TOTPSetupResponse.self)
+            }
+            clock.advance(by: 601)
+            let code = try TOTP(secret: try Base32.decode(try #require(setup).secret)).code(at: clock.now)
+            try await app.testing().test(
+                .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token), body: json(["code": code])
+            ) { response in
+                #expect(response.status == .gone)
+                let problem = try response.problem()
+                #expect(problem.code == "expired")
+            }
+            #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
+        }
+    }
+
+    @Test func theSecretIsEncryptedAtRest() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let sql = try #require(app.db as? any SQLDatabase)
+            let row = try #require(try await sql.raw("SELECT * FROM totp_credentials").first())
+            let stored = try row.decode(column: "secret_ciphertext", as: String.self)
+            #expect(!stored.contains(Base32.encode(secret)))
+            #expect(!(Data(base64Encoded: stored) ?? Data()).contains(Data(secret)))
+            #expect((Data(base64Encoded: stored)?.count ?? 0) == 12 + 20 + 16, "nonce, ciphertext, tag")
+        }
+    }
+}
+
+extension Data {
+    func contains(_ other: Data) -> Bool { range(of: other) != nil }
+}
