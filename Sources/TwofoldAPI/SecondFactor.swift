@@ -45,10 +45,13 @@ public struct FactorEnabledResponse: Codable, Sendable {
 public struct TOTPValidateRequest: Codable, Sendable {
     public var tempToken: String
     public var code: String
+    /// Remember this device for 30 days (seed 002).
+    public var trustDevice: Bool?
 
-    public init(tempToken: String, code: String) {
+    public init(tempToken: String, code: String, trustDevice: Bool? = nil) {
         self.tempToken = tempToken
         self.code = code
+        self.trustDevice = trustDevice
     }
 }
 
@@ -57,11 +60,13 @@ public struct BackupCodeVerifyRequest: Codable, Sendable {
     public var otpFlowId: String?
     public var tempToken: String?
     public var backupCode: String
+    public var trustDevice: Bool?
 
-    public init(otpFlowId: String? = nil, tempToken: String? = nil, backupCode: String) {
+    public init(otpFlowId: String? = nil, tempToken: String? = nil, backupCode: String, trustDevice: Bool? = nil) {
         self.otpFlowId = otpFlowId
         self.tempToken = tempToken
         self.backupCode = backupCode
+        self.trustDevice = trustDevice
     }
 }
 
@@ -72,12 +77,23 @@ public struct MFAVerifyLoginRequest: Codable, Sendable {
     public var method: String?
     public var otpFlowId: String?
     public var tempToken: String?
+    /// Seed 002 spells it `trust_device`.
+    public var trustDevice: Bool?
 
-    public init(code: String, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case code, method, otpFlowId, tempToken
+        case trustDevice = "trust_device"
+    }
+
+    public init(
+        code: String, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil,
+        trustDevice: Bool? = nil
+    ) {
         self.code = code
         self.method = method
         self.otpFlowId = otpFlowId
         self.tempToken = tempToken
+        self.trustDevice = trustDevice
     }
 }
 
@@ -89,14 +105,20 @@ public struct SecondStepResponse: Codable, Sendable {
     public var backupCodesRemaining: Int?
     /// `true` when 3 or fewer backup codes are left: prompt the user to regenerate.
     public var backupCodesLow: Bool?
+    /// Send back as `X-Trusted-Device` (or the cookie) to skip the second step for 30 days.
+    public var trustedDeviceToken: String?
     public var serverTime: Date
 
-    public init(tokens: AuthTokensResponse, backupCodesRemaining: Int?, backupCodesLow: Bool?, serverTime: Date) {
+    public init(
+        tokens: AuthTokensResponse, backupCodesRemaining: Int?, backupCodesLow: Bool?, trustedDeviceToken: String?,
+        serverTime: Date
+    ) {
         self.accessToken = tokens.accessToken
         self.refreshToken = tokens.refreshToken
         self.user = tokens.user
         self.backupCodesRemaining = backupCodesRemaining
         self.backupCodesLow = backupCodesLow
+        self.trustedDeviceToken = trustedDeviceToken
         self.serverTime = serverTime
     }
 }
@@ -140,22 +162,31 @@ public struct TwoFactorStatus: Codable, Sendable {
     public var isEnabled: Bool
     public var primaryMethod: String?
     public var totp: TOTP
+    public struct TrustedDevices: Codable, Sendable {
+        public var count: Int
+    }
+
     public var webauthn: WebAuthn
     public var backupCodes: BackupCodeStatus
+    public var trustedDevices: TrustedDevices
     public var serverTime: Date
 
-    public init(totpConfiguredAt: Date?, backupCodesRemaining: Int, backupCodesGeneratedAt: Date?, serverTime: Date) {
+    public init(
+        totpConfiguredAt: Date?, backupCodesRemaining: Int, backupCodesGeneratedAt: Date?, trustedDeviceCount: Int,
+        serverTime: Date
+    ) {
         let totpEnabled = totpConfiguredAt != nil
         self.isEnabled = totpEnabled
         self.primaryMethod = totpEnabled ? "totp" : nil
         self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
         self.webauthn = WebAuthn(enabled: false, credentials: [])
         self.backupCodes = BackupCodeStatus(remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt)
+        self.trustedDevices = TrustedDevices(count: trustedDeviceCount)
         self.serverTime = serverTime
     }
 
     enum CodingKeys: String, CodingKey {
-        case isEnabled, primaryMethod, totp, webauthn, backupCodes, serverTime
+        case isEnabled, primaryMethod, totp, webauthn, backupCodes, trustedDevices, serverTime
     }
 
     /// `primaryMethod` is written as `null` when there is none (seed 000).
@@ -166,6 +197,7 @@ public struct TwoFactorStatus: Codable, Sendable {
         try container.encode(totp, forKey: .totp)
         try container.encode(webauthn, forKey: .webauthn)
         try container.encode(backupCodes, forKey: .backupCodes)
+        try container.encode(trustedDevices, forKey: .trustedDevices)
         try container.encode(serverTime, forKey: .serverTime)
     }
 }
@@ -175,12 +207,38 @@ public struct MFAStatus: Codable, Sendable {
     public var enabled: Bool
     public var methods: [String]
     public var backupCodesRemaining: Int
+    public var trustedDeviceCount: Int
     public var serverTime: Date
 
-    public init(enabled: Bool, methods: [String], backupCodesRemaining: Int, serverTime: Date) {
+    public init(enabled: Bool, methods: [String], backupCodesRemaining: Int, trustedDeviceCount: Int, serverTime: Date)
+    {
         self.enabled = enabled
         self.methods = methods
         self.backupCodesRemaining = backupCodesRemaining
+        self.trustedDeviceCount = trustedDeviceCount
         self.serverTime = serverTime
     }
+}
+
+/// A remembered device (`GET /auth/mfa/trusted-devices`, seed 002).
+public struct TrustedDeviceDTO: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var name: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var expiresAt: Date
+
+    public init(id: UUID, name: String, createdAt: Date, lastUsedAt: Date?, expiresAt: Date) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `GET /auth/mfa/trusted-devices`.
+public struct TrustedDevicesResponse: Codable, Sendable {
+    public var devices: [TrustedDeviceDTO]
+    public init(devices: [TrustedDeviceDTO]) { self.devices = devices }
 }

@@ -42,7 +42,7 @@ import TwofoldAPI
     /// Seed 000's `TwoFAState` fields, with `null` where nothing is configured.
     @Test func twoFactorStatusHasSeed000sShape() throws {
         let status = TwoFactorStatus(
-            totpConfiguredAt: nil, backupCodesRemaining: 0, backupCodesGeneratedAt: nil,
+            totpConfiguredAt: nil, backupCodesRemaining: 0, backupCodesGeneratedAt: nil, trustedDeviceCount: 0,
             serverTime: Date(timeIntervalSince1970: 0))
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
@@ -50,7 +50,7 @@ import TwofoldAPI
         let json = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             json
-                == #"{"backupCodes":{"generatedAt":null,"remaining":0},"isEnabled":false,"primaryMethod":null,"serverTime":"1970-01-01T00:00:00Z","totp":{"configuredAt":null,"enabled":false},"webauthn":{"credentials":[],"enabled":false}}"#
+                == #"{"backupCodes":{"generatedAt":null,"remaining":0},"isEnabled":false,"primaryMethod":null,"serverTime":"1970-01-01T00:00:00Z","totp":{"configuredAt":null,"enabled":false},"trustedDevices":{"count":0},"webauthn":{"credentials":[],"enabled":false}}"#
         )
     }
 }

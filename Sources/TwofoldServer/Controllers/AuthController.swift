@@ -104,6 +104,14 @@ struct AuthController: RouteCollection {
             on: request.db)
 
         let methods = try await SecondFactors.available(for: user, on: request.db)
+        if !methods.isEmpty, try await TrustedDeviceService.recognises(userID: try user.requireID(), request: request) {
+            // A remembered device skips the second step; the session records only the password,
+            // so sensitive calls still ask for a step-up.
+            let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
+            try await AuditLog.record(
+                .loginTrustedDevice, user: user.id, detail: "second step skipped", request: request)
+            return try Self.json(tokens)
+        }
         if !methods.isEmpty {
             let (token, flow) = try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request)
             try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)

@@ -15,7 +15,9 @@ struct SecondStepController: RouteCollection {
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {
         let body = try request.content.decode(TOTPValidateRequest.self)
-        return try await Self.complete(flow: body.tempToken, method: "totp", code: body.code, request: request)
+        return try await Self.complete(
+            flow: body.tempToken, method: "totp", code: body.code, trustDevice: body.trustDevice ?? false,
+            request: request)
     }
 
     @Sendable func verifyBackupCode(request: Request) async throws -> Response {
@@ -23,7 +25,9 @@ struct SecondStepController: RouteCollection {
         guard let flow = body.otpFlowId ?? body.tempToken else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
         }
-        return try await Self.complete(flow: flow, method: "backup", code: body.backupCode, request: request)
+        return try await Self.complete(
+            flow: flow, method: "backup", code: body.backupCode, trustDevice: body.trustDevice ?? false,
+            request: request)
     }
 
     /// Seed 002's form: the flow in the body or as the bearer token; `method` defaults to `totp`.
@@ -36,11 +40,14 @@ struct SecondStepController: RouteCollection {
         guard ["totp", "backup"].contains(method) else {
             throw InputValidation.failure(["method": "must be totp or backup"])
         }
-        return try await Self.complete(flow: flow, method: method, code: body.code, request: request)
+        return try await Self.complete(
+            flow: flow, method: method, code: body.code, trustDevice: body.trustDevice ?? false, request: request)
     }
 
     /// Checks the code for the flow's user, consumes the flow once, and starts the session.
-    static func complete(flow token: String, method: String, code: String, request: Request) async throws -> Response {
+    static func complete(
+        flow token: String, method: String, code: String, trustDevice: Bool, request: Request
+    ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(token, request: request)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
@@ -60,11 +67,17 @@ struct SecondStepController: RouteCollection {
                 user: user, methods: [flow.firstFactor, amr, "mfa"], request: request)
             try await AuditLog.record(
                 .loginSucceeded, user: user.id, detail: "\(flow.firstFactor)+\(method)", request: request)
-            return try AuthController.json(
+            let deviceToken =
+                trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
+            let response = try AuthController.json(
                 SecondStepResponse(
                     tokens: tokens, backupCodesRemaining: remaining,
                     backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
-                    serverTime: request.twofold.clock.now()))
+                    trustedDeviceToken: deviceToken, serverTime: request.twofold.clock.now()))
+            if let deviceToken {
+                response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(deviceToken)
+            }
+            return response
         }
     }
 }

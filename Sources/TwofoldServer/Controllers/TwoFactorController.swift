@@ -17,6 +17,8 @@ struct TwoFactorController: RouteCollection {
         twoFactor.post("backup-codes", "regenerate", use: regenerateBackupCodes)
         twoFactor.get("status", use: status)
         signedIn.get("auth", "mfa", "status", use: flatStatus)
+        signedIn.get("auth", "mfa", "trusted-devices", use: trustedDevices)
+        signedIn.delete("auth", "mfa", "trusted-devices", ":deviceID", use: revokeTrustedDevice)
     }
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
@@ -66,6 +68,7 @@ struct TwoFactorController: RouteCollection {
         // Without any second factor, backup codes would be a password alone: purge them too.
         if try await SecondFactors.available(for: user, on: request.db).isEmpty {
             try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
+            try await TrustedDeviceService.revokeAll(userID: userID, request: request)
         }
         try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
         return try AuthController.json(SuccessResponse())
@@ -94,7 +97,9 @@ struct TwoFactorController: RouteCollection {
             TwoFactorStatus(
                 totpConfiguredAt: totp?.confirmedAt,
                 backupCodesRemaining: try await BackupCodeService.remaining(for: userID, on: request.db),
-                backupCodesGeneratedAt: generatedAt, serverTime: request.twofold.clock.now()))
+                backupCodesGeneratedAt: generatedAt,
+                trustedDeviceCount: try await Self.trustedDeviceCount(userID, request: request),
+                serverTime: request.twofold.clock.now()))
     }
 
     @Sendable func flatStatus(request: Request) async throws -> Response {
@@ -104,7 +109,33 @@ struct TwoFactorController: RouteCollection {
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
                 backupCodesRemaining: try await BackupCodeService.remaining(for: try user.requireID(), on: request.db),
+                trustedDeviceCount: try await Self.trustedDeviceCount(try user.requireID(), request: request),
                 serverTime: request.twofold.clock.now()))
+    }
+
+    @Sendable func trustedDevices(request: Request) async throws -> Response {
+        let userID = try request.caller.userID
+        let devices = try await TrustedDevice.query(on: request.db).filter(\.$userID == userID)
+            .filter(\.$revokedAt == nil).filter(\.$expiresAt > request.twofold.clock.now())
+            .sort(\.$createdAt, .descending).all()
+        return try AuthController.json(TrustedDevicesResponse(devices: devices.map(\.dto)))
+    }
+
+    @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
+        let userID = try request.caller.userID
+        guard let id = request.parameters.get("deviceID", as: UUID.self),
+            let device = try await TrustedDevice.find(id, on: request.db), device.userID == userID,
+            device.revokedAt == nil
+        else { throw Problem(status: 404, code: .notFound, title: "No such remembered device") }
+        device.revokedAt = request.twofold.clock.now()
+        try await device.update(on: request.db)
+        try await AuditLog.record(.trustedDeviceRevoked, user: userID, detail: device.name, request: request)
+        return try AuthController.json(SuccessResponse())
+    }
+
+    static func trustedDeviceCount(_ userID: UUID, request: Request) async throws -> Int {
+        try await TrustedDevice.query(on: request.db).filter(\.$userID == userID).filter(\.$revokedAt == nil)
+            .filter(\.$expiresAt > request.twofold.clock.now()).count()
     }
 
     static func user(_ request: Request) async throws -> User {

@@ -13,5 +13,6 @@ enum Migrations {
         CreateTOTPCredentials(),
         CreateBackupCodes(),
         CreateFactorGuards(),
+        CreateTrustedDevices(),
     ]
 }

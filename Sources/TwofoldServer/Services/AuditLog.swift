@@ -20,6 +20,9 @@ enum AuditLog {
         case factorRemoved = "factor.removed"
         case lockout = "lockout"
         case accountLocked = "account.locked"
+        case trustedDeviceAdded = "trusted_device.added"
+        case trustedDeviceRevoked = "trusted_device.revoked"
+        case loginTrustedDevice = "login.trusted_device"
     }
 
     /// Records `event`. `detail` is free text for people; never put a secret in it.

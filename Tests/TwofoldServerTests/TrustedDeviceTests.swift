@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@Suite struct TrustedDeviceTests {
+    /// Signs in with TOTP and `trustDevice`; returns the device token and the response's cookie.
+    static func trust(_ app: Application, secret: [UInt8], clock: TestClock) async throws -> (String, String?) {
+        let flow = try await TOTPSteps.startLogin(app)
+        var result: (String, String?) = ("", nil)
+        try await app.testing().test(
+            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+            body: ByteBuffer(
+                string: #"{"tempToken":"\#(flow)","code":"\#(try TOTPSteps.code(secret, clock))","trustDevice":true}"#)
+        ) { response in
+            #expect(response.status == .ok)
+            result.0 = try #require(try response.decode(SecondStepResponse.self).trustedDeviceToken)
+            result.1 = response.headers.first(name: .setCookie)
+        }
+        return result
+    }
+
+    static func login(_ app: Application, headers: HTTPHeaders) async throws -> (UInt, Bool) {
+        var result: (UInt, Bool) = (0, false)
+        try await app.testing().test(
+            .POST, "api/v1/auth/login", headers: headers,
+            body: json(["username": "alice", "password": AuthFlowTests.password])
+        ) { response in
+            result = (response.status.code, response.body.string.contains("requires2FA"))
+        }
+        return result
+    }
+
+    @Test func aRememberedDeviceSkipsTheSecondStepForThirtyDays() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, cookie) = try await Self.trust(app, secret: secret, clock: clock)
+            let setCookie = try #require(cookie)
+            #expect(setCookie.contains("twofold_trusted_device=\(device)"))
+            #expect(
+                setCookie.contains("HttpOnly") && setCookie.contains("Secure") && setCookie.contains("SameSite=Strict"))
+
+            var headers = HTTPHeaders.client("10.0.0.1")
+            headers.add(name: "X-Trusted-Device", value: device)
+            #expect(try await Self.login(app, headers: headers) == (200, false))
+            var withCookie = HTTPHeaders.client("10.0.0.1")
+            withCookie.add(name: .cookie, value: "twofold_trusted_device=\(device)")
+            #expect(try await Self.login(app, headers: withCookie) == (200, false))
+            // Without it, or for another user, the second step is still asked for.
+            #expect(try await Self.login(app, headers: .client("10.0.0.1")) == (200, true))
+
+            clock.advance(by: 30 * 24 * 3600)
+            #expect(try await Self.login(app, headers: headers) == (200, true), "30 days later it has expired")
+        }
+    }
+
+    @Test func rememberedDevicesAreListedAndRevoked() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
+            var listed: TrustedDevicesResponse?
+            try await app.testing().test(
+                .GET, "api/v1/auth/mfa/trusted-devices", headers: .bearer(tokens.accessToken.token)
+            ) { response in listed = try response.decode(TrustedDevicesResponse.self) }
+            let entry = try #require(listed?.devices.first)
+            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+                response in
+                let status = try response.decode(TwoFactorStatus.self)
+                #expect(status.trustedDevices.count == 1)
+            }
+            #expect(listed?.devices.count == 1)
+            #expect(!(String(data: try JSONEncoder().encode(listed), encoding: .utf8) ?? "").contains(device))
+
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            try await app.testing().test(
+                .DELETE, "api/v1/auth/mfa/trusted-devices/\(entry.id)", headers: .bearer(bob.accessToken.token)
+            ) { response in #expect(response.status == .notFound, "not bob's to revoke") }
+            try await app.testing().test(
+                .DELETE, "api/v1/auth/mfa/trusted-devices/\(entry.id)", headers: .bearer(tokens.accessToken.token)
+            ) { response in #expect(response.status == .ok) }
+            var headers = HTTPHeaders.client("10.0.0.1")
+            headers.add(name: "X-Trusted-Device", value: device)
+            #expect(try await Self.login(app, headers: headers) == (200, true))
+        }
+    }
+
+    @Test func resettingSecondFactorsRevokesRememberedDevices() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
+            clock.advance(by: 30)
+            var stepped: StepUpResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
+            ) { response in stepped = try response.decode(StepUpResponse.self) }
+            try await app.testing().test(
+                .DELETE, "api/v1/2fa/totp", headers: .bearer(try #require(stepped).accessToken.token)
+            ) { response in #expect(response.status == .ok) }
+            // Enable again: the old remembered device no longer counts.
+            clock.advance(by: 30)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var headers = HTTPHeaders.client("10.0.0.1")
+            headers.add(name: "X-Trusted-Device", value: device)
+            #expect(try await Self.login(app, headers: headers) == (200, true))
+        }
+    }
+}
