@@ -19,10 +19,21 @@ public func configure(
         since: now.addingTimeInterval(-TokenService.accessTokenLifetime - 60))
     let tokens = try await TokenService(current: try dataDirectory.signingKey(), retired: retired)
     let encryptionKey = try configuration.encryptionKey.map { SymmetricKey(data: $0) } ?? dataDirectory.encryptionKey()
+    let secrets = SecretBox(key: encryptionKey)
+    let sms: any MessageProvider =
+        switch configuration.smsProvider {
+        case .console: ConsoleProvider()
+        case .disabled: DisabledProvider()
+        case .webhook(let url, let secret):
+            WebhookSMSProvider(url: URI(string: url), secret: secret, client: app.client)
+        }
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
         passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool),
-        secrets: SecretBox(key: encryptionKey))
+        secrets: secrets,
+        delivery: DeliveryWorker(
+            sms: sms, email: configuration.emailProvider == .console ? ConsoleProvider() : DisabledProvider(),
+            secrets: secrets))
 
     switch configuration.database {
     case .sqlite(let path):
@@ -54,7 +65,14 @@ public func configure(
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())
 
-    app.lifecycle.use(Housekeeping.Schedule())
+    app.lifecycle.use(
+        RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app in
+            try await Housekeeping.sweep(on: app.db, now: app.twofold.clock.now())
+        })
+    app.lifecycle.use(
+        RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
+            try await app.twofold.delivery.runOnce(on: app.db, now: app.twofold.clock.now(), logger: app.logger)
+        })
     app.asyncCommands.use(AdminCommand(), as: "admin")
     app.asyncCommands.use(KeysCommand(), as: "keys")
 }

@@ -19,7 +19,8 @@ import TwofoldServer
             from: [
                 "TWOFOLD_HOST": "0.0.0.0", "TWOFOLD_PORT": "9090", "TWOFOLD_DATA_DIR": "/var/lib/twofold",
                 "DATABASE_URL": "postgres://twofold:pw@db:5432/twofold", "TWOFOLD_ENV": "production",
-                "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug",
+                "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug", "TWOFOLD_SMS_PROVIDER": "disabled",
+                "TWOFOLD_EMAIL_PROVIDER": "disabled",
             ], workingDirectory: cwd)
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -36,6 +37,7 @@ import TwofoldServer
         ("TWOFOLD_LOG_FORMAT", "xml"), ("TWOFOLD_HOST", "a b"), ("TWOFOLD_MAX_BODY_BYTES", "12"),
         ("TWOFOLD_BCRYPT_COST", "3"), ("TWOFOLD_REGISTRATION_ENABLED", "maybe"), ("TWOFOLD_REFRESH_TOKEN_DAYS", "0"),
         ("TWOFOLD_TRUST_PROXY", "sometimes"), ("TWOFOLD_TOTP_ISSUER", "a:b"), ("TWOFOLD_ENCRYPTION_KEY", "c2hvcnQ="),
+        ("TWOFOLD_SMS_PROVIDER", "pigeon"), ("TWOFOLD_EMAIL_PROVIDER", "fax"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -49,6 +51,40 @@ import TwofoldServer
         }
     }
 
+    @Test func productionRefusesConsoleDelivery() throws {
+        do {
+            _ = try Configuration.load(from: ["TWOFOLD_ENV": "production"], workingDirectory: cwd)
+            Issue.record("production started with console delivery")
+        } catch {
+            #expect(error.variable == "TWOFOLD_SMS_PROVIDER")
+        }
+        do {
+            _ = try Configuration.load(
+                from: [
+                    "TWOFOLD_ENV": "production", "TWOFOLD_SMS_PROVIDER": "webhook",
+                    "TWOFOLD_SMS_WEBHOOK_URL": "https://sms.example.com/send",
+                ], workingDirectory: cwd)
+            Issue.record("production started with console email")
+        } catch {
+            #expect(error.variable == "TWOFOLD_EMAIL_PROVIDER")
+        }
+    }
+
+    @Test func theWebhookProviderTakesItsURLAndSecret() throws {
+        let configuration = try Configuration.load(
+            from: [
+                "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "https://sms.example.com/send",
+                "TWOFOLD_SMS_WEBHOOK_SECRET": "s3cret",
+            ], workingDirectory: cwd)
+        #expect(configuration.smsProvider == .webhook(url: "https://sms.example.com/send", secret: "s3cret"))
+        do {
+            _ = try Configuration.load(from: ["TWOFOLD_SMS_PROVIDER": "webhook"], workingDirectory: cwd)
+            Issue.record("webhook without a URL")
+        } catch {
+            #expect(error.variable == "TWOFOLD_SMS_WEBHOOK_URL")
+        }
+    }
+
     @Test func everyVariableIsListedInEnvExample() throws {
         let example = try String(
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -57,6 +93,7 @@ import TwofoldServer
             "TWOFOLD_ENV", "TWOFOLD_HOST", "TWOFOLD_PORT", "TWOFOLD_DATA_DIR", "DATABASE_URL", "TWOFOLD_LOG_LEVEL",
             "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",
             "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY", "TWOFOLD_TOTP_ISSUER", "TWOFOLD_ENCRYPTION_KEY",
+            "TWOFOLD_SMS_PROVIDER", "TWOFOLD_SMS_WEBHOOK_URL", "TWOFOLD_SMS_WEBHOOK_SECRET", "TWOFOLD_EMAIL_PROVIDER",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

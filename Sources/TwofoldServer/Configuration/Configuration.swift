@@ -38,6 +38,26 @@ public struct Configuration: Sendable {
     public var totpIssuer: String
     /// base64 of a 256-bit key for secrets at rest; `nil`: the data folder's `encryption.key`.
     public var encryptionKey: Data?
+    /// Who delivers SMS: the console (development) or an HTTP webhook.
+    public var smsProvider: SMSProvider
+    /// Who delivers email: the console (development).
+    public var emailProvider: EmailProvider
+
+    /// `TWOFOLD_SMS_PROVIDER`.
+    public enum SMSProvider: Sendable, Equatable {
+        /// No SMS: the SMS factor is not offered.
+        case disabled
+        case console
+        /// `TWOFOLD_SMS_WEBHOOK_URL`, optional `TWOFOLD_SMS_WEBHOOK_SECRET`.
+        case webhook(url: String, secret: String?)
+    }
+
+    /// `TWOFOLD_EMAIL_PROVIDER`.
+    public enum EmailProvider: String, Sendable, Equatable, CaseIterable {
+        /// No email: the email factor is not offered.
+        case disabled
+        case console
+    }
 
     public init(
         mode: Mode = .development,
@@ -53,7 +73,9 @@ public struct Configuration: Sendable {
         refreshTokenLifetime: TimeInterval = 30 * 24 * 3600,
         trustProxy: Bool = false,
         totpIssuer: String = "Twofold",
-        encryptionKey: Data? = nil
+        encryptionKey: Data? = nil,
+        smsProvider: SMSProvider = .console,
+        emailProvider: EmailProvider = .console
     ) {
         self.mode = mode
         self.host = host
@@ -69,6 +91,8 @@ public struct Configuration: Sendable {
         self.trustProxy = trustProxy
         self.totpIssuer = totpIssuer
         self.encryptionKey = encryptionKey
+        self.smsProvider = smsProvider
+        self.emailProvider = emailProvider
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -124,11 +148,44 @@ public struct Configuration: Sendable {
             encryptionKey = key
         }
 
+        let smsProvider: SMSProvider
+        switch reader.optional("TWOFOLD_SMS_PROVIDER")?.lowercased() ?? "console" {
+        case "disabled":
+            smsProvider = .disabled
+        case "console":
+            smsProvider = .console
+        case "webhook":
+            guard let url = reader.optional("TWOFOLD_SMS_WEBHOOK_URL"),
+                url.hasPrefix("https://") || url.hasPrefix("http://")
+            else {
+                throw ConfigurationError(
+                    variable: "TWOFOLD_SMS_WEBHOOK_URL",
+                    message: "must be an http(s) URL when TWOFOLD_SMS_PROVIDER=webhook")
+            }
+            smsProvider = .webhook(url: url, secret: reader.optional("TWOFOLD_SMS_WEBHOOK_SECRET"))
+        case let other:
+            throw ConfigurationError(
+                variable: "TWOFOLD_SMS_PROVIDER",
+                message: "must be disabled, console or webhook, not \(other.debugDescription)")
+        }
+        let emailProvider = try reader.choice("TWOFOLD_EMAIL_PROVIDER", default: EmailProvider.console)
+        if mode == .production, smsProvider == .console {
+            throw ConfigurationError(
+                variable: "TWOFOLD_SMS_PROVIDER",
+                message: "is console, which prints codes to standard output; production needs a real provider")
+        }
+        if mode == .production, emailProvider == .console {
+            throw ConfigurationError(
+                variable: "TWOFOLD_EMAIL_PROVIDER",
+                message: "is console, which prints codes to standard output; production needs a real provider")
+        }
+
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
-            trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey)
+            trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
+            emailProvider: emailProvider)
     }
 }
 

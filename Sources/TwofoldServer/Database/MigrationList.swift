@@ -14,5 +14,6 @@ enum Migrations {
         CreateBackupCodes(),
         CreateFactorGuards(),
         CreateTrustedDevices(),
+        CreateOutboxMessages(),
     ]
 }

@@ -19,31 +19,4 @@ enum Housekeeping {
         try await sql.raw("DELETE FROM rate_limit_buckets WHERE updated_at <= \(bind: day.timeIntervalSince1970)").run()
         try await sql.raw("DELETE FROM factor_failures WHERE occurred_at <= \(bind: day)").run()
     }
-
-    /// Runs `sweep` every minute while the application is up.
-    struct Schedule: LifecycleHandler {
-        func didBoot(_ application: Application) throws {
-            let clock = application.twofold.clock
-            let task = application.eventLoopGroup.next().scheduleRepeatedAsyncTask(
-                initialDelay: .seconds(5), delay: .seconds(60)
-            ) { _ in
-                application.eventLoopGroup.next().makeFutureWithTask {
-                    do {
-                        try await Housekeeping.sweep(on: application.db, now: clock.now())
-                    } catch {
-                        application.logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
-            application.storage[TaskKey.self] = task
-        }
-
-        func shutdown(_ application: Application) {
-            application.storage[TaskKey.self]?.cancel()
-        }
-
-        struct TaskKey: StorageKey {
-            typealias Value = RepeatedTask
-        }
-    }
 }

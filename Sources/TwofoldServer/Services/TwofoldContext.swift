@@ -9,6 +9,7 @@ struct TwofoldContext: Sendable {
     let tokens: TokenService
     let passwords: PasswordHasher
     let secrets: SecretBox
+    let delivery: DeliveryWorker
 
     /// Sign-in throttling (API.md, issue B): per client address, per account and address, and a
     /// generous per-account bucket that slows distributed guessing without letting anyone lock a

@@ -1,0 +1,23 @@
+import Foundation
+
+/// One message to hand to a provider.
+struct OutgoingMessage: Sendable {
+    let channel: OutboxMessage.Channel
+    /// E.164 number or email address.
+    let destination: String
+    let subject: String
+    let body: String
+}
+
+/// Something that delivers a message or throws; `DeliveryWorker` retries on failure.
+protocol MessageProvider: Sendable {
+    /// A short name for logs (`console`, `webhook`, `smtp`).
+    var name: String { get }
+    func deliver(_ message: OutgoingMessage) async throws
+}
+
+/// Why a provider could not deliver; the text goes to `last_error` and the log, never the code.
+struct DeliveryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
