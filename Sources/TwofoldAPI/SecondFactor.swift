@@ -166,18 +166,33 @@ public struct TwoFactorStatus: Codable, Sendable {
         public var count: Int
     }
 
+    /// SMS or email codes: enabled, and where they go (masked).
+    public struct CodeChannel: Codable, Sendable {
+        public var enabled: Bool
+        public var maskedDestination: String?
+
+        public init(enabled: Bool, maskedDestination: String?) {
+            self.enabled = enabled
+            self.maskedDestination = maskedDestination
+        }
+    }
+
     public var webauthn: WebAuthn
     public var backupCodes: BackupCodeStatus
     public var trustedDevices: TrustedDevices
+    public var sms: CodeChannel
+    public var email: CodeChannel
     public var serverTime: Date
 
     public init(
-        totpConfiguredAt: Date?, backupCodesRemaining: Int, backupCodesGeneratedAt: Date?, trustedDeviceCount: Int,
-        serverTime: Date
+        methods: [String], totpConfiguredAt: Date?, sms: CodeChannel, email: CodeChannel, backupCodesRemaining: Int,
+        backupCodesGeneratedAt: Date?, trustedDeviceCount: Int, serverTime: Date
     ) {
         let totpEnabled = totpConfiguredAt != nil
-        self.isEnabled = totpEnabled
-        self.primaryMethod = totpEnabled ? "totp" : nil
+        self.isEnabled = !methods.filter { $0 != "backup" }.isEmpty
+        self.primaryMethod = methods.first { $0 != "backup" }
+        self.sms = sms
+        self.email = email
         self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
         self.webauthn = WebAuthn(enabled: false, credentials: [])
         self.backupCodes = BackupCodeStatus(remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt)
@@ -186,7 +201,7 @@ public struct TwoFactorStatus: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case isEnabled, primaryMethod, totp, webauthn, backupCodes, trustedDevices, serverTime
+        case isEnabled, primaryMethod, totp, webauthn, backupCodes, trustedDevices, sms, email, serverTime
     }
 
     /// `primaryMethod` is written as `null` when there is none (seed 000).
@@ -198,6 +213,8 @@ public struct TwoFactorStatus: Codable, Sendable {
         try container.encode(webauthn, forKey: .webauthn)
         try container.encode(backupCodes, forKey: .backupCodes)
         try container.encode(trustedDevices, forKey: .trustedDevices)
+        try container.encode(sms, forKey: .sms)
+        try container.encode(email, forKey: .email)
         try container.encode(serverTime, forKey: .serverTime)
     }
 }
@@ -241,4 +258,55 @@ public struct TrustedDeviceDTO: Codable, Sendable, Equatable {
 public struct TrustedDevicesResponse: Codable, Sendable {
     public var devices: [TrustedDeviceDTO]
     public init(devices: [TrustedDeviceDTO]) { self.devices = devices }
+}
+
+/// `POST /auth/otp/verify` (seed 003).
+public struct OTPVerifyRequest: Codable, Sendable {
+    public var otpFlowId: String
+    public var code: String
+    public var trustDevice: Bool?
+
+    public init(otpFlowId: String, code: String, trustDevice: Bool? = nil) {
+        self.otpFlowId = otpFlowId
+        self.code = code
+        self.trustDevice = trustDevice
+    }
+}
+
+/// `POST /auth/otp/resend` (seed 003): `method` is `sms` or `email`.
+public struct OTPResendRequest: Codable, Sendable {
+    public var otpFlowId: String
+    public var method: String?
+
+    public init(otpFlowId: String, method: String? = nil) {
+        self.otpFlowId = otpFlowId
+        self.method = method
+    }
+}
+
+/// A code was sent: when the next may be asked for, and where it went (masked).
+public struct CodeSentResponse: Codable, Sendable {
+    public var success: Bool
+    public var nextAllowedAt: Date
+    public var maskedDestination: String
+    public var expiresAt: Date
+
+    public init(nextAllowedAt: Date, maskedDestination: String, expiresAt: Date) {
+        self.success = true
+        self.nextAllowedAt = nextAllowedAt
+        self.maskedDestination = maskedDestination
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /2fa/sms/setup`: optionally a new number, which becomes the one on file once verified.
+public struct SMSSetupRequest: Codable, Sendable {
+    public var phoneNumber: String?
+    public init(phoneNumber: String? = nil) { self.phoneNumber = phoneNumber }
+}
+
+/// `PUT /2fa/primary-method`.
+public struct PrimaryMethodRequest: Codable, Sendable {
+    public var method: String
+    public init(method: String) { self.method = method }
 }

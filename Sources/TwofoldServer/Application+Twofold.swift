@@ -65,14 +65,16 @@ public func configure(
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())
 
-    app.lifecycle.use(
-        RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app in
-            try await Housekeeping.sweep(on: app.db, now: app.twofold.clock.now())
-        })
-    app.lifecycle.use(
-        RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
-            try await app.twofold.delivery.runOnce(on: app.db, now: app.twofold.clock.now(), logger: app.logger)
-        })
+    if configuration.runsBackgroundJobs {
+        app.lifecycle.use(
+            RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, database in
+                try await Housekeeping.sweep(on: database, now: app.twofold.clock.now())
+            })
+        app.lifecycle.use(
+            RepeatingJob(name: "delivery", interval: .seconds(1)) { app, database in
+                try await app.twofold.delivery.runOnce(on: database, now: app.twofold.clock.now(), logger: app.logger)
+            })
+    }
     app.asyncCommands.use(AdminCommand(), as: "admin")
     app.asyncCommands.use(KeysCommand(), as: "keys")
 }

@@ -42,15 +42,16 @@ import TwofoldAPI
     /// Seed 000's `TwoFAState` fields, with `null` where nothing is configured.
     @Test func twoFactorStatusHasSeed000sShape() throws {
         let status = TwoFactorStatus(
-            totpConfiguredAt: nil, backupCodesRemaining: 0, backupCodesGeneratedAt: nil, trustedDeviceCount: 0,
-            serverTime: Date(timeIntervalSince1970: 0))
+            methods: [], totpConfiguredAt: nil, sms: .init(enabled: false, maskedDestination: nil),
+            email: .init(enabled: false, maskedDestination: "a•••@example.com"), backupCodesRemaining: 0,
+            backupCodesGeneratedAt: nil, trustedDeviceCount: 0, serverTime: Date(timeIntervalSince1970: 0))
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             json
-                == #"{"backupCodes":{"generatedAt":null,"remaining":0},"isEnabled":false,"primaryMethod":null,"serverTime":"1970-01-01T00:00:00Z","totp":{"configuredAt":null,"enabled":false},"trustedDevices":{"count":0},"webauthn":{"credentials":[],"enabled":false}}"#
+                == #"{"backupCodes":{"generatedAt":null,"remaining":0},"email":{"enabled":false,"maskedDestination":"a•••@example.com"},"isEnabled":false,"primaryMethod":null,"serverTime":"1970-01-01T00:00:00Z","sms":{"enabled":false},"totp":{"configuredAt":null,"enabled":false},"trustedDevices":{"count":0},"webauthn":{"credentials":[],"enabled":false}}"#
         )
     }
 }

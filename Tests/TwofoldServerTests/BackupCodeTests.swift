@@ -158,7 +158,7 @@ import VaporTesting
             }
             try await app.testing().test(
                 .POST, "api/v1/auth/mfa/verify-login", headers: jsonHeaders,
-                body: json(["code": "123456", "method": "sms", "tempToken": second])
+                body: json(["code": "123456", "method": "sms", "tempToken": try await TOTPSteps.startLogin(app)])
             ) { response in #expect(response.status == .unprocessableEntity) }
         }
     }

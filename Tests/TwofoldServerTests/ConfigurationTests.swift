@@ -94,6 +94,7 @@ import TwofoldServer
             "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",
             "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY", "TWOFOLD_TOTP_ISSUER", "TWOFOLD_ENCRYPTION_KEY",
             "TWOFOLD_SMS_PROVIDER", "TWOFOLD_SMS_WEBHOOK_URL", "TWOFOLD_SMS_WEBHOOK_SECRET", "TWOFOLD_EMAIL_PROVIDER",
+            "TWOFOLD_BACKGROUND_JOBS",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

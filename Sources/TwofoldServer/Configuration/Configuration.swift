@@ -42,6 +42,9 @@ public struct Configuration: Sendable {
     public var smsProvider: SMSProvider
     /// Who delivers email: the console (development).
     public var emailProvider: EmailProvider
+    /// Whether this instance runs the delivery worker and housekeeping (`TWOFOLD_BACKGROUND_JOBS`);
+    /// switch off on instances that should only answer requests.
+    public var runsBackgroundJobs: Bool
 
     /// `TWOFOLD_SMS_PROVIDER`.
     public enum SMSProvider: Sendable, Equatable {
@@ -75,7 +78,8 @@ public struct Configuration: Sendable {
         totpIssuer: String = "Twofold",
         encryptionKey: Data? = nil,
         smsProvider: SMSProvider = .console,
-        emailProvider: EmailProvider = .console
+        emailProvider: EmailProvider = .console,
+        runsBackgroundJobs: Bool = true
     ) {
         self.mode = mode
         self.host = host
@@ -93,6 +97,7 @@ public struct Configuration: Sendable {
         self.encryptionKey = encryptionKey
         self.smsProvider = smsProvider
         self.emailProvider = emailProvider
+        self.runsBackgroundJobs = runsBackgroundJobs
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -169,6 +174,7 @@ public struct Configuration: Sendable {
                 message: "must be disabled, console or webhook, not \(other.debugDescription)")
         }
         let emailProvider = try reader.choice("TWOFOLD_EMAIL_PROVIDER", default: EmailProvider.console)
+        let runsBackgroundJobs = try reader.boolean("TWOFOLD_BACKGROUND_JOBS", default: true)
         if mode == .production, smsProvider == .console {
             throw ConfigurationError(
                 variable: "TWOFOLD_SMS_PROVIDER",
@@ -185,7 +191,7 @@ public struct Configuration: Sendable {
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
             trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
-            emailProvider: emailProvider)
+            emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs)
     }
 }
 

@@ -115,9 +115,24 @@ struct AuthController: RouteCollection {
         if !methods.isEmpty {
             let (token, flow) = try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request)
             try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)
+            // An SMS or email primary sends its code as soon as the password is accepted.
+            // Over the hourly send limit the flow still starts; another method or a later resend
+            // completes it.
+            if let primary = methods.first, primary == "sms" || primary == "email" {
+                do {
+                    _ = try await OneTimeCodeService.send(
+                        primary == "sms" ? .sms : .email, purpose: .login,
+                        to: primary == "sms" ? user.phone ?? "" : user.email, userID: try user.requireID(),
+                        flowID: try flow.requireID(), request: request)
+                } catch let problem as Problem where problem.code == .rateLimited {
+                    request.logger.notice("login code not sent: send limit reached")
+                }
+            }
             return try Self.json(
                 LoginChallengeResponse(
-                    otpFlowId: token, availableMethods: methods, maskedPhone: nil, maskedEmail: nil,
+                    otpFlowId: token, availableMethods: methods,
+                    maskedPhone: methods.contains("sms") ? user.phone.map(Masking.phone) : nil,
+                    maskedEmail: methods.contains("email") ? Masking.email(user.email) : nil,
                     expiresAt: flow.expiresAt, serverTime: now))
         }
         let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)

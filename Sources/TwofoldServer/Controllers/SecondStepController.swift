@@ -11,6 +11,50 @@ struct SecondStepController: RouteCollection {
         routes.post("auth", "backup-codes", "verify", use: verifyBackupCode)
         routes.post("2fa", "backup-codes", "verify", use: verifyBackupCode)
         routes.post("auth", "mfa", "verify-login", use: verifyLogin)
+        routes.post("auth", "otp", "verify", use: verifyOTP)
+        routes.post("auth", "otp", "resend", use: resendOTP)
+    }
+
+    /// Seed 003: the SMS or email code sent for this flow.
+    @Sendable func verifyOTP(request: Request) async throws -> Response {
+        let body = try request.content.decode(OTPVerifyRequest.self)
+        guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
+        let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
+        guard
+            let sent = try await OneTimeCode.query(on: request.db).filter(\.$flowID == flow.requireID())
+                .sort(\.$createdAt, .descending).first()
+        else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No code was sent",
+                detail: "Ask for one with POST /api/v1/auth/otp/resend.")
+        }
+        return try await Self.complete(
+            flow: body.otpFlowId, method: sent.channel.rawValue, code: body.code,
+            trustDevice: body.trustDevice ?? false, request: request)
+    }
+
+    /// Seed 003: another code for the flow, after the 60-second cooldown, at most 5 an hour.
+    @Sendable func resendOTP(request: Request) async throws -> Response {
+        let body = try request.content.decode(OTPResendRequest.self)
+        guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
+        let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
+        guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
+        let available = try await SecondFactors.available(for: user, on: request.db).filter {
+            ["sms", "email"].contains($0)
+        }
+        let method = body.method ?? available.first ?? ""
+        guard available.contains(method) else {
+            throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
+        }
+        let destination = method == "sms" ? user.phone ?? "" : user.email
+        let next = try await OneTimeCodeService.send(
+            method == "sms" ? .sms : .email, purpose: .login, to: destination, userID: flow.userID,
+            flowID: try flow.requireID(), request: request)
+        return try AuthController.json(
+            CodeSentResponse(
+                nextAllowedAt: next,
+                maskedDestination: method == "sms" ? Masking.phone(destination) : Masking.email(destination),
+                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
     }
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {
@@ -37,8 +81,8 @@ struct SecondStepController: RouteCollection {
             throw InputValidation.failure(["otpFlowId": "otpFlowId, tempToken or a bearer flow token is required"])
         }
         let method = body.method ?? "totp"
-        guard ["totp", "backup"].contains(method) else {
-            throw InputValidation.failure(["method": "must be totp or backup"])
+        guard ["totp", "backup", "sms", "email"].contains(method) else {
+            throw InputValidation.failure(["method": "must be totp, sms, email or backup"])
         }
         return try await Self.complete(
             flow: flow, method: method, code: body.code, trustDevice: body.trustDevice ?? false, request: request)
@@ -56,7 +100,9 @@ struct SecondStepController: RouteCollection {
                 status: 403, code: .accountLocked, title: "Account locked",
                 detail: "This account is locked; an administrator can unlock it.")
         }
-        switch try await SecondFactors.verify(method: method, code: code, for: user, request: request) {
+        switch try await SecondFactors.verify(
+            method: method, code: code, for: user, flowID: try flow.requireID(), request: request)
+        {
         case .notEnabled:
             throw Problem(
                 status: 422, code: .validationFailed, title: "Method not available",

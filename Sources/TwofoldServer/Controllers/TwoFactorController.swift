@@ -16,6 +16,13 @@ struct TwoFactorController: RouteCollection {
         twoFactor.delete("totp", use: deleteTOTP)
         twoFactor.post("backup-codes", "regenerate", use: regenerateBackupCodes)
         twoFactor.get("status", use: status)
+        twoFactor.post("sms", "setup", use: setupSMS)
+        twoFactor.post("sms", "verify", use: verifySMS)
+        twoFactor.delete("sms", use: deleteSMS)
+        twoFactor.post("email", "setup", use: setupEmail)
+        twoFactor.post("email", "verify", use: verifyEmail)
+        twoFactor.delete("email", use: deleteEmail)
+        twoFactor.put("primary-method", use: setPrimaryMethod)
         signedIn.get("auth", "mfa", "status", use: flatStatus)
         signedIn.get("auth", "mfa", "trusted-devices", use: trustedDevices)
         signedIn.delete("auth", "mfa", "trusted-devices", ":deviceID", use: revokeTrustedDevice)
@@ -89,13 +96,17 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func status(request: Request) async throws -> Response {
-        let userID = try request.caller.userID
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
         let totp = try await TOTPService.active(for: userID, on: request.db)
         let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$createdAt, .descending).first()?.createdAt
         return try AuthController.json(
             TwoFactorStatus(
+                methods: try await SecondFactors.available(for: user, on: request.db),
                 totpConfiguredAt: totp?.confirmedAt,
+                sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
+                email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
                 backupCodesRemaining: try await BackupCodeService.remaining(for: userID, on: request.db),
                 backupCodesGeneratedAt: generatedAt,
                 trustedDeviceCount: try await Self.trustedDeviceCount(userID, request: request),
@@ -111,6 +122,120 @@ struct TwoFactorController: RouteCollection {
                 backupCodesRemaining: try await BackupCodeService.remaining(for: try user.requireID(), on: request.db),
                 trustedDeviceCount: try await Self.trustedDeviceCount(try user.requireID(), request: request),
                 serverTime: request.twofold.clock.now()))
+    }
+
+    // MARK: SMS and email codes
+
+    @Sendable func setupSMS(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        let body = try request.content.decode(SMSSetupRequest.self)
+        var destination = user.phone
+        if let number = body.phoneNumber {
+            guard let valid = InputValidation.phone(number) else {
+                throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
+            }
+            destination = valid
+        }
+        guard let destination else {
+            throw InputValidation.failure(["phoneNumber": "is required: this account has no phone number on file"])
+        }
+        return try await Self.sendEnableCode(.sms, to: destination, user: user, request: request)
+    }
+
+    @Sendable func setupEmail(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        return try await Self.sendEnableCode(.email, to: user.email, user: user, request: request)
+    }
+
+    @Sendable func verifySMS(request: Request) async throws -> Response {
+        try await Self.confirmEnableCode(.sms, request: request)
+    }
+
+    @Sendable func verifyEmail(request: Request) async throws -> Response {
+        try await Self.confirmEnableCode(.email, request: request)
+    }
+
+    @Sendable func deleteSMS(request: Request) async throws -> Response {
+        try await Self.disableCodeFactor(.sms, request: request)
+    }
+
+    @Sendable func deleteEmail(request: Request) async throws -> Response {
+        try await Self.disableCodeFactor(.email, request: request)
+    }
+
+    @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        let body = try request.content.decode(PrimaryMethodRequest.self)
+        let enabled = try await SecondFactors.available(for: user, on: request.db).filter { $0 != "backup" }
+        guard enabled.contains(body.method) else {
+            throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
+        }
+        user.primaryMethod = body.method
+        user.updatedAt = request.twofold.clock.now()
+        try await user.update(on: request.db)
+        return try AuthController.json(SuccessResponse())
+    }
+
+    static func sendEnableCode(
+        _ channel: OutboxMessage.Channel, to destination: String, user: User, request: Request
+    ) async throws -> Response {
+        guard Self.channelIsOn(channel, request: request) else {
+            throw Problem(
+                status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server")
+        }
+        let next = try await OneTimeCodeService.send(
+            channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+        return try AuthController.json(
+            CodeSentResponse(
+                nextAllowedAt: next,
+                maskedDestination: channel == .sms ? Masking.phone(destination) : Masking.email(destination),
+                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
+    }
+
+    static func confirmEnableCode(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
+        let body = try request.content.decode(CodeRequest.self)
+        let destination = try await OneTimeCodeService.verify(
+            body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, request: request)
+        let now = request.twofold.clock.now()
+        if channel == .sms {
+            user.phone = destination
+            user.smsEnabled = true
+        } else {
+            user.emailEnabled = true
+        }
+        user.updatedAt = now
+        try await user.update(on: request.db)
+        try await AuditLog.record(.factorAdded, user: userID, detail: channel.rawValue, request: request)
+        let codes: [String]? =
+            try await BackupCodeService.exist(for: userID, on: request.db)
+            ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+        return try AuthController.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
+    }
+
+    static func disableCodeFactor(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
+        try request.requireRecentSecondFactor()
+        let user = try await Self.user(request)
+        let userID = try user.requireID()
+        guard channel == .sms ? user.smsEnabled : user.emailEnabled else {
+            throw Problem(status: 404, code: .notFound, title: "\(channel.rawValue) codes are not enabled")
+        }
+        if channel == .sms { user.smsEnabled = false } else { user.emailEnabled = false }
+        if user.primaryMethod == channel.rawValue { user.primaryMethod = nil }
+        user.updatedAt = request.twofold.clock.now()
+        try await user.update(on: request.db)
+        if try await SecondFactors.available(for: user, on: request.db).isEmpty {
+            try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
+            try await TrustedDeviceService.revokeAll(userID: userID, request: request)
+        }
+        try await AuditLog.record(.factorRemoved, user: userID, detail: channel.rawValue, request: request)
+        return try AuthController.json(SuccessResponse())
+    }
+
+    static func channelIsOn(_ channel: OutboxMessage.Channel, request: Request) -> Bool {
+        let configuration = request.twofold.configuration
+        return channel == .sms ? configuration.smsProvider != .disabled : configuration.emailProvider != .disabled
     }
 
     @Sendable func trustedDevices(request: Request) async throws -> Response {

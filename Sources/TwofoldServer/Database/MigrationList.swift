@@ -15,5 +15,7 @@ enum Migrations {
         CreateFactorGuards(),
         CreateTrustedDevices(),
         CreateOutboxMessages(),
+        CreateOneTimeCodes(),
+        UpdateUsersAddCodeFactors(),
     ]
 }

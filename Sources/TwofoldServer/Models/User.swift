@@ -21,6 +21,13 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "password_hash") var passwordHash: String
     @Field(key: "created_at") var createdAt: Date
     @Field(key: "updated_at") var updatedAt: Date
+    /// SMS codes to the phone on file are enabled as a second factor.
+    @Field(key: "sms_enabled") var smsEnabled: Bool
+    /// Email codes to the address on file are enabled as a second factor.
+    @Field(key: "email_enabled") var emailEnabled: Bool
+    /// Which factor login offers first (`totp`, `sms`, `email`); an SMS or email primary sends
+    /// its code as soon as the password is accepted.
+    @OptionalField(key: "primary_method") var primaryMethod: String?
 
     init() {}
 
@@ -37,6 +44,8 @@ final class User: Model, @unchecked Sendable {
         self.passwordHash = passwordHash
         self.createdAt = now
         self.updatedAt = now
+        self.smsEnabled = false
+        self.emailEnabled = false
     }
 
     var dto: UserDTO {

@@ -1,21 +1,25 @@
+import Fluent
 import Foundation
 import NIOCore
 import Vapor
 
 /// Background work run every `interval` while the application is up (housekeeping, delivery).
-/// Failures are logged and the next run tries again.
+/// Failures are logged and the next run tries again. Shutting down waits for a run in progress,
+/// and a run never starts once the databases are gone.
 struct RepeatingJob: LifecycleHandler {
     let name: String
     let interval: TimeAmount
-    let work: @Sendable (Application) async throws -> Void
+    let work: @Sendable (Application, any Database) async throws -> Void
 
     func didBoot(_ application: Application) throws {
-        let task = application.eventLoopGroup.next().scheduleRepeatedAsyncTask(
-            initialDelay: interval, delay: interval
-        ) { [name, work] _ in
-            application.eventLoopGroup.next().makeFutureWithTask {
+        let eventLoop = application.eventLoopGroup.next()
+        let task = eventLoop.scheduleRepeatedAsyncTask(initialDelay: interval, delay: interval) { [name, work] _ in
+            eventLoop.makeFutureWithTask {
+                guard let database = application.databases.database(logger: application.logger, on: eventLoop) else {
+                    return
+                }
                 do {
-                    try await work(application)
+                    try await work(application, database)
                 } catch {
                     application.logger.warning("\(name) failed", metadata: ["error": "\(error)"])
                 }
@@ -26,8 +30,11 @@ struct RepeatingJob: LifecycleHandler {
         application.storage[Tasks.self] = tasks
     }
 
-    func shutdown(_ application: Application) {
-        application.storage[Tasks.self]?[name]?.cancel()
+    func shutdownAsync(_ application: Application) async {
+        guard let task = application.storage[Tasks.self]?[name] else { return }
+        let stopped = application.eventLoopGroup.next().makePromise(of: Void.self)
+        task.cancel(promise: stopped)
+        try? await stopped.futureResult.get()
     }
 
     struct Tasks: StorageKey {

@@ -13,6 +13,11 @@ enum SecondFactors {
         let userID = try user.requireID()
         var methods: [String] = []
         if try await TOTPService.active(for: userID, on: database) != nil { methods.append("totp") }
+        if user.smsEnabled, user.phone != nil { methods.append("sms") }
+        if user.emailEnabled { methods.append("email") }
+        if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
+            methods.insert(methods.remove(at: index), at: 0)
+        }
         if !methods.isEmpty, try await BackupCodeService.remaining(for: userID, on: database) > 0 {
             methods.append("backup")
         }
@@ -30,7 +35,9 @@ enum SecondFactors {
     /// Checks one second factor of `user` (step-up, and the second step of a login flow). A
     /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
     /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
-    static func verify(method: String, code: String?, for user: User, request: Request) async throws -> Verification {
+    static func verify(
+        method: String, code: String?, for user: User, flowID: UUID? = nil, request: Request
+    ) async throws -> Verification {
         let userID = try user.requireID()
         guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
         guard let code, !code.isEmpty, code.count <= 64 else {
@@ -41,6 +48,13 @@ enum SecondFactors {
             guard let credential = try await TOTPService.active(for: userID, on: request.db) else { return .notEnabled }
             try await TOTPService.check(code, credential: credential, request: request)
             return .verified(amr: "otp", backupCodesRemaining: nil)
+        case "sms", "email":
+            // Codes are sent for a login flow; step-up by SMS or email needs a send endpoint first.
+            guard let flowID else { return .notEnabled }
+            _ = try await OneTimeCodeService.verify(
+                code, channel: method == "sms" ? .sms : .email, purpose: .login, userID: userID, flowID: flowID,
+                request: request)
+            return .verified(amr: method == "sms" ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
             let remaining = try await BackupCodeService.use(code, userID: userID, request: request)
             return .verified(amr: "otp", backupCodesRemaining: remaining)

@@ -1,0 +1,97 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import TwofoldCore
+import Vapor
+
+/// SMS and email codes (seeds 002, 003): 6 digits, 5 minutes, single use, stored as a keyed hash,
+/// at most 5 wrong tries per code, a new send at most every 60 seconds and 5 an hour per user.
+/// The code and its message are written in one transaction; the delivery worker sends it.
+enum OneTimeCodeService {
+    static let lifetime: TimeInterval = 5 * 60
+    static let maximumFailures = 5
+    static let cooldown = RateLimiter.Rule(capacity: 1, perSecond: 1.0 / 60)
+    static let hourly = RateLimiter.Rule(capacity: 5, perSecond: 5.0 / 3600)
+
+    /// Sends a fresh code to `destination`; earlier unused codes of the same kind stop working.
+    /// Returns when the next send is allowed. Throws `429 rate_limited` inside the cooldown or
+    /// over the hourly limit.
+    static func send(
+        _ channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, to destination: String, userID: UUID,
+        flowID: UUID?, request: Request
+    ) async throws -> Date {
+        let now = request.twofold.clock.now()
+        for (key, rule) in [
+            // The cooldown is per flow (or per setup): a new login is not held back by the last one.
+            ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
+            ("code-send-hour:\(userID)", hourly),
+        ] {
+            if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
+                throw Problem(
+                    status: 429, code: .rateLimited, title: "Wait before asking for another code",
+                    detail: "A new code can be sent in \(retryAfter) seconds.", retryAfter: retryAfter)
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+        let id = UUID()
+        let secrets = request.twofold.secrets
+        let record = OneTimeCode(
+            id: id, userID: userID, channel: channel, purpose: purpose, flowID: flowID,
+            destinationCiphertext: try secrets.seal(Array(destination.utf8), boundTo: id),
+            codeHash: hash(code, userID: userID, request: request), now: now,
+            expiresAt: now.addingTimeInterval(lifetime))
+        let text = "Your Twofold code is \(code). It expires in 5 minutes. Never share it."
+        try await request.db.transaction { database in
+            try await OneTimeCode.query(on: database).filter(\.$userID == userID).filter(\.$channel == channel)
+                .filter(\.$purpose == purpose).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
+            try await record.create(on: database)
+            try await Outbox.enqueue(
+                channel, to: destination, subject: "Your Twofold code", body: text, secrets: secrets, now: now,
+                on: database)
+        }
+        return now.addingTimeInterval(60)
+    }
+
+    /// Checks `code` against the live code of this kind under the factor guard and uses it up.
+    /// Returns the destination it was sent to. Throws the factor's problems.
+    static func verify(
+        _ code: String, channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, userID: UUID, flowID: UUID?,
+        request: Request
+    ) async throws -> String {
+        try await FactorGuard.begin(channel.rawValue, userID: userID, request: request)
+        let now = request.twofold.clock.now()
+        var query = OneTimeCode.query(on: request.db).filter(\.$userID == userID).filter(\.$channel == channel)
+            .filter(\.$purpose == purpose).filter(\.$usedAt == nil).filter(\.$expiresAt > now)
+            .filter(\.$failures < maximumFailures)
+        if let flowID { query = query.filter(\.$flowID == flowID) }
+        guard let live = try await query.sort(\.$createdAt, .descending).first() else {
+            try await FactorGuard.failed(channel.rawValue, userID: userID, request: request)
+        }
+        let candidate = code.filter { !$0.isWhitespace && $0 != "-" }
+        let id = try live.requireID()
+        guard ConstantTime.equals(hash(candidate, userID: userID, request: request), live.codeHash) else {
+            try await request.sql.raw("UPDATE one_time_codes SET failures = failures + 1 WHERE id = \(bind: id)").run()
+            try await FactorGuard.failed(channel.rawValue, userID: userID, request: request)
+        }
+        let claimed = try await request.sql.raw(
+            """
+            UPDATE one_time_codes SET used_at = \(bind: now)
+            WHERE id = \(bind: id) AND used_at IS NULL AND failures < \(bind: maximumFailures) RETURNING id
+            """
+        ).all()
+        guard !claimed.isEmpty else { try await FactorGuard.failed(channel.rawValue, userID: userID, request: request) }
+        try await FactorGuard.succeeded(channel.rawValue, userID: userID, request: request)
+        return String(
+            decoding: try request.twofold.secrets.open(live.destinationCiphertext, boundTo: id), as: UTF8.self)
+    }
+
+    /// HMAC of the code with a key outside the database, bound to the user.
+    private static func hash(_ code: String, userID: UUID, request: Request) -> String {
+        let key = request.twofold.secrets.lookupKey(purpose: "one-time codes")
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(userID.uuidString):\(code)".utf8), using: key)
+        return mac.map { String(format: "%02x", $0) }.joined()
+    }
+}
