@@ -121,6 +121,22 @@ import VaporTesting
         }
     }
 
+    @Test func aRefreshTokenExpiresAfterThirtyDaysUnused() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await Self.signUp(app)
+            clock.advance(by: 30 * 24 * 3600)
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                body: json(["refreshToken": tokens.refreshToken.token])
+            ) { response in
+                #expect(response.status == .unauthorized)
+                let problem = try response.problem()
+                #expect(problem.code == "expired")
+            }
+        }
+    }
+
     @Test func garbageBearerTokensAreUnauthorized() async throws {
         try await withTestApp { app in
             let tokens = try await Self.signUp(app)

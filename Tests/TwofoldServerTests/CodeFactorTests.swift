@@ -104,6 +104,23 @@ import VaporTesting
         }
     }
 
+    @Test func atMostFiveCodesAreSentAnHour() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await Self.enableSMS(app, tokens: tokens, clock: clock)  // send 1
+            let flow = try await TOTPSteps.startLogin(app)  // send 2, at login
+            var statuses: [UInt] = []
+            for _ in 0..<4 {
+                clock.advance(by: 61)
+                try await app.testing().test(
+                    .POST, "api/v1/auth/otp/resend", headers: jsonHeaders, body: json(["otpFlowId": flow])
+                ) { response in statuses.append(response.status.code) }
+            }
+            #expect(statuses == [200, 200, 200, 429], "sends 3 to 5 go out, the sixth in the hour does not")
+        }
+    }
+
     @Test func aCodeExpiresAfterFiveMinutesAndOnlyTheNewestWorks() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

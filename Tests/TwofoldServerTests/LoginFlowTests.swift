@@ -125,7 +125,7 @@ import VaporTesting
     static let routes: @Sendable (Application) throws -> Void = { app in
         let signedIn = app.grouped(BearerAuthentication())
         signedIn.post("test", "proven") { request async throws -> Response in
-            try AuthController.json(
+            try Response.json(
                 StepUpResponse(
                     accessToken: try await SessionService.stepUp(
                         caller: try request.caller, amr: "otp", request: request)))

@@ -17,7 +17,7 @@ struct AdminController: RouteCollection {
     @Sendable func users(request: Request) async throws -> Response {
         let page = try Page(request)
         let users = try await User.query(on: request.db).sort(\.$createdAt).range(page.range).all()
-        return try AuthController.json(AdminUsersResponse(users: users.map(\.dto)))
+        return try Response.json(AdminUsersResponse(users: users.map(\.dto)))
     }
 
     @Sendable func user(request: Request) async throws -> Response {
@@ -27,7 +27,7 @@ struct AdminController: RouteCollection {
             .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
         let events = try await AuditEvent.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$occurredAt, .descending).limit(50).all()
-        return try AuthController.json(
+        return try Response.json(
             AdminUserDetail(
                 user: user.dto, sessions: sessions.map { $0.dto(current: nil) }, audit: events.map(\.dto)))
     }
@@ -46,7 +46,7 @@ struct AdminController: RouteCollection {
         try await AuditLog.record(
             .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
             request: request)
-        return try AuthController.json(user.dto)
+        return try Response.json(user.dto)
     }
 
     @Sendable func audit(request: Request) async throws -> Response {
@@ -55,7 +55,7 @@ struct AdminController: RouteCollection {
         if let userID = try? request.query.get(UUID.self, at: "userId") { query = query.filter(\.$userID == userID) }
         if let type = try? request.query.get(String.self, at: "type") { query = query.filter(\.$type == type) }
         let events = try await query.range(page.range).all()
-        return try AuthController.json(AuditEventsResponse(events: events.map(\.dto)))
+        return try Response.json(AuditEventsResponse(events: events.map(\.dto)))
     }
 
     static func findUser(_ request: Request) async throws -> User {

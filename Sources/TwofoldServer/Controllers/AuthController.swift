@@ -95,9 +95,7 @@ struct AuthController: RouteCollection {
                 detail: "The email, username or password is wrong.")
         }
         guard user.status == .active else {
-            throw Problem(
-                status: 403, code: .accountLocked, title: "Account locked",
-                detail: "This account is locked; an administrator can unlock it.")
+            throw Problem.accountLocked
         }
         try await RateLimiter.reset(
             "login:account-ip:\(identifier):\(address)", rule: TwofoldContext.loginPerAccountAndAddress, now: now,
@@ -110,7 +108,7 @@ struct AuthController: RouteCollection {
             let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
             try await AuditLog.record(
                 .loginTrustedDevice, user: user.id, detail: "second step skipped", request: request)
-            return try Self.json(tokens)
+            return try Response.json(tokens)
         }
         if !methods.isEmpty {
             let (token, flow) = try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request)
@@ -128,7 +126,7 @@ struct AuthController: RouteCollection {
                     request.logger.notice("login code not sent: send limit reached")
                 }
             }
-            return try Self.json(
+            return try Response.json(
                 LoginChallengeResponse(
                     otpFlowId: token, availableMethods: methods,
                     maskedPhone: methods.contains("sms") ? user.phone.map(Masking.phone) : nil,
@@ -137,7 +135,7 @@ struct AuthController: RouteCollection {
         }
         let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "pwd", request: request)
-        return try Self.json(tokens)
+        return try Response.json(tokens)
     }
 
     @Sendable func refresh(request: Request) async throws -> Response {
@@ -145,7 +143,7 @@ struct AuthController: RouteCollection {
         guard !body.refreshToken.isEmpty, body.refreshToken.count <= 512 else {
             throw InputValidation.failure(["refreshToken": "is required"])
         }
-        return try Self.json(try await SessionService.refresh(body.refreshToken, request: request))
+        return try Response.json(try await SessionService.refresh(body.refreshToken, request: request))
     }
 
     /// Ends the session the refresh token belongs to. Logging out twice is not an error.
@@ -161,7 +159,7 @@ struct AuthController: RouteCollection {
             let session = try await Session.find(stored.sessionID, on: request.db)
             try await AuditLog.record(.sessionRevoked, user: session?.userID, detail: "logout", request: request)
         }
-        return try Self.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     @Sendable func logoutAll(request: Request) async throws -> Response {
@@ -170,14 +168,14 @@ struct AuthController: RouteCollection {
             userID: caller.userID, reason: "logout_all", now: request.twofold.clock.now(), on: request.db)
         try await AuditLog.record(
             .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", request: request)
-        return try Self.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     @Sendable func sessions(request: Request) async throws -> Response {
         let caller = try request.caller
         let sessions = try await Session.query(on: request.db).filter(\.$userID == caller.userID)
             .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
-        return try Self.json(SessionsResponse(sessions: sessions.map { $0.dto(current: caller.sessionID) }))
+        return try Response.json(SessionsResponse(sessions: sessions.map { $0.dto(current: caller.sessionID) }))
     }
 
     @Sendable func revokeSession(request: Request) async throws -> Response {
@@ -190,7 +188,7 @@ struct AuthController: RouteCollection {
         {
             try await AuditLog.record(.sessionRevoked, user: caller.userID, detail: "session \(id)", request: request)
         }
-        return try Self.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     /// Step-up (seed 000): prove a second factor again; the new access token's `auth_time` is now.
@@ -211,7 +209,7 @@ struct AuthController: RouteCollection {
                 detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
         case .verified(let amr, _):
             let token = try await SessionService.stepUp(caller: caller, amr: amr, request: request)
-            return try Self.json(StepUpResponse(accessToken: token))
+            return try Response.json(StepUpResponse(accessToken: token))
         }
     }
 
@@ -220,7 +218,7 @@ struct AuthController: RouteCollection {
         guard let user = try await User.find(caller.userID, on: request.db) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
-        return try Self.json(user.dto)
+        return try Response.json(user.dto)
     }
 
     static func rateLimited(_ retryAfter: Int) -> Problem {
@@ -229,9 +227,4 @@ struct AuthController: RouteCollection {
             detail: "Wait \(retryAfter) seconds before trying again.", retryAfter: retryAfter)
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
-        Response(
-            status: status, headers: ["Content-Type": "application/json; charset=utf-8"],
-            body: .init(data: try JSONEncoder.twofold.encode(value)))
-    }
 }

@@ -7,7 +7,7 @@ struct JWKSController: RouteCollection {
     }
 
     @Sendable func jwks(request: Request) async throws -> Response {
-        let response = try AuthController.json(request.twofold.tokens.jwks)
+        let response = try Response.json(request.twofold.tokens.jwks)
         response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
         return response
     }

@@ -18,7 +18,7 @@ struct OperationsController: RouteCollection {
 
     /// The process is up and answering.
     @Sendable func health(request: Request) async throws -> Response {
-        try json(HealthStatus(status: "ok"))
+        try Response.json(HealthStatus(status: "ok"))
     }
 
     /// The process can do its work: the database answers a query.
@@ -34,7 +34,7 @@ struct OperationsController: RouteCollection {
                 status: 503, code: .serviceUnavailable, title: "Not ready",
                 detail: "The database is not reachable.", retryAfter: 5)
         }
-        return try json(HealthStatus(status: "ok", checks: ["database": "ok"]))
+        return try Response.json(HealthStatus(status: "ok", checks: ["database": "ok"]))
     }
 
     /// Prometheus text exposition of the request counters and latency histograms.
@@ -50,11 +50,5 @@ struct OperationsController: RouteCollection {
         Response(
             status: .ok, headers: ["Content-Type": "application/yaml; charset=utf-8"],
             body: .init(string: openAPIDocument))
-    }
-
-    private func json(_ value: some Encodable) throws -> Response {
-        Response(
-            status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"],
-            body: .init(data: try JSONEncoder.twofold.encode(value)))
     }
 }

@@ -50,10 +50,10 @@ struct SecondStepController: RouteCollection {
         let next = try await OneTimeCodeService.send(
             method == "sms" ? .sms : .email, purpose: .login, to: destination, userID: flow.userID,
             flowID: try flow.requireID(), request: request)
-        return try AuthController.json(
+        return try Response.json(
             CodeSentResponse(
                 nextAllowedAt: next,
-                maskedDestination: method == "sms" ? Masking.phone(destination) : Masking.email(destination),
+                maskedDestination: Masking.destination(destination, channel: method == "sms" ? .sms : .email),
                 expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
     }
 
@@ -96,9 +96,7 @@ struct SecondStepController: RouteCollection {
         let flow = try await LoginFlowService.active(token, request: request)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
         guard user.status == .active else {
-            throw Problem(
-                status: 403, code: .accountLocked, title: "Account locked",
-                detail: "This account is locked; an administrator can unlock it.")
+            throw Problem.accountLocked
         }
         switch try await SecondFactors.verify(
             method: method, code: code, for: user, flowID: try flow.requireID(), request: request)
@@ -115,7 +113,7 @@ struct SecondStepController: RouteCollection {
                 .loginSucceeded, user: user.id, detail: "\(flow.firstFactor)+\(method)", request: request)
             let deviceToken =
                 trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
-            let response = try AuthController.json(
+            let response = try Response.json(
                 SecondStepResponse(
                     tokens: tokens, backupCodesRemaining: remaining,
                     backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },

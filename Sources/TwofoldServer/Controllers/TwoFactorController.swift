@@ -30,7 +30,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
         let user = try await Self.user(request)
-        return try AuthController.json(try await TOTPService.setup(for: user, request: request))
+        return try Response.json(try await TOTPService.setup(for: user, request: request))
     }
 
     @Sendable func verifyTOTP(request: Request) async throws -> Response {
@@ -61,7 +61,7 @@ struct TwoFactorController: RouteCollection {
         let codes: [String]? =
             try await BackupCodeService.exist(for: userID, on: request.db)
             ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
-        return try AuthController.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
+        return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
@@ -72,13 +72,9 @@ struct TwoFactorController: RouteCollection {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
         try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
-        // Without any second factor, backup codes would be a password alone: purge them too.
-        if try await SecondFactors.available(for: user, on: request.db).isEmpty {
-            try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
-            try await TrustedDeviceService.revokeAll(userID: userID, request: request)
-        }
+        try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
-        return try AuthController.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
@@ -92,7 +88,7 @@ struct TwoFactorController: RouteCollection {
         }
         let codes = try await BackupCodeService.regenerate(for: userID, request: request)
         try await AuditLog.record(.factorAdded, user: userID, detail: "backup codes regenerated", request: request)
-        return try AuthController.json(BackupCodesResponse(backupCodes: codes))
+        return try Response.json(BackupCodesResponse(backupCodes: codes))
     }
 
     @Sendable func status(request: Request) async throws -> Response {
@@ -101,7 +97,7 @@ struct TwoFactorController: RouteCollection {
         let totp = try await TOTPService.active(for: userID, on: request.db)
         let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$createdAt, .descending).first()?.createdAt
-        return try AuthController.json(
+        return try Response.json(
             TwoFactorStatus(
                 methods: try await SecondFactors.available(for: user, on: request.db),
                 totpConfiguredAt: totp?.confirmedAt,
@@ -116,7 +112,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable func flatStatus(request: Request) async throws -> Response {
         let user = try await Self.user(request)
         let methods = try await SecondFactors.available(for: user, on: request.db)
-        return try AuthController.json(
+        return try Response.json(
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
                 backupCodesRemaining: try await BackupCodeService.remaining(for: try user.requireID(), on: request.db),
@@ -173,7 +169,7 @@ struct TwoFactorController: RouteCollection {
         user.primaryMethod = body.method
         user.updatedAt = request.twofold.clock.now()
         try await user.update(on: request.db)
-        return try AuthController.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     static func sendEnableCode(
@@ -185,10 +181,10 @@ struct TwoFactorController: RouteCollection {
         }
         let next = try await OneTimeCodeService.send(
             channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil, request: request)
-        return try AuthController.json(
+        return try Response.json(
             CodeSentResponse(
                 nextAllowedAt: next,
-                maskedDestination: channel == .sms ? Masking.phone(destination) : Masking.email(destination),
+                maskedDestination: Masking.destination(destination, channel: channel),
                 expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
     }
 
@@ -211,7 +207,7 @@ struct TwoFactorController: RouteCollection {
         let codes: [String]? =
             try await BackupCodeService.exist(for: userID, on: request.db)
             ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
-        return try AuthController.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
+        return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
     static func disableCodeFactor(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
@@ -225,12 +221,9 @@ struct TwoFactorController: RouteCollection {
         if user.primaryMethod == channel.rawValue { user.primaryMethod = nil }
         user.updatedAt = request.twofold.clock.now()
         try await user.update(on: request.db)
-        if try await SecondFactors.available(for: user, on: request.db).isEmpty {
-            try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
-            try await TrustedDeviceService.revokeAll(userID: userID, request: request)
-        }
+        try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: channel.rawValue, request: request)
-        return try AuthController.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     static func channelIsOn(_ channel: OutboxMessage.Channel, request: Request) -> Bool {
@@ -243,7 +236,7 @@ struct TwoFactorController: RouteCollection {
         let devices = try await TrustedDevice.query(on: request.db).filter(\.$userID == userID)
             .filter(\.$revokedAt == nil).filter(\.$expiresAt > request.twofold.clock.now())
             .sort(\.$createdAt, .descending).all()
-        return try AuthController.json(TrustedDevicesResponse(devices: devices.map(\.dto)))
+        return try Response.json(TrustedDevicesResponse(devices: devices.map(\.dto)))
     }
 
     @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
@@ -255,7 +248,7 @@ struct TwoFactorController: RouteCollection {
         device.revokedAt = request.twofold.clock.now()
         try await device.update(on: request.db)
         try await AuditLog.record(.trustedDeviceRevoked, user: userID, detail: device.name, request: request)
-        return try AuthController.json(SuccessResponse())
+        return try Response.json(SuccessResponse())
     }
 
     static func trustedDeviceCount(_ userID: UUID, request: Request) async throws -> Int {

@@ -87,9 +87,7 @@ enum FactorGuard {
                     .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
                     request: request)
             }
-            throw Problem(
-                status: 403, code: .accountLocked, title: "Account locked",
-                detail: "Too many wrong codes today. An administrator can unlock the account, or start recovery.")
+            throw Problem.accountLocked
         }
 
         let row = try await sql.raw(

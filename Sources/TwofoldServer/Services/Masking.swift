@@ -10,4 +10,8 @@ enum Masking {
         guard let at = address.firstIndex(of: "@"), at > address.startIndex else { return "•••" }
         return String(address[address.startIndex]) + "•••" + address[at...]
     }
+
+    static func destination(_ destination: String, channel: OutboxMessage.Channel) -> String {
+        channel == .sms ? phone(destination) : email(destination)
+    }
 }

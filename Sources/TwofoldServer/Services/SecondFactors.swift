@@ -24,6 +24,15 @@ enum SecondFactors {
         return methods
     }
 
+    /// After a factor is removed: with no second factor left, backup codes would be a password
+    /// alone and remembered devices would skip nothing, so both go (2FA reset).
+    static func purgeIfNoneLeft(for user: User, request: Request) async throws {
+        guard try await available(for: user, on: request.db).isEmpty else { return }
+        let userID = try user.requireID()
+        try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
+        try await TrustedDeviceService.revokeAll(userID: userID, request: request)
+    }
+
     /// The outcome of checking one second factor.
     enum Verification {
         /// Proven; the RFC 8176 method reference to record (`otp`, `sms`, `hwk`, …).
