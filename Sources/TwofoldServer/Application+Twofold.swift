@@ -61,6 +61,7 @@ public func configure(
     try app.register(collection: JWKSController())
     let api = app.grouped("api", "v1")
     try api.register(collection: AuthController())
+    try api.register(collection: AccountController())
     try api.register(collection: AdminController())
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())

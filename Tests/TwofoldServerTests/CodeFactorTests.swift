@@ -10,6 +10,13 @@ import VaporTesting
 @Suite struct CodeFactorTests {
     /// Delivers what is queued and returns the 6-digit codes in the delivered texts, by channel.
     static func deliver(_ app: Application, clock: TestClock) async throws -> [(String, String)] {
+        try await deliverMessages(app, clock: clock).map { ($0.channel, $0.code) }
+    }
+
+    /// Delivers what is queued: each message's channel, destination and the code in its text.
+    static func deliverMessages(_ app: Application, clock: TestClock) async throws
+        -> [(channel: String, destination: String, code: String)]
+    {
         let recorder = RecordingProvider()
         let worker = DeliveryWorker(sms: recorder, email: recorder, secrets: app.twofold.secrets)
         try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger)
@@ -17,7 +24,7 @@ import VaporTesting
             let digits = message.body.split(separator: " ").first {
                 $0.count >= 6 && $0.prefix(6).allSatisfy(\.isNumber)
             }
-            return (message.channel.rawValue, String(digits?.prefix(6) ?? ""))
+            return (message.channel.rawValue, message.destination, String(digits?.prefix(6) ?? ""))
         }
     }
 

@@ -17,7 +17,7 @@ struct AuthController: RouteCollection {
         signedIn.get("sessions", use: sessions)
         signedIn.delete("sessions", ":sessionID", use: revokeSession)
         signedIn.post("step-up", use: stepUp)
-        routes.grouped(BearerAuthentication()).get("account", use: account)
+        signedIn.post("step-up", "send", use: sendStepUpCode)
     }
 
     @Sendable func register(request: Request) async throws -> Response {
@@ -213,12 +213,25 @@ struct AuthController: RouteCollection {
         }
     }
 
-    @Sendable func account(request: Request) async throws -> Response {
-        let caller = try request.caller
-        guard let user = try await User.find(caller.userID, on: request.db) else {
-            throw BearerAuthentication.unauthorized("The account no longer exists.")
+    /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`), to the
+    /// destination on file, with the same cooldown and hourly limit as login codes.
+    @Sendable func sendStepUpCode(request: Request) async throws -> Response {
+        let user = try await TwoFactorController.user(request)
+        let body = try request.content.decode(StepUpSendRequest.self)
+        let codeMethods = try await SecondFactors.available(for: user, on: request.db).filter {
+            $0 == "sms" || $0 == "email"
         }
-        return try Response.json(user.dto)
+        guard codeMethods.contains(body.method) else {
+            throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
+        }
+        let channel: OutboxMessage.Channel = body.method == "sms" ? .sms : .email
+        let destination = channel == .sms ? user.phone ?? "" : user.email
+        let next = try await OneTimeCodeService.send(
+            channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+        return try Response.json(
+            CodeSentResponse(
+                nextAllowedAt: next, maskedDestination: Masking.destination(destination, channel: channel),
+                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
     }
 
     static func rateLimited(_ retryAfter: Int) -> Problem {

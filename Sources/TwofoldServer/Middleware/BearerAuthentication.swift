@@ -63,6 +63,20 @@ extension Request {
                 detail: "Confirm with a second factor (POST /api/v1/auth/step-up), then repeat the request.")
         }
     }
+
+    /// Step-up for `user`: a recent second factor when the account has one; for an account
+    /// protected by a password alone, a sign-in within the last 5 minutes (the strongest proof it
+    /// can give).
+    func requireStepUp(for user: User, within window: TimeInterval = 5 * 60) async throws {
+        if try await !SecondFactors.available(for: user, on: db).isEmpty {
+            return try requireRecentSecondFactor(within: window)
+        }
+        guard try caller.authTime >= twofold.clock.now().addingTimeInterval(-window) else {
+            throw Problem(
+                status: 403, code: .stepUpRequired, title: "Step-up required",
+                detail: "Sign in again, then repeat the request within 5 minutes.")
+        }
+    }
 }
 
 /// Lets only administrators through (`403 forbidden` otherwise). Runs after `BearerAuthentication`.

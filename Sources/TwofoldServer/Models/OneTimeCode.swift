@@ -3,12 +3,16 @@ import Foundation
 
 /// A 6-digit code sent by SMS or email (seeds 002, 003): valid 5 minutes, used once, at most 5
 /// wrong tries, stored only as a keyed hash. `purpose` says what it proves: a login flow's second
-/// step, or a new destination being enabled.
+/// step, a new destination being enabled, a step-up, or a new phone/email replacing the old.
 final class OneTimeCode: Model, @unchecked Sendable {
     // @unchecked: see `User`.
     static let schema = "one_time_codes"
 
-    enum Purpose: String, Codable, Sendable { case login, enable }
+    enum Purpose: String, Codable, Sendable {
+        case login, enable
+        case stepUp = "step_up"
+        case changeDestination = "change_destination"
+    }
 
     @ID(key: .id) var id: UUID?
     @Field(key: "user_id") var userID: UUID

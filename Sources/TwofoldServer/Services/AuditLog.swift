@@ -23,6 +23,9 @@ enum AuditLog {
         case trustedDeviceAdded = "trusted_device.added"
         case trustedDeviceRevoked = "trusted_device.revoked"
         case loginTrustedDevice = "login.trusted_device"
+        case passwordChanged = "account.password_changed"
+        case phoneChanged = "account.phone_changed"
+        case emailChanged = "account.email_changed"
     }
 
     /// Records `event`. `detail` is free text for people; never put a secret in it.

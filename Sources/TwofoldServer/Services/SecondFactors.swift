@@ -3,8 +3,8 @@ import Foundation
 import Vapor
 
 /// Which second factors a user has, and checking one of them. Each factor's capability adds
-/// itself here as it lands (TOTP and backup codes so far; SMS and email codes, passkeys and
-/// device keys next).
+/// itself here as it lands (TOTP, SMS and email codes, backup codes; passkeys and device keys
+/// next).
 enum SecondFactors {
     /// The methods a login flow offers this user, most preferred first; empty when the user has
     /// no second factor (then a password alone signs in). Backup codes count only beside a
@@ -58,11 +58,10 @@ enum SecondFactors {
             try await TOTPService.check(code, credential: credential, request: request)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":
-            // Codes are sent for a login flow; step-up by SMS or email needs a send endpoint first.
-            guard let flowID else { return .notEnabled }
+            // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
             _ = try await OneTimeCodeService.verify(
-                code, channel: method == "sms" ? .sms : .email, purpose: .login, userID: userID, flowID: flowID,
-                request: request)
+                code, channel: method == "sms" ? .sms : .email, purpose: flowID == nil ? .stepUp : .login,
+                userID: userID, flowID: flowID, request: request)
             return .verified(amr: method == "sms" ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
             let remaining = try await BackupCodeService.use(code, userID: userID, request: request)

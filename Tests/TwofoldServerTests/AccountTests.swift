@@ -1,0 +1,243 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// The signed-in user's account: password, phone and email changes, and step-up by SMS/email.
+@Suite struct AccountTests {
+    static let newPassword = "a different long passphrase"
+
+    static func put(_ app: Application, _ path: String, token: String, _ body: [String: String]) async throws
+        -> (UInt, ProblemBody?)
+    {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(.PUT, "api/v1/account/\(path)", headers: .bearer(token), body: json(body)) {
+            response in
+            result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
+        }
+        return result
+    }
+
+    static func account(_ app: Application, token: String) async throws -> UserDTO {
+        var user: UserDTO?
+        try await app.testing().test(.GET, "api/v1/account", headers: .bearer(token)) { response in
+            user = try response.decode(UserDTO.self)
+        }
+        return try #require(user)
+    }
+
+    /// Step-up with an SMS code sent by `POST /auth/step-up/send`; returns the fresh access token.
+    static func stepUpBySMS(_ app: Application, token: String, clock: TestClock) async throws -> String {
+        try await app.testing().test(
+            .POST, "api/v1/auth/step-up/send", headers: .bearer(token), body: json(["method": "sms"])
+        ) { response in
+            #expect(response.status == .ok)
+            try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
+        }
+        let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
+        var fresh: String?
+        try await app.testing().test(
+            .POST, "api/v1/auth/step-up", headers: .bearer(token), body: json(["method": "sms", "code": code])
+        ) { response in
+            #expect(response.status == .ok)
+            fresh = try response.decode(StepUpResponse.self).accessToken.token
+        }
+        return try #require(fresh)
+    }
+
+    @Test func changingThePasswordRevokesOtherSessionsAndRememberedDevices() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            clock.advance(by: 30)
+            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            var remembered = HTTPHeaders.client("10.0.0.1")
+            remembered.add(name: "X-Trusted-Device", value: device)
+            var other: AuthTokensResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: remembered,
+                body: json(["username": "alice", "password": AuthFlowTests.password])
+            ) { response in other = try response.decode(AuthTokensResponse.self) }
+            let otherSession = try #require(other)
+
+            let wrong = try await Self.put(
+                app, "password", token: tokens.accessToken.token,
+                ["currentPassword": "not my password", "newPassword": Self.newPassword])
+            #expect(wrong.0 == 401)
+            #expect(wrong.1?.code == "invalid_credentials")
+            let weak = try await Self.put(
+                app, "password", token: tokens.accessToken.token,
+                ["currentPassword": AuthFlowTests.password, "newPassword": "password"])
+            #expect(weak.0 == 422)
+            #expect(weak.1?.errors?["newPassword"] != nil)
+            #expect(
+                try await TrustedDeviceTests.login(app, headers: remembered) == (200, false),
+                "refused attempts change nothing")
+
+            let changed = try await Self.put(
+                app, "password", token: tokens.accessToken.token,
+                ["currentPassword": AuthFlowTests.password, "newPassword": Self.newPassword])
+            #expect(changed.0 == 200)
+            // The session that changed it goes on; the other one and the remembered device stop.
+            _ = try await Self.account(app, token: tokens.accessToken.token)
+            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(otherSession.accessToken.token)) {
+                response in #expect(response.status == .unauthorized)
+            }
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: jsonHeaders,
+                body: json(["refreshToken": otherSession.refreshToken.token])
+            ) { response in #expect(response.status == .unauthorized) }
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: remembered,
+                body: json(["username": "alice", "password": Self.newPassword])
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.string.contains("requires2FA"), "the remembered device was revoked")
+            }
+            #expect(try await TrustedDeviceTests.login(app, headers: remembered).0 == 401, "old password refused")
+            let events = try await AuditQueries.count(type: "account.password_changed", on: app)
+            #expect(events == 1)
+        }
+    }
+
+    @Test func wrongCurrentPasswordsAreThrottled() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var statuses: [UInt] = []
+            for _ in 0..<6 {
+                statuses.append(
+                    try await Self.put(
+                        app, "password", token: tokens.accessToken.token,
+                        ["currentPassword": "guess guess guess", "newPassword": Self.newPassword]
+                    ).0)
+            }
+            #expect(statuses == [401, 401, 401, 401, 401, 429])
+            let correct = try await Self.put(
+                app, "password", token: tokens.accessToken.token,
+                ["currentPassword": AuthFlowTests.password, "newPassword": Self.newPassword])
+            #expect(correct.0 == 429, "even the right password waits out the limit")
+        }
+    }
+
+    @Test func aNewPhoneNumberNeedsStepUpAndACodeSentToIt() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let stale = tokens.accessToken.token
+            let refused = try await Self.put(app, "phone", token: stale, ["phoneNumber": "+442071838750"])
+            #expect(refused.0 == 403)
+            #expect(refused.1?.code == "step_up_required")
+            #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).isEmpty, "no code sent")
+
+            clock.advance(by: 61)
+            let token = try await Self.stepUpBySMS(app, token: stale, clock: clock)
+            let invalid = try await Self.put(app, "phone", token: token, ["phoneNumber": "12345"])
+            #expect(invalid.0 == 422)
+            let sent = try await Self.put(app, "phone", token: token, ["phoneNumber": "+442071838750"])
+            #expect(sent.0 == 202)
+            let message = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
+            #expect(message.destination == "+442071838750", "the code goes to the new number")
+
+            let wrong = try await Self.put(
+                app, "phone", token: token, ["phoneNumber": "+442071838750", "code": "000000"])
+            #expect(wrong.0 == 401)
+            #expect(wrong.1?.attemptsRemaining == 4)
+            #expect(try await Self.account(app, token: token).phoneNumber == "+14155550123", "unchanged")
+            let elsewhere = try await Self.put(
+                app, "phone", token: token, ["phoneNumber": "+442071838751", "code": message.code])
+            #expect(elsewhere.0 == 409, "a code confirms only the number it was sent to")
+            #expect(try await Self.account(app, token: token).phoneNumber == "+14155550123")
+
+            clock.advance(by: 61)
+            _ = try await Self.put(app, "phone", token: token, ["phoneNumber": "+442071838750"])
+            let second = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
+            let confirmed = try await Self.put(
+                app, "phone", token: token, ["phoneNumber": "+442071838750", "code": second.code])
+            #expect(confirmed.0 == 200)
+            #expect(try await Self.account(app, token: token).phoneNumber == "+442071838750")
+            #expect(try await AuditQueries.count(type: "account.phone_changed", on: app) == 1)
+
+            // The next login's SMS goes to the new number.
+            clock.advance(by: 61)
+            _ = try await TOTPSteps.startLogin(app)
+            #expect(
+                try await CodeFactorTests.deliverMessages(app, clock: clock).map(\.destination) == ["+442071838750"])
+        }
+    }
+
+    @Test func aPasswordOnlyAccountChangesItsEmailWithinFiveMinutesOfSigningIn() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await AuthFlowTests.signUp(app, "bob")
+            let taken = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "bob@example.com"])
+            #expect(taken.0 == 409)
+            let sent = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "Alice@New.example"])
+            #expect(sent.0 == 202)
+            let message = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
+            #expect(message.destination == "alice@new.example")
+            clock.advance(by: 60)
+            let confirmed = try await Self.put(
+                app, "email", token: tokens.accessToken.token, ["email": "alice@new.example", "code": message.code])
+            #expect(confirmed.0 == 200)
+            #expect(try await Self.account(app, token: tokens.accessToken.token).email == "alice@new.example")
+            try await app.testing().test(
+                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                body: json(["email": "alice@new.example", "password": AuthFlowTests.password])
+            ) { response in #expect(response.status == .ok) }
+
+            clock.advance(by: 5 * 60)
+            let late = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "a@b.example"])
+            #expect(late.0 == 403, "more than 5 minutes after signing in")
+            #expect(late.1?.code == "step_up_required")
+        }
+    }
+
+    @Test func stepUpWorksWithAnEmailCodeAndCountsWrongCodes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await app.testing().test(.POST, "api/v1/2fa/email/setup", headers: .bearer(tokens.accessToken.token)) {
+                response in #expect(response.status == .ok)
+            }
+            let enableCode = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
+            try await app.testing().test(
+                .POST, "api/v1/2fa/email/verify", headers: .bearer(tokens.accessToken.token),
+                body: json(["code": enableCode])
+            ) { response in #expect(response.status == .ok) }
+
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up/send", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "sms"])
+            ) { response in #expect(response.status == .unprocessableEntity, "SMS is not enabled") }
+            clock.advance(by: 61)
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up/send", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "email"])
+            ) { response in #expect(response.status == .ok) }
+            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "email", "code": code == "000000" ? "000001" : "000000"])
+            ) { response in
+                #expect(response.status == .unauthorized)
+                try #require(try response.problem().attemptsRemaining == 4)
+            }
+            var fresh: String?
+            try await app.testing().test(
+                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "email", "code": code])
+            ) { response in
+                #expect(response.status == .ok)
+                fresh = try response.decode(StepUpResponse.self).accessToken.token
+            }
+            try await app.testing().test(.DELETE, "api/v1/2fa/email", headers: .bearer(try #require(fresh))) {
+                response in #expect(response.status == .ok, "step-up by email code allows removing a factor")
+            }
+        }
+    }
+}
