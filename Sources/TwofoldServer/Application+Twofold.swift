@@ -27,13 +27,18 @@ public func configure(
         case .webhook(let url, let secret):
             WebhookSMSProvider(url: URI(string: url), secret: secret, client: app.client)
         }
+    let email: any MessageProvider =
+        switch configuration.emailProvider {
+        case .console: ConsoleProvider()
+        case .disabled: DisabledProvider()
+        case .smtp(let settings): try SMTPEmailProvider(settings: settings, group: app.eventLoopGroup)
+        }
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
         passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool),
         secrets: secrets,
         delivery: DeliveryWorker(
-            sms: sms, email: configuration.emailProvider == .console ? ConsoleProvider() : DisabledProvider(),
-            secrets: secrets))
+            sms: sms, email: email, secrets: secrets))
 
     switch configuration.database {
     case .sqlite(let path):

@@ -10,17 +10,7 @@ import TwofoldTestSupport
 /// Access tokens checked by an independent verifier (PyJWT) against the published JWKS.
 @Suite(.serialized) struct TokenVerificationTests {
     /// The virtualenv's Python with PyJWT (`scripts/test` makes it), or `nil` after recording why.
-    static func python() -> ExternalTool? {
-        if let path = ProcessInfo.processInfo.environment["TWOFOLD_PYTHON"], !path.isEmpty {
-            return ExternalTool(url: URL(fileURLWithPath: path))
-        }
-        let venv = BuildProducts.repositoryRoot.appendingPathComponent(".venv/bin/python")
-        if FileManager.default.isExecutableFile(atPath: venv.path) { return ExternalTool(url: venv) }
-        if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
-            Issue.record("no Python with PyJWT; scripts/test creates .venv with it")
-        }
-        return nil
-    }
+    static func python() -> ExternalTool? { TestPython.find() }
 
     static func verify(_ token: String, on server: ServerProcess, later: Int? = nil) throws -> ExternalTool.Output? {
         guard let python = python() else { return nil }

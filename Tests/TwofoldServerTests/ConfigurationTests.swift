@@ -85,6 +85,70 @@ import TwofoldServer
         }
     }
 
+    @Test func theSMTPProviderTakesItsServerAndRefusesAPasswordInClear() throws {
+        let configuration = try Configuration.load(
+            from: [
+                "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "smtp.example.com",
+                "TWOFOLD_SMTP_USERNAME": "twofold", "TWOFOLD_SMTP_PASSWORD": "pw",
+                "TWOFOLD_EMAIL_FROM": "no-reply@example.com",
+            ], workingDirectory: cwd)
+        #expect(
+            configuration.emailProvider
+                == .smtp(
+                    .init(
+                        host: "smtp.example.com", port: 587, security: .starttls, username: "twofold", password: "pw",
+                        from: "no-reply@example.com")))
+        let tls = try Configuration.load(
+            from: [
+                "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "smtp.example.com",
+                "TWOFOLD_SMTP_SECURITY": "tls", "TWOFOLD_EMAIL_FROM": "no-reply@example.com",
+            ], workingDirectory: cwd)
+        #expect(
+            tls.emailProvider
+                == .smtp(.init(host: "smtp.example.com", port: 465, security: .tls, from: "no-reply@example.com")))
+        let refused: [([String: String], String)] = [
+            (["TWOFOLD_EMAIL_FROM": "a@example.com"], "TWOFOLD_SMTP_HOST"),
+            (["TWOFOLD_SMTP_HOST": "smtp.example.com"], "TWOFOLD_EMAIL_FROM"),
+            (
+                [
+                    "TWOFOLD_SMTP_HOST": "h.example", "TWOFOLD_EMAIL_FROM": "a@example.com",
+                    "TWOFOLD_SMTP_USERNAME": "u",
+                ],
+                "TWOFOLD_SMTP_PASSWORD"
+            ),
+            (
+                [
+                    "TWOFOLD_SMTP_HOST": "h.example", "TWOFOLD_EMAIL_FROM": "a@example.com",
+                    "TWOFOLD_SMTP_SECURITY": "none",
+                    "TWOFOLD_SMTP_USERNAME": "u", "TWOFOLD_SMTP_PASSWORD": "p",
+                ], "TWOFOLD_SMTP_SECURITY"
+            ),
+            (
+                [
+                    "TWOFOLD_SMTP_HOST": "h.example", "TWOFOLD_EMAIL_FROM": "a@example.com",
+                    "TWOFOLD_SMTP_SECURITY": "ssl",
+                ],
+                "TWOFOLD_SMTP_SECURITY"
+            ),
+            (
+                [
+                    "TWOFOLD_SMTP_HOST": "h.example", "TWOFOLD_EMAIL_FROM": "a@example.com",
+                    "TWOFOLD_SMTP_CA_FILE": "/nope",
+                ],
+                "TWOFOLD_SMTP_CA_FILE"
+            ),
+        ]
+        for (variables, named) in refused {
+            do {
+                _ = try Configuration.load(
+                    from: variables.merging(["TWOFOLD_EMAIL_PROVIDER": "smtp"]) { a, _ in a }, workingDirectory: cwd)
+                Issue.record("accepted \(variables)")
+            } catch {
+                #expect(error.variable == named)
+            }
+        }
+    }
+
     @Test func everyVariableIsListedInEnvExample() throws {
         let example = try String(
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -94,7 +158,8 @@ import TwofoldServer
             "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",
             "TWOFOLD_REFRESH_TOKEN_DAYS", "TWOFOLD_TRUST_PROXY", "TWOFOLD_TOTP_ISSUER", "TWOFOLD_ENCRYPTION_KEY",
             "TWOFOLD_SMS_PROVIDER", "TWOFOLD_SMS_WEBHOOK_URL", "TWOFOLD_SMS_WEBHOOK_SECRET", "TWOFOLD_EMAIL_PROVIDER",
-            "TWOFOLD_BACKGROUND_JOBS",
+            "TWOFOLD_BACKGROUND_JOBS", "TWOFOLD_SMTP_HOST", "TWOFOLD_SMTP_PORT", "TWOFOLD_SMTP_USERNAME",
+            "TWOFOLD_SMTP_PASSWORD", "TWOFOLD_SMTP_SECURITY", "TWOFOLD_SMTP_CA_FILE", "TWOFOLD_EMAIL_FROM",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

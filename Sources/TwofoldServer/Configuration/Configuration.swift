@@ -40,7 +40,7 @@ public struct Configuration: Sendable {
     public var encryptionKey: Data?
     /// Who delivers SMS: the console (development) or an HTTP webhook.
     public var smsProvider: SMSProvider
-    /// Who delivers email: the console (development).
+    /// Who delivers email: the console (development) or an SMTP server.
     public var emailProvider: EmailProvider
     /// Whether this instance runs the delivery worker and housekeeping (`TWOFOLD_BACKGROUND_JOBS`);
     /// switch off on instances that should only answer requests.
@@ -56,10 +56,48 @@ public struct Configuration: Sendable {
     }
 
     /// `TWOFOLD_EMAIL_PROVIDER`.
-    public enum EmailProvider: String, Sendable, Equatable, CaseIterable {
+    public enum EmailProvider: Sendable, Equatable {
         /// No email: the email factor is not offered.
         case disabled
         case console
+        /// `TWOFOLD_SMTP_*` and `TWOFOLD_EMAIL_FROM`.
+        case smtp(SMTPSettings)
+    }
+
+    /// Where and how email is handed over (RFC 5321).
+    public struct SMTPSettings: Sendable, Equatable {
+        public enum Security: String, Sendable, Equatable, CaseIterable {
+            /// Plain TCP (a relay on the same host or network); no password is ever sent this way.
+            case none
+            /// Plain TCP upgraded with STARTTLS before anything else is sent (port 587).
+            case starttls
+            /// TLS from the first byte (port 465).
+            case tls
+        }
+
+        public var host: String
+        public var port: Int
+        public var security: Security
+        /// Both or neither: AUTH PLAIN (or LOGIN) after TLS.
+        public var username: String?
+        public var password: String?
+        /// The sender address (`From:` and `MAIL FROM`).
+        public var from: String
+        /// A PEM file of extra certificate authorities to trust (a private relay), beside the system's.
+        public var caFile: String?
+
+        public init(
+            host: String, port: Int, security: Security, username: String? = nil, password: String? = nil,
+            from: String, caFile: String? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.security = security
+            self.username = username
+            self.password = password
+            self.from = from
+            self.caFile = caFile
+        }
     }
 
     public init(
@@ -173,7 +211,19 @@ public struct Configuration: Sendable {
                 variable: "TWOFOLD_SMS_PROVIDER",
                 message: "must be disabled, console or webhook, not \(other.debugDescription)")
         }
-        let emailProvider = try reader.choice("TWOFOLD_EMAIL_PROVIDER", default: EmailProvider.console)
+        let emailProvider: EmailProvider
+        switch reader.optional("TWOFOLD_EMAIL_PROVIDER")?.lowercased() ?? "console" {
+        case "disabled":
+            emailProvider = .disabled
+        case "console":
+            emailProvider = .console
+        case "smtp":
+            emailProvider = .smtp(try smtpSettings(reader))
+        case let other:
+            throw ConfigurationError(
+                variable: "TWOFOLD_EMAIL_PROVIDER",
+                message: "must be disabled, console or smtp, not \(other.debugDescription)")
+        }
         let runsBackgroundJobs = try reader.boolean("TWOFOLD_BACKGROUND_JOBS", default: true)
         if mode == .production, smsProvider == .console {
             throw ConfigurationError(
@@ -193,6 +243,41 @@ public struct Configuration: Sendable {
             trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs)
     }
+}
+
+/// `TWOFOLD_SMTP_HOST` (required), `TWOFOLD_SMTP_SECURITY` (default `starttls`), `TWOFOLD_SMTP_PORT`
+/// (default 25, 587 or 465 by security), `TWOFOLD_SMTP_USERNAME` and `TWOFOLD_SMTP_PASSWORD`
+/// (both or neither; never over `none`), `TWOFOLD_EMAIL_FROM` (required), `TWOFOLD_SMTP_CA_FILE`.
+private func smtpSettings(_ reader: EnvironmentReader) throws(ConfigurationError) -> Configuration.SMTPSettings {
+    guard let host = reader.optional("TWOFOLD_SMTP_HOST"), !host.contains(where: { $0.isWhitespace }) else {
+        throw ConfigurationError(variable: "TWOFOLD_SMTP_HOST", message: "is required when TWOFOLD_EMAIL_PROVIDER=smtp")
+    }
+    let security = try reader.choice("TWOFOLD_SMTP_SECURITY", default: Configuration.SMTPSettings.Security.starttls)
+    let defaultPort = [.none: 25, .starttls: 587, .tls: 465][security] ?? 587
+    let port = try reader.integer("TWOFOLD_SMTP_PORT", default: defaultPort, in: 1...65535)
+    let username = reader.optional("TWOFOLD_SMTP_USERNAME")
+    let password = reader.optional("TWOFOLD_SMTP_PASSWORD")
+    guard (username == nil) == (password == nil) else {
+        throw ConfigurationError(
+            variable: username == nil ? "TWOFOLD_SMTP_USERNAME" : "TWOFOLD_SMTP_PASSWORD",
+            message: "must be set together with \(username == nil ? "TWOFOLD_SMTP_PASSWORD" : "TWOFOLD_SMTP_USERNAME")")
+    }
+    if security == .none, username != nil {
+        throw ConfigurationError(
+            variable: "TWOFOLD_SMTP_SECURITY",
+            message: "is none, which would send TWOFOLD_SMTP_PASSWORD in clear; use starttls or tls")
+    }
+    guard let from = reader.optional("TWOFOLD_EMAIL_FROM"), InputValidation.email(from) != nil else {
+        throw ConfigurationError(
+            variable: "TWOFOLD_EMAIL_FROM", message: "must be an email address when TWOFOLD_EMAIL_PROVIDER=smtp")
+    }
+    let caFile = reader.optional("TWOFOLD_SMTP_CA_FILE")
+    if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+        throw ConfigurationError(variable: "TWOFOLD_SMTP_CA_FILE", message: "names a file that cannot be read")
+    }
+    return Configuration.SMTPSettings(
+        host: host, port: port, security: security, username: username, password: password, from: from,
+        caFile: caFile)
 }
 
 /// An absolute path as is; a relative one inside `directory`.
