@@ -161,9 +161,14 @@ enum ResetDatabase {
     static func run(_ server: ServerProcess) async throws {
         let psql = ExternalTool(url: URL(fileURLWithPath: "/usr/bin/psql"))
         guard let url = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"] else { return }
+        // Every table but the migration record, so tables added later are emptied too.
         let output = try psql.run([
             url, "-qc",
-            "TRUNCATE users, sessions, refresh_tokens, login_flows, audit_events, rate_limit_buckets CASCADE",
+            """
+            DO $$ DECLARE t text; BEGIN
+            FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_fluent_migrations'
+            LOOP EXECUTE 'TRUNCATE ' || quote_ident(t) || ' CASCADE'; END LOOP; END $$
+            """,
         ])
         #expect(output.status == 0, "\(output.errorText)")
     }

@@ -22,21 +22,26 @@ public enum TestPython {
 /// self-signed certificate for `localhost` when it speaks TLS. Each accepted message is a JSON
 /// file: envelope, raw data, whether the session was encrypted, who authenticated.
 public final class SMTPSink: @unchecked Sendable {
-    // Safe: the fields are set once in `init`; `process` is only stopped in `stop()`.
+    // Safe: the fields are set once in `init`.
     public let port: Int
     public let security: String
     public let directory: URL
     /// The certificate to trust (`TWOFOLD_SMTP_CA_FILE`), for `starttls` and `tls`.
     public let certificate: URL
-    private let process: Process
-    private let input: Pipe
+    private let script: ScriptProcess
 
     public struct Message: Decodable, Sendable {
-        public let mail_from: String
-        public let rcpt_tos: [String]
+        public let mailFrom: String
+        public let recipients: [String]
         public let data: String
         public let tls: Bool
         public let user: String?
+
+        enum CodingKeys: String, CodingKey {
+            case mailFrom = "mail_from"
+            case recipients = "rcpt_tos"
+            case data, tls, user
+        }
     }
 
     /// Starts the server; `port` defaults to a free one. With `username`, AUTH is required
@@ -68,44 +73,20 @@ public final class SMTPSink: @unchecked Sendable {
         ]
         if let username, let password { arguments += ["--username", username, "--password", password] }
         if loginOnly { arguments.append("--login-only") }
-        process = Process()
-        process.executableURL = python.url
-        process.arguments = arguments
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        // The script prints "ready" once it listens.
-        let line = output.fileHandleForReading.readData(ofLength: 6)
-        try #require(String(decoding: line, as: UTF8.self).hasPrefix("ready"), "the SMTP sink did not start")
+        script = try ScriptProcess(python: python, arguments: arguments)
     }
 
     /// The messages received so far, in order.
     public func messages() throws -> [Message] {
-        let folder = directory.appendingPathComponent("messages")
-        return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
-            .sorted().map {
-                try JSONDecoder().decode(Message.self, from: Data(contentsOf: folder.appendingPathComponent($0)))
-            }
+        try ScriptProcess.records(in: directory.appendingPathComponent("messages"))
     }
 
     /// Waits up to `seconds` for at least `count` messages.
-    public func waitForMessages(_ count: Int, seconds: Double = 20) async throws -> [Message] {
-        let deadline = Date().addingTimeInterval(seconds)
-        while true {
-            let received = try messages()
-            if received.count >= count || Date() > deadline { return received }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+    public func waitForMessages(_ count: Int, seconds: Double = 30) async throws -> [Message] {
+        try await poll(seconds: seconds, messages) { $0.count >= count }
     }
 
-    public func stop() {
-        try? input.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
-    }
+    public func stop() { script.stop() }
 
     /// A loopback port that was free a moment ago.
     public static func freePort() -> Int {
@@ -123,5 +104,90 @@ public final class SMTPSink: @unchecked Sendable {
             }
         }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A stand-in SMS gateway (`scripts/sms_gateway.py`) on a free loopback port that accepts only
+/// requests carrying the right `X-Twofold-Signature`.
+public final class SMSGateway: @unchecked Sendable {
+    // Safe: the fields are set once in `init`.
+    public let port: Int
+    public let secret: String
+    private let directory: URL
+    private let script: ScriptProcess
+
+    public struct Message: Decodable, Sendable {
+        public let to: String
+        public let message: String
+        /// The 6-digit code in the text.
+        public var code: String? { oneTimeCode(in: message) }
+    }
+
+    public init(python: ExternalTool, port: Int, secret: String) throws {
+        self.port = port
+        self.secret = secret
+        directory = try BuildProducts.temporaryDirectory("sms-gateway")
+        script = try ScriptProcess(
+            python: python,
+            arguments: [
+                BuildProducts.repositoryRoot.appendingPathComponent("scripts/sms_gateway.py").path, "--port",
+                String(port), "--outdir", directory.path, "--secret", secret,
+            ])
+    }
+
+    public func messages() throws -> [Message] { try ScriptProcess.records(in: directory) }
+
+    /// Waits up to `seconds` for at least `count` messages.
+    public func waitForMessages(_ count: Int, seconds: Double = 30) async throws -> [Message] {
+        try await poll(seconds: seconds, messages) { $0.count >= count }
+    }
+
+    public func stop() { script.stop() }
+}
+
+/// A Python test helper that prints "ready" once it listens and runs until its standard input closes.
+final class ScriptProcess: @unchecked Sendable {
+    // Safe: set once in `init`, stopped once.
+    private let process = Process()
+    private let input = Pipe()
+
+    init(python: ExternalTool, arguments: [String]) throws {
+        process.executableURL = python.url
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        let line = output.fileHandleForReading.readData(ofLength: 6)
+        try #require(String(decoding: line, as: UTF8.self).hasPrefix("ready"), "\(arguments[0]) did not start")
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The JSON files the script wrote to `folder`, in order.
+    static func records<T: Decodable>(in folder: URL) throws -> [T] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
+            .map { try JSONDecoder().decode(T.self, from: Data(contentsOf: folder.appendingPathComponent($0))) }
+    }
+}
+
+/// The first 6-digit code in a message text.
+public func oneTimeCode(in text: String) -> String? {
+    let words: [Substring] = text.split(separator: " " as Character)
+    return words.first { $0.count >= 6 && $0.prefix(6).allSatisfy(\.isNumber) }.map { String($0.prefix(6)) }
+}
+
+/// Polls `read` until `done` holds or `seconds` pass; returns the last reading.
+public func poll<T>(seconds: Double = 30, _ read: () throws -> T, until done: (T) -> Bool) async throws -> T {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        let value = try read()
+        if done(value) || Date() > deadline { return value }
+        try await Task.sleep(for: .milliseconds(100))
     }
 }

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// SMS and email sign-in against the built binary, with the codes travelling through real
+/// protocols: a signed webhook to a local SMS gateway, and SMTP with STARTTLS and AUTH to a local
+/// mail server. On SQLite and on PostgreSQL.
+@Suite(.serialized) struct CodeDeliveryEndToEndTests {
+    static let phone = "+14155550199"
+
+    /// The server's database settings for `database`, or `nil` when PostgreSQL is not available.
+    static func databaseEnvironment(_ database: String) -> [String: String]? {
+        guard database == "postgres" else { return [:] }
+        return AuthEndToEndTests.postgresURL().map { ["DATABASE_URL": $0] }
+    }
+
+    static func call(
+        _ server: ServerProcess, _ method: String, _ path: String, _ body: [String: String]?, bearer: String? = nil
+    ) async throws -> HTTP.Response {
+        try await HTTP.send(
+            HTTP.json(method, server.baseURL.appendingPathComponent("api/v1/" + path), body, bearer: bearer))
+    }
+
+    /// Login with the password, then the code that `received` yields once it arrives.
+    static func signInWithCode(
+        _ server: ServerProcess, as name: String, code: () async throws -> String?
+    ) async throws -> (LoginChallengeResponse, SecondStepResponse) {
+        let login = try await Self.call(
+            server, "POST", "auth/login", ["username": name, "password": AuthEndToEndTests.password])
+        let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+        let sent = try #require(try await code(), "no code arrived")
+        let verified = try await Self.call(
+            server, "POST", "auth/otp/verify", ["otpFlowId": challenge.otpFlowId, "code": sent])
+        #expect(verified.status == 200, "\(verified.text)")
+        return (challenge, try HTTP.decoder.decode(SecondStepResponse.self, from: verified.body))
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func smsSignInThroughASignedWebhookThatIsDownAtFirst(_ database: String) async throws {
+        guard let python = TestPython.find(), var environment = Self.databaseEnvironment(database) else { return }
+        let gatewayPort = SMTPSink.freePort()
+        environment.merge([
+            "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
+            "TWOFOLD_SMS_WEBHOOK_SECRET": "gateway-secret", "TWOFOLD_EMAIL_PROVIDER": "disabled",
+        ]) { $1 }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sms")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await ResetDatabase.run(server)
+        let tokens = try await TokenVerificationTests.signIn(server, as: "grace")
+
+        let setup = try await Self.call(
+            server, "POST", "2fa/sms/setup", ["phoneNumber": Self.phone], bearer: tokens.accessToken.token)
+        #expect(setup.status == 200, "\(setup.text)")
+        // Nobody listens yet: the first attempt fails and the message waits in the outbox.
+        let failed = try await poll({ server.log }) { $0.contains("delivery failed") }
+        #expect(failed.contains("delivery failed"), "the worker tried while the gateway was down")
+
+        let gateway = try SMSGateway(python: python, port: gatewayPort, secret: "gateway-secret")
+        defer { gateway.stop() }
+        let first = try await gateway.waitForMessages(1)
+        let enableMessage = try #require(first.first, "the code arrived once the gateway came back")
+        #expect(enableMessage.to == Self.phone)
+        let enabled = try await Self.call(
+            server, "POST", "2fa/sms/verify", ["code": try #require(enableMessage.code)],
+            bearer: tokens.accessToken.token)
+        #expect(enabled.status == 200, "\(enabled.text)")
+        #expect(try HTTP.decoder.decode(FactorEnabledResponse.self, from: enabled.body).backupCodes?.count == 10)
+
+        let (challenge, signedIn) = try await Self.signInWithCode(server, as: "grace") {
+            try await gateway.waitForMessages(2).dropFirst().first?.code
+        }
+        #expect(challenge.availableMethods == ["sms", "backup"])
+        #expect(challenge.maskedPhone == "+•••••••0199")
+        if let verified = try TokenVerificationTests.verify(signedIn.accessToken.token, on: server) {
+            #expect(verified.text.contains(#""amr": ["pwd", "sms", "mfa"]"#))
+        }
+        // Neither the codes nor the full number reach the log.
+        let log = server.log
+        for message in try gateway.messages() { #expect(!log.contains(try #require(message.code))) }
+        #expect(!log.contains(Self.phone))
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func emailSignInThroughSMTPWithSTARTTLS(_ database: String) async throws {
+        guard let python = TestPython.find(), var environment = Self.databaseEnvironment(database) else { return }
+        let sink = try SMTPSink(python: python, security: "starttls", username: "twofold", password: "mail-pass")
+        defer { sink.stop() }
+        environment.merge([
+            "TWOFOLD_SMS_PROVIDER": "disabled", "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "localhost",
+            "TWOFOLD_SMTP_PORT": String(sink.port), "TWOFOLD_SMTP_SECURITY": "starttls",
+            "TWOFOLD_SMTP_USERNAME": "twofold", "TWOFOLD_SMTP_PASSWORD": "mail-pass",
+            "TWOFOLD_EMAIL_FROM": "no-reply@twofold.example", "TWOFOLD_SMTP_CA_FILE": sink.certificate.path,
+        ]) { $1 }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-email")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await ResetDatabase.run(server)
+        let tokens = try await TokenVerificationTests.signIn(server, as: "heidi")
+
+        let setup = try await Self.call(server, "POST", "2fa/email/setup", [:], bearer: tokens.accessToken.token)
+        #expect(setup.status == 200, "\(setup.text)")
+        let enableMail = try #require(try await sink.waitForMessages(1).first)
+        #expect(enableMail.tls && enableMail.user == "twofold")
+        #expect(enableMail.mailFrom == "no-reply@twofold.example")
+        #expect(enableMail.recipients == ["heidi@example.com"])
+        let enabled = try await Self.call(
+            server, "POST", "2fa/email/verify", ["code": try #require(oneTimeCode(in: enableMail.data))],
+            bearer: tokens.accessToken.token)
+        #expect(enabled.status == 200, "\(enabled.text)")
+
+        let (challenge, _) = try await Self.signInWithCode(server, as: "heidi") {
+            try await sink.waitForMessages(2).dropFirst().first.flatMap { oneTimeCode(in: $0.data) }
+        }
+        #expect(challenge.availableMethods == ["email", "backup"])
+        #expect(!server.log.contains("mail-pass"))
+    }
+}
