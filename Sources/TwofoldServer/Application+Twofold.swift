@@ -43,6 +43,7 @@ public func configure(
     switch configuration.database {
     case .sqlite(let path):
         app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        try await SQLiteTuning.apply(to: app)
     case .sqliteInMemory:
         app.databases.use(.sqlite(.memory), as: .sqlite)
     case .postgres(let url):
@@ -67,6 +68,7 @@ public func configure(
     let api = app.grouped("api", "v1")
     try api.register(collection: AuthController())
     try api.register(collection: AccountController())
+    try api.register(collection: DeviceKeyController())
     try api.register(collection: AdminController())
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())
@@ -83,6 +85,7 @@ public func configure(
     }
     app.asyncCommands.use(AdminCommand(), as: "admin")
     app.asyncCommands.use(KeysCommand(), as: "keys")
+    app.asyncCommands.use(BenchSeedCommand(), as: "bench-seed")
 }
 
 /// The OpenAPI description shipped inside the server (`docs/openapi.yaml` is a link to it).

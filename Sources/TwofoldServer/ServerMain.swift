@@ -31,7 +31,7 @@ public enum ServerMain {
             // Vapor runs `serve` when no command is named (flags alone, like `--port 9000`, are serve's).
             let named = arguments.dropFirst().first
             let command = named.map { $0.hasPrefix("-") ? "serve" : $0 } ?? "serve"
-            if command == "serve" || command == "admin" {
+            if command == "serve" || command == "admin" || command == "bench-seed" {
                 try await app.autoMigrate()
             }
             if command == "serve" {

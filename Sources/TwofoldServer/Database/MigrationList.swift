@@ -17,5 +17,6 @@ enum Migrations {
         CreateOutboxMessages(),
         CreateOneTimeCodes(),
         UpdateUsersAddCodeFactors(),
+        CreateDevices(),
     ]
 }

@@ -12,6 +12,8 @@ final class OneTimeCode: Model, @unchecked Sendable {
         case login, enable
         case stepUp = "step_up"
         case changeDestination = "change_destination"
+        /// Seed 004: an SMS code that signs a device user in (`POST /auth/request-otp`).
+        case deviceSignIn = "device_sign_in"
     }
 
     @ID(key: .id) var id: UUID?

@@ -1,0 +1,438 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import TwofoldCore
+import Vapor
+
+/// Seed 004's device-bound keys, shapes verbatim: enrolment and method changes (bearer; adding or
+/// replacing a key needs step-up), challenge-response sign-in with the device key, SMS sign-in as
+/// the fallback, device listings for the owner or an admin. See docs/seed-divergences.md for
+/// where it departs from the seed and why.
+struct DeviceKeyController: RouteCollection {
+    static let challengeLifetime: TimeInterval = 5 * 60
+    static let factor = "deviceKey"
+
+    func boot(routes: any RoutesBuilder) throws {
+        let signedIn = routes.grouped(BearerAuthentication())
+        signedIn.post("mfa", "enroll", use: enroll)
+        signedIn.post("mfa", "unenroll", use: unenroll)
+        signedIn.post("mfa", "upgrade", use: upgrade)
+        signedIn.post("mfa", "downgrade", use: downgrade)
+        signedIn.get("devices", ":username", use: devices)
+        signedIn.get("device", ":deviceID", "status", use: status)
+        routes.post("auth", "initiate", use: initiate)
+        routes.post("auth", "verify-signature", use: verifySignature)
+        routes.post("auth", "request-otp", use: requestOTP)
+        routes.post("auth", "verify-otp", use: verifyOTP)
+    }
+
+    // MARK: Enrolment
+
+    @Sendable func enroll(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceEnrollRequest.self)
+        let user = try await Self.owner(named: body.username, request: request)
+        let userID = try user.requireID()
+        let deviceID = try Self.validDeviceID(body.deviceId)
+        if let model = body.deviceModel, model.count > 128 || model.contains(where: \.isNewline) {
+            throw InputValidation.failure(["deviceModel": "must be at most 128 characters on one line"])
+        }
+        guard let method = EnrolledDevice.Method(rawValue: body.method) else {
+            throw InputValidation.failure(["method": "must be secureEnclave or smsOTP"])
+        }
+        var publicKey: String?
+        switch method {
+        case .secureEnclave:
+            guard let text = body.publicKey else {
+                throw InputValidation.failure(["publicKey": "is required for secureEnclave"])
+            }
+            publicKey = try Self.validKey(text, field: "publicKey")
+        case .smsOTP:
+            try Self.requireVerifiedPhone(user, given: body.phoneNumber)
+        }
+        let existing = try await EnrolledDevice.query(on: request.db).filter(\.$userID == userID).all()
+        // The first device needs only the bearer token; another device, or a new key for this
+        // one, needs a recent second factor.
+        if !existing.isEmpty { try await request.requireStepUp(for: user) }
+        let now = request.twofold.clock.now()
+        let device =
+            existing.first { $0.deviceID == deviceID }
+            ?? EnrolledDevice(
+                userID: userID, deviceID: deviceID, deviceModel: body.deviceModel, method: method,
+                publicKey: publicKey, now: now)
+        device.method = method
+        device.publicKey = publicKey
+        device.deviceModel = body.deviceModel ?? device.deviceModel
+        device.enrolledAt = now
+        device.updatedAt = now
+        try await request.db.transaction { database in
+            try await device.save(on: database)
+            // A re-enrolment retires every challenge issued for the old key at once.
+            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
+        }
+        try await AuditLog.record(
+            .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", request: request)
+        return try Response.json(
+            DeviceEnrollResponse(deviceId: deviceID, method: method.rawValue, message: "Device enrolled successfully"))
+    }
+
+    @Sendable func unenroll(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceRequest.self)
+        let user = try await Self.owner(named: body.username, request: request)
+        let device = try await Self.device(body.deviceId, of: user, request: request)
+        try await request.requireStepUp(for: user)
+        try await device.delete(on: request.db)
+        try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+        try await AuditLog.record(
+            .factorRemoved, user: user.id, detail: "device \(device.deviceID) unenrolled", request: request)
+        return try Response.json(DeviceMessageResponse(message: "Device unenrolled"))
+    }
+
+    /// SMS → key, or a new key for a key device (seed 004 scenarios 9 and 10): the old key stops
+    /// working at once.
+    @Sendable func upgrade(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceUpgradeRequest.self)
+        let user = try await Self.owner(named: body.username, request: request)
+        let device = try await Self.device(body.deviceId, of: user, request: request)
+        let publicKey = try Self.validKey(body.publicKey, field: "publicKey")
+        try await request.requireStepUp(for: user)
+        let now = request.twofold.clock.now()
+        device.method = .secureEnclave
+        device.publicKey = publicKey
+        device.updatedAt = now
+        try await request.db.transaction { database in
+            try await device.update(on: database)
+            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
+        }
+        try await AuditLog.record(
+            .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key", request: request)
+        return try Response.json(
+            DeviceMethodResponse(
+                method: EnrolledDevice.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA"))
+    }
+
+    /// Key → SMS (seed 004 scenario 8: the app reports that the device's security was removed, so
+    /// its key is gone). Needs only the bearer token, because the key can no longer step up;
+    /// the user is told by SMS or email, so a downgrade they did not make does not go unnoticed.
+    @Sendable func downgrade(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceRequest.self)
+        let user = try await Self.owner(named: body.username, request: request)
+        let device = try await Self.device(body.deviceId, of: user, request: request)
+        guard user.phone != nil else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No phone number on file",
+                detail: "SMS sign-in needs a verified phone number (PUT /api/v1/account/phone) before a downgrade.")
+        }
+        let now = request.twofold.clock.now()
+        device.method = .smsOTP
+        device.publicKey = nil
+        device.updatedAt = now
+        try await request.db.transaction { database in
+            try await device.update(on: database)
+            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
+            let notice =
+                "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
+                + "with SMS codes. If this was not you, sign in and review your devices."
+            if let phone = user.phone {
+                try await Outbox.enqueue(
+                    .sms, to: phone, subject: "", body: notice, secrets: request.twofold.secrets, now: now, on: database
+                )
+            }
+            try await Outbox.enqueue(
+                .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice,
+                secrets: request.twofold.secrets, now: now, on: database)
+        }
+        try await AuditLog.record(
+            .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP", request: request)
+        return try Response.json(
+            DeviceMethodResponse(method: EnrolledDevice.Method.smsOTP.rawValue, message: "Downgraded to SMS OTP"))
+    }
+
+    // MARK: Listings
+
+    @Sendable func devices(request: Request) async throws -> Response {
+        let name = (request.parameters.get("username") ?? "").lowercased()
+        let user = try await Self.ownerOrAdmin(named: name, request: request)
+        let devices = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
+            .sort(\.$enrolledAt).all()
+        return try Response.json(DeviceListResponse(devices: devices.map(\.dto)))
+    }
+
+    @Sendable func status(request: Request) async throws -> Response {
+        let deviceID = try Self.validDeviceID(request.parameters.get("deviceID") ?? "")
+        let caller = try request.caller
+        var query = EnrolledDevice.query(on: request.db).filter(\.$deviceID == deviceID)
+        if try await !Self.isAdmin(caller.userID, request: request) { query = query.filter(\.$userID == caller.userID) }
+        guard let device = try await query.first(), let user = try await User.find(device.userID, on: request.db) else {
+            throw Problem(status: 404, code: .notFound, title: "No such device")
+        }
+        return try Response.json(
+            DeviceStatusResponse(
+                deviceId: device.deviceID, enrolled: true, method: device.method.rawValue,
+                hasPublicKey: device.publicKey != nil, phoneNumber: user.phone.map(Masking.phone)))
+    }
+
+    // MARK: Sign-in
+
+    /// A challenge for the device key. Unknown users and devices get an answer of the same shape
+    /// (an SMS device's, with a challenge that nothing will accept), so this call does not tell
+    /// who is enrolled.
+    @Sendable func initiate(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceRequest.self)
+        let deviceID = try Self.validDeviceID(body.deviceId)
+        try await Self.throttle("device-sign-in", request: request)
+        let now = request.twofold.clock.now()
+        let bytes = Self.randomChallenge()
+        var method = EnrolledDevice.Method.smsOTP
+        var challengeID = UUID()
+        if let user = try await Self.user(named: body.username, request: request),
+            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
+                .filter(\.$deviceID == deviceID).first()
+        {
+            method = device.method
+            if device.method == .secureEnclave, device.publicKey != nil {
+                let challenge = DeviceChallenge(
+                    deviceID: try device.requireID(), userID: try user.requireID(), purpose: .signIn, flowID: nil,
+                    challenge: bytes.base64EncodedString(), now: now,
+                    expiresAt: now.addingTimeInterval(Self.challengeLifetime))
+                try await challenge.create(on: request.db)
+                challengeID = try challenge.requireID()
+            }
+        }
+        return try Response.json(
+            DeviceChallengeResponse(
+                method: method.rawValue, challenge: bytes.base64EncodedString(),
+                challengeId: challengeID.uuidString.lowercased(), expiresIn: Int(Self.challengeLifetime)))
+    }
+
+    @Sendable func verifySignature(request: Request) async throws -> Response {
+        let body = try request.content.decode(VerifySignatureRequest.self)
+        let deviceID = try Self.validDeviceID(body.deviceId)
+        guard let challengeID = UUID(uuidString: body.challengeId) else {
+            throw InputValidation.failure(["challengeId": "must be the challengeId that /auth/initiate returned"])
+        }
+        let signature = try Self.validSignature(body.signature)
+        guard let user = try await Self.user(named: body.username, request: request),
+            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
+                .filter(\.$deviceID == deviceID).first()
+        else { throw Self.signatureRefused }
+        guard user.status == .active else { throw Problem.accountLocked }
+        try await Self.check(
+            signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device, request: request)
+        let tokens = try await SessionService.start(user: user, methods: ["hwk", "mfa"], request: request)
+        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", request: request)
+        return try Response.json(
+            DeviceTokenResponse(
+                token: tokens.accessToken.token, message: "Authentication successful",
+                refreshToken: tokens.refreshToken.token, expiresAt: tokens.accessToken.expiresAt))
+    }
+
+    /// SMS fallback: a code to the phone on file of a user with an enrolled device. The answer is
+    /// the same whether or not the user exists, has a device, or is inside the resend cooldown;
+    /// the number shown is the one asked about, masked, never the one on file.
+    @Sendable func requestOTP(request: Request) async throws -> Response {
+        let body = try request.content.decode(RequestOTPRequest.self)
+        if let number = body.phoneNumber, InputValidation.phone(number) == nil {
+            throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
+        }
+        try await Self.throttle("device-sign-in", request: request)
+        if let user = try await Self.user(named: body.username, request: request), let phone = user.phone,
+            user.status == .active,
+            try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID()).count() > 0
+        {
+            do {
+                _ = try await OneTimeCodeService.send(
+                    .sms, purpose: .deviceSignIn, to: phone, userID: try user.requireID(), flowID: nil, request: request
+                )
+            } catch let problem as Problem where problem.code == .rateLimited {
+                request.logger.notice("device sign-in code not sent: send limit reached")
+            }
+        }
+        let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
+        return try Response.json(
+            RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(OneTimeCodeService.lifetime)))
+    }
+
+    @Sendable func verifyOTP(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceVerifyOTPRequest.self)
+        guard !body.otp.isEmpty, body.otp.count <= 16 else { throw InputValidation.failure(["otp": "is required"]) }
+        guard let user = try await Self.user(named: body.username, request: request) else {
+            throw Problem(status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.")
+        }
+        guard user.status == .active else { throw Problem.accountLocked }
+        _ = try await OneTimeCodeService.verify(
+            body.otp, channel: .sms, purpose: .deviceSignIn, userID: try user.requireID(), flowID: nil,
+            request: request)
+        let tokens = try await SessionService.start(user: user, methods: ["sms"], request: request)
+        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device SMS code", request: request)
+        return try Response.json(
+            DeviceTokenResponse(
+                token: tokens.accessToken.token, message: "Authentication successful",
+                refreshToken: tokens.refreshToken.token, expiresAt: tokens.accessToken.expiresAt))
+    }
+
+    // MARK: Checking a signature
+
+    /// Checks `signature` over the challenge `challengeID` of `device` under the factor guard and
+    /// uses the challenge up: one conditional update, so of many parallel requests with one
+    /// signed challenge exactly one succeeds. A challenge of another device, user or purpose is
+    /// refused like a wrong signature.
+    static func check(
+        _ signature: DeviceSignature, challengeID: UUID, purpose: DeviceChallenge.Purpose, flowID: UUID?,
+        device: EnrolledDevice, request: Request
+    ) async throws {
+        let userID = device.userID
+        let deviceRowID = try device.requireID()
+        try await FactorGuard.begin(factor, userID: userID, request: request)
+        let now = request.twofold.clock.now()
+        guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
+            let key = try? DevicePublicKey(base64: keyText),
+            let challenge = try await DeviceChallenge.find(challengeID, on: request.db),
+            challenge.deviceID == deviceRowID, challenge.userID == userID, challenge.purpose == purpose,
+            challenge.flowID == flowID
+        else { try await failed(userID: userID, request: request) }
+        if challenge.usedAt != nil {
+            throw Problem(
+                status: 409, code: .alreadyUsed, title: "Challenge already used",
+                detail: "Each challenge signs in once; ask for a new one.")
+        }
+        if challenge.expiresAt <= now {
+            throw Problem(
+                status: 401, code: .expired, title: "Challenge expired",
+                detail: "A challenge is valid for 5 minutes; ask for a new one.")
+        }
+        guard let bytes = Data(base64Encoded: challenge.challenge), key.isValidSignature(signature, for: bytes) else {
+            try await failed(userID: userID, request: request)
+        }
+        let claimed = try await request.sql.raw(
+            """
+            UPDATE device_challenges SET used_at = \(bind: now)
+            WHERE id = \(bind: challengeID) AND used_at IS NULL AND expires_at > \(bind: now) RETURNING id
+            """
+        ).all()
+        guard !claimed.isEmpty else {
+            throw Problem(
+                status: 409, code: .alreadyUsed, title: "Challenge already used",
+                detail: "Each challenge signs in once; ask for a new one.")
+        }
+        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        device.lastUsedAt = now
+        try await device.update(on: request.db)
+    }
+
+    /// A wrong signature counts like a wrong code, answered as `signature_invalid`.
+    private static func failed(userID: UUID, request: Request) async throws -> Never {
+        do {
+            try await FactorGuard.failed(factor, userID: userID, request: request)
+        } catch var problem as Problem where problem.code == .invalidCode {
+            problem.code = .signatureInvalid
+            problem.title = "Signature invalid"
+            problem.detail = "The signature does not verify for this device and challenge."
+            throw problem
+        }
+    }
+
+    static let signatureRefused = Problem(
+        status: 401, code: .signatureInvalid, title: "Signature invalid",
+        detail: "The signature does not verify for this device and challenge.")
+
+    // MARK: Helpers
+
+    /// The caller's own account, named by `username` in the body; another name is `403`.
+    static func owner(named username: String, request: Request) async throws -> User {
+        let user = try await TwoFactorController.user(request)
+        guard [user.username, user.email].contains(username.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            throw Problem(
+                status: 403, code: .forbidden, title: "Not your account",
+                detail: "Devices can be changed only by their owner, signed in.")
+        }
+        return user
+    }
+
+    static func ownerOrAdmin(named username: String, request: Request) async throws -> User {
+        let caller = try request.caller
+        let admin = try await isAdmin(caller.userID, request: request)
+        guard let user = try await self.user(named: username, request: request),
+            try user.requireID() == caller.userID || admin
+        else {
+            throw Problem(
+                status: 403, code: .forbidden, title: "Not your account",
+                detail: "Only the owner or an administrator sees a user's devices.")
+        }
+        return user
+    }
+
+    static func isAdmin(_ userID: UUID, request: Request) async throws -> Bool {
+        try await User.find(userID, on: request.db)?.role == .admin
+    }
+
+    static func user(named username: String, request: Request) async throws -> User? {
+        let name = username.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !name.isEmpty, name.count <= 254 else { return nil }
+        return try await User.query(on: request.db).group(.or) {
+            $0.filter(\.$username == name).filter(\.$email == name)
+        }.first()
+    }
+
+    static func device(_ deviceID: String, of user: User, request: Request) async throws -> EnrolledDevice {
+        let valid = try validDeviceID(deviceID)
+        guard
+            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
+                .filter(\.$deviceID == valid).first()
+        else { throw Problem(status: 404, code: .notFound, title: "No such device") }
+        return device
+    }
+
+    static func validDeviceID(_ text: String) throws -> String {
+        guard (1...128).contains(text.count), text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+        else { throw InputValidation.failure(["deviceId": "must be 1 to 128 visible characters"]) }
+        return text
+    }
+
+    /// A P-256 key as X9.63 base64, checked to be on the curve; the canonical base64 is stored.
+    static func validKey(_ text: String, field: String) throws -> String {
+        do {
+            return try DevicePublicKey(base64: text).base64
+        } catch {
+            throw InputValidation.failure([field: error.description])
+        }
+    }
+
+    static func validSignature(_ text: String) throws -> DeviceSignature {
+        do {
+            return try DeviceSignature(base64: text)
+        } catch {
+            throw InputValidation.failure(["signature": error.description])
+        }
+    }
+
+    static func requireVerifiedPhone(_ user: User, given: String?) throws {
+        if let given, InputValidation.phone(given) == nil {
+            throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
+        }
+        guard let phone = user.phone, given == nil || given == phone else {
+            throw Problem(
+                status: 409, code: .conflict, title: "Phone number not verified",
+                detail: "SMS codes go only to a verified number: confirm it first with PUT /api/v1/account/phone.")
+        }
+    }
+
+    static func randomChallenge() -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func retireChallenges(of deviceRowID: UUID, now: Date, on database: any Database) async throws {
+        try await DeviceChallenge.query(on: database).filter(\.$deviceID == deviceRowID).filter(\.$usedAt == nil)
+            .set(\.$usedAt, to: now).update()
+    }
+
+    static func throttle(_ name: String, request: Request) async throws {
+        let key = "\(name):ip:\(request.clientAddress ?? "-")"
+        if case .limited(let retryAfter) = try await RateLimiter.take(
+            key, rule: TwofoldContext.loginPerAddress, now: request.twofold.clock.now(), on: request.db)
+        {
+            throw AuthController.rateLimited(retryAfter)
+        }
+    }
+}

@@ -1,0 +1,336 @@
+import Crypto
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Seed 004's device-bound keys with real P-256 keys and DER signatures, as iOS makes them.
+@Suite struct DeviceSignInTests {
+    struct Phone {
+        let key = P256.Signing.PrivateKey()
+        var publicKey: String { key.publicKey.x963Representation.base64EncodedString() }
+        func sign(_ challenge: String) throws -> String {
+            try key.signature(for: #require(Data(base64Encoded: challenge))).derRepresentation.base64EncodedString()
+        }
+    }
+
+    static func post(
+        _ app: Application, _ path: String, _ body: [String: String], token: String? = nil,
+        from address: String = "10.0.0.1"
+    ) async throws -> (UInt, String) {
+        var result: (UInt, String) = (0, "")
+        let headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
+        try await app.testing().test(.POST, "api/v1/\(path)", headers: headers, body: json(body)) { response in
+            result = (response.status.code, response.body.string)
+        }
+        return result
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(text.utf8))
+    }
+
+    static func enroll(_ app: Application, token: String, phone: Phone, device: String = "iphone-1") async throws
+        -> (UInt, String)
+    {
+        try await post(
+            app, "mfa/enroll",
+            [
+                "username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": device,
+                "deviceModel": "iPhone 15 Pro",
+            ], token: token)
+    }
+
+    static func challenge(_ app: Application, device: String = "iphone-1", user: String = "alice") async throws
+        -> DeviceChallengeResponse
+    {
+        let (status, body) = try await post(app, "auth/initiate", ["username": user, "deviceId": device])
+        #expect(status == 200)
+        return try decode(DeviceChallengeResponse.self, body)
+    }
+
+    static func verify(
+        _ app: Application, _ challenge: DeviceChallengeResponse, signature: String, device: String = "iphone-1",
+        user: String = "alice"
+    ) async throws -> (UInt, String) {
+        try await post(
+            app, "auth/verify-signature",
+            ["username": user, "deviceId": device, "challengeId": challenge.challengeId, "signature": signature])
+    }
+
+    @Test func enrolAndSignInWithTheDeviceKey() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            let (status, body) = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            #expect(status == 200)
+            #expect(
+                try Self.decode(DeviceEnrollResponse.self, body)
+                    == DeviceEnrollResponse(
+                        deviceId: "iphone-1", method: "secureEnclave", message: "Device enrolled successfully"))
+            let challenge = try await Self.challenge(app)
+            #expect(challenge.method == "secureEnclave" && challenge.expiresIn == 300)
+            #expect(Data(base64Encoded: challenge.challenge)?.count == 32)
+            let (verified, answer) = try await Self.verify(
+                app, challenge, signature: try phone.sign(challenge.challenge))
+            #expect(verified == 200)
+            let signedIn = try Self.decode(DeviceTokenResponse.self, answer)
+            #expect(signedIn.success && signedIn.message == "Authentication successful" && signedIn.refreshToken != nil)
+            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(signedIn.token)) { response in
+                #expect(response.status == .ok, "the token is a Twofold access token")
+            }
+            // A raw 64-byte signature (r‖s) works too.
+            let next = try await Self.challenge(app)
+            let raw = try phone.key.signature(for: #require(Data(base64Encoded: next.challenge))).rawRepresentation
+            #expect(try await Self.verify(app, next, signature: raw.base64EncodedString()).0 == 200)
+        }
+    }
+
+    @Test func oneSignedChallengeSentFiftyTimesInParallelGivesOneToken() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let challenge = try await Self.challenge(app)
+            let signature = try phone.sign(challenge.challenge)
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for _ in 0..<50 { group.addTask { try await Self.verify(app, challenge, signature: signature).0 } }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            // The rest: already used, or held back by the factor guard's bound on attempts in flight.
+            #expect(statuses.allSatisfy { [200, 409, 429].contains($0) }, "\(statuses)")
+        }
+    }
+
+    @Test func aChallengeExpiresAfterFiveMinutes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let challenge = try await Self.challenge(app)
+            clock.advance(by: 301)
+            let (status, body) = try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge))
+            #expect(status == 401)
+            #expect(body.contains(#""code":"expired""#))
+        }
+    }
+
+    @Test func aChallengeNeverWorksForAnotherDeviceOrUser() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone)
+            _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone, device: "ipad-2")
+            let bobPhone = Phone()
+            _ = try await Self.post(
+                app, "mfa/enroll",
+                [
+                    "username": "bob", "publicKey": bobPhone.publicKey, "method": "secureEnclave",
+                    "deviceId": "iphone-1",
+                ],
+                token: bob.accessToken.token, from: "10.0.0.2")
+            let challenge = try await Self.challenge(app)
+            let signature = try phone.sign(challenge.challenge)
+            let wrongDevice = try await Self.verify(app, challenge, signature: signature, device: "ipad-2")
+            #expect(wrongDevice.0 == 401 && wrongDevice.1.contains("signature_invalid"))
+            let wrongUser = try await Self.verify(app, challenge, signature: signature, user: "bob")
+            #expect(wrongUser.0 == 401 && wrongUser.1.contains("signature_invalid"))
+            let otherKey = try await Self.verify(app, challenge, signature: try bobPhone.sign(challenge.challenge))
+            #expect(otherKey.0 == 401)
+            #expect(try await Self.verify(app, challenge, signature: signature).0 == 200, "still unused")
+        }
+    }
+
+    @Test func malformedKeysSignaturesAndBase64AreRefusedAndChangeNothing() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var offCurve = [UInt8](repeating: 0, count: 65)
+            offCurve[0] = 4
+            offCurve[64] = 1
+            let badKeys = [
+                "not base64 at all!", Data(repeating: 4, count: 33).base64EncodedString(),
+                Data(offCurve).base64EncodedString(),
+                P256.Signing.PrivateKey().publicKey.compressedRepresentation.base64EncodedString(),
+            ]
+            for key in badKeys {
+                let (status, body) = try await Self.post(
+                    app, "mfa/enroll",
+                    ["username": "alice", "publicKey": key, "method": "secureEnclave", "deviceId": "iphone-1"],
+                    token: tokens.accessToken.token)
+                #expect(status == 422, "\(key)")
+                #expect(body.contains("publicKey"))
+            }
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
+
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let challenge = try await Self.challenge(app)
+            for signature in ["%%%", Data(repeating: 1, count: 10).base64EncodedString(), ""] {
+                let (status, body) = try await Self.verify(app, challenge, signature: signature)
+                #expect(status == 422, "\(signature)")
+                #expect(body.contains("signature"))
+            }
+            let garbageID = try await Self.post(
+                app, "auth/verify-signature",
+                ["username": "alice", "deviceId": "iphone-1", "challengeId": "nope", "signature": "AA=="])
+            #expect(garbageID.0 == 422)
+            #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
+        }
+    }
+
+    @Test func enrolmentNeedsTheOwnersTokenAndListingsTheOwnerOrAnAdmin() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let phone = Phone()
+            let anonymous = try await Self.post(
+                app, "mfa/enroll",
+                ["username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": "x"])
+            #expect(anonymous.0 == 401)
+            let forSomeoneElse = try await Self.post(
+                app, "mfa/enroll",
+                ["username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": "x"],
+                token: bob.accessToken.token, from: "10.0.0.2")
+            #expect(forSomeoneElse.0 == 403)
+            _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone)
+
+            try await app.testing().test(.GET, "api/v1/devices/alice", headers: .bearer(bob.accessToken.token)) {
+                response in #expect(response.status == .forbidden)
+            }
+            try await app.testing().test(.GET, "api/v1/device/iphone-1/status", headers: .bearer(bob.accessToken.token))
+            {
+                response in #expect(response.status == .notFound)
+            }
+            try await app.testing().test(.GET, "api/v1/devices/alice") { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await app.testing().test(.GET, "api/v1/devices/alice", headers: .bearer(alice.accessToken.token)) {
+                response in
+                let list = try response.decode(DeviceListResponse.self)
+                #expect(list.devices.map { $0.deviceId } == ["iphone-1"])
+                #expect(list.devices.first?.deviceModel == "iPhone 15 Pro")
+            }
+            try await app.testing().test(
+                .GET, "api/v1/device/iphone-1/status", headers: .bearer(alice.accessToken.token)
+            ) { response in
+                let status = try response.decode(DeviceStatusResponse.self)
+                #expect(
+                    status
+                        == DeviceStatusResponse(
+                            deviceId: "iphone-1", enrolled: true, method: "secureEnclave", hasPublicKey: true,
+                            phoneNumber: nil))
+            }
+        }
+    }
+
+    @Test func aSecondDeviceNeedsStepUp() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
+            clock.advance(by: 6 * 60)
+            let (status, body) = try await Self.enroll(
+                app, token: tokens.accessToken.token, phone: Phone(), device: "ipad-2")
+            #expect(status == 403 && body.contains("step_up_required"))
+            // Signing in with the first device's key is a fresh second factor.
+            let challenge = try await Self.challenge(app)
+            let signedIn = try Self.decode(
+                DeviceTokenResponse.self,
+                try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).1)
+            #expect(try await Self.enroll(app, token: signedIn.token, phone: Phone(), device: "ipad-2").0 == 200)
+        }
+    }
+
+    @Test func reEnrollingOrUpgradingRetiresTheOldKeyAtOnce() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let old = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: old)
+            let pending = try await Self.challenge(app)
+            // Scenario 9: re-enrol with a new key (a biometric key replaced by a passcode key, say).
+            let new = Phone()
+            #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: new).0 == 200)
+            #expect(try await Self.verify(app, pending, signature: try old.sign(pending.challenge)).0 != 200)
+            let fresh = try await Self.challenge(app)
+            #expect(try await Self.verify(app, fresh, signature: try old.sign(fresh.challenge)).0 == 401)
+            let again = try await Self.challenge(app)
+            #expect(try await Self.verify(app, again, signature: try new.sign(again.challenge)).0 == 200)
+            // Scenario 10: upgrade switches to yet another key.
+            let third = Phone()
+            let (upgraded, body) = try await Self.post(
+                app, "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey],
+                token: tokens.accessToken.token)
+            #expect(upgraded == 200)
+            #expect(
+                try Self.decode(DeviceMethodResponse.self, body)
+                    == DeviceMethodResponse(method: "secureEnclave", message: "Upgraded to Secure Enclave MFA"))
+            let last = try await Self.challenge(app)
+            #expect(try await Self.verify(app, last, signature: try new.sign(last.challenge)).0 == 401)
+        }
+    }
+
+    @Test func aDeviceThatLostItsSecurityIsDowngradedAuditedAndTheUserTold() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let pending = try await Self.challenge(app)
+            let (status, body) = try await Self.post(
+                app, "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], token: tokens.accessToken.token)
+            #expect(status == 200)
+            #expect(
+                try Self.decode(DeviceMethodResponse.self, body)
+                    == DeviceMethodResponse(method: "smsOTP", message: "Downgraded to SMS OTP"))
+            #expect(try await Self.verify(app, pending, signature: try phone.sign(pending.challenge)).0 != 200)
+            #expect(try await Self.challenge(app).method == "smsOTP")
+            let told = try await CodeFactorTests.deliverMessages(app, clock: clock)
+            #expect(Set(told.map(\.channel)) == ["sms", "email"], "the user hears of it on both channels")
+            #expect(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
+
+            // The SMS fallback signs in with a code to the number on file.
+            clock.advance(by: 61)
+            let (sent, answer) = try await Self.post(
+                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+14155550123"])
+            #expect(sent == 200)
+            #expect(
+                try Self.decode(RequestOTPResponse.self, answer)
+                    == RequestOTPResponse(message: "OTP sent to +•••••••0123", expiresIn: 300))
+            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
+            #expect(code.destination == "+14155550123")
+            let (verified, tokenBody) = try await Self.post(
+                app, "auth/verify-otp", ["username": "alice", "otp": code.code])
+            #expect(verified == 200)
+            #expect(try Self.decode(DeviceTokenResponse.self, tokenBody).success)
+        }
+    }
+
+    @Test func requestOTPAnswersTheSameForUnknownUsersAndSendsOnlyToTheNumberOnFile() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: Phone())
+            clock.advance(by: 61)
+            let known = try await Self.post(
+                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+15005550006"])
+            let unknown = try await Self.post(
+                app, "auth/request-otp", ["username": "nobody", "phoneNumber": "+15005550006"])
+            #expect(known.0 == 200 && known == unknown, "\(known) vs \(unknown)")
+            let sent = try await CodeFactorTests.deliverMessages(app, clock: clock)
+            #expect(sent.map(\.destination) == ["+14155550123"], "never the number in the request")
+            let inCooldown = try await Self.post(
+                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+15005550006"])
+            #expect(inCooldown == unknown, "the cooldown does not tell either")
+        }
+    }
+}
