@@ -33,9 +33,14 @@ public func configure(
         case .disabled: DisabledProvider()
         case .smtp(let settings): try SMTPEmailProvider(settings: settings, group: app.eventLoopGroup)
         }
+    // Password hashing gets threads of its own: on the application's pool (which SQLite also
+    // uses) a burst of bcrypt checks would queue database work behind it.
+    let hashingPool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
+    hashingPool.start()
+    app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
-        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: app.threadPool),
+        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),
         secrets: secrets,
         delivery: DeliveryWorker(
             sms: sms, email: email, secrets: secrets))
@@ -95,5 +100,14 @@ enum OpenAPIDocument {
             throw Abort(.internalServerError, reason: "openapi.yaml is missing from the server's resources")
         }
         return try String(contentsOf: url, encoding: .utf8)
+    }
+}
+
+/// Stops a thread pool the application started, at shutdown.
+struct ThreadPoolShutdown: LifecycleHandler {
+    let pool: NIOThreadPool
+
+    func shutdownAsync(_ application: Application) async {
+        try? await pool.shutdownGracefully()
     }
 }

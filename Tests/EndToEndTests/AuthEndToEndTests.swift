@@ -12,12 +12,25 @@ import TwofoldTestSupport
     static let password = "correct horse battery staple"
 
     /// The PostgreSQL database `scripts/test` prepares, or `nil` after recording why it is needed.
+    /// A fresh, empty database on that server for each call, so suites running in parallel never
+    /// see each other's rows.
     static func postgresURL() -> String? {
-        if let url = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"], !url.isEmpty { return url }
-        if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
-            Issue.record("TWOFOLD_E2E_POSTGRES_URL is not set; scripts/test starts PostgreSQL and sets it")
+        guard let base = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"], !base.isEmpty else {
+            if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
+                Issue.record("TWOFOLD_E2E_POSTGRES_URL is not set; scripts/test starts PostgreSQL and sets it")
+            }
+            return nil
         }
-        return nil
+        let name = "e2e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let psql = ExternalTool(url: URL(fileURLWithPath: "/usr/bin/psql"))
+        guard var components = URLComponents(string: base),
+            let created = try? psql.run([base, "-qc", "CREATE DATABASE \(name)"]), created.status == 0
+        else {
+            Issue.record("could not create a PostgreSQL database on \(base)")
+            return nil
+        }
+        components.path = "/" + name
+        return components.string
     }
 
     static func post<T: Decodable>(
