@@ -333,4 +333,49 @@ import VaporTesting
             #expect(inCooldown == unknown, "the cooldown does not tell either")
         }
     }
+    @Test func theSMSFallbackCodeWorksOnceCountsWrongTriesAndBadInputChangesNothing() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: Phone())
+            // No phone on file: a downgrade would leave the device with nothing to sign in with.
+            let refused = try await Self.post(
+                app, "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], token: tokens.accessToken.token)
+            #expect(refused.0 == 409)
+            #expect(try await Self.challenge(app).method == "secureEnclave", "unchanged")
+
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            clock.advance(by: 61)
+            let malformed = try await Self.post(app, "auth/request-otp", ["username": "alice", "phoneNumber": "12"])
+            #expect(malformed.0 == 422)
+            #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).isEmpty, "nothing sent")
+            #expect(try await Self.post(app, "auth/request-otp", ["username": "alice"]).0 == 200)
+            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
+            let wrong = try await Self.post(
+                app, "auth/verify-otp", ["username": "alice", "otp": code == "000000" ? "000001" : "000000"])
+            #expect(wrong.0 == 401 && wrong.1.contains(#""attemptsRemaining":4"#))
+            #expect(try await Self.post(app, "auth/verify-otp", ["username": "alice", "otp": code]).0 == 200)
+            #expect(try await Self.post(app, "auth/verify-otp", ["username": "alice", "otp": code]).0 == 401, "once")
+        }
+    }
+
+    @Test func anUnknownUserOrDeviceGetsAChallengeOfTheSameShape() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: TestClock())
+            let enrolled = try await Self.post(
+                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: tokens.accessToken.token)
+            #expect(enrolled.0 == 200)
+            let smsDevice = try await Self.challenge(app, device: "old-phone")
+            let unknownDevice = try await Self.challenge(app, device: "someone-elses")
+            let unknownUser = try await Self.challenge(app, user: "nobody")
+            for answer in [smsDevice, unknownDevice, unknownUser] {
+                #expect(answer.method == "smsOTP" && answer.expiresIn == 300)
+                #expect(
+                    Data(base64Encoded: answer.challenge)?.count == 32 && UUID(uuidString: answer.challengeId) != nil)
+            }
+            #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 0, "nothing stored for them")
+        }
+    }
 }

@@ -49,12 +49,8 @@ struct AccountController: RouteCollection {
         user.passwordHash = try await request.twofold.passwords.hash(body.newPassword)
         user.updatedAt = now
         try await user.update(on: request.db)
-        try await request.sql.raw(
-            """
-            UPDATE sessions SET revoked_at = \(bind: now), revoke_reason = 'password changed'
-            WHERE user_id = \(bind: caller.userID) AND id <> \(bind: caller.sessionID) AND revoked_at IS NULL
-            """
-        ).run()
+        _ = try await SessionService.revokeAll(
+            userID: caller.userID, except: caller.sessionID, reason: "password changed", now: now, on: request.db)
         try await TrustedDeviceService.revokeAll(userID: caller.userID, request: request)
         try await AuditLog.record(.passwordChanged, user: caller.userID, request: request)
         return try Response.json(SuccessResponse())
@@ -97,12 +93,10 @@ struct AccountController: RouteCollection {
             {
                 throw Self.emailTaken
             }
-            let next = try await OneTimeCodeService.send(
-                channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil, request: request)
             let response = try Response.json(
-                CodeSentResponse(
-                    nextAllowedAt: next, maskedDestination: Masking.destination(destination, channel: channel),
-                    expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
+                try await OneTimeCodeService.send(
+                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil, request: request
+                ))
             response.status = .accepted
             return response
         }

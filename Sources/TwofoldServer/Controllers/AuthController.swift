@@ -84,9 +84,7 @@ struct AuthController: RouteCollection {
             }
         }
 
-        let user = try await User.query(on: request.db).group(.or) {
-            $0.filter(\.$email == identifier).filter(\.$username == identifier)
-        }.first()
+        let user = try await User.find(identifier: identifier, on: request.db)
         guard try await request.twofold.passwords.verify(body.password, against: user?.passwordHash), let user else {
             try await AuditLog.record(
                 .loginFailed, user: user?.id, detail: "wrong password or unknown account", request: request)
@@ -116,11 +114,12 @@ struct AuthController: RouteCollection {
             // An SMS or email primary sends its code as soon as the password is accepted.
             // Over the hourly send limit the flow still starts; another method or a later resend
             // completes it.
-            if let primary = methods.first, primary == "sms" || primary == "email" {
+            if let primary = methods.first.flatMap(OutboxMessage.Channel.init(rawValue:)),
+                let destination = user.destination(for: primary)
+            {
                 do {
-                    _ = try await OneTimeCodeService.send(
-                        primary == "sms" ? .sms : .email, purpose: .login,
-                        to: primary == "sms" ? user.phone ?? "" : user.email, userID: try user.requireID(),
+                    try await OneTimeCodeService.send(
+                        primary, purpose: .login, to: destination, userID: try user.requireID(),
                         flowID: try flow.requireID(), request: request)
                 } catch let problem as Problem where problem.code == .rateLimited {
                     request.logger.notice("login code not sent: send limit reached")
@@ -219,19 +218,17 @@ struct AuthController: RouteCollection {
         let user = try await TwoFactorController.user(request)
         let body = try request.content.decode(StepUpSendRequest.self)
         let codeMethods = try await SecondFactors.available(for: user, on: request.db).filter {
-            $0 == "sms" || $0 == "email"
+            OutboxMessage.Channel(rawValue: $0) != nil
         }
-        guard codeMethods.contains(body.method) else {
+        guard codeMethods.contains(body.method), let channel = OutboxMessage.Channel(rawValue: body.method),
+            let destination = user.destination(for: channel)
+        else {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
         }
-        let channel: OutboxMessage.Channel = body.method == "sms" ? .sms : .email
-        let destination = channel == .sms ? user.phone ?? "" : user.email
-        let next = try await OneTimeCodeService.send(
-            channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil, request: request)
         return try Response.json(
-            CodeSentResponse(
-                nextAllowedAt: next, maskedDestination: Masking.destination(destination, channel: channel),
-                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
+            try await OneTimeCodeService.send(
+                channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+        )
     }
 
     static func rateLimited(_ retryAfter: Int) -> Problem {

@@ -64,12 +64,7 @@ struct DeviceKeyController: RouteCollection {
         device.publicKey = publicKey
         device.deviceModel = body.deviceModel ?? device.deviceModel
         device.enrolledAt = now
-        device.updatedAt = now
-        try await request.db.transaction { database in
-            try await device.save(on: database)
-            // A re-enrolment retires every challenge issued for the old key at once.
-            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
-        }
+        try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", request: request)
         return try Response.json(
@@ -99,11 +94,7 @@ struct DeviceKeyController: RouteCollection {
         let now = request.twofold.clock.now()
         device.method = .secureEnclave
         device.publicKey = publicKey
-        device.updatedAt = now
-        try await request.db.transaction { database in
-            try await device.update(on: database)
-            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
-        }
+        try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key", request: request)
         return try Response.json(
@@ -126,13 +117,10 @@ struct DeviceKeyController: RouteCollection {
         let now = request.twofold.clock.now()
         device.method = .smsOTP
         device.publicKey = nil
-        device.updatedAt = now
-        try await request.db.transaction { database in
-            try await device.update(on: database)
-            try await Self.retireChallenges(of: try device.requireID(), now: now, on: database)
-            let notice =
-                "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
-                + "with SMS codes. If this was not you, sign in and review your devices."
+        let notice =
+            "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
+            + "with SMS codes. If this was not you, sign in and review your devices."
+        try await Self.saveKeyChange(device, now: now, request: request) { database in
             if let phone = user.phone {
                 try await Outbox.enqueue(
                     .sms, to: phone, subject: "", body: notice, secrets: request.twofold.secrets, now: now, on: database
@@ -186,8 +174,7 @@ struct DeviceKeyController: RouteCollection {
         var method = EnrolledDevice.Method.smsOTP
         var challengeID = UUID()
         if let user = try await Self.user(named: body.username, request: request),
-            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
-                .filter(\.$deviceID == deviceID).first()
+            let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db)
         {
             method = device.method
             if device.method == .secureEnclave, device.publicKey != nil {
@@ -213,8 +200,7 @@ struct DeviceKeyController: RouteCollection {
         }
         let signature = try Self.validSignature(body.signature)
         guard let user = try await Self.user(named: body.username, request: request),
-            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
-                .filter(\.$deviceID == deviceID).first()
+            let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db)
         else { throw Self.signatureRefused }
         guard user.status == .active else { throw Problem.accountLocked }
         try await Self.check(
@@ -241,7 +227,7 @@ struct DeviceKeyController: RouteCollection {
             try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID()).count() > 0
         {
             do {
-                _ = try await OneTimeCodeService.send(
+                try await OneTimeCodeService.send(
                     .sms, purpose: .deviceSignIn, to: phone, userID: try user.requireID(), flowID: nil, request: request
                 )
             } catch let problem as Problem where problem.code == .rateLimited {
@@ -369,17 +355,13 @@ struct DeviceKeyController: RouteCollection {
     static func user(named username: String, request: Request) async throws -> User? {
         let name = username.trimmingCharacters(in: .whitespaces).lowercased()
         guard !name.isEmpty, name.count <= 254 else { return nil }
-        return try await User.query(on: request.db).group(.or) {
-            $0.filter(\.$username == name).filter(\.$email == name)
-        }.first()
+        return try await User.find(identifier: name, on: request.db)
     }
 
     static func device(_ deviceID: String, of user: User, request: Request) async throws -> EnrolledDevice {
-        let valid = try validDeviceID(deviceID)
-        guard
-            let device = try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
-                .filter(\.$deviceID == valid).first()
-        else { throw Problem(status: 404, code: .notFound, title: "No such device") }
+        guard let device = try await EnrolledDevice.find(try validDeviceID(deviceID), of: user, on: request.db) else {
+            throw Problem(status: 404, code: .notFound, title: "No such device")
+        }
         return device
     }
 
@@ -422,9 +404,20 @@ struct DeviceKeyController: RouteCollection {
         return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    static func retireChallenges(of deviceRowID: UUID, now: Date, on database: any Database) async throws {
-        try await DeviceChallenge.query(on: database).filter(\.$deviceID == deviceRowID).filter(\.$usedAt == nil)
-            .set(\.$usedAt, to: now).update()
+    /// Saves a device whose key or method changed, and in the same transaction retires every
+    /// challenge issued for its old key, so the old key stops working at once; `alongside` adds
+    /// more writes to that transaction.
+    static func saveKeyChange(
+        _ device: EnrolledDevice, now: Date, request: Request,
+        alongside: @escaping @Sendable (any Database) async throws -> Void = { _ in }
+    ) async throws {
+        device.updatedAt = now
+        try await request.db.transaction { database in
+            try await device.save(on: database)
+            try await DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
+                .filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
+            try await alongside(database)
+        }
     }
 
     static func throttle(_ name: String, request: Request) async throws {

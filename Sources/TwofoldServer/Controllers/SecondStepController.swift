@@ -40,21 +40,18 @@ struct SecondStepController: RouteCollection {
         let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
         let available = try await SecondFactors.available(for: user, on: request.db).filter {
-            ["sms", "email"].contains($0)
+            OutboxMessage.Channel(rawValue: $0) != nil
         }
         let method = body.method ?? available.first ?? ""
-        guard available.contains(method) else {
+        guard available.contains(method), let channel = OutboxMessage.Channel(rawValue: method),
+            let destination = user.destination(for: channel)
+        else {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
         }
-        let destination = method == "sms" ? user.phone ?? "" : user.email
-        let next = try await OneTimeCodeService.send(
-            method == "sms" ? .sms : .email, purpose: .login, to: destination, userID: flow.userID,
-            flowID: try flow.requireID(), request: request)
         return try Response.json(
-            CodeSentResponse(
-                nextAllowedAt: next,
-                maskedDestination: Masking.destination(destination, channel: method == "sms" ? .sms : .email),
-                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
+            try await OneTimeCodeService.send(
+                channel, purpose: .login, to: destination, userID: flow.userID, flowID: try flow.requireID(),
+                request: request))
     }
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {

@@ -179,13 +179,10 @@ struct TwoFactorController: RouteCollection {
             throw Problem(
                 status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server")
         }
-        let next = try await OneTimeCodeService.send(
-            channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil, request: request)
         return try Response.json(
-            CodeSentResponse(
-                nextAllowedAt: next,
-                maskedDestination: Masking.destination(destination, channel: channel),
-                expiresAt: request.twofold.clock.now().addingTimeInterval(OneTimeCodeService.lifetime)))
+            try await OneTimeCodeService.send(
+                channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+        )
     }
 
     static func confirmEnableCode(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {

@@ -48,6 +48,11 @@ final class EnrolledDevice: Model, @unchecked Sendable {
         self.pinBlocked = false
     }
 
+    /// `user`'s device with the app's identifier `deviceID`.
+    static func find(_ deviceID: String, of user: User, on database: any Database) async throws -> EnrolledDevice? {
+        try await query(on: database).filter(\.$userID == user.requireID()).filter(\.$deviceID == deviceID).first()
+    }
+
     var dto: DeviceDTO {
         DeviceDTO(
             deviceId: deviceID, deviceModel: deviceModel, method: method.rawValue, enrolledAt: enrolledAt,

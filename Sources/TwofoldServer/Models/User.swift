@@ -48,6 +48,18 @@ final class User: Model, @unchecked Sendable {
         self.emailEnabled = false
     }
 
+    /// Where SMS or email codes go: the phone number or the address on file.
+    func destination(for channel: OutboxMessage.Channel) -> String? {
+        channel == .sms ? phone : email
+    }
+
+    /// The user whose (canonical, lower-case) email address or username is `identifier`.
+    static func find(identifier: String, on database: any Database) async throws -> User? {
+        try await User.query(on: database).group(.or) {
+            $0.filter(\.$email == identifier).filter(\.$username == identifier)
+        }.first()
+    }
+
     var dto: UserDTO {
         UserDTO(
             id: id!, username: username, email: email, phoneNumber: phone, role: role.rawValue,

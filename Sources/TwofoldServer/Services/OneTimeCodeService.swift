@@ -16,12 +16,13 @@ enum OneTimeCodeService {
     static let hourly = RateLimiter.Rule(capacity: 5, perSecond: 5.0 / 3600)
 
     /// Sends a fresh code to `destination`; earlier unused codes of the same kind stop working.
-    /// Returns when the next send is allowed. Throws `429 rate_limited` inside the cooldown or
-    /// over the hourly limit.
+    /// Returns the answer for the client: when the next send is allowed, where it went (masked),
+    /// when the code expires. Throws `429 rate_limited` inside the cooldown or over the hourly limit.
+    @discardableResult
     static func send(
         _ channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, to destination: String, userID: UUID,
         flowID: UUID?, request: Request
-    ) async throws -> Date {
+    ) async throws -> CodeSentResponse {
         let now = request.twofold.clock.now()
         for (key, rule) in [
             // The cooldown is per flow (or per setup): a new login is not held back by the last one.
@@ -52,7 +53,10 @@ enum OneTimeCodeService {
                 channel, to: destination, subject: "Your Twofold code", body: text, secrets: secrets, now: now,
                 on: database)
         }
-        return now.addingTimeInterval(60)
+        return CodeSentResponse(
+            nextAllowedAt: now.addingTimeInterval(60),
+            maskedDestination: Masking.destination(destination, channel: channel),
+            expiresAt: now.addingTimeInterval(lifetime))
     }
 
     /// Checks `code` against the live code of this kind under the factor guard and uses it up.

@@ -58,11 +58,12 @@ enum SecondFactors {
             try await TOTPService.check(code, credential: credential, request: request)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":
+            let channel: OutboxMessage.Channel = method == "sms" ? .sms : .email
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
             _ = try await OneTimeCodeService.verify(
-                code, channel: method == "sms" ? .sms : .email, purpose: flowID == nil ? .stepUp : .login,
-                userID: userID, flowID: flowID, request: request)
-            return .verified(amr: method == "sms" ? "sms" : "otp", backupCodesRemaining: nil)
+                code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
+                request: request)
+            return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
             let remaining = try await BackupCodeService.use(code, userID: userID, request: request)
             return .verified(amr: "otp", backupCodesRemaining: remaining)

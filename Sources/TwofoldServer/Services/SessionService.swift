@@ -115,13 +115,16 @@ enum SessionService {
         return !rows.isEmpty
     }
 
-    /// Revokes every active session of a user; returns how many.
-    static func revokeAll(userID: UUID, reason: String, now: Date, on database: any Database) async throws -> Int {
+    /// Revokes every active session of a user but `kept` (the caller's own, when it stays);
+    /// returns how many.
+    static func revokeAll(
+        userID: UUID, except kept: UUID? = nil, reason: String, now: Date, on database: any Database
+    ) async throws -> Int {
         guard let sql = database as? any SQLDatabase else { return 0 }
         let rows = try await sql.raw(
             """
             UPDATE sessions SET revoked_at = \(bind: now), revoke_reason = \(bind: reason)
-            WHERE user_id = \(bind: userID) AND revoked_at IS NULL RETURNING id
+            WHERE user_id = \(bind: userID) AND revoked_at IS NULL AND id <> \(bind: kept ?? UUID()) RETURNING id
             """
         ).all()
         return rows.count
