@@ -170,10 +170,21 @@ public struct StepUpRequest: Codable, Sendable {
     public var method: String
     /// The code, for code-based methods.
     public var code: String?
+    /// For `deviceKey`: the device, the challenge from `POST /auth/step-up/device-key/challenge`
+    /// and the key's signature over it (ECDSA-SHA256, DER or raw, base64).
+    public var deviceId: String?
+    public var challengeId: String?
+    public var signature: String?
 
-    public init(method: String, code: String? = nil) {
+    public init(
+        method: String, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
+        signature: String? = nil
+    ) {
         self.method = method
         self.code = code
+        self.deviceId = deviceId
+        self.challengeId = challengeId
+        self.signature = signature
     }
 }
 

@@ -107,6 +107,21 @@ public struct DeviceChallengeResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /auth/mfa/device-key/challenge` (with the login flow's `otpFlowId` or `tempToken`) and
+/// `POST /auth/step-up/device-key/challenge` (bearer): a challenge for the device key as a second
+/// factor. Not in seed 004; the answer is `DeviceChallengeResponse`.
+public struct DeviceKeyChallengeRequest: Codable, Sendable, Equatable {
+    public var deviceId: String
+    public var otpFlowId: String?
+    public var tempToken: String?
+
+    public init(deviceId: String, otpFlowId: String? = nil, tempToken: String? = nil) {
+        self.deviceId = deviceId
+        self.otpFlowId = otpFlowId
+        self.tempToken = tempToken
+    }
+}
+
 /// `POST /auth/verify-signature`: the challenge signed with the device key (ECDSA-SHA256, DER
 /// or raw 64 bytes, base64).
 public struct VerifySignatureRequest: Codable, Sendable, Equatable {

@@ -33,6 +33,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
     public static let conflict = ErrorCode(rawValue: "conflict")
     public static let deviceInsecure = ErrorCode(rawValue: "device_insecure")
+    /// A device PIN blocked after 3 wrong entries in a row (seed 001).
+    public static let pinBlocked = ErrorCode(rawValue: "pin_blocked")
     public static let signatureInvalid = ErrorCode(rawValue: "signature_invalid")
     public static let counterRegression = ErrorCode(rawValue: "counter_regression")
     public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")

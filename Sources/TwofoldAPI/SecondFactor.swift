@@ -73,27 +73,36 @@ public struct BackupCodeVerifyRequest: Codable, Sendable {
 /// `POST /auth/mfa/verify-login` (seed 002): `code`, `method` (`totp` by default, or `backup`),
 /// and the login flow as `otpFlowId`/`tempToken` or as the bearer token.
 public struct MFAVerifyLoginRequest: Codable, Sendable {
-    public var code: String
+    /// The code, for every method but `deviceKey`.
+    public var code: String?
     public var method: String?
     public var otpFlowId: String?
     public var tempToken: String?
     /// Seed 002 spells it `trust_device`.
     public var trustDevice: Bool?
+    /// For `deviceKey`: the device, the challenge from `POST /auth/mfa/device-key/challenge` and
+    /// the key's signature over it (ECDSA-SHA256, DER or raw, base64).
+    public var deviceId: String?
+    public var challengeId: String?
+    public var signature: String?
 
     enum CodingKeys: String, CodingKey {
-        case code, method, otpFlowId, tempToken
+        case code, method, otpFlowId, tempToken, deviceId, challengeId, signature
         case trustDevice = "trust_device"
     }
 
     public init(
-        code: String, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil,
-        trustDevice: Bool? = nil
+        code: String? = nil, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil,
+        trustDevice: Bool? = nil, deviceId: String? = nil, challengeId: String? = nil, signature: String? = nil
     ) {
         self.code = code
         self.method = method
         self.otpFlowId = otpFlowId
         self.tempToken = tempToken
         self.trustDevice = trustDevice
+        self.deviceId = deviceId
+        self.challengeId = challengeId
+        self.signature = signature
     }
 }
 

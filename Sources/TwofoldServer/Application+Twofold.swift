@@ -74,6 +74,7 @@ public func configure(
     try api.register(collection: AuthController())
     try api.register(collection: AccountController())
     try api.register(collection: DeviceKeyController())
+    try api.register(collection: DeviceSecondFactorController())
     try api.register(collection: AdminController())
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())

@@ -28,6 +28,40 @@ import VaporTesting
         return result
     }
 
+    /// Sends any encodable body (for nested JSON the `[String: String]` form cannot hold).
+    static func send(
+        _ app: Application, _ method: HTTPMethod, _ path: String, _ body: some Encodable, token: String? = nil,
+        from address: String = "10.0.0.1"
+    ) async throws -> (UInt, String) {
+        var result: (UInt, String) = (0, "")
+        var headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
+        headers.contentType = .json
+        try await app.testing().test(
+            method, "api/v1/\(path)", headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(body))
+        ) { response in
+            result = (response.status.code, response.body.string)
+        }
+        return result
+    }
+
+    /// Steps up with the device key (`POST /auth/step-up` with `method: deviceKey`); the new
+    /// access token.
+    static func stepUp(_ app: Application, token: String, phone: Phone, device: String = "iphone-1") async throws
+        -> String
+    {
+        let (status, body) = try await post(
+            app, "auth/step-up/device-key/challenge", ["deviceId": device], token: token)
+        #expect(status == 200, "\(body)")
+        let challenge = try decode(DeviceChallengeResponse.self, body)
+        let (stepped, answer) = try await send(
+            app, .POST, "auth/step-up",
+            StepUpRequest(
+                method: "deviceKey", deviceId: device, challengeId: challenge.challengeId,
+                signature: try phone.sign(challenge.challenge)), token: token)
+        #expect(stepped == 200, "\(answer)")
+        return try decode(StepUpResponse.self, answer).accessToken.token
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -127,7 +161,8 @@ import VaporTesting
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
             let phone = Phone()
             _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone)
-            _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone, device: "ipad-2")
+            let stepped = try await Self.stepUp(app, token: alice.accessToken.token, phone: phone)
+            #expect(try await Self.enroll(app, token: stepped, phone: phone, device: "ipad-2").0 == 200)
             let bobPhone = Phone()
             _ = try await Self.post(
                 app, "mfa/enroll",
@@ -255,9 +290,12 @@ import VaporTesting
             let old = Phone()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: old)
             let pending = try await Self.challenge(app)
-            // Scenario 9: re-enrol with a new key (a biometric key replaced by a passcode key, say).
+            // Scenario 9: re-enrol with a new key (a biometric key replaced by a passcode key, say),
+            // after a step-up with the old one.
             let new = Phone()
-            #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: new).0 == 200)
+            #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: new).0 == 403)
+            let stepped = try await Self.stepUp(app, token: tokens.accessToken.token, phone: old)
+            #expect(try await Self.enroll(app, token: stepped, phone: new).0 == 200)
             #expect(try await Self.verify(app, pending, signature: try old.sign(pending.challenge)).0 != 200)
             let fresh = try await Self.challenge(app)
             #expect(try await Self.verify(app, fresh, signature: try old.sign(fresh.challenge)).0 == 401)
@@ -267,13 +305,67 @@ import VaporTesting
             let third = Phone()
             let (upgraded, body) = try await Self.post(
                 app, "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey],
-                token: tokens.accessToken.token)
+                token: stepped)
             #expect(upgraded == 200)
             #expect(
                 try Self.decode(DeviceMethodResponse.self, body)
                     == DeviceMethodResponse(method: "secureEnclave", message: "Upgraded to Secure Enclave MFA"))
             let last = try await Self.challenge(app)
             #expect(try await Self.verify(app, last, signature: try new.sign(last.challenge)).0 == 401)
+        }
+    }
+
+    @Test func theDeviceKeyCompletesAPasswordLoginOnlyWithThatFlowsChallenge() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let (status, body) = try await Self.post(
+                app, "auth/login", ["username": "alice", "password": AuthFlowTests.password])
+            #expect(status == 200)
+            let flow = try Self.decode(LoginChallengeResponse.self, body)
+            #expect(flow.availableMethods == ["deviceKey"])
+
+            let (issued, challengeBody) = try await Self.post(
+                app, "auth/mfa/device-key/challenge", ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])
+            #expect(issued == 200)
+            let challenge = try Self.decode(DeviceChallengeResponse.self, challengeBody)
+            let signature = try phone.sign(challenge.challenge)
+            // A login-flow challenge is not a sign-in challenge, and a sign-in challenge does not
+            // complete the flow.
+            #expect(try await Self.verify(app, challenge, signature: signature).0 == 401)
+            let signIn = try await Self.challenge(app)
+            let wrongPurpose = try await Self.send(
+                app, .POST, "auth/mfa/verify-login",
+                MFAVerifyLoginRequest(
+                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    challengeId: signIn.challengeId, signature: try phone.sign(signIn.challenge)))
+            #expect(wrongPurpose.0 == 401 && wrongPurpose.1.contains("signature_invalid"))
+            let missing = try await Self.send(
+                app, .POST, "auth/mfa/verify-login", MFAVerifyLoginRequest(method: "deviceKey", otpFlowId: flow.otpFlowId))
+            #expect(missing.0 == 422)
+
+            let (completed, answer) = try await Self.send(
+                app, .POST, "auth/mfa/verify-login",
+                MFAVerifyLoginRequest(
+                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    challengeId: challenge.challengeId, signature: signature))
+            #expect(completed == 200, "\(answer)")
+            let session = try Self.decode(SecondStepResponse.self, answer)
+            var sessions: SessionsResponse?
+            try await app.testing().test(
+                .GET, "api/v1/auth/sessions", headers: .bearer(session.accessToken.token)
+            ) { response in
+                sessions = try response.decode(SessionsResponse.self)
+            }
+            let methods = try #require(sessions?.sessions.first { $0.current == true }).methods
+            #expect(methods == ["pwd", "hwk", "mfa"])
+            let replay = try await Self.send(
+                app, .POST, "auth/mfa/verify-login",
+                MFAVerifyLoginRequest(
+                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    challengeId: challenge.challengeId, signature: signature))
+            #expect(replay.0 != 200, "the flow and the challenge are used up")
         }
     }
 

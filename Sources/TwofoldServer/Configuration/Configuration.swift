@@ -45,6 +45,10 @@ public struct Configuration: Sendable {
     /// Whether this instance runs the delivery worker and housekeeping (`TWOFOLD_BACKGROUND_JOBS`);
     /// switch off on instances that should only answer requests.
     public var runsBackgroundJobs: Bool
+    /// Seed 001's `disallowPinChangeWithBiometric` (`TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC`):
+    /// when `true`, a biometric verification neither unblocks a device PIN nor may stand in for
+    /// the old PIN when changing it.
+    public var disallowPinChangeWithBiometric: Bool
 
     /// `TWOFOLD_SMS_PROVIDER`.
     public enum SMSProvider: Sendable, Equatable {
@@ -117,7 +121,8 @@ public struct Configuration: Sendable {
         encryptionKey: Data? = nil,
         smsProvider: SMSProvider = .console,
         emailProvider: EmailProvider = .console,
-        runsBackgroundJobs: Bool = true
+        runsBackgroundJobs: Bool = true,
+        disallowPinChangeWithBiometric: Bool = false
     ) {
         self.mode = mode
         self.host = host
@@ -136,6 +141,7 @@ public struct Configuration: Sendable {
         self.smsProvider = smsProvider
         self.emailProvider = emailProvider
         self.runsBackgroundJobs = runsBackgroundJobs
+        self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -225,6 +231,8 @@ public struct Configuration: Sendable {
                 message: "must be disabled, console or smtp, not \(other.debugDescription)")
         }
         let runsBackgroundJobs = try reader.boolean("TWOFOLD_BACKGROUND_JOBS", default: true)
+        let disallowPinChangeWithBiometric = try reader.boolean(
+            "TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC", default: false)
         if mode == .production, smsProvider == .console {
             throw ConfigurationError(
                 variable: "TWOFOLD_SMS_PROVIDER",
@@ -241,7 +249,8 @@ public struct Configuration: Sendable {
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
             trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
-            emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs)
+            emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
+            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric)
     }
 }
 

@@ -201,7 +201,11 @@ struct AuthController: RouteCollection {
         guard let user = try await User.find(caller.userID, on: request.db) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
-        switch try await SecondFactors.verify(method: body.method, code: body.code, for: user, request: request) {
+        let deviceKey = SecondFactors.DeviceKeyProof(
+            deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature)
+        switch try await SecondFactors.verify(
+            method: body.method, code: body.code, deviceKey: deviceKey, for: user, request: request)
+        {
         case .notEnabled:
             throw Problem(
                 status: 422, code: .validationFailed, title: "Factor not enabled",

@@ -25,6 +25,8 @@ struct DeviceKeyController: RouteCollection {
         routes.post("auth", "verify-signature", use: verifySignature)
         routes.post("auth", "request-otp", use: requestOTP)
         routes.post("auth", "verify-otp", use: verifyOTP)
+        routes.post("auth", "mfa", "device-key", "challenge", use: loginFlowChallenge)
+        signedIn.post("auth", "step-up", "device-key", "challenge", use: stepUpChallenge)
     }
 
     // MARK: Enrolment
@@ -169,27 +171,89 @@ struct DeviceKeyController: RouteCollection {
         let body = try request.content.decode(DeviceRequest.self)
         let deviceID = try Self.validDeviceID(body.deviceId)
         try await Self.throttle("device-sign-in", request: request)
-        let now = request.twofold.clock.now()
-        let bytes = Self.randomChallenge()
         var method = EnrolledDevice.Method.smsOTP
-        var challengeID = UUID()
         if let user = try await Self.user(named: body.username, request: request),
             let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db)
         {
             method = device.method
             if device.method == .secureEnclave, device.publicKey != nil {
-                let challenge = DeviceChallenge(
-                    deviceID: try device.requireID(), userID: try user.requireID(), purpose: .signIn, flowID: nil,
-                    challenge: bytes.base64EncodedString(), now: now,
-                    expiresAt: now.addingTimeInterval(Self.challengeLifetime))
-                try await challenge.create(on: request.db)
-                challengeID = try challenge.requireID()
+                return try Response.json(
+                    try await Self.issueChallenge(for: device, purpose: .signIn, flowID: nil, request: request))
             }
         }
+        // Stored nowhere, so nothing will accept a signature over it.
         return try Response.json(
             DeviceChallengeResponse(
-                method: method.rawValue, challenge: bytes.base64EncodedString(),
-                challengeId: challengeID.uuidString.lowercased(), expiresIn: Int(Self.challengeLifetime)))
+                method: method.rawValue, challenge: Self.randomChallenge().base64EncodedString(),
+                challengeId: UUID().uuidString.lowercased(), expiresIn: Int(Self.challengeLifetime)))
+    }
+
+    /// A challenge for the device key as the second step of a password login (`otpFlowId` or
+    /// `tempToken` from `POST /auth/login`); it works only for that flow.
+    @Sendable func loginFlowChallenge(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceKeyChallengeRequest.self)
+        guard let token = body.otpFlowId ?? body.tempToken, !token.isEmpty, token.count <= 128 else {
+            throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
+        }
+        let flow = try await LoginFlowService.active(token, request: request)
+        guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
+        let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
+        return try Response.json(
+            try await Self.issueChallenge(for: device, purpose: .loginFlow, flowID: try flow.requireID(), request: request))
+    }
+
+    /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
+    @Sendable func stepUpChallenge(request: Request) async throws -> Response {
+        let body = try request.content.decode(DeviceKeyChallengeRequest.self)
+        let user = try await TwoFactorController.user(request)
+        let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
+        return try Response.json(try await Self.issueChallenge(for: device, purpose: .stepUp, flowID: nil, request: request))
+    }
+
+    /// Checks a device-key signature as a second factor of `user`: with `flowID`, over a challenge
+    /// of that login flow; without, over a step-up challenge.
+    static func checkSecondFactor(
+        _ proof: SecondFactors.DeviceKeyProof?, of user: User, flowID: UUID?, request: Request
+    ) async throws {
+        guard let deviceID = proof?.deviceId, let challengeText = proof?.challengeId,
+            let signatureText = proof?.signature
+        else {
+            throw InputValidation.failure(["signature": "deviceId, challengeId and signature are required for deviceKey"])
+        }
+        guard let challengeID = UUID(uuidString: challengeText) else {
+            throw InputValidation.failure(["challengeId": "must be the challengeId of a device-key challenge"])
+        }
+        let signature = try validSignature(signatureText)
+        let device = try await keyDevice(deviceID, of: user, request: request)
+        try await check(
+            signature, challengeID: challengeID, purpose: flowID == nil ? .stepUp : .loginFlow, flowID: flowID,
+            device: device, request: request)
+    }
+
+    /// Stores a fresh challenge for `device` and answers it in seed 004's shape.
+    static func issueChallenge(
+        for device: EnrolledDevice, purpose: DeviceChallenge.Purpose, flowID: UUID?, request: Request
+    ) async throws -> DeviceChallengeResponse {
+        let now = request.twofold.clock.now()
+        let challenge = DeviceChallenge(
+            deviceID: try device.requireID(), userID: device.userID, purpose: purpose, flowID: flowID,
+            challenge: randomChallenge().base64EncodedString(), now: now,
+            expiresAt: now.addingTimeInterval(challengeLifetime))
+        try await challenge.create(on: request.db)
+        return DeviceChallengeResponse(
+            method: device.method.rawValue, challenge: challenge.challenge,
+            challengeId: try challenge.requireID().uuidString.lowercased(), expiresIn: Int(challengeLifetime))
+    }
+
+    /// `user`'s device with a device key; an SMS device or a missing one is `404`.
+    static func keyDevice(_ deviceID: String, of user: User, request: Request) async throws -> EnrolledDevice {
+        let device = try await device(deviceID, of: user, request: request)
+        guard device.method == .secureEnclave, device.publicKey != nil else {
+            throw Problem(
+                status: 404, code: .notFound, title: "No device key",
+                detail: "This device signs in with SMS codes; it has no key to sign a challenge.")
+        }
+        return device
     }
 
     @Sendable func verifySignature(request: Request) async throws -> Response {

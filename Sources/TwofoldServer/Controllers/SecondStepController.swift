@@ -3,8 +3,8 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// The second step of a login flow (seeds 000, 002, 003): a TOTP or backup code against the
-/// `otpFlowId`/`tempToken` that `POST /auth/login` answered.
+/// The second step of a login flow (seeds 000, 002, 003): a TOTP, SMS, email or backup code, or a
+/// device-key signature, against the `otpFlowId`/`tempToken` that `POST /auth/login` answered.
 struct SecondStepController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.post("2fa", "totp", "validate", use: validateTOTP)
@@ -78,16 +78,19 @@ struct SecondStepController: RouteCollection {
             throw InputValidation.failure(["otpFlowId": "otpFlowId, tempToken or a bearer flow token is required"])
         }
         let method = body.method ?? "totp"
-        guard ["totp", "backup", "sms", "email"].contains(method) else {
-            throw InputValidation.failure(["method": "must be totp, sms, email or backup"])
+        guard ["totp", "backup", "sms", "email", "deviceKey"].contains(method) else {
+            throw InputValidation.failure(["method": "must be totp, sms, email, backup or deviceKey"])
         }
         return try await Self.complete(
-            flow: flow, method: method, code: body.code, trustDevice: body.trustDevice ?? false, request: request)
+            flow: flow, method: method, code: body.code,
+            deviceKey: .init(deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature),
+            trustDevice: body.trustDevice ?? false, request: request)
     }
 
     /// Checks the code for the flow's user, consumes the flow once, and starts the session.
     static func complete(
-        flow token: String, method: String, code: String, trustDevice: Bool, request: Request
+        flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
+        trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(token, request: request)
@@ -96,7 +99,8 @@ struct SecondStepController: RouteCollection {
             throw Problem.accountLocked
         }
         switch try await SecondFactors.verify(
-            method: method, code: code, for: user, flowID: try flow.requireID(), request: request)
+            method: method, code: code, deviceKey: deviceKey, for: user, flowID: try flow.requireID(),
+            request: request)
         {
         case .notEnabled:
             throw Problem(

@@ -26,6 +26,11 @@ enum AuditLog {
         case passwordChanged = "account.password_changed"
         case phoneChanged = "account.phone_changed"
         case emailChanged = "account.email_changed"
+        case devicePinSet = "device.pin_set"
+        case devicePinBlocked = "device.pin_blocked"
+        case devicePinUnblocked = "device.pin_unblocked"
+        case deviceBiometricsAdded = "device.biometrics_added"
+        case deviceBiometricsRemoved = "device.biometrics_removed"
     }
 
     /// Records `event`. `detail` is free text for people; never put a secret in it.

@@ -3,8 +3,7 @@ import Foundation
 import Vapor
 
 /// Which second factors a user has, and checking one of them. Each factor's capability adds
-/// itself here as it lands (TOTP, SMS and email codes, backup codes; passkeys and device keys
-/// next).
+/// itself here as it lands (TOTP, device keys, SMS and email codes, backup codes; passkeys next).
 enum SecondFactors {
     /// The methods a login flow offers this user, most preferred first; empty when the user has
     /// no second factor (then a password alone signs in). Backup codes count only beside a
@@ -13,6 +12,11 @@ enum SecondFactors {
         let userID = try user.requireID()
         var methods: [String] = []
         if try await TOTPService.active(for: userID, on: database) != nil { methods.append("totp") }
+        if try await EnrolledDevice.query(on: database).filter(\.$userID == userID)
+            .filter(\.$method == .secureEnclave).filter(\.$publicKey != nil).count() > 0
+        {
+            methods.append("deviceKey")
+        }
         if user.smsEnabled, user.phone != nil { methods.append("sms") }
         if user.emailEnabled { methods.append("email") }
         if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
@@ -41,14 +45,27 @@ enum SecondFactors {
         case notEnabled
     }
 
+    /// A device-key signature over a challenge from `POST /auth/mfa/device-key/challenge` (login
+    /// flow) or `POST /auth/step-up/device-key/challenge` (step-up).
+    struct DeviceKeyProof: Sendable {
+        var deviceId: String?
+        var challengeId: String?
+        var signature: String?
+    }
+
     /// Checks one second factor of `user` (step-up, and the second step of a login flow). A
     /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
     /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
     static func verify(
-        method: String, code: String?, for user: User, flowID: UUID? = nil, request: Request
+        method: String, code: String?, deviceKey: DeviceKeyProof? = nil, for user: User, flowID: UUID? = nil,
+        request: Request
     ) async throws -> Verification {
         let userID = try user.requireID()
         guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
+        if method == "deviceKey" {
+            try await DeviceKeyController.checkSecondFactor(deviceKey, of: user, flowID: flowID, request: request)
+            return .verified(amr: "hwk", backupCodesRemaining: nil)
+        }
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }

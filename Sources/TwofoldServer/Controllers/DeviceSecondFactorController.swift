@@ -1,0 +1,296 @@
+import Fluent
+import Foundation
+import SQLKit
+import TwofoldAPI
+import TwofoldCore
+import Vapor
+
+/// Seed 001's device second factor, server side: a PIN the server verifies (a slow salted hash;
+/// 3 wrong in a row block it) and a biometric-protected key that signs fresh challenges. Every
+/// route acts on one of the caller's own devices (`/device/{deviceId}/…`, bearer token), in the
+/// seed's order: adding biometrics verifies the PIN first; removing them takes the PIN or a
+/// biometric; changing the PIN takes the old PIN or a biometric; a biometric verification
+/// unblocks the PIN unless `TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC` is set.
+struct DeviceSecondFactorController: RouteCollection {
+    static let maximumPINFailures = 3
+
+    func boot(routes: any RoutesBuilder) throws {
+        let device = routes.grouped(BearerAuthentication()).grouped("device", ":deviceID")
+        device.get("second-factor", use: status)
+        device.put("pin", use: setPIN)
+        device.post("pin", "verify", use: verifyPIN)
+        device.put("biometrics", use: addBiometrics)
+        device.post("biometrics", "challenge", use: biometricChallenge)
+        device.post("biometrics", "verify", use: verifyBiometrics)
+        device.post("biometrics", "remove", use: removeBiometrics)
+        device.post("biometrics", "invalidated", use: biometricsInvalidated)
+    }
+
+    @Sendable func status(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        return try Response.json(Self.state(of: device, request: request))
+    }
+
+    /// Sets the first PIN, or changes it after proof of the old PIN or a biometric signature.
+    /// A malformed or common new PIN is refused before anything is checked or counted.
+    @Sendable func setPIN(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        let body = try request.content.decode(DevicePINChangeRequest.self)
+        try Self.requireAcceptablePIN(body.newPin, field: "newPin")
+        let changing = device.pinHash != nil
+        if changing {
+            if let pin = body.pin {
+                try await Self.checkPIN(pin, device: device, request: request)
+            } else if let biometric = body.biometric {
+                guard !request.twofold.configuration.disallowPinChangeWithBiometric else {
+                    throw Self.biometricsMayNotReplacePIN
+                }
+                try await Self.checkBiometric(biometric, device: device, request: request)
+            } else {
+                throw InputValidation.failure(["pin": "the current PIN, or a biometric signature, is required"])
+            }
+        }
+        let hash = try await request.twofold.passwords.hash(body.newPin)
+        let now = request.twofold.clock.now()
+        try await request.sql.raw(
+            """
+            UPDATE devices SET pin_hash = \(bind: hash), pin_failures = 0, pin_blocked = \(bind: false),
+              updated_at = \(bind: now)
+            WHERE id = \(bind: device.requireID())
+            """
+        ).run()
+        try await AuditLog.record(
+            .devicePinSet, user: device.userID, detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")",
+            request: request)
+        return try await Self.freshState(of: device, request: request)
+    }
+
+    @Sendable func verifyPIN(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        let body = try request.content.decode(DeviceFactorProof.self)
+        guard let pin = body.pin else { throw InputValidation.failure(["pin": "is required"]) }
+        try await Self.checkPIN(pin, device: device, request: request)
+        return try Response.json(DeviceFactorVerifiedResponse())
+    }
+
+    /// Registers the biometric-protected key: the PIN is verified first, so a device without a
+    /// PIN cannot turn biometrics on (seed 001: "you cannot toggle biometrics if the user did not
+    /// set a PIN"). A new key replaces an old one, whose challenges stop working at once.
+    @Sendable func addBiometrics(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        let body = try request.content.decode(DeviceBiometricsAddRequest.self)
+        let key = try DeviceKeyController.validKey(body.publicKey, field: "publicKey")
+        try await Self.checkPIN(body.pin, device: device, request: request)
+        device.biometricKey = key
+        try await Self.saveBiometricChange(device, request: request)
+        try await AuditLog.record(
+            .deviceBiometricsAdded, user: device.userID, detail: "device \(device.deviceID)", request: request)
+        return try await Self.freshState(of: device, request: request)
+    }
+
+    @Sendable func biometricChallenge(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        try Self.requireBiometrics(device)
+        let now = request.twofold.clock.now()
+        let bytes = DeviceKeyController.randomChallenge()
+        let challenge = DeviceChallenge(
+            deviceID: try device.requireID(), userID: device.userID, purpose: .biometric, flowID: nil,
+            challenge: bytes.base64EncodedString(), now: now,
+            expiresAt: now.addingTimeInterval(DeviceKeyController.challengeLifetime))
+        try await challenge.create(on: request.db)
+        return try Response.json(
+            BiometricChallengeResponse(
+                challengeId: try challenge.requireID().uuidString.lowercased(), challenge: challenge.challenge,
+                expiresIn: Int(DeviceKeyController.challengeLifetime)))
+    }
+
+    /// A biometric verification; it unblocks a blocked PIN unless the server disallows it.
+    @Sendable func verifyBiometrics(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        let body = try request.content.decode(BiometricSignature.self)
+        try await Self.checkBiometric(body, device: device, request: request)
+        var unblocked = false
+        if !request.twofold.configuration.disallowPinChangeWithBiometric {
+            let rows = try await request.sql.raw(
+                """
+                UPDATE devices SET pin_failures = 0, pin_blocked = \(bind: false)
+                WHERE id = \(bind: device.requireID()) AND pin_blocked = \(bind: true) RETURNING id
+                """
+            ).all()
+            unblocked = !rows.isEmpty
+            if unblocked {
+                try await AuditLog.record(
+                    .devicePinUnblocked, user: device.userID, detail: "device \(device.deviceID): by biometrics",
+                    request: request)
+            }
+        }
+        return try Response.json(DeviceFactorVerifiedResponse(pinUnblocked: unblocked))
+    }
+
+    @Sendable func removeBiometrics(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        let body = try request.content.decode(DeviceFactorProof.self)
+        try Self.requireBiometrics(device)
+        if let pin = body.pin {
+            try await Self.checkPIN(pin, device: device, request: request)
+        } else if let biometric = body.biometric {
+            try await Self.checkBiometric(biometric, device: device, request: request)
+        } else {
+            throw InputValidation.failure(["pin": "the PIN, or a biometric signature, is required"])
+        }
+        device.biometricKey = nil
+        try await Self.saveBiometricChange(device, request: request)
+        try await AuditLog.record(
+            .deviceBiometricsRemoved, user: device.userID, detail: "device \(device.deviceID)", request: request)
+        return try await Self.freshState(of: device, request: request)
+    }
+
+    /// The app reports that the device's biometric set changed, which wiped the biometric key
+    /// (seed 001's warning): the key is dropped, the PIN stays. Needs no proof: it only takes a
+    /// capability away, and it is audited.
+    @Sendable func biometricsInvalidated(request: Request) async throws -> Response {
+        let device = try await Self.callersDevice(request)
+        if device.biometricKey != nil {
+            device.biometricKey = nil
+            try await Self.saveBiometricChange(device, request: request)
+            try await AuditLog.record(
+                .deviceBiometricsRemoved, user: device.userID,
+                detail: "device \(device.deviceID): biometric set changed on the device", request: request)
+        }
+        return try await Self.freshState(of: device, request: request)
+    }
+
+    // MARK: Checking the device's factors
+
+    /// Checks `pin` against the device's PIN. An attempt takes its slot before the hash is
+    /// compared, with one conditional update, so however many requests race, at most 3 wrong
+    /// PINs are ever evaluated; the third wrong one blocks the PIN (`403 pin_blocked`). A right
+    /// PIN starts the count again.
+    static func checkPIN(_ pin: String, device: EnrolledDevice, request: Request) async throws {
+        guard pin.count <= 16 else { throw InputValidation.failure(["pin": "must be 4 to 16 digits"]) }
+        guard let hash = device.pinHash else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No PIN set",
+                detail: "Set the device's PIN first with PUT /api/v1/device/{deviceId}/pin.")
+        }
+        let sql = try request.sql
+        let deviceRowID = try device.requireID()
+        let slot = try await sql.raw(
+            """
+            UPDATE devices SET pin_failures = pin_failures + 1
+            WHERE id = \(bind: deviceRowID) AND pin_blocked = \(bind: false)
+              AND pin_failures < \(bind: maximumPINFailures)
+            RETURNING pin_failures
+            """
+        ).first()
+        guard let taken = try slot?.decode(column: "pin_failures", as: Int.self) else { throw pinBlocked }
+        if try await request.twofold.passwords.verify(pin, against: hash) {
+            try await sql.raw("UPDATE devices SET pin_failures = 0 WHERE id = \(bind: deviceRowID)").run()
+            return
+        }
+        guard taken >= maximumPINFailures else {
+            throw Problem(
+                status: 401, code: .invalidCode, title: "Wrong PIN", detail: "That PIN is not right.",
+                attemptsRemaining: maximumPINFailures - taken)
+        }
+        let blocked = try await sql.raw(
+            """
+            UPDATE devices SET pin_blocked = \(bind: true)
+            WHERE id = \(bind: deviceRowID) AND pin_blocked = \(bind: false) RETURNING id
+            """
+        ).all()
+        if !blocked.isEmpty {
+            try await AuditLog.record(
+                .devicePinBlocked, user: device.userID,
+                detail: "device \(device.deviceID): \(maximumPINFailures) wrong PINs in a row", request: request)
+        }
+        throw pinBlocked
+    }
+
+    /// Checks a signature by the device's biometric key over one of its biometric challenges
+    /// (single use, 5 minutes; wrong signatures count like wrong codes).
+    static func checkBiometric(_ proof: BiometricSignature, device: EnrolledDevice, request: Request) async throws {
+        try requireBiometrics(device)
+        guard let challengeID = UUID(uuidString: proof.challengeId) else {
+            throw InputValidation.failure(
+                ["biometric.challengeId": "must be the challengeId that …/biometrics/challenge returned"])
+        }
+        let signature: DeviceSignature
+        do {
+            signature = try DeviceSignature(base64: proof.signature)
+        } catch {
+            throw InputValidation.failure(["biometric.signature": error.description])
+        }
+        try await DeviceKeyController.check(
+            signature, challengeID: challengeID, purpose: .biometric, flowID: nil, device: device, request: request)
+    }
+
+    // MARK: Helpers
+
+    /// The caller's device named in the path; another user's device is `404`, like a missing one.
+    static func callersDevice(_ request: Request) async throws -> EnrolledDevice {
+        let deviceID = try DeviceKeyController.validDeviceID(request.parameters.get("deviceID") ?? "")
+        let user = try await TwoFactorController.user(request)
+        guard let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db) else {
+            throw Problem(status: 404, code: .notFound, title: "No such device")
+        }
+        return device
+    }
+
+    /// 4 to 16 ASCII digits, not common (`TwofoldCore.CommonPIN`, the same rule as the app's `PIN`).
+    static func requireAcceptablePIN(_ pin: String, field: String) throws {
+        let digits = Array(pin.utf8)
+        guard (4...16).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw InputValidation.failure([field: "must be 4 to 16 digits"])
+        }
+        guard !CommonPIN.isCommon(digits.map { $0 - 0x30 }) else {
+            throw InputValidation.failure([field: "is too easy to guess; choose a less common PIN"])
+        }
+    }
+
+    static func requireBiometrics(_ device: EnrolledDevice) throws {
+        guard device.biometricKey != nil else {
+            throw Problem(
+                status: 409, code: .conflict, title: "Biometrics not enabled",
+                detail: "This device has no biometric key; add one with PUT /api/v1/device/{deviceId}/biometrics.")
+        }
+    }
+
+    /// Saves a new or removed biometric key and retires the device's open biometric challenges in
+    /// the same transaction, so a replaced key stops working at once.
+    static func saveBiometricChange(_ device: EnrolledDevice, request: Request) async throws {
+        let now = request.twofold.clock.now()
+        device.updatedAt = now
+        try await request.db.transaction { database in
+            try await device.save(on: database)
+            try await DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
+                .filter(\.$purpose == .biometric).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
+        }
+    }
+
+    static func state(of device: EnrolledDevice, request: Request) throws -> DeviceSecondFactorResponse {
+        DeviceSecondFactorResponse(
+            deviceId: device.deviceID, hasPin: device.pinHash != nil, pinBlocked: device.pinBlocked,
+            pinAttemptsRemaining: device.pinBlocked ? 0 : max(0, maximumPINFailures - device.pinFailures),
+            hasBiometrics: device.biometricKey != nil,
+            biometricsMayUnblockPin: !request.twofold.configuration.disallowPinChangeWithBiometric)
+    }
+
+    /// The device as stored now (the checks above update it with SQL), as the answer.
+    static func freshState(of device: EnrolledDevice, request: Request) async throws -> Response {
+        guard let stored = try await EnrolledDevice.find(try device.requireID(), on: request.db) else {
+            throw Problem(status: 404, code: .notFound, title: "No such device")
+        }
+        return try Response.json(state(of: stored, request: request))
+    }
+
+    static let pinBlocked = Problem(
+        status: 403, code: .pinBlocked, title: "PIN blocked",
+        detail: "3 wrong PINs in a row blocked this device's PIN. Verify with biometrics to unblock it, "
+            + "or remove the device and enrol it again.")
+
+    static let biometricsMayNotReplacePIN = Problem(
+        status: 403, code: .forbidden, title: "Biometrics cannot change the PIN here",
+        detail: "This server does not let a biometric verification stand in for the PIN "
+            + "(TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC).")
+}

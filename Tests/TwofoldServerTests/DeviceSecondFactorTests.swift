@@ -1,0 +1,258 @@
+import Crypto
+import Foundation
+import SQLKit
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Seed 001's device second factor: a PIN the server verifies and blocks after 3 wrong in a row,
+/// and a biometric-protected key.
+@Suite struct DeviceSecondFactorTests {
+    typealias Phone = DeviceSignInTests.Phone
+
+    /// A user with one enrolled key device ("iphone-1"), and the user's access token.
+    static func enrolled(_ app: Application) async throws -> String {
+        let tokens = try await AuthFlowTests.signUp(app)
+        let (status, _) = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: Phone())
+        #expect(status == 200)
+        return tokens.accessToken.token
+    }
+
+    static func call(
+        _ app: Application, _ method: HTTPMethod, _ path: String, _ body: some Encodable, token: String,
+        device: String = "iphone-1"
+    ) async throws -> (UInt, String) {
+        try await DeviceSignInTests.send(app, method, "device/\(device)/\(path)", body, token: token)
+    }
+
+    static func setPIN(_ app: Application, _ request: DevicePINChangeRequest, token: String) async throws -> (
+        UInt, String
+    ) {
+        try await call(app, .PUT, "pin", request, token: token)
+    }
+
+    static func verifyPIN(_ app: Application, _ pin: String, token: String) async throws -> (UInt, String) {
+        try await call(app, .POST, "pin/verify", DeviceFactorProof(pin: pin), token: token)
+    }
+
+    static func state(_ app: Application, token: String) async throws -> DeviceSecondFactorResponse {
+        var state: DeviceSecondFactorResponse?
+        try await app.testing().test(.GET, "api/v1/device/iphone-1/second-factor", headers: .bearer(token)) {
+            response in
+            #expect(response.status == .ok)
+            state = try response.decode(DeviceSecondFactorResponse.self)
+        }
+        return try #require(state)
+    }
+
+    /// Adds `biometricKey` after verifying `pin`.
+    static func addBiometrics(_ app: Application, _ biometricKey: Phone, pin: String, token: String) async throws
+        -> (UInt, String)
+    {
+        try await call(
+            app, .PUT, "biometrics", DeviceBiometricsAddRequest(publicKey: biometricKey.publicKey, pin: pin),
+            token: token)
+    }
+
+    /// A fresh biometric challenge signed with `biometricKey`.
+    static func biometricSignature(_ app: Application, _ biometricKey: Phone, token: String) async throws
+        -> BiometricSignature
+    {
+        let (status, body) = try await call(app, .POST, "biometrics/challenge", [String: String](), token: token)
+        #expect(status == 200, "\(body)")
+        let challenge = try DeviceSignInTests.decode(BiometricChallengeResponse.self, body)
+        return BiometricSignature(
+            challengeId: challenge.challengeId, signature: try biometricKey.sign(challenge.challenge))
+    }
+
+    static func blockPIN(_ app: Application, token: String) async throws {
+        for remaining in [2, 1] {
+            let (status, body) = try await verifyPIN(app, "9999", token: token)
+            #expect(status == 401 && body.contains(#""attemptsRemaining":\#(remaining)"#), "\(body)")
+        }
+        let (status, body) = try await verifyPIN(app, "9999", token: token)
+        #expect(status == 403 && body.contains(#""code":"pin_blocked""#), "\(body)")
+    }
+
+    @Test func aPINIsSetCheckedAndBlockedAfterThreeWrongInARow() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 409, "no PIN yet")
+            for bad in ["1234", "0000", "1212", "1987", "12a4", "123", String(repeating: "5", count: 17)] {
+                let (status, body) = try await Self.setPIN(app, DevicePINChangeRequest(newPin: bad), token: token)
+                #expect(status == 422 && body.contains("newPin"), "\(bad): \(body)")
+            }
+            #expect(try await Self.state(app, token: token).hasPin == false, "a refused PIN changes nothing")
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            let sql = try #require(app.db as? any SQLDatabase)
+            let stored = try await sql.raw("SELECT pin_hash FROM devices").first()?.decode(column: "pin_hash", as: String.self)
+            #expect(stored?.hasPrefix("$2") == true && stored?.contains("4826") == false, "a slow salted hash")
+
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
+            // A right PIN starts the count again: two wrong, one right, two wrong is not blocked.
+            for _ in 0..<2 { #expect(try await Self.verifyPIN(app, "9999", token: token).0 == 401) }
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
+            #expect(try await Self.state(app, token: token).pinAttemptsRemaining == 3)
+            try await Self.blockPIN(app, token: token)
+            let (status, body) = try await Self.verifyPIN(app, "4826", token: token)
+            #expect(status == 403 && body.contains("pin_blocked"), "the right PIN no longer works either")
+            let state = try await Self.state(app, token: token)
+            #expect(state.pinBlocked && state.pinAttemptsRemaining == 0)
+            #expect(try await AuditQueries.count(type: "device.pin_blocked", on: app) == 1)
+            // Nor does changing it with the old PIN.
+            let change = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937", pin: "4826"), token: token)
+            #expect(change.0 == 403)
+        }
+    }
+
+    @Test func twentyParallelWrongPINsAreEvaluatedAtMostThreeTimes() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for _ in 0..<20 { group.addTask { try await Self.verifyPIN(app, "9999", token: token).0 } }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 401 }.count == 2, "\(statuses)")
+            #expect(statuses.filter { $0 == 403 }.count == 18, "\(statuses)")
+            #expect(try await Self.state(app, token: token).pinBlocked)
+            #expect(try await AuditQueries.count(type: "device.pin_blocked", on: app) == 1)
+        }
+    }
+
+    @Test func biometricsNeedThePINFirstAndABiometricUnblocksThePIN() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 409, "no PIN yet")
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.call(app, .POST, "biometrics/challenge", [String: String](), token: token).0 == 409)
+            let wrong = try await Self.addBiometrics(app, biometricKey, pin: "1357", token: token)
+            #expect(wrong.0 == 401)
+            #expect(try await Self.state(app, token: token).hasBiometrics == false)
+            let malformed = try await Self.call(
+                app, .PUT, "biometrics", DeviceBiometricsAddRequest(publicKey: "AAAA", pin: "4826"), token: token)
+            #expect(malformed.0 == 422 && malformed.1.contains("publicKey"))
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            #expect(try await Self.state(app, token: token).hasBiometrics)
+
+            try await Self.blockPIN(app, token: token)
+            // A signature by another key is refused and unblocks nothing.
+            let forged = try await Self.biometricSignature(app, Phone(), token: token)
+            #expect(try await Self.call(app, .POST, "biometrics/verify", forged, token: token).0 == 401)
+            #expect(try await Self.state(app, token: token).pinBlocked)
+
+            let proof = try await Self.biometricSignature(app, biometricKey, token: token)
+            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", proof, token: token)
+            #expect(status == 200)
+            #expect(try DeviceSignInTests.decode(DeviceFactorVerifiedResponse.self, body).pinUnblocked)
+            #expect(try await Self.call(app, .POST, "biometrics/verify", proof, token: token).0 == 409, "used once")
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
+            #expect(try await AuditQueries.count(type: "device.pin_unblocked", on: app) == 1)
+        }
+    }
+
+    @Test func whenDisallowedABiometricNeitherUnblocksNorChangesThePIN() async throws {
+        try await withTestApp(adjust: { $0.disallowPinChangeWithBiometric = true }) { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            #expect(try await Self.state(app, token: token).biometricsMayUnblockPin == false)
+            try await Self.blockPIN(app, token: token)
+
+            let proof = try await Self.biometricSignature(app, biometricKey, token: token)
+            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", proof, token: token)
+            #expect(status == 200)
+            #expect(try DeviceSignInTests.decode(DeviceFactorVerifiedResponse.self, body).pinUnblocked == false)
+            #expect(try await Self.state(app, token: token).pinBlocked)
+            let change = try await Self.setPIN(
+                app,
+                DevicePINChangeRequest(
+                    newPin: "5937", biometric: try await Self.biometricSignature(app, biometricKey, token: token)),
+                token: token)
+            #expect(change.0 == 403)
+            #expect(try await Self.verifyPIN(app, "5937", token: token).1.contains("pin_blocked"))
+        }
+    }
+
+    @Test func changingThePINTakesTheOldPINOrABiometric() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+
+            let noProof = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937"), token: token)
+            #expect(noProof.0 == 422)
+            let wrongOld = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937", pin: "1357"), token: token)
+            #expect(wrongOld.0 == 401)
+            let common = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "1111", pin: "4826"), token: token)
+            #expect(common.0 == 422 && common.1.contains("newPin"))
+            #expect(try await Self.state(app, token: token).pinAttemptsRemaining == 2, "a refused new PIN counts nothing")
+
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937", pin: "4826"), token: token).0 == 200)
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 401, "the old PIN is gone")
+            #expect(try await Self.verifyPIN(app, "5937", token: token).0 == 200)
+
+            let proof = try await Self.biometricSignature(app, biometricKey, token: token)
+            #expect(
+                try await Self.setPIN(app, DevicePINChangeRequest(newPin: "7261", biometric: proof), token: token).0
+                    == 200)
+            #expect(try await Self.verifyPIN(app, "7261", token: token).0 == 200)
+            #expect(
+                try await Self.setPIN(app, DevicePINChangeRequest(newPin: "8350", biometric: proof), token: token).0
+                    == 409, "a biometric challenge proves once")
+            #expect(try await AuditQueries.count(type: "device.pin_set", on: app) == 3)
+        }
+    }
+
+    @Test func biometricsAreRemovedWithThePINOrABiometricAndDroppedWhenTheSetChanges() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            #expect(try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(), token: token).0 == 422)
+            let proof = try await Self.biometricSignature(app, biometricKey, token: token)
+            #expect(
+                try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(biometric: proof), token: token)
+                    .0 == 200)
+            #expect(try await Self.state(app, token: token).hasBiometrics == false)
+            #expect(
+                try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(pin: "4826"), token: token).0
+                    == 409, "nothing left to remove")
+
+            // Re-added, then the device reports a changed biometric set: the key goes, the PIN stays,
+            // and a challenge signed before stops working.
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            let pending = try await Self.biometricSignature(app, biometricKey, token: token)
+            let (status, body) = try await Self.call(
+                app, .POST, "biometrics/invalidated", [String: String](), token: token)
+            #expect(status == 200)
+            let state = try DeviceSignInTests.decode(DeviceSecondFactorResponse.self, body)
+            #expect(!state.hasBiometrics && state.hasPin)
+            #expect(try await Self.call(app, .POST, "biometrics/verify", pending, token: token).0 == 409)
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
+            #expect(try await AuditQueries.count(type: "device.biometrics_removed", on: app) == 2)
+        }
+    }
+
+    @Test func anotherUsersDeviceIsNotFoundAndAnonymousCallsAreRefused() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let asBob = try await Self.verifyPIN(app, "4826", token: bob.accessToken.token)
+            #expect(asBob.0 == 404)
+            let reset = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937"), token: bob.accessToken.token)
+            #expect(reset.0 == 404)
+            let anonymous = try await DeviceSignInTests.send(
+                app, .POST, "device/iphone-1/pin/verify", DeviceFactorProof(pin: "4826"))
+            #expect(anonymous.0 == 401)
+            #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
+        }
+    }
+}
