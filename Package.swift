@@ -53,7 +53,13 @@ let package = Package(
             ],
             resources: [.copy("Resources/openapi.yaml")]
         ),
-        .executableTarget(name: "twofold-server", dependencies: ["TwofoldServer"]),
+        .executableTarget(
+            name: "twofold-server",
+            dependencies: [
+                "TwofoldServer", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
 
         // MARK: Tools
         .executableTarget(
@@ -87,7 +93,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TwofoldCore", "TwofoldAPI", "TwofoldTestSupport"]
+            dependencies: [
+                "TwofoldCore", "TwofoldAPI", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

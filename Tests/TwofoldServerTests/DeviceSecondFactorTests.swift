@@ -87,7 +87,8 @@ import VaporTesting
             #expect(try await Self.state(app, token: token).hasPin == false, "a refused PIN changes nothing")
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             let sql = try #require(app.db as? any SQLDatabase)
-            let stored = try await sql.raw("SELECT pin_hash FROM devices").first()?.decode(column: "pin_hash", as: String.self)
+            let stored = try await sql.raw("SELECT pin_hash FROM devices").first()?.decode(
+                column: "pin_hash", as: String.self)
             #expect(stored?.hasPrefix("$2") == true && stored?.contains("4826") == false, "a slow salted hash")
 
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
@@ -191,9 +192,11 @@ import VaporTesting
             #expect(wrongOld.0 == 401)
             let common = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "1111", pin: "4826"), token: token)
             #expect(common.0 == 422 && common.1.contains("newPin"))
-            #expect(try await Self.state(app, token: token).pinAttemptsRemaining == 2, "a refused new PIN counts nothing")
+            #expect(
+                try await Self.state(app, token: token).pinAttemptsRemaining == 2, "a refused new PIN counts nothing")
 
-            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937", pin: "4826"), token: token).0 == 200)
+            #expect(
+                try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937", pin: "4826"), token: token).0 == 200)
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 401, "the old PIN is gone")
             #expect(try await Self.verifyPIN(app, "5937", token: token).0 == 200)
 

@@ -1,4 +1,5 @@
 import Crypto
+import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
@@ -138,6 +139,10 @@ import VaporTesting
             #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
             // The rest: already used, or held back by the factor guard's bound on attempts in flight.
             #expect(statuses.allSatisfy { [200, 409, 429].contains($0) }, "\(statuses)")
+            // Replays are no guesses: they leave the factor usable.
+            for _ in 0..<10 { #expect(try await Self.verify(app, challenge, signature: signature).0 == 409) }
+            let next = try await Self.challenge(app)
+            #expect(try await Self.verify(app, next, signature: try phone.sign(next.challenge)).0 == 200)
         }
     }
 
@@ -152,6 +157,11 @@ import VaporTesting
             let (status, body) = try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge))
             #expect(status == 401)
             #expect(body.contains(#""code":"expired""#))
+            for _ in 0..<6 {
+                #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 401)
+            }
+            let fresh = try await Self.challenge(app)
+            #expect(try await Self.verify(app, fresh, signature: try phone.sign(fresh.challenge)).0 == 200)
         }
     }
 
@@ -265,6 +275,32 @@ import VaporTesting
         }
     }
 
+    @Test func anActiveAdminSeesAnotherUsersDevicesALockedOneDoesNot() async throws {
+        try await withTestApp { app in
+            let admin = try await AdminTests.adminTokens(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let enrolled = try await Self.post(
+                app, "mfa/enroll",
+                ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "pixel"],
+                token: bob.accessToken.token, from: "10.0.0.2")
+            #expect(enrolled.0 == 200)
+            for path in ["api/v1/devices/bob", "api/v1/device/pixel/status"] {
+                try await app.testing().test(.GET, path, headers: .bearer(admin.accessToken.token)) { response in
+                    #expect(response.status == .ok, "\(path)")
+                }
+            }
+            let alice = try #require(try await User.query(on: app.db).filter(\.$username == "alice").first())
+            alice.status = .locked
+            try await alice.update(on: app.db)
+            try await app.testing().test(.GET, "api/v1/devices/bob", headers: .bearer(admin.accessToken.token)) {
+                response in #expect(response.status == .forbidden)
+            }
+            try await app.testing().test(
+                .GET, "api/v1/device/pixel/status", headers: .bearer(admin.accessToken.token)
+            ) { response in #expect(response.status == .notFound) }
+        }
+    }
+
     @Test func aSecondDeviceNeedsStepUp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
@@ -342,7 +378,8 @@ import VaporTesting
                     challengeId: signIn.challengeId, signature: try phone.sign(signIn.challenge)))
             #expect(wrongPurpose.0 == 401 && wrongPurpose.1.contains("signature_invalid"))
             let missing = try await Self.send(
-                app, .POST, "auth/mfa/verify-login", MFAVerifyLoginRequest(method: "deviceKey", otpFlowId: flow.otpFlowId))
+                app, .POST, "auth/mfa/verify-login",
+                MFAVerifyLoginRequest(method: "deviceKey", otpFlowId: flow.otpFlowId))
             #expect(missing.0 == 422)
 
             let (completed, answer) = try await Self.send(

@@ -199,7 +199,8 @@ struct DeviceKeyController: RouteCollection {
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
         let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
         return try Response.json(
-            try await Self.issueChallenge(for: device, purpose: .loginFlow, flowID: try flow.requireID(), request: request))
+            try await Self.issueChallenge(
+                for: device, purpose: .loginFlow, flowID: try flow.requireID(), request: request))
     }
 
     /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
@@ -207,7 +208,8 @@ struct DeviceKeyController: RouteCollection {
         let body = try request.content.decode(DeviceKeyChallengeRequest.self)
         let user = try await TwoFactorController.user(request)
         let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
-        return try Response.json(try await Self.issueChallenge(for: device, purpose: .stepUp, flowID: nil, request: request))
+        return try Response.json(
+            try await Self.issueChallenge(for: device, purpose: .stepUp, flowID: nil, request: request))
     }
 
     /// Checks a device-key signature as a second factor of `user`: with `flowID`, over a challenge
@@ -218,7 +220,9 @@ struct DeviceKeyController: RouteCollection {
         guard let deviceID = proof?.deviceId, let challengeText = proof?.challengeId,
             let signatureText = proof?.signature
         else {
-            throw InputValidation.failure(["signature": "deviceId, challengeId and signature are required for deviceKey"])
+            throw InputValidation.failure([
+                "signature": "deviceId, challengeId and signature are required for deviceKey"
+            ])
         }
         guard let challengeID = UUID(uuidString: challengeText) else {
             throw InputValidation.failure(["challengeId": "must be the challengeId of a device-key challenge"])
@@ -326,49 +330,46 @@ struct DeviceKeyController: RouteCollection {
     /// Checks `signature` over the challenge `challengeID` of `device` under the factor guard and
     /// uses the challenge up: one conditional update, so of many parallel requests with one
     /// signed challenge exactly one succeeds. A challenge of another device, user or purpose is
-    /// refused like a wrong signature.
+    /// refused like a wrong signature. A used or expired challenge of this device is refused
+    /// before the guard: it is no guess at the key, and it must not hold an attempt slot.
     static func check(
         _ signature: DeviceSignature, challengeID: UUID, purpose: DeviceChallenge.Purpose, flowID: UUID?,
         device: EnrolledDevice, request: Request
     ) async throws {
         let userID = device.userID
         let deviceRowID = try device.requireID()
-        try await FactorGuard.begin(factor, userID: userID, request: request)
         let now = request.twofold.clock.now()
-        guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
-            let key = try? DevicePublicKey(base64: keyText),
-            let challenge = try await DeviceChallenge.find(challengeID, on: request.db),
-            challenge.deviceID == deviceRowID, challenge.userID == userID, challenge.purpose == purpose,
-            challenge.flowID == flowID
-        else { try await failed(userID: userID, request: request) }
-        if challenge.usedAt != nil {
-            throw Problem(
-                status: 409, code: .alreadyUsed, title: "Challenge already used",
-                detail: "Each challenge signs in once; ask for a new one.")
+        let found = try await DeviceChallenge.find(challengeID, on: request.db)
+        let challenge = found.flatMap {
+            $0.deviceID == deviceRowID && $0.userID == userID && $0.purpose == purpose && $0.flowID == flowID ? $0 : nil
         }
-        if challenge.expiresAt <= now {
+        if let challenge, challenge.usedAt != nil { throw challengeUsed }
+        if let challenge, challenge.expiresAt <= now {
             throw Problem(
                 status: 401, code: .expired, title: "Challenge expired",
                 detail: "A challenge is valid for 5 minutes; ask for a new one.")
         }
-        guard let bytes = Data(base64Encoded: challenge.challenge), key.isValidSignature(signature, for: bytes) else {
-            try await failed(userID: userID, request: request)
-        }
+        try await FactorGuard.begin(factor, userID: userID, request: request)
+        guard let challenge, let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
+            let key = try? DevicePublicKey(base64: keyText), let bytes = Data(base64Encoded: challenge.challenge),
+            key.isValidSignature(signature, for: bytes)
+        else { try await failed(userID: userID, request: request) }
         let claimed = try await request.sql.raw(
             """
             UPDATE device_challenges SET used_at = \(bind: now)
             WHERE id = \(bind: challengeID) AND used_at IS NULL AND expires_at > \(bind: now) RETURNING id
             """
         ).all()
-        guard !claimed.isEmpty else {
-            throw Problem(
-                status: 409, code: .alreadyUsed, title: "Challenge already used",
-                detail: "Each challenge signs in once; ask for a new one.")
-        }
+        // The signature is right either way, so the attempt is not a failure.
         try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        guard !claimed.isEmpty else { throw challengeUsed }
         device.lastUsedAt = now
         try await device.update(on: request.db)
     }
+
+    static let challengeUsed = Problem(
+        status: 409, code: .alreadyUsed, title: "Challenge already used",
+        detail: "Each challenge signs in once; ask for a new one.")
 
     /// A wrong signature counts like a wrong code, answered as `signature_invalid`.
     private static func failed(userID: UUID, request: Request) async throws -> Never {
@@ -413,7 +414,7 @@ struct DeviceKeyController: RouteCollection {
     }
 
     static func isAdmin(_ userID: UUID, request: Request) async throws -> Bool {
-        try await User.find(userID, on: request.db)?.role == .admin
+        try await User.find(userID, on: request.db)?.isActiveAdmin == true
     }
 
     static func user(named username: String, request: Request) async throws -> User? {

@@ -60,7 +60,8 @@ struct DeviceSecondFactorController: RouteCollection {
             """
         ).run()
         try await AuditLog.record(
-            .devicePinSet, user: device.userID, detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")",
+            .devicePinSet, user: device.userID,
+            detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")",
             request: request)
         return try await Self.freshState(of: device, request: request)
     }

@@ -83,9 +83,7 @@ extension Request {
 struct AdminOnly: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let caller = try request.caller
-        guard let user = try await User.find(caller.userID, on: request.db), user.role == .admin,
-            user.status == .active
-        else {
+        guard let user = try await User.find(caller.userID, on: request.db), user.isActiveAdmin else {
             throw Problem(status: 403, code: .forbidden, title: "Forbidden", detail: "This needs an administrator.")
         }
         return try await next.respond(to: request)

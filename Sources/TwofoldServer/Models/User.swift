@@ -60,6 +60,9 @@ final class User: Model, @unchecked Sendable {
         }.first()
     }
 
+    /// An administrator whose account is active: the one test for admin rights.
+    var isActiveAdmin: Bool { role == .admin && status == .active }
+
     var dto: UserDTO {
         UserDTO(
             id: id!, username: username, email: email, phoneNumber: phone, role: role.rawValue,

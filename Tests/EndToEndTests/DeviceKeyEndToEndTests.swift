@@ -1,0 +1,250 @@
+import Crypto
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Seed 004's scenarios that involve the server, over HTTP against the built binary, with P-256
+/// keys made here and DER signatures as `SecKeyCreateSignature` gives them; SMS codes travel
+/// through the signed webhook to a local gateway. On SQLite and on PostgreSQL.
+@Suite(.serialized) struct DeviceKeyEndToEndTests {
+    @Test(arguments: ["sqlite", "postgres"])
+    func seedScenariosOneToTen(_ database: String) async throws {
+        guard let python = TestPython.find(),
+            var environment = CodeDeliveryEndToEndTests.databaseEnvironment(database)
+        else { return }
+        let gatewayPort = SMTPSink.freePort()
+        environment.merge([
+            "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
+            "TWOFOLD_SMS_WEBHOOK_SECRET": "gateway-secret", "TWOFOLD_EMAIL_PROVIDER": "console",
+        ]) { $1 }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-devices")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let gateway = try SMSGateway(python: python, port: gatewayPort, secret: "gateway-secret")
+        defer { gateway.stop() }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await DeviceKeyScenarios(server: server, gateway: gateway).run()
+    }
+}
+
+/// The scenarios, against one running server and SMS gateway.
+struct DeviceKeyScenarios {
+    /// A phone's Secure Enclave key.
+    struct DeviceKey {
+        let key = P256.Signing.PrivateKey()
+        var publicKey: String { key.publicKey.x963Representation.base64EncodedString() }
+        func sign(_ challenge: String) throws -> String {
+            try key.signature(for: #require(Data(base64Encoded: challenge))).derRepresentation.base64EncodedString()
+        }
+    }
+
+    let server: ServerProcess
+    let gateway: SMSGateway
+
+    static func call(
+        _ server: ServerProcess, _ path: String, _ body: [String: String]?, bearer: String? = nil,
+        method: String = "POST"
+    ) async throws -> HTTP.Response {
+        try await CodeDeliveryEndToEndTests.call(server, method, path, body, bearer: bearer)
+    }
+
+    func call(_ path: String, _ body: [String: String]?, bearer: String? = nil, method: String = "POST") async throws
+        -> HTTP.Response
+    {
+        try await Self.call(server, path, body, bearer: bearer, method: method)
+    }
+
+    /// Registers `name`, signs in with the password and turns on SMS codes to `phone` (the code
+    /// read from the gateway), so the account has a verified number on file.
+    func signUpWithPhone(_ name: String, phone: String) async throws -> String {
+        let tokens = try await TokenVerificationTests.signIn(server, as: name)
+        let before = try gateway.messages().count
+        let setup = try await call("2fa/sms/setup", ["phoneNumber": phone], bearer: tokens.accessToken.token)
+        #expect(setup.status == 200, "\(setup.text)")
+        let code = try #require(try await gateway.waitForMessages(before + 1).last?.code)
+        let verified = try await call("2fa/sms/verify", ["code": code], bearer: tokens.accessToken.token)
+        #expect(verified.status == 200, "\(verified.text)")
+        return tokens.accessToken.token
+    }
+
+    /// Scenario 6: initiate, sign the challenge, verify; the Twofold access token.
+    func signIn(_ name: String, device: String, key: DeviceKey) async throws -> String {
+        let initiated = try await call("auth/initiate", ["username": name, "deviceId": device])
+        let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
+        #expect(challenge.method == "secureEnclave")
+        let verified = try await call(
+            "auth/verify-signature",
+            [
+                "username": name, "deviceId": device, "challengeId": challenge.challengeId,
+                "signature": try key.sign(challenge.challenge),
+            ])
+        #expect(verified.status == 200, "\(verified.text)")
+        return try HTTP.decoder.decode(DeviceTokenResponse.self, from: verified.body).token
+    }
+
+    /// Scenario 7: the SMS fallback; the Twofold access token.
+    func signInWithSMS(_ name: String, phone: String) async throws -> String {
+        let before = try gateway.messages().count
+        let requested = try await call("auth/request-otp", ["username": name, "phoneNumber": phone])
+        #expect(requested.status == 200, "\(requested.text)")
+        let message = try #require(try await gateway.waitForMessages(before + 1).last)
+        #expect(message.to == phone)
+        let verified = try await call("auth/verify-otp", ["username": name, "otp": try #require(message.code)])
+        #expect(verified.status == 200, "\(verified.text)")
+        return try HTTP.decoder.decode(DeviceTokenResponse.self, from: verified.body).token
+    }
+
+    /// Step-up with the device key; the new access token.
+    func stepUp(_ token: String, device: String, key: DeviceKey) async throws -> String {
+        let issued = try await call("auth/step-up/device-key/challenge", ["deviceId": device], bearer: token)
+        let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
+        let stepped = try await call(
+            "auth/step-up",
+            [
+                "method": "deviceKey", "deviceId": device, "challengeId": challenge.challengeId,
+                "signature": try key.sign(challenge.challenge),
+            ], bearer: token)
+        #expect(stepped.status == 200, "\(stepped.text)")
+        return try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
+    }
+
+    func run() async throws {
+        let alicePhone = "+14155550142"
+        let aliceToken = try await signUpWithPhone("alice", phone: alicePhone)
+
+        // Enrolment needs the owner's token.
+        let faceID = DeviceKey()
+        let enrolBody = [
+            "username": "alice", "publicKey": faceID.publicKey, "method": "secureEnclave", "deviceId": "iphone-1",
+            "deviceModel": "iPhone 15 Pro",
+        ]
+        #expect(try await call("mfa/enroll", enrolBody).status == 401)
+
+        // Scenarios 1–4: the app registers a key (biometric, or passcode after a declined
+        // biometric prompt, or passcode only): to the server each is a P-256 key. The first
+        // device needs only the owner's token.
+        let enrolled = try await call("mfa/enroll", enrolBody, bearer: aliceToken)
+        #expect(enrolled.status == 200, "\(enrolled.text)")
+        #expect(
+            try HTTP.decoder.decode(DeviceEnrollResponse.self, from: enrolled.body)
+                == DeviceEnrollResponse(
+                    deviceId: "iphone-1", method: "secureEnclave", message: "Device enrolled successfully"))
+        // A key that is not a P-256 point is refused and stores nothing.
+        var badKey = enrolBody
+        badKey["publicKey"] = Data(repeating: 4, count: 65).base64EncodedString()
+        badKey["deviceId"] = "broken"
+        #expect(try await call("mfa/enroll", badKey, bearer: aliceToken).status == 422)
+
+        // Scenario 6: challenge, signature, token, which works as a Twofold access token.
+        let signedIn = try await signIn("alice", device: "iphone-1", key: faceID)
+        #expect(try await call("account", nil, bearer: signedIn, method: "GET").status == 200)
+        // A signed challenge works once, even sent many times at once.
+        let initiated = try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"])
+        let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
+        let signed = [
+            "username": "alice", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
+            "signature": try faceID.sign(challenge.challenge),
+        ]
+        let server = self.server
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 {
+                group.addTask { try await Self.call(server, "auth/verify-signature", signed).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+        // And the password login now asks for the device key as its second step.
+        let login = try await call("auth/login", ["username": "alice", "password": AuthEndToEndTests.password])
+        let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+        #expect(flow.availableMethods.first == "deviceKey" && flow.availableMethods.contains("sms"))
+        let flowChallenge = try HTTP.decoder.decode(
+            DeviceChallengeResponse.self,
+            from: try await call(
+                "auth/mfa/device-key/challenge", ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"]
+            ).body)
+        let completed = try await call(
+            "auth/mfa/verify-login",
+            [
+                "method": "deviceKey", "otpFlowId": flow.otpFlowId, "deviceId": "iphone-1",
+                "challengeId": flowChallenge.challengeId, "signature": try faceID.sign(flowChallenge.challenge),
+            ])
+        #expect(completed.status == 200, "\(completed.text)")
+
+        // Scenario 10: switch to a passcode-only key; the old key stops working at once.
+        let passcode = DeviceKey()
+        let switchToken = try await stepUp(signedIn, device: "iphone-1", key: faceID)
+        let switched = try await call(
+            "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": passcode.publicKey],
+            bearer: switchToken)
+        #expect(switched.status == 200, "\(switched.text)")
+        let stale = try HTTP.decoder.decode(
+            DeviceChallengeResponse.self,
+            from: try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"]).body)
+        let refused = try await call(
+            "auth/verify-signature",
+            [
+                "username": "alice", "deviceId": "iphone-1", "challengeId": stale.challengeId,
+                "signature": try faceID.sign(stale.challenge),
+            ])
+        #expect(refused.status == 401 && refused.text.contains("signature_invalid"))
+        let afterSwitch = try await signIn("alice", device: "iphone-1", key: passcode)
+
+        // Scenario 8: the device lost its security; the app downgrades to SMS and the server tells
+        // the user by SMS (and email).
+        let before = try gateway.messages().count
+        let downgraded = try await call(
+            "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
+        #expect(downgraded.status == 200, "\(downgraded.text)")
+        let notice = try #require(try await gateway.waitForMessages(before + 1).last)
+        #expect(notice.to == alicePhone && notice.message.contains("SMS codes"))
+        let nowSMS = try HTTP.decoder.decode(
+            DeviceChallengeResponse.self,
+            from: try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"]).body)
+        #expect(nowSMS.method == "smsOTP")
+
+        // Scenario 7 on the downgraded device, then scenario 9: security is back, a new key.
+        let smsToken = try await signInWithSMS("alice", phone: alicePhone)
+        let restored = DeviceKey()
+        let upgraded = try await call(
+            "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey],
+            bearer: smsToken)
+        #expect(upgraded.status == 200, "\(upgraded.text)")
+        _ = try await signIn("alice", device: "iphone-1", key: restored)
+
+        // Scenario 5: a phone without a passcode enrols for SMS only, and signs in with SMS
+        // (scenario 7). An SMS-only enrolment needs a verified number on file.
+        let bobPhone = "+14155550177"
+        let bobToken = try await TokenVerificationTests.signIn(server, as: "bob").accessToken.token
+        let smsEnrol = [
+            "username": "bob", "phoneNumber": bobPhone, "method": "smsOTP", "deviceId": "old-iphone",
+        ]
+        #expect(try await call("mfa/enroll", smsEnrol, bearer: bobToken).status == 409)
+        let bobVerified = try await signUpWithPhone("bob", phone: bobPhone)
+        #expect(try await call("mfa/enroll", smsEnrol, bearer: bobVerified).status == 200)
+        let bobChallenge = try HTTP.decoder.decode(
+            DeviceChallengeResponse.self,
+            from: try await call("auth/initiate", ["username": "bob", "deviceId": "old-iphone"]).body)
+        #expect(bobChallenge.method == "smsOTP")
+        _ = try await signInWithSMS("bob", phone: bobPhone)
+
+        // Devices are listed for their owner only.
+        #expect(try await call("devices/alice", nil, bearer: bobVerified, method: "GET").status == 403)
+        let listing = try await call("devices/alice", nil, bearer: smsToken, method: "GET")
+        #expect(
+            try HTTP.decoder.decode(DeviceListResponse.self, from: listing.body).devices.map(\.deviceId) == ["iphone-1"]
+        )
+
+        // No code, key or full number reaches the log.
+        let log = self.server.log
+        for message in try gateway.messages() {
+            if let code = message.code { #expect(!log.contains(code)) }
+        }
+        #expect(!log.contains(alicePhone) && !log.contains(bobPhone))
+    }
+}
