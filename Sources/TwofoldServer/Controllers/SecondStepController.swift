@@ -94,7 +94,7 @@ struct SecondStepController: RouteCollection {
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(token, request: request)
-        guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
+        guard let user = try await User.load(flow.userID, on: request.sql) else { throw LoginFlowService.unknownFlow }
         guard user.status == .active else {
             throw Problem.accountLocked
         }

@@ -33,7 +33,6 @@ struct WebhookSMSProvider: MessageProvider {
 
     /// Hex HMAC-SHA256 of the exact body bytes; the receiver recomputes it to authenticate us.
     static func signature(of body: Data, secret: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8)))
-            .map { String(format: "%02x", $0) }.joined()
+        HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8))).hexString
     }
 }

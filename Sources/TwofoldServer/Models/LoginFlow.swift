@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// A sign-in waiting for its second step (`otpFlowId` / `tempToken`). The token the client holds
 /// is stored only as a hash; the flow belongs to one user, lives 5 minutes and is consumed once.
@@ -18,6 +19,20 @@ final class LoginFlow: Model, @unchecked Sendable {
     @OptionalField(key: "ip_address") var ipAddress: String?
 
     init() {}
+
+    /// A stored flow from a row of `SELECT id, user_id, first_factor, created_at, expires_at,
+    /// consumed_at, ip_address`.
+    init(row: any SQLRow, tokenHash: String) throws {
+        self.id = try row.decode(column: "id", as: UUID.self)
+        self.$id.exists = true
+        self.tokenHash = tokenHash
+        self.userID = try row.decode(column: "user_id", as: UUID.self)
+        self.firstFactor = try row.decode(column: "first_factor", as: String.self)
+        self.createdAt = try row.decode(column: "created_at", as: Date.self)
+        self.expiresAt = try row.decode(column: "expires_at", as: Date.self)
+        self.consumedAt = try row.decode(column: "consumed_at", as: Date?.self)
+        self.ipAddress = try row.decode(column: "ip_address", as: String?.self)
+    }
 
     init(tokenHash: String, userID: UUID, firstFactor: String, now: Date, expiresAt: Date, ipAddress: String?) {
         self.tokenHash = tokenHash

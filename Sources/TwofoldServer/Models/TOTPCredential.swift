@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// A user's authenticator-app secret: pending after setup (10 minutes to confirm), active once a
 /// code confirmed it. The secret is stored only encrypted (AES-GCM, key outside the database).
@@ -25,6 +26,22 @@ final class TOTPCredential: Model, @unchecked Sendable {
     @OptionalField(key: "last_used_step") var lastUsedStep: Int64?
 
     init() {}
+
+    /// A stored secret from a row of all its columns.
+    init(row: any SQLRow) throws {
+        self.id = try row.decode(column: "id", as: UUID.self)
+        self.$id.exists = true
+        self.userID = try row.decode(column: "user_id", as: UUID.self)
+        self.status = try row.decode(column: "status", as: Status.self)
+        self.secretCiphertext = try row.decode(column: "secret_ciphertext", as: String.self)
+        self.algorithm = try row.decode(column: "algorithm", as: String.self)
+        self.digits = try row.decode(column: "digits", as: Int.self)
+        self.period = try row.decode(column: "period", as: Int.self)
+        self.createdAt = try row.decode(column: "created_at", as: Date.self)
+        self.expiresAt = try row.decode(column: "expires_at", as: Date.self)
+        self.confirmedAt = try row.decode(column: "confirmed_at", as: Date?.self)
+        self.lastUsedStep = try row.decode(column: "last_used_step", as: Int64?.self)
+    }
 
     init(userID: UUID, secretCiphertext: String, now: Date, expiresAt: Date) {
         self.userID = userID

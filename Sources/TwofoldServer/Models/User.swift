@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import TwofoldAPI
 
 /// A person who signs in. Username and email are stored in canonical (lower-case) form so that
@@ -46,6 +47,35 @@ final class User: Model, @unchecked Sendable {
         self.updatedAt = now
         self.smsEnabled = false
         self.emailEnabled = false
+    }
+
+    /// The user with `id`, read with one SQL statement (for hot paths: a Fluent query reflects
+    /// over the model's properties, which costs several times as much).
+    static func load(_ id: UUID, on sql: any SQLDatabase) async throws -> User? {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT id, username, email, phone, role, status, password_hash, created_at, updated_at,
+                  sms_enabled, email_enabled, primary_method
+                FROM users WHERE id = \(bind: id)
+                """
+            ).first()
+        else { return nil }
+        let user = User()
+        user.id = try row.decode(column: "id", as: UUID.self)
+        user.$id.exists = true
+        user.username = try row.decode(column: "username", as: String.self)
+        user.email = try row.decode(column: "email", as: String.self)
+        user.phone = try row.decode(column: "phone", as: String?.self)
+        user.role = try row.decode(column: "role", as: Role.self)
+        user.status = try row.decode(column: "status", as: Status.self)
+        user.passwordHash = try row.decode(column: "password_hash", as: String.self)
+        user.createdAt = try row.decode(column: "created_at", as: Date.self)
+        user.updatedAt = try row.decode(column: "updated_at", as: Date.self)
+        user.smsEnabled = try row.decode(column: "sms_enabled", as: Bool.self)
+        user.emailEnabled = try row.decode(column: "email_enabled", as: Bool.self)
+        user.primaryMethod = try row.decode(column: "primary_method", as: String?.self)
+        return user
     }
 
     /// Where SMS or email codes go: the phone number or the address on file.

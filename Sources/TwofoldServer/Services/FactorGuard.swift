@@ -21,20 +21,18 @@ enum FactorGuard {
     static func begin(_ factor: String, userID: UUID, request: Request) async throws {
         let sql = try request.sql
         let now = request.twofold.clock.now()
-        try await sql.raw(
-            """
-            INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (\(bind: userID), \(bind: factor), 0, 0)
-            ON CONFLICT (user_id, factor) DO NOTHING
-            """
-        ).run()
+        // One statement: the first attempt inserts the row, later ones take a slot only while the
+        // factor is not locked (or its lock has run out, which starts the count again).
         let granted = try await sql.raw(
             """
-            UPDATE factor_guards SET
-              attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= \(bind: now) THEN 1 ELSE attempts + 1 END,
-              locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= \(bind: now) THEN NULL ELSE locked_until END
-            WHERE user_id = \(bind: userID) AND factor = \(bind: factor)
-              AND ((locked_until IS NULL AND attempts < \(bind: maximumAttempts))
-                OR (locked_until IS NOT NULL AND locked_until <= \(bind: now)))
+            INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (\(bind: userID), \(bind: factor), 1, 0)
+            ON CONFLICT (user_id, factor) DO UPDATE SET
+              attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now)
+                THEN 1 ELSE factor_guards.attempts + 1 END,
+              locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now)
+                THEN NULL ELSE factor_guards.locked_until END
+            WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < \(bind: maximumAttempts))
+              OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now))
             RETURNING attempts
             """
         ).all()

@@ -26,11 +26,19 @@ enum LoginFlowService {
     /// The live flow named by `token`, without consuming it (a second step checks its code
     /// first). Refuses unknown, expired and consumed flows, and flows of another user when
     /// `userID` is given.
+    /// Read with one SQL statement: every second step starts here, and a Fluent query costs
+    /// several times as much (it reflects over the model's properties).
     static func active(_ token: String, userID: UUID? = nil, request: Request) async throws -> LoginFlow {
+        let hash = SecureToken.hash(token)
         guard
-            let flow = try await LoginFlow.query(on: request.db).filter(\.$tokenHash == SecureToken.hash(token))
-                .first()
+            let row = try await request.sql.raw(
+                """
+                SELECT id, user_id, first_factor, created_at, expires_at, consumed_at, ip_address
+                FROM login_flows WHERE token_hash = \(bind: hash)
+                """
+            ).first()
         else { throw unknownFlow }
+        let flow = try LoginFlow(row: row, tokenHash: hash)
         if let userID, flow.userID != userID { throw unknownFlow }
         if flow.consumedAt != nil { throw alreadyUsed }
         if flow.expiresAt <= request.twofold.clock.now() { throw expired }

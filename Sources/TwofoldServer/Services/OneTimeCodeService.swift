@@ -96,6 +96,6 @@ enum OneTimeCodeService {
     private static func hash(_ code: String, userID: UUID, request: Request) -> String {
         let key = request.twofold.secrets.lookupKey(purpose: "one-time codes")
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(userID.uuidString):\(code)".utf8), using: key)
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return mac.hexString
     }
 }

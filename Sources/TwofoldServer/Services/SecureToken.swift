@@ -14,14 +14,35 @@ enum SecureToken {
     /// The hex SHA-256 of a token, the only form the database holds. Lookups go by this hash
     /// (an index lookup on a uniformly random value leaks nothing useful about other tokens).
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).hexString
     }
 }
 
 extension Data {
     /// RFC 4648 §5 base64url without padding, as JOSE uses.
     func base64URLEncodedString() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let url = base64EncodedData().compactMap { byte -> UInt8? in
+            switch byte {
+            case UInt8(ascii: "+"): UInt8(ascii: "-")
+            case UInt8(ascii: "/"): UInt8(ascii: "_")
+            case UInt8(ascii: "="): nil
+            default: byte
+            }
+        }
+        return String(decoding: url, as: UTF8.self)
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Lower-case hex, two digits a byte (hashes and MACs as the database and headers hold them).
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -15,21 +15,32 @@ enum SessionService {
     static func start(user: User, methods: [String], request: Request) async throws -> AuthTokensResponse {
         let now = request.twofold.clock.now()
         let userID = try user.requireID()
-        let session = Session(
-            userID: userID, methods: methods, now: now, ipAddress: request.clientAddress,
-            userAgent: request.headers.first(name: .userAgent).map { String($0.prefix(256)) })
-        try await session.create(on: request.db)
-        let refresh = try await newRefreshToken(for: try session.requireID(), now: now, request: request)
+        let sessionID = UUID()
+        // Plain SQL rather than `Session.create`: every sign-in comes through here.
+        try await request.sql.raw(
+            """
+            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
+            VALUES (\(bind: sessionID), \(bind: userID), \(bind: now), \(bind: methods.joined(separator: ",")),
+              \(bind: now), \(bind: now), \(bind: request.clientAddress),
+              \(bind: request.headers.first(name: .userAgent).map { String($0.prefix(256)) }))
+            """
+        ).run()
+        let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
         let access = try await request.twofold.tokens.issue(
-            userID: userID, sessionID: try session.requireID(), methods: methods, authTime: now, now: now)
+            userID: userID, sessionID: sessionID, methods: methods, authTime: now, now: now)
         return AuthTokensResponse(accessToken: access, refreshToken: refresh, user: user.dto)
     }
 
     static func newRefreshToken(for sessionID: UUID, now: Date, request: Request) async throws -> TokenDTO {
         let token = SecureToken.generate()
         let expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
-        try await RefreshToken(sessionID: sessionID, tokenHash: SecureToken.hash(token), now: now, expiresAt: expiresAt)
-            .create(on: request.db)
+        try await request.sql.raw(
+            """
+            INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at)
+            VALUES (\(bind: UUID()), \(bind: sessionID), \(bind: SecureToken.hash(token)), \(bind: now),
+              \(bind: expiresAt))
+            """
+        ).run()
         return TokenDTO(token: token, expiresAt: expiresAt)
     }
 

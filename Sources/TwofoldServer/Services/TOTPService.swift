@@ -11,8 +11,16 @@ enum TOTPService {
     static let factor = "totp"
 
     /// The user's active credential, if any.
+    /// The user's confirmed secret, read with one SQL statement (every TOTP check reads it).
     static func active(for userID: UUID, on database: any Database) async throws -> TOTPCredential? {
-        try await TOTPCredential.query(on: database).filter(\.$userID == userID).filter(\.$status == .active).first()
+        guard let sql = database as? any SQLDatabase else { throw Abort(.internalServerError) }
+        return try await sql.raw(
+            """
+            SELECT id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at,
+              confirmed_at, last_used_step
+            FROM totp_credentials WHERE user_id = \(bind: userID) AND status = 'active'
+            """
+        ).first().map(TOTPCredential.init(row:))
     }
 
     /// Starts setup: a new random 160-bit secret, pending for 10 minutes. An earlier pending
