@@ -14,10 +14,12 @@ public struct DeviceEnrollRequest: Codable, Sendable, Equatable {
     public var method: String
     public var deviceId: String
     public var deviceModel: String?
+    /// Seed 001: the device's PIN, set at enrolment (4 to 16 digits, not common); not in seed 004.
+    public var pin: String?
 
     public init(
         username: String, phoneNumber: String? = nil, publicKey: String? = nil, method: String, deviceId: String,
-        deviceModel: String? = nil
+        deviceModel: String? = nil, pin: String? = nil
     ) {
         self.username = username
         self.phoneNumber = phoneNumber
@@ -25,6 +27,7 @@ public struct DeviceEnrollRequest: Codable, Sendable, Equatable {
         self.method = method
         self.deviceId = deviceId
         self.deviceModel = deviceModel
+        self.pin = pin
     }
 }
 

@@ -108,6 +108,26 @@ import VaporTesting
         }
     }
 
+    @Test func aPINCanComeWithTheEnrolmentAndACommonOneIsRefusedThere() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            var request = DeviceEnrollRequest(
+                username: "alice", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "iphone-1",
+                pin: "2580")
+            let common = try await DeviceSignInTests.send(
+                app, .POST, "mfa/enroll", request, token: tokens.accessToken.token)
+            #expect(common.0 == 422 && common.1.contains("pin"))
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 0, "a refused enrolment stores nothing")
+            request.pin = "4826"
+            #expect(
+                try await DeviceSignInTests.send(app, .POST, "mfa/enroll", request, token: tokens.accessToken.token).0
+                    == 200)
+            #expect(try await Self.state(app, token: tokens.accessToken.token).hasPin)
+            #expect(try await Self.verifyPIN(app, "4826", token: tokens.accessToken.token).0 == 200)
+        }
+    }
+
     @Test func twentyParallelWrongPINsAreEvaluatedAtMostThreeTimes() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)

@@ -301,6 +301,34 @@ import VaporTesting
         }
     }
 
+    @Test func anUnenrolledDeviceKeyStopsWorkingAtOnce() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let pending = try await Self.challenge(app)
+            let request = ["username": "alice", "deviceId": "iphone-1"]
+            let (refused, body) = try await Self.post(app, "mfa/unenroll", request, token: tokens.accessToken.token)
+            #expect(refused == 403 && body.contains("step_up_required"), "removing a factor needs step-up")
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 1)
+            let stepped = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
+            let (removed, answer) = try await Self.post(app, "mfa/unenroll", request, token: stepped)
+            #expect(removed == 200)
+            #expect(
+                try Self.decode(DeviceMessageResponse.self, answer)
+                    == DeviceMessageResponse(message: "Device unenrolled"))
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
+            let (status, refusal) = try await Self.verify(app, pending, signature: try phone.sign(pending.challenge))
+            #expect(status == 401 && refusal.contains("signature_invalid"))
+            #expect(try await Self.challenge(app).method == "smsOTP", "a decoy, like any unknown device")
+            // With no second factor left, the password alone signs in again.
+            let (login, tokensBody) = try await Self.post(
+                app, "auth/login", ["username": "alice", "password": AuthFlowTests.password])
+            #expect(login == 200 && tokensBody.contains("accessToken"))
+            #expect(try await Self.post(app, "mfa/unenroll", request, token: stepped).0 == 404)
+        }
+    }
+
     @Test func aSecondDeviceNeedsStepUp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

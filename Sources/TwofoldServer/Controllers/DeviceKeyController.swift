@@ -52,6 +52,7 @@ struct DeviceKeyController: RouteCollection {
         case .smsOTP:
             try Self.requireVerifiedPhone(user, given: body.phoneNumber)
         }
+        if let pin = body.pin { try DeviceSecondFactorController.requireAcceptablePIN(pin, field: "pin") }
         let existing = try await EnrolledDevice.query(on: request.db).filter(\.$userID == userID).all()
         // The first device needs only the bearer token; another device, or a new key for this
         // one, needs a recent second factor.
@@ -66,6 +67,12 @@ struct DeviceKeyController: RouteCollection {
         device.publicKey = publicKey
         device.deviceModel = body.deviceModel ?? device.deviceModel
         device.enrolledAt = now
+        if let pin = body.pin {
+            // Seed 001: the PIN may come with the enrolment; a re-enrolment sets it afresh.
+            device.pinHash = try await request.twofold.passwords.hash(pin)
+            device.pinFailures = 0
+            device.pinBlocked = false
+        }
         try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", request: request)
