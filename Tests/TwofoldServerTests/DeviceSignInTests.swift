@@ -165,67 +165,108 @@ import VaporTesting
         }
     }
 
-    @Test func aChallengeNeverWorksForAnotherDeviceOrUser() async throws {
+    /// Alice with two key devices ("iphone-1" with `phone`, "ipad-2" with another key) and Bob with
+    /// "iphone-1" of his own; a challenge for Alice's iPhone and her phone's signature over it.
+    static func twoUsersAndAPendingChallenge(_ app: Application) async throws -> (
+        challenge: DeviceChallengeResponse, signature: String, phone: Phone
+    ) {
+        let alice = try await AuthFlowTests.signUp(app)
+        let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+        let phone = Phone()
+        _ = try await enroll(app, token: alice.accessToken.token, phone: phone)
+        let stepped = try await stepUp(app, token: alice.accessToken.token, phone: phone)
+        #expect(try await enroll(app, token: stepped, phone: Phone(), device: "ipad-2").0 == 200)
+        let bobEnrolled = try await post(
+            app, "mfa/enroll",
+            ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "iphone-1"],
+            token: bob.accessToken.token, from: "10.0.0.2")
+        #expect(bobEnrolled.0 == 200)
+        let challenge = try await self.challenge(app)
+        return (challenge, try phone.sign(challenge.challenge), phone)
+    }
+
+    @Test func aChallengeNeverWorksForAnotherDevice() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app)
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
-            let phone = Phone()
-            _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone)
-            let stepped = try await Self.stepUp(app, token: alice.accessToken.token, phone: phone)
-            #expect(try await Self.enroll(app, token: stepped, phone: phone, device: "ipad-2").0 == 200)
-            let bobPhone = Phone()
-            _ = try await Self.post(
-                app, "mfa/enroll",
-                [
-                    "username": "bob", "publicKey": bobPhone.publicKey, "method": "secureEnclave",
-                    "deviceId": "iphone-1",
-                ],
-                token: bob.accessToken.token, from: "10.0.0.2")
-            let challenge = try await Self.challenge(app)
-            let signature = try phone.sign(challenge.challenge)
+            let (challenge, signature, _) = try await Self.twoUsersAndAPendingChallenge(app)
             let wrongDevice = try await Self.verify(app, challenge, signature: signature, device: "ipad-2")
             #expect(wrongDevice.0 == 401 && wrongDevice.1.contains("signature_invalid"))
-            let wrongUser = try await Self.verify(app, challenge, signature: signature, user: "bob")
-            #expect(wrongUser.0 == 401 && wrongUser.1.contains("signature_invalid"))
-            let otherKey = try await Self.verify(app, challenge, signature: try bobPhone.sign(challenge.challenge))
-            #expect(otherKey.0 == 401)
             #expect(try await Self.verify(app, challenge, signature: signature).0 == 200, "still unused")
         }
     }
 
-    @Test func malformedKeysSignaturesAndBase64AreRefusedAndChangeNothing() async throws {
+    @Test func aChallengeNeverWorksForAnotherUser() async throws {
+        try await withTestApp { app in
+            let (challenge, signature, _) = try await Self.twoUsersAndAPendingChallenge(app)
+            let wrongUser = try await Self.verify(app, challenge, signature: signature, user: "bob")
+            #expect(wrongUser.0 == 401 && wrongUser.1.contains("signature_invalid"))
+            #expect(try await Self.verify(app, challenge, signature: signature).0 == 200, "still unused")
+        }
+    }
+
+    @Test func aSignatureByAnotherKeyIsRefused() async throws {
+        try await withTestApp { app in
+            let (challenge, signature, _) = try await Self.twoUsersAndAPendingChallenge(app)
+            let otherKey = try await Self.verify(app, challenge, signature: try Phone().sign(challenge.challenge))
+            #expect(otherKey.0 == 401 && otherKey.1.contains("attemptsRemaining"))
+            #expect(try await Self.verify(app, challenge, signature: signature).0 == 200, "still unused")
+        }
+    }
+
+    @Test func aMalformedKeyIsRefusedAtEnrolmentAndStoresNothing() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
             var offCurve = [UInt8](repeating: 0, count: 65)
             offCurve[0] = 4
             offCurve[64] = 1
             let badKeys = [
-                "not base64 at all!", Data(repeating: 4, count: 33).base64EncodedString(),
-                Data(offCurve).base64EncodedString(),
+                Data(repeating: 4, count: 33).base64EncodedString(), Data(offCurve).base64EncodedString(),
                 P256.Signing.PrivateKey().publicKey.compressedRepresentation.base64EncodedString(),
+                P384.Signing.PrivateKey().publicKey.x963Representation.base64EncodedString(),
             ]
             for key in badKeys {
                 let (status, body) = try await Self.post(
                     app, "mfa/enroll",
                     ["username": "alice", "publicKey": key, "method": "secureEnclave", "deviceId": "iphone-1"],
                     token: tokens.accessToken.token)
-                #expect(status == 422, "\(key)")
-                #expect(body.contains("publicKey"))
+                #expect(status == 422 && body.contains("publicKey"), "\(key)")
             }
             #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
+        }
+    }
 
+    @Test func aMalformedSignatureIsRefusedAndLeavesTheChallengeUsable() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
             let phone = Phone()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let challenge = try await Self.challenge(app)
-            for signature in ["%%%", Data(repeating: 1, count: 10).base64EncodedString(), ""] {
+            for signature in [
+                Data(repeating: 1, count: 10).base64EncodedString(), Data(count: 80).base64EncodedString(), "",
+            ] {
                 let (status, body) = try await Self.verify(app, challenge, signature: signature)
-                #expect(status == 422, "\(signature)")
-                #expect(body.contains("signature"))
+                #expect(status == 422 && body.contains("signature"), "\(signature)")
             }
+            #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
+        }
+    }
+
+    @Test func garbageBase64AndIdentifiersAreRefusedAndChangeNothing() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let enrol = try await Self.post(
+                app, "mfa/enroll",
+                ["username": "alice", "publicKey": "not base64 at all!", "method": "secureEnclave", "deviceId": "x"],
+                token: tokens.accessToken.token)
+            #expect(enrol.0 == 422 && enrol.1.contains("publicKey"))
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
+            let phone = Phone()
+            _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
+            let challenge = try await Self.challenge(app)
+            #expect(try await Self.verify(app, challenge, signature: "%%%").0 == 422)
             let garbageID = try await Self.post(
                 app, "auth/verify-signature",
                 ["username": "alice", "deviceId": "iphone-1", "challengeId": "nope", "signature": "AA=="])
-            #expect(garbageID.0 == 422)
+            #expect(garbageID.0 == 422 && garbageID.1.contains("challengeId"))
             #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
         }
     }

@@ -39,16 +39,9 @@ struct DeviceSecondFactorController: RouteCollection {
         try Self.requireAcceptablePIN(body.newPin, field: "newPin")
         let changing = device.pinHash != nil
         if changing {
-            if let pin = body.pin {
-                try await Self.checkPIN(pin, device: device, request: request)
-            } else if let biometric = body.biometric {
-                guard !request.twofold.configuration.disallowPinChangeWithBiometric else {
-                    throw Self.biometricsMayNotReplacePIN
-                }
-                try await Self.checkBiometric(biometric, device: device, request: request)
-            } else {
-                throw InputValidation.failure(["pin": "the current PIN, or a biometric signature, is required"])
-            }
+            try await Self.checkProof(
+                pin: body.pin, biometric: body.biometric, device: device,
+                biometricAllowed: !request.twofold.configuration.disallowPinChangeWithBiometric, request: request)
         }
         let hash = try await request.twofold.passwords.hash(body.newPin)
         let now = request.twofold.clock.now()
@@ -82,11 +75,8 @@ struct DeviceSecondFactorController: RouteCollection {
         let body = try request.content.decode(DeviceBiometricsAddRequest.self)
         let key = try DeviceKeyController.validKey(body.publicKey, field: "publicKey")
         try await Self.checkPIN(body.pin, device: device, request: request)
-        device.biometricKey = key
-        try await Self.saveBiometricChange(device, request: request)
-        try await AuditLog.record(
-            .deviceBiometricsAdded, user: device.userID, detail: "device \(device.deviceID)", request: request)
-        return try await Self.freshState(of: device, request: request)
+        return try await Self.changeBiometricKey(
+            to: key, of: device, audit: .deviceBiometricsAdded, detail: "device \(device.deviceID)", request: request)
     }
 
     @Sendable func biometricChallenge(request: Request) async throws -> Response {
@@ -132,18 +122,10 @@ struct DeviceSecondFactorController: RouteCollection {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(DeviceFactorProof.self)
         try Self.requireBiometrics(device)
-        if let pin = body.pin {
-            try await Self.checkPIN(pin, device: device, request: request)
-        } else if let biometric = body.biometric {
-            try await Self.checkBiometric(biometric, device: device, request: request)
-        } else {
-            throw InputValidation.failure(["pin": "the PIN, or a biometric signature, is required"])
-        }
-        device.biometricKey = nil
-        try await Self.saveBiometricChange(device, request: request)
-        try await AuditLog.record(
-            .deviceBiometricsRemoved, user: device.userID, detail: "device \(device.deviceID)", request: request)
-        return try await Self.freshState(of: device, request: request)
+        try await Self.checkProof(pin: body.pin, biometric: body.biometric, device: device, request: request)
+        return try await Self.changeBiometricKey(
+            to: nil, of: device, audit: .deviceBiometricsRemoved, detail: "device \(device.deviceID)",
+            request: request)
     }
 
     /// The app reports that the device's biometric set changed, which wiped the biometric key
@@ -151,14 +133,10 @@ struct DeviceSecondFactorController: RouteCollection {
     /// capability away, and it is audited.
     @Sendable func biometricsInvalidated(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
-        if device.biometricKey != nil {
-            device.biometricKey = nil
-            try await Self.saveBiometricChange(device, request: request)
-            try await AuditLog.record(
-                .deviceBiometricsRemoved, user: device.userID,
-                detail: "device \(device.deviceID): biometric set changed on the device", request: request)
-        }
-        return try await Self.freshState(of: device, request: request)
+        guard device.biometricKey != nil else { return try await Self.freshState(of: device, request: request) }
+        return try await Self.changeBiometricKey(
+            to: nil, of: device, audit: .deviceBiometricsRemoved,
+            detail: "device \(device.deviceID): biometric set changed on the device", request: request)
     }
 
     // MARK: Checking the device's factors
@@ -206,6 +184,22 @@ struct DeviceSecondFactorController: RouteCollection {
                 detail: "device \(device.deviceID): \(maximumPINFailures) wrong PINs in a row", request: request)
         }
         throw pinBlocked
+    }
+
+    /// Checks the proof of the device's current factor: its PIN, or (when `biometricAllowed`) a
+    /// biometric signature; neither is `422`.
+    static func checkProof(
+        pin: String?, biometric: BiometricSignature?, device: EnrolledDevice, biometricAllowed: Bool = true,
+        request: Request
+    ) async throws {
+        if let pin {
+            try await checkPIN(pin, device: device, request: request)
+        } else if let biometric {
+            guard biometricAllowed else { throw biometricsMayNotReplacePIN }
+            try await checkBiometric(biometric, device: device, request: request)
+        } else {
+            throw InputValidation.failure(["pin": "the PIN, or a biometric signature, is required"])
+        }
     }
 
     /// Checks a signature by the device's biometric key over one of its biometric challenges
@@ -257,16 +251,22 @@ struct DeviceSecondFactorController: RouteCollection {
         }
     }
 
-    /// Saves a new or removed biometric key and retires the device's open biometric challenges in
-    /// the same transaction, so a replaced key stops working at once.
-    static func saveBiometricChange(_ device: EnrolledDevice, request: Request) async throws {
+    /// Sets (or, with `nil`, removes) the biometric key and retires the device's open biometric
+    /// challenges in the same transaction, so a replaced key stops working at once; audits it and
+    /// answers the device's state.
+    static func changeBiometricKey(
+        to key: String?, of device: EnrolledDevice, audit event: AuditLog.Event, detail: String, request: Request
+    ) async throws -> Response {
         let now = request.twofold.clock.now()
+        device.biometricKey = key
         device.updatedAt = now
         try await request.db.transaction { database in
             try await device.save(on: database)
             try await DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
                 .filter(\.$purpose == .biometric).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
         }
+        try await AuditLog.record(event, user: device.userID, detail: detail, request: request)
+        return try await freshState(of: device, request: request)
     }
 
     static func state(of device: EnrolledDevice, request: Request) throws -> DeviceSecondFactorResponse {
