@@ -128,6 +128,26 @@ import VaporTesting
         }
     }
 
+    @Test func racingFirstPINsSetOneAndNeverReplaceItWithoutProof() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            let pins = ["4826", "5937", "7261", "8350", "3719", "6142", "9075", "1593"]
+            let results = try await withThrowingTaskGroup(of: (String, UInt).self) { group in
+                for pin in pins {
+                    group.addTask {
+                        (pin, try await Self.setPIN(app, DevicePINChangeRequest(newPin: pin), token: token).0)
+                    }
+                }
+                return try await group.reduce(into: [(String, UInt)]()) { $0.append($1) }
+            }
+            let winners = results.filter { $0.1 == 200 }.map(\.0)
+            #expect(winners.count == 1, "\(results)")
+            // The others found a PIN already there: a conflict, or a change without proof.
+            #expect(results.allSatisfy { [200, 409, 422].contains($0.1) }, "\(results)")
+            #expect(try await Self.verifyPIN(app, try #require(winners.first), token: token).0 == 200)
+        }
+    }
+
     @Test func twentyParallelWrongPINsAreEvaluatedAtMostThreeTimes() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)

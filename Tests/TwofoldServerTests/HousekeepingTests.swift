@@ -38,4 +38,18 @@ import VaporTesting
             #expect(try await AuditQueries.count(table: "rate_limit_buckets", on: app) == 0)
         }
     }
+
+    @Test func deviceChallengesGoADayAfterTheyExpire() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: .init())
+            _ = try await DeviceSignInTests.challenge(app)
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(300 + 23 * 3600))
+            #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 1)
+            try await Housekeeping.sweep(on: app.db, now: clock.now.addingTimeInterval(300 + 24 * 3600))
+            #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 0)
+            #expect(try await AuditQueries.count(table: "devices", on: app) == 1, "the device stays")
+        }
+    }
 }

@@ -45,13 +45,20 @@ struct DeviceSecondFactorController: RouteCollection {
         }
         let hash = try await request.twofold.passwords.hash(body.newPin)
         let now = request.twofold.clock.now()
-        try await request.sql.raw(
+        // A first PIN is set only while there is none, so a PIN set meanwhile is never replaced
+        // without proof.
+        let written = try await request.sql.raw(
             """
             UPDATE devices SET pin_hash = \(bind: hash), pin_failures = 0, pin_blocked = \(bind: false),
               updated_at = \(bind: now)
-            WHERE id = \(bind: device.requireID())
+            WHERE id = \(bind: device.requireID()) \(unsafeRaw: changing ? "" : "AND pin_hash IS NULL") RETURNING id
             """
-        ).run()
+        ).all()
+        guard !written.isEmpty else {
+            throw Problem(
+                status: 409, code: .conflict, title: "PIN already set",
+                detail: "A PIN was set meanwhile; change it with the current PIN or a biometric.")
+        }
         try await AuditLog.record(
             .devicePinSet, user: device.userID,
             detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")",

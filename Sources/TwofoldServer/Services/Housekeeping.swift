@@ -6,7 +6,8 @@ import Vapor
 
 /// Deletes state that has outlived its purpose: pending TOTP secrets never confirmed within 10
 /// minutes (seed 000), finished or expired login flows, spent refresh tokens, idle rate-limit
-/// buckets and wrong-code records older than the 24-hour rule needs. Runs every minute on each
+/// buckets, wrong-code records older than the 24-hour rule needs, and device-key challenges a
+/// day after they expired (until then a late signature is told "expired", not "unknown"). Runs every minute on each
 /// instance; every statement is idempotent, so instances never conflict.
 enum Housekeeping {
     static func sweep(on database: any Database, now: Date) async throws {
@@ -18,5 +19,6 @@ enum Housekeeping {
             .run()
         try await sql.raw("DELETE FROM rate_limit_buckets WHERE updated_at <= \(bind: day.timeIntervalSince1970)").run()
         try await sql.raw("DELETE FROM factor_failures WHERE occurred_at <= \(bind: day)").run()
+        try await sql.raw("DELETE FROM device_challenges WHERE expires_at <= \(bind: day)").run()
     }
 }
