@@ -72,7 +72,14 @@ enum SecondFactors {
         request: Request
     ) async throws -> Verification {
         let userID = try user.requireID()
-        guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
+        // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
+        // (one statement fewer on the most common second step).
+        let totp = method == "totp" ? try await TOTPService.active(for: userID, on: request.db) : nil
+        if method == "totp" {
+            guard totp != nil else { return .notEnabled }
+        } else {
+            guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
+        }
         if method == "deviceKey" {
             try await DeviceKeyController.checkSecondFactor(deviceKey, of: user, flowID: flowID, request: request)
             return .verified(amr: "hwk", backupCodesRemaining: nil)
@@ -82,7 +89,7 @@ enum SecondFactors {
         }
         switch method {
         case "totp":
-            guard let credential = try await TOTPService.active(for: userID, on: request.db) else { return .notEnabled }
+            guard let credential = totp else { return .notEnabled }
             try await TOTPService.check(code, credential: credential, request: request)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":

@@ -143,13 +143,20 @@ enum SessionService {
 }
 
 extension Request {
-    /// The database as SQL, for the atomic conditional updates Fluent's query builder cannot express.
+    /// The database as SQL, for the atomic conditional updates Fluent's query builder cannot
+    /// express. Made once per request (each `db` access builds a new handle).
     var sql: any SQLDatabase {
         get throws {
+            if let cached = storage[SQLDatabaseKey.self] { return cached }
             guard let sql = db as? any SQLDatabase else {
                 throw Abort(.internalServerError, reason: "Twofold needs an SQL database")
             }
+            storage[SQLDatabaseKey.self] = sql
             return sql
         }
     }
+}
+
+private struct SQLDatabaseKey: StorageKey {
+    typealias Value = any SQLDatabase
 }
