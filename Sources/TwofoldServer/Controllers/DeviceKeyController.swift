@@ -118,7 +118,7 @@ struct DeviceKeyController: RouteCollection {
         let body = try request.content.decode(DeviceRequest.self)
         let user = try await Self.owner(named: body.username, request: request)
         let device = try await Self.device(body.deviceId, of: user, request: request)
-        guard user.phone != nil else {
+        guard let phone = user.phone else {
             throw Problem(
                 status: 409, code: .conflict, title: "No phone number on file",
                 detail: "SMS sign-in needs a verified phone number (PUT /api/v1/account/phone) before a downgrade.")
@@ -130,11 +130,8 @@ struct DeviceKeyController: RouteCollection {
             "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
             + "with SMS codes. If this was not you, sign in and review your devices."
         try await Self.saveKeyChange(device, now: now, request: request) { database in
-            if let phone = user.phone {
-                try await Outbox.enqueue(
-                    .sms, to: phone, subject: "", body: notice, secrets: request.twofold.secrets, now: now, on: database
-                )
-            }
+            try await Outbox.enqueue(
+                .sms, to: phone, subject: "", body: notice, secrets: request.twofold.secrets, now: now, on: database)
             try await Outbox.enqueue(
                 .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice,
                 secrets: request.twofold.secrets, now: now, on: database)
@@ -231,9 +228,7 @@ struct DeviceKeyController: RouteCollection {
                 "signature": "deviceId, challengeId and signature are required for deviceKey"
             ])
         }
-        guard let challengeID = UUID(uuidString: challengeText) else {
-            throw InputValidation.failure(["challengeId": "must be the challengeId of a device-key challenge"])
-        }
+        let challengeID = try validChallengeID(challengeText)
         let signature = try validSignature(signatureText)
         let device = try await keyDevice(deviceID, of: user, request: request)
         try await check(
@@ -270,9 +265,7 @@ struct DeviceKeyController: RouteCollection {
     @Sendable func verifySignature(request: Request) async throws -> Response {
         let body = try request.content.decode(VerifySignatureRequest.self)
         let deviceID = try Self.validDeviceID(body.deviceId)
-        guard let challengeID = UUID(uuidString: body.challengeId) else {
-            throw InputValidation.failure(["challengeId": "must be the challengeId that /auth/initiate returned"])
-        }
+        let challengeID = try Self.validChallengeID(body.challengeId)
         let signature = try Self.validSignature(body.signature)
         guard let user = try await Self.user(named: body.username, request: request),
             let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db)
@@ -452,12 +445,20 @@ struct DeviceKeyController: RouteCollection {
         }
     }
 
-    static func validSignature(_ text: String) throws -> DeviceSignature {
+    static func validSignature(_ text: String, field: String = "signature") throws -> DeviceSignature {
         do {
             return try DeviceSignature(base64: text)
         } catch {
-            throw InputValidation.failure(["signature": error.description])
+            throw InputValidation.failure([field: error.description])
         }
+    }
+
+    /// The id of a challenge this server issued (`422` naming `field` when it is not a UUID).
+    static func validChallengeID(_ text: String, field: String = "challengeId") throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw InputValidation.failure([field: "must be the challengeId of a challenge this server issued"])
+        }
+        return id
     }
 
     static func requireVerifiedPhone(_ user: User, given: String?) throws {
@@ -476,18 +477,20 @@ struct DeviceKeyController: RouteCollection {
         return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    /// Saves a device whose key or method changed, and in the same transaction retires every
-    /// challenge issued for its old key, so the old key stops working at once; `alongside` adds
-    /// more writes to that transaction.
+    /// Saves a device whose key or method changed, and in the same transaction retires the open
+    /// challenges issued for its old key (every one, or only those of `purpose`), so the old key
+    /// stops working at once; `alongside` adds more writes to that transaction.
     static func saveKeyChange(
-        _ device: EnrolledDevice, now: Date, request: Request,
+        _ device: EnrolledDevice, now: Date, retiring purpose: DeviceChallenge.Purpose? = nil, request: Request,
         alongside: @escaping @Sendable (any Database) async throws -> Void = { _ in }
     ) async throws {
         device.updatedAt = now
         try await request.db.transaction { database in
             try await device.save(on: database)
-            try await DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
-                .filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
+            var open = try DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
+                .filter(\.$usedAt == nil)
+            if let purpose { open = open.filter(\.$purpose == purpose) }
+            try await open.set(\.$usedAt, to: now).update()
             try await alongside(database)
         }
     }

@@ -89,17 +89,11 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func biometricChallenge(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         try Self.requireBiometrics(device)
-        let now = request.twofold.clock.now()
-        let bytes = DeviceKeyController.randomChallenge()
-        let challenge = DeviceChallenge(
-            deviceID: try device.requireID(), userID: device.userID, purpose: .biometric, flowID: nil,
-            challenge: bytes.base64EncodedString(), now: now,
-            expiresAt: now.addingTimeInterval(DeviceKeyController.challengeLifetime))
-        try await challenge.create(on: request.db)
+        let issued = try await DeviceKeyController.issueChallenge(
+            for: device, purpose: .biometric, flowID: nil, request: request)
         return try Response.json(
             BiometricChallengeResponse(
-                challengeId: try challenge.requireID().uuidString.lowercased(), challenge: challenge.challenge,
-                expiresIn: Int(DeviceKeyController.challengeLifetime)))
+                challengeId: issued.challengeId, challenge: issued.challenge, expiresIn: issued.expiresIn))
     }
 
     /// A biometric verification; it unblocks a blocked PIN unless the server disallows it.
@@ -213,16 +207,8 @@ struct DeviceSecondFactorController: RouteCollection {
     /// (single use, 5 minutes; wrong signatures count like wrong codes).
     static func checkBiometric(_ proof: BiometricSignature, device: EnrolledDevice, request: Request) async throws {
         try requireBiometrics(device)
-        guard let challengeID = UUID(uuidString: proof.challengeId) else {
-            throw InputValidation.failure(
-                ["biometric.challengeId": "must be the challengeId that …/biometrics/challenge returned"])
-        }
-        let signature: DeviceSignature
-        do {
-            signature = try DeviceSignature(base64: proof.signature)
-        } catch {
-            throw InputValidation.failure(["biometric.signature": error.description])
-        }
+        let challengeID = try DeviceKeyController.validChallengeID(proof.challengeId, field: "biometric.challengeId")
+        let signature = try DeviceKeyController.validSignature(proof.signature, field: "biometric.signature")
         try await DeviceKeyController.check(
             signature, challengeID: challengeID, purpose: .biometric, flowID: nil, device: device, request: request)
     }
@@ -264,14 +250,9 @@ struct DeviceSecondFactorController: RouteCollection {
     static func changeBiometricKey(
         to key: String?, of device: EnrolledDevice, audit event: AuditLog.Event, detail: String, request: Request
     ) async throws -> Response {
-        let now = request.twofold.clock.now()
         device.biometricKey = key
-        device.updatedAt = now
-        try await request.db.transaction { database in
-            try await device.save(on: database)
-            try await DeviceChallenge.query(on: database).filter(\.$deviceID == device.requireID())
-                .filter(\.$purpose == .biometric).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
-        }
+        try await DeviceKeyController.saveKeyChange(
+            device, now: request.twofold.clock.now(), retiring: .biometric, request: request)
         try await AuditLog.record(event, user: device.userID, detail: detail, request: request)
         return try await freshState(of: device, request: request)
     }
