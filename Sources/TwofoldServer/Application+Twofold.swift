@@ -38,22 +38,30 @@ public func configure(
     let hashingPool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
     hashingPool.start()
     app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
-    app.twofold = TwofoldContext(
-        configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
-        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),
-        secrets: secrets,
-        delivery: DeliveryWorker(
-            sms: sms, email: email, secrets: secrets))
-
+    var sqlite: DirectSQLite?
     switch configuration.database {
     case .sqlite(let path):
-        app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        let direct = try await DirectSQLite.open(path: path, logger: app.logger)
+        app.lifecycle.use(direct)
+        sqlite = direct
+        let fluent = DatabaseConfigurationFactory.sqlite(.file(path))
+        app.databases.use(
+            DatabaseConfigurationFactory {
+                CommitFirstConfiguration(base: fluent.make(), direct: direct.database.connection)
+            }, as: .sqlite)
         try await SQLiteTuning.apply(to: app)
     case .sqliteInMemory:
         app.databases.use(.sqlite(.memory), as: .sqlite)
     case .postgres(let url):
         app.databases.use(try .postgres(url: url), as: .psql)
     }
+    app.twofold = TwofoldContext(
+        configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
+        passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),
+        secrets: secrets,
+        delivery: DeliveryWorker(
+            sms: sms, email: email, secrets: secrets),
+        sqlite: sqlite)
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host

@@ -141,6 +141,13 @@ struct DeviceKeyScenarios {
         badKey["deviceId"] = "broken"
         #expect(try await call("mfa/enroll", badKey, bearer: aliceToken).status == 422)
 
+        // Seed 001: the device PIN goes over HTTP and never into the log.
+        let pin = "739146285017"
+        let pinSet = try await call("device/iphone-1/pin", ["newPin": pin], bearer: aliceToken, method: "PUT")
+        #expect(pinSet.status == 200, "\(pinSet.text)")
+        #expect(try await call("device/iphone-1/pin/verify", ["pin": pin], bearer: aliceToken).status == 200)
+        #expect(try await call("device/iphone-1/pin/verify", ["pin": "739146285018"], bearer: aliceToken).status == 401)
+
         // Scenario 6: challenge, signature, token, which works as a Twofold access token.
         let signedIn = try await signIn("alice", device: "iphone-1", key: faceID)
         #expect(try await call("account", nil, bearer: signedIn, method: "GET").status == 200)
@@ -246,5 +253,6 @@ struct DeviceKeyScenarios {
             if let code = message.code { #expect(!log.contains(code)) }
         }
         #expect(!log.contains(alicePhone) && !log.contains(bobPhone))
+        #expect(!log.contains(pin) && !log.contains("739146285018"))
     }
 }

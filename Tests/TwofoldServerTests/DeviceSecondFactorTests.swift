@@ -283,6 +283,52 @@ import VaporTesting
         }
     }
 
+    @Test func malformedPINsAndBiometricProofsAreRefusedAndCountNothing() async throws {
+        try await withTestApp { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            for bad in ["abcd", "", "12", "48 26", String(repeating: "7", count: 17)] {
+                let (status, body) = try await Self.verifyPIN(app, bad, token: token)
+                #expect(status == 422 && body.contains(#""pin""#), "\(bad): \(body)")
+            }
+            let garbageID = BiometricSignature(challengeId: "nope", signature: "AA==")
+            let (idStatus, idBody) = try await Self.call(app, .POST, "biometrics/verify", garbageID, token: token)
+            #expect(idStatus == 422 && idBody.contains(#""challengeId""#), "\(idBody)")
+            let proof = try await Self.biometricSignature(app, biometricKey, token: token)
+            let garbageSignature = BiometricSignature(challengeId: proof.challengeId, signature: "%%%")
+            let (signatureStatus, signatureBody) = try await Self.call(
+                app, .POST, "biometrics/verify", garbageSignature, token: token)
+            #expect(signatureStatus == 422 && signatureBody.contains(#""signature""#), "\(signatureBody)")
+            let nested = try await Self.call(
+                app, .POST, "biometrics/remove", DeviceFactorProof(biometric: garbageSignature), token: token)
+            #expect(nested.0 == 422 && nested.1.contains("biometric.signature"), "\(nested.1)")
+
+            let state = try await Self.state(app, token: token)
+            #expect(state.pinAttemptsRemaining == 3 && state.hasBiometrics, "bad input changed nothing")
+            #expect(try await Self.call(app, .POST, "biometrics/verify", proof, token: token).0 == 200, "still unused")
+        }
+    }
+
+    @Test func aBiometricChallengeExpiresAfterFiveMinutes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let token = try await Self.enrolled(app)
+            let biometricKey = Phone()
+            #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
+            #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
+            try await Self.blockPIN(app, token: token)
+            let late = try await Self.biometricSignature(app, biometricKey, token: token)
+            clock.advance(by: 301)
+            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", late, token: token)
+            #expect(status == 401 && body.contains(#""code":"expired""#), "\(body)")
+            #expect(try await Self.state(app, token: token).pinBlocked, "an expired challenge unblocks nothing")
+            let fresh = try await Self.biometricSignature(app, biometricKey, token: token)
+            #expect(try await Self.call(app, .POST, "biometrics/verify", fresh, token: token).0 == 200)
+        }
+    }
+
     @Test func anotherUsersDeviceIsNotFoundAndAnonymousCallsAreRefused() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)

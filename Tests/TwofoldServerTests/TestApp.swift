@@ -15,7 +15,7 @@ final class TestClock: @unchecked Sendable {
     func advance(by seconds: TimeInterval) { lock.withLock { current.addTimeInterval(seconds) } }
 }
 
-/// Runs `body` against a fresh application: in-memory SQLite, its own data folder, a hand-moved
+/// Runs `body` against a fresh application: its own SQLite file and data folder, a hand-moved
 /// clock, a low bcrypt cost, migrated, always shut down and cleaned up.
 func withTestApp(
     mode: Configuration.Mode = .development,
@@ -26,7 +26,7 @@ func withTestApp(
 ) async throws {
     let directory = try BuildProducts.temporaryDirectory("twofold-test")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let database = try await TestDatabase.make()
+    let database = try await TestDatabase.make(in: directory)
     var configuration = Configuration(
         mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: database.configuration,
         maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true, runsBackgroundJobs: false)
@@ -45,15 +45,18 @@ func withTestApp(
     try await database.drop()
 }
 
-/// In-memory SQLite, or — when `TWOFOLD_TEST_POSTGRES_URL` names a PostgreSQL server, as
-/// `scripts/test` does for its second run — a fresh PostgreSQL database per test, dropped after.
+/// An SQLite file in the test's folder (so the server runs as in production: WAL, and its own
+/// direct connection beside Fluent's), or — when `TWOFOLD_TEST_POSTGRES_URL` names a PostgreSQL
+/// server, as `scripts/test` does for its second run — a fresh PostgreSQL database per test,
+/// dropped after.
 struct TestDatabase {
     let configuration: Configuration.Database
     let drop: @Sendable () async throws -> Void
 
-    static func make() async throws -> TestDatabase {
+    static func make(in directory: URL) async throws -> TestDatabase {
         guard let admin = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !admin.isEmpty else {
-            return TestDatabase(configuration: .sqliteInMemory, drop: {})
+            let path = directory.appendingPathComponent("twofold.sqlite").path
+            return TestDatabase(configuration: .sqlite(path: path), drop: {})
         }
         let name = "twofold_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         try await onAdminDatabase(admin) { sql in try await sql.raw("CREATE DATABASE \(ident: name)").run() }

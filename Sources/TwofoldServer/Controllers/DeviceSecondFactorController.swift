@@ -100,7 +100,7 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func verifyBiometrics(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(BiometricSignature.self)
-        try await Self.checkBiometric(body, device: device, request: request)
+        try await Self.checkBiometric(body, fields: "", device: device, request: request)
         var unblocked = false
         if !request.twofold.configuration.disallowPinChangeWithBiometric {
             let rows = try await request.sql.raw(
@@ -147,7 +147,8 @@ struct DeviceSecondFactorController: RouteCollection {
     /// PINs are ever evaluated; the third wrong one blocks the PIN (`403 pin_blocked`). A right
     /// PIN starts the count again.
     static func checkPIN(_ pin: String, device: EnrolledDevice, request: Request) async throws {
-        guard pin.count <= 16 else { throw InputValidation.failure(["pin": "must be 4 to 16 digits"]) }
+        // Something that cannot be a PIN is bad input: refused before it takes an attempt.
+        _ = try wellFormedPIN(pin, field: "pin")
         guard let hash = device.pinHash else {
             throw Problem(
                 status: 409, code: .conflict, title: "No PIN set",
@@ -205,10 +206,13 @@ struct DeviceSecondFactorController: RouteCollection {
 
     /// Checks a signature by the device's biometric key over one of its biometric challenges
     /// (single use, 5 minutes; wrong signatures count like wrong codes).
-    static func checkBiometric(_ proof: BiometricSignature, device: EnrolledDevice, request: Request) async throws {
+    /// `fields` prefixes the names in a `422` (`biometric.` where the signature is nested).
+    static func checkBiometric(
+        _ proof: BiometricSignature, fields: String = "biometric.", device: EnrolledDevice, request: Request
+    ) async throws {
         try requireBiometrics(device)
-        let challengeID = try DeviceKeyController.validChallengeID(proof.challengeId, field: "biometric.challengeId")
-        let signature = try DeviceKeyController.validSignature(proof.signature, field: "biometric.signature")
+        let challengeID = try DeviceKeyController.validChallengeID(proof.challengeId, field: fields + "challengeId")
+        let signature = try DeviceKeyController.validSignature(proof.signature, field: fields + "signature")
         try await DeviceKeyController.check(
             signature, challengeID: challengeID, purpose: .biometric, flowID: nil, device: device, request: request)
     }
@@ -227,13 +231,20 @@ struct DeviceSecondFactorController: RouteCollection {
 
     /// 4 to 16 ASCII digits, not common (`TwofoldCore.CommonPIN`, the same rule as the app's `PIN`).
     static func requireAcceptablePIN(_ pin: String, field: String) throws {
-        let digits = Array(pin.utf8)
-        guard (4...16).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw InputValidation.failure([field: "must be 4 to 16 digits"])
-        }
-        guard !CommonPIN.isCommon(digits.map { $0 - 0x30 }) else {
+        let digits = try wellFormedPIN(pin, field: field)
+        guard !CommonPIN.isCommon(digits) else {
             throw InputValidation.failure([field: "is too easy to guess; choose a less common PIN"])
         }
+    }
+
+    /// The digit values (0…9) of a PIN of 4 to 16 ASCII digits; anything else is `422` naming
+    /// `field`.
+    static func wellFormedPIN(_ pin: String, field: String) throws -> [UInt8] {
+        let characters = Array(pin.utf8)
+        guard (4...16).contains(characters.count), characters.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw InputValidation.failure([field: "must be 4 to 16 digits"])
+        }
+        return characters.map { $0 - 0x30 }
     }
 
     static func requireBiometrics(_ device: EnrolledDevice) throws {

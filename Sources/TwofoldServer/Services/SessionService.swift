@@ -26,7 +26,7 @@ enum SessionService {
             """
         ).run()
         let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
-        let access = try await request.twofold.tokens.issue(
+        let access = try request.twofold.tokens.issue(
             userID: userID, sessionID: sessionID, methods: methods, authTime: now, now: now)
         return AuthTokensResponse(accessToken: access, refreshToken: refresh, user: user.dto)
     }
@@ -65,7 +65,7 @@ enum SessionService {
         session.lastUsedAt = now
         try await session.update(on: request.db)
         let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
-        let access = try await request.twofold.tokens.issue(
+        let access = try request.twofold.tokens.issue(
             userID: session.userID, sessionID: sessionID, methods: session.methods, authTime: session.authTime,
             now: now)
         return RefreshResponse(accessToken: access, refreshToken: refresh)
@@ -109,7 +109,7 @@ enum SessionService {
         session.authTime = now
         session.lastUsedAt = now
         try await session.update(on: request.db)
-        return try await request.twofold.tokens.issue(
+        return try request.twofold.tokens.issue(
             userID: caller.userID, sessionID: caller.sessionID, methods: methods, authTime: now, now: now)
     }
 
@@ -144,9 +144,11 @@ enum SessionService {
 
 extension Request {
     /// The database as SQL, for the atomic conditional updates Fluent's query builder cannot
-    /// express. Made once per request (each `db` access builds a new handle).
+    /// express: Twofold's own SQLite connection for a database file, else Fluent's database,
+    /// made once per request (each `db` access builds a new handle).
     var sql: any SQLDatabase {
         get throws {
+            if let direct = twofold.sqlite { return direct.database }
             if let cached = storage[SQLDatabaseKey.self] { return cached }
             guard let sql = db as? any SQLDatabase else {
                 throw Abort(.internalServerError, reason: "Twofold needs an SQL database")

@@ -10,11 +10,9 @@ enum TOTPService {
     static let pendingLifetime: TimeInterval = 10 * 60
     static let factor = "totp"
 
-    /// The user's active credential, if any.
-    /// The user's confirmed secret, read with one SQL statement (every TOTP check reads it).
-    static func active(for userID: UUID, on database: any Database) async throws -> TOTPCredential? {
-        guard let sql = database as? any SQLDatabase else { throw Abort(.internalServerError) }
-        return try await sql.raw(
+    /// The user's confirmed secret, if any, read with one SQL statement (every TOTP check reads it).
+    static func active(for userID: UUID, on sql: any SQLDatabase) async throws -> TOTPCredential? {
+        try await sql.raw(
             """
             SELECT id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at,
               confirmed_at, last_used_step
@@ -28,7 +26,7 @@ enum TOTPService {
     static func setup(for user: User, request: Request) async throws -> TOTPSetupResponse {
         let userID = try user.requireID()
         let now = request.twofold.clock.now()
-        if try await active(for: userID, on: request.db) != nil {
+        if try await active(for: userID, on: request.sql) != nil {
             throw Problem(
                 status: 409, code: .conflict, title: "Authenticator app already enabled",
                 detail: "Remove the current authenticator app (DELETE /api/v1/2fa/totp) before adding another.")

@@ -10,8 +10,14 @@ import TwofoldAPI
 struct TokenService: Sendable {
     static let accessTokenLifetime: TimeInterval = 15 * 60
 
+    /// Verification (every key, current and retired).
     let keys: JWTKeyCollection
     let currentKeyID: String
+    /// Signing is done here, not by `keys`: it is an actor, and every sign-in would hop to it
+    /// and back in the middle of its database work.
+    private let signingKey: P256.Signing.PrivateKey
+    /// The encoded JOSE header of every token the current key signs.
+    private let encodedHeader: String
     /// `GET /.well-known/jwks.json`, prepared once.
     let jwks: JWKSDocument
 
@@ -27,6 +33,9 @@ struct TokenService: Sendable {
         }
         self.keys = keys
         self.currentKeyID = currentKeyID
+        self.signingKey = current
+        self.encodedHeader = Data(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
+            .base64URLEncodedString()
         self.jwks = JWKSDocument(keys: published)
     }
 
@@ -37,9 +46,7 @@ struct TokenService: Sendable {
         return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
     }
 
-    func issue(userID: UUID, sessionID: UUID, methods: [String], authTime: Date, now: Date) async throws
-        -> TokenDTO
-    {
+    func issue(userID: UUID, sessionID: UUID, methods: [String], authTime: Date, now: Date) throws -> TokenDTO {
         // Whole seconds: NumericDate values that every verifier reads as integers.
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let expiresAt = now.addingTimeInterval(Self.accessTokenLifetime)
@@ -47,8 +54,17 @@ struct TokenService: Sendable {
             sub: .init(value: userID.uuidString), sid: sessionID.uuidString, amr: methods,
             authTime: Int(authTime.timeIntervalSince1970), iat: .init(value: now), exp: .init(value: expiresAt),
             iss: .init(value: AccessTokenClaims.issuer))
-        let token = try await keys.sign(claims, kid: JWKIdentifier(string: currentKeyID))
-        return TokenDTO(token: token, expiresAt: expiresAt)
+        return TokenDTO(token: try sign(claims), expiresAt: expiresAt)
+    }
+
+    /// RFC 7515 compact JWS with ES256 (RFC 7518 §3.4: the signature is R and S, 32 bytes each);
+    /// NumericDate claims in whole seconds, as JWTKit writes them.
+    func sign(_ claims: AccessTokenClaims) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let signingInput = encodedHeader + "." + (try encoder.encode(claims)).base64URLEncodedString()
+        let signature = try signingKey.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + signature.rawRepresentation.base64URLEncodedString()
     }
 
     /// The claims of a token signed by one of our keys, not expired at `now`; `nil` otherwise.

@@ -10,6 +10,8 @@ struct TwofoldContext: Sendable {
     let passwords: PasswordHasher
     let secrets: SecretBox
     let delivery: DeliveryWorker
+    /// Twofold's own connection to an SQLite file, which `Request.sql` uses; `nil` otherwise.
+    let sqlite: DirectSQLite?
 
     /// Sign-in throttling (API.md, issue B): per client address, per account and address, and a
     /// generous per-account bucket that slows distributed guessing without letting anyone lock a

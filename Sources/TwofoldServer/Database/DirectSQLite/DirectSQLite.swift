@@ -1,0 +1,91 @@
+import Logging
+import NIOCore
+import Vapor
+
+/// Twofold's own SQLite connection and its thread, for a database file (not used for
+/// PostgreSQL, nor for `sqlite::memory:`, whose memory Fluent's connections share among
+/// themselves). `request.sql` statements go to it. Beside it a checkpointer, on a thread and
+/// connection of its own, moves the write-ahead log into the database file four times a
+/// second: a checkpoint waits for the disk (fsync), which must not happen between sign-ins.
+/// Both close at shutdown.
+struct DirectSQLite: Sendable, LifecycleHandler {
+    static let checkpointInterval = TimeAmount.milliseconds(250)
+
+    let thread: SQLiteThread
+    let database: DirectSQLiteDatabase
+    let checkpointer: SQLiteThread
+    let checkpoints: DirectSQLiteConnection
+    let schedule: RepeatedTask
+
+    static func open(path: String, logger: Logger) async throws -> DirectSQLite {
+        let thread = SQLiteThread()
+        let checkpointer = SQLiteThread()
+        do {
+            let connection = try await DirectSQLiteConnection.open(path: path, thread: thread)
+            try await thread.loop.submit { thread.afterEachJob = connection.commitQuietly }.get()
+            let checkpoints = try await DirectSQLiteConnection.open(
+                path: path, thread: checkpointer, groupsWrites: false)
+            let schedule = checkpointer.loop.scheduleRepeatedTask(
+                initialDelay: checkpointInterval, delay: checkpointInterval
+            ) { _ in
+                do {
+                    _ = try checkpoints.run("PRAGMA wal_checkpoint(PASSIVE)", binds: []) { _, _ in }
+                } catch {
+                    logger.warning(
+                        "SQLite checkpoint failed; the next one tries again", metadata: ["error": "\(error)"])
+                }
+            }
+            return DirectSQLite(
+                thread: thread, database: DirectSQLiteDatabase(connection: connection, logger: logger),
+                checkpointer: checkpointer, checkpoints: checkpoints, schedule: schedule)
+        } catch {
+            try? await thread.shutdown()
+            try? await checkpointer.shutdown()
+            throw error
+        }
+    }
+
+    func shutdownAsync(_ application: Application) async {
+        let connection = database.connection
+        let checkpoints = checkpoints
+        let stopped = checkpointer.loop.makePromise(of: Void.self)
+        schedule.cancel(promise: stopped)
+        try? await stopped.futureResult.get()
+        try? await checkpointer.loop.submit { checkpoints.close() }.get()
+        try? await thread.loop.submit { connection.close() }.get()
+        try? await checkpointer.shutdown()
+        try? await thread.shutdown()
+    }
+}
+
+extension Request {
+    /// Runs `body` where database statements cost no thread hop: on the direct SQLite
+    /// connection's thread when there is one. For a path that sends many statements in a row
+    /// (the second step of a sign-in sends ten). Answers only once its writes are committed,
+    /// also when it throws (a wrong code's recorded failure must stand before the client hears
+    /// of it).
+    func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard let sqlite = twofold.sqlite else { return try await body() }
+        let connection = sqlite.database.connection
+        return try await sqlite.thread.run {
+            let unit = WriteGroups()
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await WriteGroups.$current.withValue(unit) { try await body() })
+            } catch {
+                result = .failure(error)
+            }
+            let groups = unit.groups
+            if sqlite.thread.isCurrent {
+                try connection.commit()
+                try connection.checkCommitted(groups)
+            } else {
+                try await sqlite.thread.loop.submit {
+                    try connection.commit()
+                    try connection.checkCommitted(groups)
+                }.get()
+            }
+            return try result.get()
+        }
+    }
+}

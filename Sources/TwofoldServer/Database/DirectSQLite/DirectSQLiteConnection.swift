@@ -1,0 +1,275 @@
+import FluentKit
+import Foundation
+import NIOCore
+import SQLiteNIO
+import VaporCSQLite
+
+/// Twofold's own connection to the SQLite file, beside Fluent's: the sign-in path's statements
+/// run on it synchronously, prepared once and kept, on the one thread that owns it
+/// ([`SQLiteThread`]).
+///
+/// It goes through the same SQLite library that sqlite-nio carries (its `VaporCSQLite` module):
+/// two copies of SQLite in one process would each keep their own table of POSIX locks, and
+/// closing a file in one would drop the other's locks (sqlite.org/howtocorrupt.html §2.2.1).
+///
+/// **One commit per piece of work.** A commit costs far more than a statement (on the
+/// development machine ~170 µs against ~10 µs), and a sign-in writes six times. So the first
+/// writing statement opens a transaction (`BEGIN IMMEDIATE`, a "write group") and the group is
+/// committed when the work on the thread pauses: at the end of every job the thread runs
+/// (`SQLiteThread`), before a Fluent operation starts from this thread
+/// (`CommitFirstDatabase`), after each statement sent from another thread, and at the end of a
+/// unit of work (`Request.nextToTheDatabase`), which answers only once its groups committed.
+/// Each statement stays atomic (SQLite undoes a failed statement, not the transaction). The
+/// write lock is held only while this thread is busy; other connections (Fluent's, another
+/// server process) wait for it through the busy timeout.
+///
+/// Confined: every method must be called on `thread` (checked), which is what makes the
+/// `@unchecked Sendable` safe.
+final class DirectSQLiteConnection: @unchecked Sendable {
+    struct Prepared {
+        let statement: OpaquePointer
+        let columns: [String]
+        /// Kept for the next use; a transient one is finalized after this use.
+        let isCached: Bool
+
+        /// Ready for the next use (or gone, when transient).
+        func release() {
+            if isCached {
+                sqlite_nio_sqlite3_reset(statement)
+                sqlite_nio_sqlite3_clear_bindings(statement)
+            } else {
+                sqlite_nio_sqlite3_finalize(statement)
+            }
+        }
+    }
+
+    let thread: SQLiteThread
+    private var handle: OpaquePointer?
+    private var prepared: [String: Prepared] = [:]
+    /// Statements built with varying text (lists of binds) would fill the cache for nothing:
+    /// past this many, new ones are prepared for one use.
+    private static let cacheLimit = 512
+
+    private let groupsWrites: Bool
+    /// The open write group, numbered.
+    private var openGroup: UInt64?
+    private var nextGroup: UInt64 = 1
+    /// Groups that were rolled back, with why (the last few hundred: a unit of work checks its
+    /// groups within moments of writing).
+    private var rolledBack: [UInt64: DirectSQLiteError] = [:]
+
+    /// Opens `path` on `thread` with the same settings as Fluent's connections (`SQLiteTuning`).
+    /// `groupsWrites: false` gives plain autocommit statements (the checkpointer's connection).
+    static func open(path: String, thread: SQLiteThread, groupsWrites: Bool = true) async throws
+        -> DirectSQLiteConnection
+    {
+        try await thread.loop.submit {
+            let connection = DirectSQLiteConnection(thread: thread, groupsWrites: groupsWrites)
+            try connection.open(path)
+            return connection
+        }.get()
+    }
+
+    private init(thread: SQLiteThread, groupsWrites: Bool) {
+        self.thread = thread
+        self.groupsWrites = groupsWrites
+    }
+
+    private func open(_ path: String) throws {
+        let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        var opened: OpaquePointer?
+        let status = sqlite_nio_sqlite3_open_v2(path, &opened, flags, nil)
+        handle = opened
+        guard status == SQLITE_OK, let opened else {
+            let error = DirectSQLiteError(status: status, message: handle.map(Self.message) ?? "cannot open")
+            sqlite_nio_sqlite3_close(handle)
+            handle = nil
+            throw error
+        }
+        sqlite_nio_sqlite3_busy_timeout(opened, SQLiteTuning.busyTimeoutMilliseconds)
+        for pragma in SQLiteTuning.pragmas where !pragma.contains("busy_timeout") {
+            try execute(pragma, on: opened)
+        }
+        // Checkpoints (which wait for the disk) run on the checkpointer's connection and thread,
+        // not between sign-ins on this one (`DirectSQLite`).
+        if groupsWrites { try execute("PRAGMA wal_autocheckpoint = 0", on: opened) }
+    }
+
+    /// Runs one statement with `binds`, calling `onRow` with the column names and each row's
+    /// values. Returns the write group the statement wrote in (left open: see `commit()`), or
+    /// `nil` for a statement that only reads. Must be called on `thread`.
+    func run(_ sql: String, binds: [SQLiteData], onRow: ([String], [SQLiteData]) -> Void) throws -> UInt64? {
+        precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
+        guard let handle else { throw DirectSQLiteError(status: SQLITE_MISUSE, message: "connection closed") }
+        let statement = try prepare(sql, on: handle)
+        defer { statement.release() }
+        let group = groupsWrites && sqlite_nio_sqlite3_stmt_readonly(statement.statement) == 0 ? try joinGroup() : nil
+        do {
+            for (offset, value) in binds.enumerated() {
+                let status = bind(value, at: Int32(offset + 1), to: statement.statement)
+                guard status == SQLITE_OK else {
+                    throw DirectSQLiteError(status: status, message: Self.message(handle))
+                }
+            }
+            while true {
+                let status = sqlite_nio_sqlite3_step(statement.statement)
+                if status == SQLITE_DONE { return group }
+                guard status == SQLITE_ROW else {
+                    throw DirectSQLiteError(status: status, message: Self.message(handle))
+                }
+                var values: [SQLiteData] = []
+                values.reserveCapacity(statement.columns.count)
+                for column in 0..<Int32(statement.columns.count) {
+                    values.append(value(of: statement.statement, at: column))
+                }
+                onRow(statement.columns, values)
+            }
+        } catch let error as DirectSQLiteError {
+            // Most failures undo the statement alone; some (I/O, a full disk) end the whole
+            // transaction, and with it every write of the open group.
+            if let openGroup, sqlite_nio_sqlite3_get_autocommit(handle) != 0 {
+                endGroup(openGroup, failure: error)
+            }
+            throw error
+        }
+    }
+
+    /// Commits the open write group, if any. Throws if it could not be committed (it is rolled
+    /// back then). Call on `thread`.
+    func commit() throws {
+        precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
+        guard let group = openGroup, let handle else { return }
+        do {
+            try execute("COMMIT", on: handle)
+            openGroup = nil
+        } catch let error as DirectSQLiteError {
+            if sqlite_nio_sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK", on: handle) }
+            endGroup(group, failure: error)
+            throw error
+        }
+    }
+
+    /// Commits the open write group when the thread's work pauses; a failure is kept for the
+    /// unit of work that wrote in the group to find (`checkCommitted`).
+    func commitQuietly() {
+        try? commit()
+    }
+
+    /// Throws the failure of the first of `groups` that was rolled back. Call on `thread`.
+    func checkCommitted(_ groups: [UInt64]) throws {
+        for group in groups {
+            if let failure = rolledBack[group] { throw failure }
+        }
+    }
+
+    func close() {
+        precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
+        try? commit()
+        for statement in prepared.values { sqlite_nio_sqlite3_finalize(statement.statement) }
+        prepared = [:]
+        sqlite_nio_sqlite3_close(handle)
+        handle = nil
+    }
+
+    /// The open write group, or a new one.
+    private func joinGroup() throws -> UInt64 {
+        if let openGroup { return openGroup }
+        guard let handle else { throw DirectSQLiteError(status: SQLITE_MISUSE, message: "connection closed") }
+        try execute("BEGIN IMMEDIATE", on: handle)
+        let group = nextGroup
+        nextGroup += 1
+        openGroup = group
+        return group
+    }
+
+    private func endGroup(_ group: UInt64, failure: DirectSQLiteError) {
+        openGroup = nil
+        rolledBack[group] = failure
+        rolledBack = rolledBack.filter { $0.key + 512 > group }
+    }
+
+    /// A statement outside the write groups (transaction control, settings), run to completion.
+    private func execute(_ sql: String, on handle: OpaquePointer) throws {
+        let prepared = try prepare(sql, on: handle)
+        defer { prepared.release() }
+        var status = sqlite_nio_sqlite3_step(prepared.statement)
+        while status == SQLITE_ROW { status = sqlite_nio_sqlite3_step(prepared.statement) }
+        guard status == SQLITE_DONE else { throw DirectSQLiteError(status: status, message: Self.message(handle)) }
+    }
+
+    private func prepare(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
+        if let cached = prepared[sql] { return cached }
+        var statement: OpaquePointer?
+        let keeps = prepared.count < Self.cacheLimit
+        let status = sqlite_nio_sqlite3_prepare_v3(
+            handle, sql, -1, keeps ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            throw DirectSQLiteError(status: status, message: Self.message(handle))
+        }
+        let count = sqlite_nio_sqlite3_column_count(statement)
+        let columns = (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) }
+        let entry = Prepared(statement: statement, columns: columns, isCached: keeps)
+        if entry.isCached { prepared[sql] = entry }
+        return entry
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let integer):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .float(let double):
+            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+        case .text(let text):
+            return sqlite_nio_sqlite3_bind_text64(
+                statement, index, text, UInt64(text.utf8.count), transient, UInt8(SQLITE_UTF8))
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes {
+                sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), transient)
+            }
+        case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    private func value(of statement: OpaquePointer, at column: Int32) -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, column)))
+        case SQLITE_FLOAT:
+            return .float(sqlite_nio_sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { return .text("") }
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            guard let bytes = sqlite_nio_sqlite3_column_blob(statement, column), count > 0 else {
+                return .blob(ByteBuffer())
+            }
+            return .blob(ByteBuffer(bytes: UnsafeRawBufferPointer(start: bytes, count: count)))
+        default:
+            return .null
+        }
+    }
+
+    private static func message(_ handle: OpaquePointer) -> String {
+        String(cString: sqlite_nio_sqlite3_errmsg(handle))
+    }
+}
+
+/// SQLite copies the bytes of a bound text or blob (`SQLITE_TRANSIENT`, a C macro Swift cannot
+/// import).
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// An SQLite error from the direct connection, read by Fluent's `DatabaseError` checks (a
+/// unique-constraint failure on registration, for example).
+struct DirectSQLiteError: Error, DatabaseError, CustomStringConvertible {
+    let status: Int32
+    let message: String
+
+    var primaryStatus: Int32 { status & 0xff }
+    var isSyntaxError: Bool { primaryStatus == SQLITE_ERROR }
+    var isConstraintFailure: Bool { primaryStatus == SQLITE_CONSTRAINT }
+    var isConnectionClosed: Bool { primaryStatus == SQLITE_MISUSE }
+    var description: String { "SQLite error \(status): \(message)" }
+}

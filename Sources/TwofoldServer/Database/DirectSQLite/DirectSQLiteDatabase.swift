@@ -1,0 +1,102 @@
+import Logging
+import NIOCore
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+
+/// The direct connection as an SQLKit database, so the services' `request.sql` statements run
+/// on it unchanged. A statement sent from its thread, inside `Request.nextToTheDatabase`, runs
+/// at once and joins the unit's write group; from elsewhere it hops there, runs and commits, as
+/// sqlite-nio's own statements do.
+struct DirectSQLiteDatabase: SQLDatabase {
+    let connection: DirectSQLiteConnection
+    let logger: Logger
+
+    var eventLoop: any EventLoop { connection.thread.loop }
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
+        -> EventLoopFuture<Void>
+    {
+        let statement: Statement
+        do { statement = try Statement(query, on: self) } catch { return eventLoop.makeFailedFuture(error) }
+        let connection = connection
+        return eventLoop.submit {
+            _ = try statement.run(on: connection, onRow)
+            try connection.commit()
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        if connection.thread.isCurrent, let unit = WriteGroups.current {
+            let statement = try Statement(query, on: self)
+            if let group = try statement.run(on: connection, onRow) { unit.record(group) }
+        } else {
+            try await execute(sql: query, onRow).get()
+        }
+    }
+    /// A serialized statement with its binds as SQLite values.
+    struct Statement: Sendable {
+        let sql: String
+        let binds: [SQLiteData]
+
+        init(_ query: any SQLExpression, on database: DirectSQLiteDatabase) throws {
+            let (sql, binds) = database.serialize(query)
+            let encoder = SQLiteDataEncoder()
+            self.sql = sql
+            self.binds = try binds.map { try encoder.encode($0) }
+        }
+
+        func run(on connection: DirectSQLiteConnection, _ onRow: @Sendable (any SQLRow) -> Void) throws -> UInt64? {
+            try connection.run(sql, binds: binds) { columns, values in
+                onRow(DirectSQLiteRow(columns: columns, values: values))
+            }
+        }
+    }
+}
+
+/// The write groups a unit of work next to the database wrote in; it answers once they are
+/// committed. Touched only on the direct connection's thread, which makes `@unchecked
+/// Sendable` safe.
+final class WriteGroups: @unchecked Sendable {
+    @TaskLocal static var current: WriteGroups?
+
+    private(set) var groups: [UInt64] = []
+
+    func record(_ group: UInt64) {
+        if groups.last != group { groups.append(group) }
+    }
+}
+
+/// One result row of the direct connection, decoded as sqlite-kit decodes its rows.
+struct DirectSQLiteRow: SQLRow {
+    let columns: [String]
+    let values: [SQLiteData]
+
+    var allColumns: [String] { columns }
+
+    func contains(column: String) -> Bool { columns.contains(column) }
+
+    func decodeNil(column: String) throws -> Bool {
+        guard let index = columns.firstIndex(of: column) else { return true }
+        return values[index] == .null
+    }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        guard let index = columns.firstIndex(of: column) else {
+            throw DecodingError.keyNotFound(
+                SQLiteColumnKey(column),
+                .init(codingPath: [], debugDescription: "no column \(column) in the result"))
+        }
+        return try SQLiteDataDecoder().decode(D.self, from: values[index])
+    }
+
+    private struct SQLiteColumnKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
