@@ -87,23 +87,42 @@ struct SecondStepController: RouteCollection {
             trustDevice: body.trustDevice ?? false, request: request)
     }
 
-    /// Checks the code for the flow's user, consumes the flow once, and starts the session.
-    /// Runs next to the database: its ten or so statements then cost no thread hops.
+    /// Checks the code for the flow's user, consumes the flow once, and starts the session. The
+    /// database work runs next to the database (its ten or so statements then cost no thread
+    /// hops and one commit); signing the access token and writing the answer do not.
     static func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         trustDevice: Bool, request: Request
     ) async throws -> Response {
-        try await request.nextToTheDatabase {
-            try await checkAndStartSession(
+        let completed = try await request.nextToTheDatabase {
+            try await checkAndRecordSession(
                 flow: token, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
                 request: request)
         }
+        let remaining = completed.backupCodesRemaining
+        let response = try Response.json(
+            SecondStepResponse(
+                tokens: try SessionService.tokens(for: completed.session, request: request),
+                backupCodesRemaining: remaining,
+                backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
+                trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now()))
+        if let deviceToken = completed.trustedDeviceToken {
+            response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(deviceToken)
+        }
+        return response
     }
 
-    private static func checkAndStartSession(
+    /// What a completed second step wrote.
+    struct Completed: Sendable {
+        let session: SessionService.Recorded
+        let backupCodesRemaining: Int?
+        let trustedDeviceToken: String?
+    }
+
+    private static func checkAndRecordSession(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof?,
         trustDevice: Bool, request: Request
-    ) async throws -> Response {
+    ) async throws -> Completed {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(token, request: request)
         guard let user = try await User.load(flow.userID, on: request.sql) else { throw LoginFlowService.unknownFlow }
@@ -120,21 +139,13 @@ struct SecondStepController: RouteCollection {
                 detail: "This account cannot sign in with \(method).", errors: ["method": "not enabled"])
         case .verified(let amr, let remaining):
             try await LoginFlowService.consume(flow, request: request)
-            let tokens = try await SessionService.start(
+            let session = try await SessionService.record(
                 user: user, methods: [flow.firstFactor, amr, "mfa"], request: request)
             try await AuditLog.record(
                 .loginSucceeded, user: user.id, detail: "\(flow.firstFactor)+\(method)", request: request)
             let deviceToken =
                 trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
-            let response = try Response.json(
-                SecondStepResponse(
-                    tokens: tokens, backupCodesRemaining: remaining,
-                    backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
-                    trustedDeviceToken: deviceToken, serverTime: request.twofold.clock.now()))
-            if let deviceToken {
-                response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(deviceToken)
-            }
-            return response
+            return Completed(session: session, backupCodesRemaining: remaining, trustedDeviceToken: deviceToken)
         }
     }
 }

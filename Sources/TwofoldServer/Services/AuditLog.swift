@@ -42,7 +42,7 @@ enum AuditLog {
         try await request.sql.raw(
             """
             INSERT INTO audit_events (id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail)
-            VALUES (\(bind: UUID()), \(bind: request.twofold.clock.now()), \(bind: event.rawValue), \(bind: user),
+            VALUES (\(bind: SecureRandom.uuid()), \(bind: request.twofold.clock.now()), \(bind: event.rawValue), \(bind: user),
               \(bind: actor), \(bind: request.clientAddress),
               \(bind: request.headers.first(name: .userAgent).map { String($0.prefix(256)) }), \(bind: detail))
             """

@@ -64,7 +64,7 @@ enum FactorGuard {
         try await sql.raw(
             """
             INSERT INTO factor_failures (id, user_id, factor, occurred_at)
-            VALUES (\(bind: UUID()), \(bind: userID), \(bind: factor), \(bind: now))
+            VALUES (\(bind: SecureRandom.uuid()), \(bind: userID), \(bind: factor), \(bind: now))
             """
         ).run()
         let recent = try await sql.raw(

@@ -13,9 +13,25 @@ import Vapor
 enum SessionService {
     /// Creates a session for a user who has just proven `methods`, with its first token pair.
     static func start(user: User, methods: [String], request: Request) async throws -> AuthTokensResponse {
+        try tokens(for: try await record(user: user, methods: methods, request: request), request: request)
+    }
+
+    /// A session written to the database whose access token is not signed yet: the second step
+    /// writes it next to the database and signs elsewhere, so the database's thread does not.
+    struct Recorded: Sendable {
+        let userID: UUID
+        let sessionID: UUID
+        let methods: [String]
+        let now: Date
+        let refreshToken: TokenDTO
+        let user: UserDTO
+    }
+
+    /// Writes the session and its first refresh token.
+    static func record(user: User, methods: [String], request: Request) async throws -> Recorded {
         let now = request.twofold.clock.now()
         let userID = try user.requireID()
-        let sessionID = UUID()
+        let sessionID = SecureRandom.uuid()
         // Plain SQL rather than `Session.create`: every sign-in comes through here.
         try await request.sql.raw(
             """
@@ -26,9 +42,16 @@ enum SessionService {
             """
         ).run()
         let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
+        return Recorded(
+            userID: userID, sessionID: sessionID, methods: methods, now: now, refreshToken: refresh, user: user.dto)
+    }
+
+    /// Signs the access token of a recorded session.
+    static func tokens(for session: Recorded, request: Request) throws -> AuthTokensResponse {
         let access = try request.twofold.tokens.issue(
-            userID: userID, sessionID: sessionID, methods: methods, authTime: now, now: now)
-        return AuthTokensResponse(accessToken: access, refreshToken: refresh, user: user.dto)
+            userID: session.userID, sessionID: session.sessionID, methods: session.methods, authTime: session.now,
+            now: session.now)
+        return AuthTokensResponse(accessToken: access, refreshToken: session.refreshToken, user: session.user)
     }
 
     static func newRefreshToken(for sessionID: UUID, now: Date, request: Request) async throws -> TokenDTO {
@@ -37,7 +60,7 @@ enum SessionService {
         try await request.sql.raw(
             """
             INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at)
-            VALUES (\(bind: UUID()), \(bind: sessionID), \(bind: SecureToken.hash(token)), \(bind: now),
+            VALUES (\(bind: SecureRandom.uuid()), \(bind: sessionID), \(bind: SecureToken.hash(token)), \(bind: now),
               \(bind: expiresAt))
             """
         ).run()

@@ -45,6 +45,12 @@ struct DirectSQLite: Sendable, LifecycleHandler {
         }
     }
 
+    /// How many write groups the direct connection has committed.
+    func commitCount() async throws -> Int {
+        let connection = database.connection
+        return try await thread.loop.submit { connection.commits }.get()
+    }
+
     func shutdownAsync(_ application: Application) async {
         let connection = database.connection
         let checkpoints = checkpoints

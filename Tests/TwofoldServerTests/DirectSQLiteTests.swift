@@ -1,0 +1,90 @@
+import FluentKit
+import Foundation
+import SQLKit
+import Testing
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Twofold's own SQLite connection (`DirectSQLite`): one commit for a unit of work, its writes
+/// visible to Fluent's connections before anything else reads them, failed statements undone
+/// alone. SQLite only: PostgreSQL has no such connection.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"] == nil))
+struct DirectSQLiteTests {
+    static func request(_ app: Application) -> Request {
+        Request(application: app, method: .POST, url: "/", on: app.eventLoopGroup.next())
+    }
+
+    static func events(of type: AuditLog.Event, _ app: Application) async throws -> Int {
+        try await AuditEvent.query(on: app.db).filter(\.$type == type.rawValue).count()
+    }
+
+    @Test func theSecondStepOfASignInCommitsOnce() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let direct = try #require(app.twofold.sqlite)
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            let before = try await direct.commitCount()
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: TOTPSteps.code(secret, clock)).0 == 200)
+            // Guard slot, time step, guard reset, flow, session, refresh token, audit: one commit.
+            #expect(try await direct.commitCount() - before == 1)
+        }
+    }
+
+    @Test func aUnitsWritesAreSeenByFluentWithinTheUnitAndCommittedBeforeItAnswers() async throws {
+        try await withTestApp { app in
+            let request = Self.request(app)
+            let seenInside = try await request.nextToTheDatabase {
+                try await AuditLog.record(.userUnlocked, user: nil, detail: "first", request: request)
+                // Fluent reads on a connection of its own: the group is committed before it starts.
+                let count = try await AuditEvent.query(on: request.db).filter(\.$type == "admin.user_unlocked").count()
+                try await AuditLog.record(.userUnlocked, user: nil, detail: "second", request: request)
+                return count
+            }
+            #expect(seenInside == 1)
+            #expect(try await Self.events(of: .userUnlocked, app) == 2)
+        }
+    }
+
+    @Test func aFailedStatementIsUndoneAloneAndTheRestOfTheGroupStands() async throws {
+        try await withTestApp { app in
+            let request = Self.request(app)
+            let id = UUID()
+            let insert: @Sendable (String) async throws -> Void = { detail in
+                try await request.sql.raw(
+                    """
+                    INSERT INTO audit_events (id, occurred_at, type, detail)
+                    VALUES (\(bind: detail == "duplicate" ? id : UUID()), \(bind: Date()), 'test.event', \(bind: detail))
+                    """
+                ).run()
+            }
+            let failure: (any Error)? = try await request.nextToTheDatabase {
+                try await request.sql.raw(
+                    "INSERT INTO audit_events (id, occurred_at, type, detail) VALUES (\(bind: id), \(bind: Date()), 'test.event', 'first')"
+                ).run()
+                var caught: (any Error)?
+                do { try await insert("duplicate") } catch { caught = error }
+                try await insert("after")
+                return caught
+            }
+            let error = try #require(failure as? any DatabaseError)
+            #expect(error.isConstraintFailure)
+            let details = try await AuditEvent.query(on: app.db).filter(\.$type == "test.event").all().map(\.detail)
+            #expect(Set(details) == ["first", "after"])
+        }
+    }
+
+    @Test func aStatementFromAnotherThreadIsCommittedWhenItAnswers() async throws {
+        try await withTestApp { app in
+            let request = Self.request(app)
+            let direct = try #require(app.twofold.sqlite)
+            #expect(!direct.thread.isCurrent)
+            let before = try await direct.commitCount()
+            try await AuditLog.record(.userUnlocked, user: nil, detail: "from elsewhere", request: request)
+            #expect(try await direct.commitCount() == before + 1)
+            #expect(try await Self.events(of: .userUnlocked, app) == 1)
+        }
+    }
+}
