@@ -124,8 +124,7 @@ struct SecondStepController: RouteCollection {
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await LoginFlowService.active(token, request: request)
-        guard let user = try await User.load(flow.userID, on: request.sql) else { throw LoginFlowService.unknownFlow }
+        let (flow, user) = try await LoginFlowService.activeWithUser(token, request: request)
         guard user.status == .active else {
             throw Problem.accountLocked
         }

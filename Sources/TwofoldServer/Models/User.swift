@@ -52,30 +52,35 @@ final class User: Model, @unchecked Sendable {
     /// The user with `id`, read with one SQL statement (for hot paths: a Fluent query reflects
     /// over the model's properties, which costs several times as much).
     static func load(_ id: UUID, on sql: any SQLDatabase) async throws -> User? {
-        guard
-            let row = try await sql.raw(
-                """
-                SELECT id, username, email, phone, role, status, password_hash, created_at, updated_at,
-                  sms_enabled, email_enabled, primary_method
-                FROM users WHERE id = \(bind: id)
-                """
-            ).first()
-        else { return nil }
-        let user = User()
-        user.id = try row.decode(column: "id", as: UUID.self)
-        user.$id.exists = true
-        user.username = try row.decode(column: "username", as: String.self)
-        user.email = try row.decode(column: "email", as: String.self)
-        user.phone = try row.decode(column: "phone", as: String?.self)
-        user.role = try row.decode(column: "role", as: Role.self)
-        user.status = try row.decode(column: "status", as: Status.self)
-        user.passwordHash = try row.decode(column: "password_hash", as: String.self)
-        user.createdAt = try row.decode(column: "created_at", as: Date.self)
-        user.updatedAt = try row.decode(column: "updated_at", as: Date.self)
-        user.smsEnabled = try row.decode(column: "sms_enabled", as: Bool.self)
-        user.emailEnabled = try row.decode(column: "email_enabled", as: Bool.self)
-        user.primaryMethod = try row.decode(column: "primary_method", as: String?.self)
-        return user
+        try await sql.raw("SELECT \(unsafeRaw: selection(of: "users")) FROM users WHERE id = \(bind: id)").first()
+            .map(User.init(row:))
+    }
+
+    /// The columns `init(row:)` reads, from the users table named `table` in a query, each as
+    /// `user_<column>` (so they can sit beside another table's columns).
+    static func selection(of table: String) -> String {
+        [
+            "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
+            "sms_enabled", "email_enabled", "primary_method",
+        ].map { "\(table).\($0) AS user_\($0)" }.joined(separator: ", ")
+    }
+
+    /// A user from the columns `selection(of:)` names.
+    convenience init(row: any SQLRow) throws {
+        self.init()
+        id = try row.decode(column: "user_id", as: UUID.self)
+        $id.exists = true
+        username = try row.decode(column: "user_username", as: String.self)
+        email = try row.decode(column: "user_email", as: String.self)
+        phone = try row.decode(column: "user_phone", as: String?.self)
+        role = try row.decode(column: "user_role", as: Role.self)
+        status = try row.decode(column: "user_status", as: Status.self)
+        passwordHash = try row.decode(column: "user_password_hash", as: String.self)
+        createdAt = try row.decode(column: "user_created_at", as: Date.self)
+        updatedAt = try row.decode(column: "user_updated_at", as: Date.self)
+        smsEnabled = try row.decode(column: "user_sms_enabled", as: Bool.self)
+        emailEnabled = try row.decode(column: "user_email_enabled", as: Bool.self)
+        primaryMethod = try row.decode(column: "user_primary_method", as: String?.self)
     }
 
     /// Where SMS or email codes go: the phone number or the address on file.

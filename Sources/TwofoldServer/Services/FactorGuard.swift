@@ -67,13 +67,19 @@ enum FactorGuard {
             VALUES (\(bind: SecureRandom.uuid()), \(bind: userID), \(bind: factor), \(bind: now))
             """
         ).run()
-        let recent = try await sql.raw(
+        // One statement for the day's failures and this factor's count.
+        let row = try await sql.raw(
             """
-            SELECT COUNT(*) AS n FROM factor_failures
-            WHERE user_id = \(bind: userID) AND occurred_at > \(bind: now.addingTimeInterval(-24 * 3600))
+            SELECT
+              (SELECT COUNT(*) FROM factor_failures
+               WHERE user_id = \(bind: userID) AND occurred_at > \(bind: now.addingTimeInterval(-24 * 3600))) AS n,
+              (SELECT attempts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor))
+                AS attempts,
+              (SELECT lockouts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor))
+                AS lockouts
             """
         ).first()
-        if (try recent?.decode(column: "n", as: Int.self) ?? 0) >= accountLockFailures {
+        if (try row?.decode(column: "n", as: Int.self) ?? 0) >= accountLockFailures {
             let locked = try await sql.raw(
                 """
                 UPDATE users SET status = 'locked', updated_at = \(bind: now)
@@ -88,11 +94,9 @@ enum FactorGuard {
             throw Problem.accountLocked
         }
 
-        let row = try await sql.raw(
-            "SELECT attempts, lockouts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor)"
-        ).first()
-        let attempts = (try? row?.decode(column: "attempts", as: Int.self)) ?? maximumAttempts
-        let lockouts = (try? row?.decode(column: "lockouts", as: Int.self)) ?? 0
+        // Fail closed: a guard row that cannot be read counts as the last attempt.
+        let attempts = ((try? row?.decode(column: "attempts", as: Int?.self)) ?? nil) ?? maximumAttempts
+        let lockouts = ((try? row?.decode(column: "lockouts", as: Int?.self)) ?? nil) ?? 0
         guard attempts >= maximumAttempts else {
             throw Problem(
                 status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",

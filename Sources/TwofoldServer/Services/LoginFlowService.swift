@@ -40,9 +40,32 @@ enum LoginFlowService {
         else { throw unknownFlow }
         let flow = try LoginFlow(row: row, tokenHash: hash)
         if let userID, flow.userID != userID { throw unknownFlow }
+        try refuseIfUnusable(flow, request: request)
+        return flow
+    }
+
+    private static func refuseIfUnusable(_ flow: LoginFlow, request: Request) throws {
         if flow.consumedAt != nil { throw alreadyUsed }
         if flow.expiresAt <= request.twofold.clock.now() { throw expired }
-        return flow
+    }
+
+    /// The live flow named by `token` and its user, read with one statement (every second step
+    /// starts here). Refuses as `active(_:)` does, and a flow whose user is gone.
+    static func activeWithUser(_ token: String, request: Request) async throws -> (flow: LoginFlow, user: User) {
+        let hash = SecureToken.hash(token)
+        guard
+            let row = try await request.sql.raw(
+                """
+                SELECT login_flows.id, login_flows.user_id, first_factor, login_flows.created_at, expires_at,
+                  consumed_at, ip_address, \(unsafeRaw: User.selection(of: "users"))
+                FROM login_flows JOIN users ON users.id = login_flows.user_id
+                WHERE token_hash = \(bind: hash)
+                """
+            ).first()
+        else { throw unknownFlow }
+        let flow = try LoginFlow(row: row, tokenHash: hash)
+        try refuseIfUnusable(flow, request: request)
+        return (flow, try User(row: row))
     }
 
     /// Consumes the flow: succeeds for exactly one caller, however many race.

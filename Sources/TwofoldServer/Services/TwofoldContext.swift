@@ -2,8 +2,9 @@ import Foundation
 import Vapor
 
 /// What every request handler needs besides the database: the clock, token signing, password
-/// hashing and the settings. Built once in `configure` and stored on the application.
-struct TwofoldContext: Sendable {
+/// hashing and the settings. Built once in `configure` and stored on the application; a class,
+/// so the many reads a request makes share it rather than copy it.
+final class TwofoldContext: Sendable {
     let configuration: Configuration
     let clock: ServerClock
     let tokens: TokenService
@@ -20,6 +21,19 @@ struct TwofoldContext: Sendable {
     static let loginPerAccountAndAddress = RateLimiter.Rule(capacity: 5, perSecond: 1.0 / 60)
     static let loginPerAccount = RateLimiter.Rule(capacity: 100, perSecond: 1)
     static let registerPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
+
+    init(
+        configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
+        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?
+    ) {
+        self.configuration = configuration
+        self.clock = clock
+        self.tokens = tokens
+        self.passwords = passwords
+        self.secrets = secrets
+        self.delivery = delivery
+        self.sqlite = sqlite
+    }
 
     struct Key: StorageKey {
         typealias Value = TwofoldContext

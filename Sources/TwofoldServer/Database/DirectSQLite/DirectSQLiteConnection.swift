@@ -94,12 +94,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         }
         // Checkpoints (which wait for the disk) run on the checkpointer's connection and thread,
         // not between sign-ins on this one (`DirectSQLite`).
-        if groupsWrites {
-            try execute("PRAGMA wal_autocheckpoint = 0", on: opened)
-            // 64 MiB of pages in memory rather than SQLite's default 8 MiB: a sign-in touches
-            // index pages of six tables, and each page not cached here is a read system call.
-            try execute("PRAGMA cache_size = -65536", on: opened)
-        }
+        if groupsWrites { try execute("PRAGMA wal_autocheckpoint = 0", on: opened) }
     }
 
     /// Runs one statement with `binds`, calling `onRow` with the column names and each row's
