@@ -88,7 +88,7 @@ struct SecondStepController: RouteCollection {
     }
 
     /// Checks the code for the flow's user, consumes the flow once, and starts the session. The
-    /// database work runs next to the database (its ten or so statements then cost no thread
+    /// database work runs next to the database (its nine statements then cost no thread
     /// hops and one commit); signing the access token and writing the answer do not.
     static func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
