@@ -12,7 +12,7 @@ struct CommitFirstDatabase: Database, SQLDatabase {
     let direct: DirectSQLiteConnection
 
     private func commitFirst() {
-        if direct.thread.isCurrent { direct.commitQuietly() }
+        if direct.thread.isCurrent { try? direct.commit() }
     }
 
     // Database

@@ -22,7 +22,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
         let checkpointer = SQLiteThread()
         do {
             let connection = try await DirectSQLiteConnection.open(path: path, thread: thread)
-            try await thread.loop.submit { thread.afterEachJob = connection.commitQuietly }.get()
+            try await thread.loop.submit { thread.afterEachJob = connection.commitSoon }.get()
             let checkpoints = try await DirectSQLiteConnection.open(
                 path: path, thread: checkpointer, groupsWrites: false)
             let schedule = checkpointer.loop.scheduleRepeatedTask(
@@ -73,7 +73,7 @@ extension Request {
     func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard let sqlite = twofold.sqlite else { return try await body() }
         let connection = sqlite.database.connection
-        return try await sqlite.thread.run {
+        let (result, committed) = try await sqlite.thread.run {
             let unit = WriteGroups()
             let result: Result<T, any Error>
             do {
@@ -82,16 +82,14 @@ extension Request {
                 result = .failure(error)
             }
             let groups = unit.groups
-            if sqlite.thread.isCurrent {
-                try connection.commit()
-                try connection.checkCommitted(groups)
-            } else {
-                try await sqlite.thread.loop.submit {
-                    try connection.commit()
-                    try connection.checkCommitted(groups)
-                }.get()
-            }
-            return try result.get()
+            let committed =
+                sqlite.thread.isCurrent
+                ? connection.settled(groups) : sqlite.thread.loop.flatSubmit { connection.settled(groups) }
+            return (result, committed)
         }
+        // Waited for here, off the database thread: the units queued behind this one run and
+        // share its commit meanwhile.
+        try await committed.get()
+        return try result.get()
     }
 }

@@ -12,16 +12,17 @@ import VaporCSQLite
 /// two copies of SQLite in one process would each keep their own table of POSIX locks, and
 /// closing a file in one would drop the other's locks (sqlite.org/howtocorrupt.html §2.2.1).
 ///
-/// **One commit per piece of work.** A commit costs far more than a statement (on the
-/// development machine ~170 µs against ~10 µs), and a sign-in writes six times. So the first
-/// writing statement opens a transaction (`BEGIN IMMEDIATE`, a "write group") and the group is
-/// committed when the work on the thread pauses: at the end of every job the thread runs
-/// (`SQLiteThread`), before a Fluent operation starts from this thread
-/// (`CommitFirstDatabase`), after each statement sent from another thread, and at the end of a
-/// unit of work (`Request.nextToTheDatabase`), which answers only once its groups committed.
-/// Each statement stays atomic (SQLite undoes a failed statement, not the transaction). The
-/// write lock is held only while this thread is busy; other connections (Fluent's, another
-/// server process) wait for it through the busy timeout.
+/// **Group commit.** A commit costs far more than a statement (on the development machine
+/// ~170 µs against ~10 µs), and a sign-in writes six times. So the first writing statement opens
+/// a transaction (`BEGIN IMMEDIATE`, a "write group"), and the group is committed once the work
+/// already queued on the thread has run (`commitSoon`, at the end of every job): the units of
+/// work that run meanwhile share one commit. A unit (`Request.nextToTheDatabase`) answers only
+/// after the commit of every group it wrote in (`settled`), and fails if one was rolled back.
+/// The group is committed at once before a Fluent operation starts from this thread
+/// (`CommitFirstDatabase`) and after each statement sent from another thread. Each statement
+/// stays atomic (SQLite undoes a failed statement, not the transaction). The write lock is held
+/// only while this thread is busy; other connections (Fluent's, another server process) wait
+/// for it through the busy timeout.
 ///
 /// Confined: every method must be called on `thread` (checked), which is what makes the
 /// `@unchecked Sendable` safe.
@@ -54,6 +55,9 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     /// The open write group, numbered.
     private var openGroup: UInt64?
     private var nextGroup: UInt64 = 1
+    /// Units of work waiting for the open group's commit, and whether that commit is queued.
+    private var waitingForCommit: [EventLoopPromise<Void>] = []
+    private var commitQueued = false
     /// Write groups committed so far (read by tests and operators: one per sign-in, not seven).
     private(set) var commits = 0
     /// Groups that were rolled back, with why (the last few hundred: a unit of work checks its
@@ -136,8 +140,8 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// Commits the open write group, if any. Throws if it could not be committed (it is rolled
-    /// back then). Call on `thread`.
+    /// Commits the open write group, if any, and answers the units waiting for it. Throws if it
+    /// could not be committed (it is rolled back then). Call on `thread`.
     func commit() throws {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         guard let group = openGroup, let handle else { return }
@@ -145,6 +149,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             try execute("COMMIT", on: handle)
             openGroup = nil
             commits += 1
+            wakeWaiters(failure: nil)
         } catch let error as DirectSQLiteError {
             if sqlite_nio_sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK", on: handle) }
             endGroup(group, failure: error)
@@ -152,17 +157,31 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// Commits the open write group when the thread's work pauses; a failure is kept for the
-    /// unit of work that wrote in the group to find (`checkCommitted`).
-    func commitQuietly() {
-        try? commit()
+    /// Commits the open write group once the work already waiting on the thread has run, so
+    /// the units of work in that queue share the commit. Called when a job on the thread ends.
+    func commitSoon() {
+        guard openGroup != nil, !commitQueued else { return }
+        commitQueued = true
+        thread.loop.execute {
+            self.commitQueued = false
+            try? self.commit()
+        }
     }
 
-    /// Throws the failure of the first of `groups` that was rolled back. Call on `thread`.
-    func checkCommitted(_ groups: [UInt64]) throws {
+    /// Completes once every write group in `groups` is committed; fails if one was rolled back.
+    /// Call on `thread`.
+    func settled(_ groups: [UInt64]) -> EventLoopFuture<Void> {
+        precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
+        var waits = false
         for group in groups {
-            if let failure = rolledBack[group] { throw failure }
+            if let failure = rolledBack[group] { return thread.loop.makeFailedFuture(failure) }
+            if group == openGroup { waits = true }
         }
+        guard waits else { return thread.loop.makeSucceededFuture(()) }
+        let promise = thread.loop.makePromise(of: Void.self)
+        waitingForCommit.append(promise)
+        commitSoon()
+        return promise.futureResult
     }
 
     func close() {
@@ -185,8 +204,17 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         return group
     }
 
+    private func wakeWaiters(failure: DirectSQLiteError?) {
+        let waiting = waitingForCommit
+        waitingForCommit = []
+        for promise in waiting {
+            if let failure { promise.fail(failure) } else { promise.succeed(()) }
+        }
+    }
+
     private func endGroup(_ group: UInt64, failure: DirectSQLiteError) {
         openGroup = nil
+        wakeWaiters(failure: failure)
         rolledBack[group] = failure
         rolledBack = rolledBack.filter { $0.key + 512 > group }
     }

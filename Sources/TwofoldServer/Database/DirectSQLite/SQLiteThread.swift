@@ -8,8 +8,8 @@ import NIOPosix
 /// `run(_:)` moves a whole unit of work (the second step of a sign-in, say) onto this thread, so
 /// its nine statements cost one hop in and one out instead of two hops each.
 ///
-/// `afterEachJob` runs after every Swift job here: the connection commits its open write group
-/// there, so no group stays open while the thread waits. Set and read only on the thread (which
+/// `afterEachJob` runs after every Swift job here: the connection queues the commit of its open
+/// write group there, so no group stays open once the thread's queue is empty. Set and read only on the thread (which
 /// makes the `@unchecked Sendable` safe).
 final class SQLiteThread: TaskExecutor, @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
