@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import SQLKit
@@ -45,7 +46,11 @@ struct DirectSQLiteDatabase: SQLDatabase {
             let (sql, binds) = database.serialize(query)
             let encoder = SQLiteDataEncoder()
             self.sql = sql
-            self.binds = try binds.map { try encoder.encode($0) }
+            // UUIDs (a dozen binds a sign-in) as the encoder writes them, without its formatting.
+            self.binds = try binds.map { bind in
+                if let uuid = bind as? UUID { return .text(uuid.sqliteText) }
+                return try encoder.encode(bind)
+            }
         }
 
         func run(on connection: DirectSQLiteConnection, _ onRow: @Sendable (any SQLRow) -> Void) throws -> UInt64? {
@@ -88,6 +93,12 @@ struct DirectSQLiteRow: SQLRow {
             throw DecodingError.keyNotFound(
                 SQLiteColumnKey(column),
                 .init(codingPath: [], debugDescription: "no column \(column) in the result"))
+        }
+        // UUIDs as the decoder reads them, without its parsing.
+        if case .text(let text) = values[index], D.self == UUID.self || D.self == UUID?.self,
+            let uuid = UUID(sqliteText: text)
+        {
+            return uuid as! D
         }
         return try SQLiteDataDecoder().decode(D.self, from: values[index])
     }
