@@ -4,9 +4,9 @@ import NIOCore
 import SQLiteNIO
 import VaporCSQLite
 
-/// Twofold's own connection to the SQLite file, beside Fluent's: the sign-in path's statements
+/// Twofold's own connection to the SQLite file, beside Fluent's: `request.sql`'s statements
 /// run on it synchronously, prepared once and kept, on the one thread that owns it
-/// ([`SQLiteThread`]).
+/// (`SQLiteThread`).
 ///
 /// It goes through the same SQLite library that sqlite-nio carries (its `VaporCSQLite` module):
 /// two copies of SQLite in one process would each keep their own table of POSIX locks, and

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
 
-/// The one thread that owns Twofold's own SQLite connection ([`DirectSQLiteConnection`]), also
+/// The one thread that owns Twofold's own SQLite connection (`DirectSQLiteConnection`), also
 /// usable as a Swift task executor.
 ///
 /// Statements reach the connection without a thread hop when the calling task already runs here:
