@@ -52,20 +52,19 @@ final class User: Model, @unchecked Sendable {
     /// The user with `id`, read with one SQL statement (for hot paths: a Fluent query reflects
     /// over the model's properties, which costs several times as much).
     static func load(_ id: UUID, on sql: any SQLDatabase) async throws -> User? {
-        try await sql.raw("SELECT \(unsafeRaw: selection(of: "users")) FROM users WHERE id = \(bind: id)").first()
+        try await sql.raw("SELECT \(unsafeRaw: selection) FROM users WHERE id = \(bind: id)").first()
             .map(User.init(row:))
     }
 
-    /// The columns `init(row:)` reads, from the users table named `table` in a query, each as
-    /// `user_<column>` (so they can sit beside another table's columns).
-    static func selection(of table: String) -> String {
-        [
-            "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
-            "sms_enabled", "email_enabled", "primary_method",
-        ].map { "\(table).\($0) AS user_\($0)" }.joined(separator: ", ")
-    }
+    /// The columns `init(row:)` reads, from the `users` table of a query, each as
+    /// `user_<column>` (so they can sit beside another table's columns). Built once: every
+    /// second step reads a user with it.
+    static let selection = [
+        "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
+        "sms_enabled", "email_enabled", "primary_method",
+    ].map { "users.\($0) AS user_\($0)" }.joined(separator: ", ")
 
-    /// A user from the columns `selection(of:)` names.
+    /// A user from the columns `selection` names.
     convenience init(row: any SQLRow) throws {
         self.init()
         id = try row.decode(column: "user_id", as: UUID.self)

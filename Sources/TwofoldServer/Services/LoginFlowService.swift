@@ -57,7 +57,7 @@ enum LoginFlowService {
             let row = try await request.sql.raw(
                 """
                 SELECT login_flows.id, login_flows.user_id, first_factor, login_flows.created_at, expires_at,
-                  consumed_at, ip_address, \(unsafeRaw: User.selection(of: "users"))
+                  consumed_at, ip_address, \(unsafeRaw: User.selection)
                 FROM login_flows JOIN users ON users.id = login_flows.user_id
                 WHERE token_hash = \(bind: hash)
                 """
