@@ -73,7 +73,7 @@ extension Request {
     func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard let sqlite = twofold.sqlite else { return try await body() }
         let connection = sqlite.database.connection
-        let (result, committed) = try await sqlite.thread.run {
+        let result = try await sqlite.thread.run {
             let unit = WriteGroups()
             let result: Result<T, any Error>
             do {
@@ -82,14 +82,14 @@ extension Request {
                 result = .failure(error)
             }
             let groups = unit.groups
-            let committed =
-                sqlite.thread.isCurrent
-                ? connection.settled(groups) : sqlite.thread.loop.flatSubmit { connection.settled(groups) }
-            return (result, committed)
+            // The units queued behind this one run, and share its commit, while it waits here.
+            if sqlite.thread.isCurrent {
+                try await connection.settled(groups).get()
+            } else {
+                try await sqlite.thread.loop.flatSubmit { connection.settled(groups) }.get()
+            }
+            return result
         }
-        // Waited for here, off the database thread: the units queued behind this one run and
-        // share its commit meanwhile.
-        try await committed.get()
         return try result.get()
     }
 }
