@@ -1,12 +1,17 @@
-import Crypto
 import Foundation
 
-/// Random bytes from BoringSSL's CSPRNG (seeded by the kernel), in one call. The standard
-/// library's generator costs a `getrandom` system call for every eight bytes drawn a byte at a
-/// time, and Foundation's `UUID()` opens `/dev/urandom` each time; a sign-in draws both often.
+/// Random bytes from the system CSPRNG (`getrandom`), eight bytes a system call where
+/// `UInt8.random(in:using:)` spends one call a byte, and UUIDs without Foundation's `UUID()`,
+/// which opens `/dev/urandom` every time; a sign-in draws both several times.
 enum SecureRandom {
     static func bytes(_ count: Int) -> [UInt8] {
-        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
     }
 
     /// A random (version 4, RFC 9562 §5.4) UUID.
