@@ -34,7 +34,6 @@ struct BenchSeedCommand: AsyncCommand {
         let now = Date()
         var okLines: [String] = []
         var wrongLines: [String] = []
-        var generator = SystemRandomNumberGenerator()
         var seeded: [(userID: UUID, secret: [UInt8], ok: String, wrong: String)] = []
         for start in stride(from: 0, to: count, by: 500) {
             var users: [User] = []
@@ -45,7 +44,7 @@ struct BenchSeedCommand: AsyncCommand {
                 let user = User(
                     id: userID, username: "bench-\(run)-\(index)", email: "bench-\(run)-\(index)@bench.invalid",
                     phone: nil, role: .user, passwordHash: passwordHash, now: now)
-                let secret = (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let secret = SecureRandom.bytes(20)
                 let credential = TOTPCredential(
                     userID: userID, secretCiphertext: try secrets.seal(secret, boundTo: userID), now: now,
                     expiresAt: now)

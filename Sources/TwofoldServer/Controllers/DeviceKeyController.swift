@@ -473,8 +473,7 @@ struct DeviceKeyController: RouteCollection {
     }
 
     static func randomChallenge() -> Data {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        Data(SecureRandom.bytes(32))
     }
 
     /// Saves a device whose key or method changed, and in the same transaction retires the open

@@ -10,10 +10,7 @@ import Vapor
 /// timeout, so a connection waiting for the write lock sleeps instead of spinning (sqlite-nio's
 /// own busy handler retries in a tight loop).
 enum SQLiteTuning {
-    static let busyTimeoutMilliseconds: Int32 = 5000
-    static let pragmas = [
-        "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = \(busyTimeoutMilliseconds)",
-    ]
+    static let pragmas = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = 5000"]
 
     static func apply(to app: Application) async throws {
         for loop in app.eventLoopGroup.makeIterator() {

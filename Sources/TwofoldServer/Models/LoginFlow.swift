@@ -20,18 +20,23 @@ final class LoginFlow: Model, @unchecked Sendable {
 
     init() {}
 
-    /// A stored flow from a row of `SELECT id, user_id, first_factor, created_at, expires_at,
-    /// consumed_at, ip_address`.
+    /// The columns `init(row:tokenHash:)` reads, from the `login_flows` table of a query, each as
+    /// `flow_<column>` (so they can sit beside the user's columns, `User.selection`).
+    static let selection = [
+        "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",
+    ].map { "login_flows.\($0) AS flow_\($0)" }.joined(separator: ", ")
+
+    /// A stored flow from the columns `selection` names.
     init(row: any SQLRow, tokenHash: String) throws {
-        self.id = try row.decode(column: "id", as: UUID.self)
+        self.id = try row.decode(column: "flow_id", as: UUID.self)
         self.$id.exists = true
         self.tokenHash = tokenHash
-        self.userID = try row.decode(column: "user_id", as: UUID.self)
-        self.firstFactor = try row.decode(column: "first_factor", as: String.self)
-        self.createdAt = try row.decode(column: "created_at", as: Date.self)
-        self.expiresAt = try row.decode(column: "expires_at", as: Date.self)
-        self.consumedAt = try row.decode(column: "consumed_at", as: Date?.self)
-        self.ipAddress = try row.decode(column: "ip_address", as: String?.self)
+        self.userID = try row.decode(column: "flow_user_id", as: UUID.self)
+        self.firstFactor = try row.decode(column: "flow_first_factor", as: String.self)
+        self.createdAt = try row.decode(column: "flow_created_at", as: Date.self)
+        self.expiresAt = try row.decode(column: "flow_expires_at", as: Date.self)
+        self.consumedAt = try row.decode(column: "flow_consumed_at", as: Date?.self)
+        self.ipAddress = try row.decode(column: "flow_ip_address", as: String?.self)
     }
 
     init(tokenHash: String, userID: UUID, firstFactor: String, now: Date, expiresAt: Date, ipAddress: String?) {

@@ -32,10 +32,7 @@ enum LoginFlowService {
         let hash = SecureToken.hash(token)
         guard
             let row = try await request.sql.raw(
-                """
-                SELECT id, user_id, first_factor, created_at, expires_at, consumed_at, ip_address
-                FROM login_flows WHERE token_hash = \(bind: hash)
-                """
+                "SELECT \(unsafeRaw: LoginFlow.selection) FROM login_flows WHERE token_hash = \(bind: hash)"
             ).first()
         else { throw unknownFlow }
         let flow = try LoginFlow(row: row, tokenHash: hash)
@@ -56,8 +53,7 @@ enum LoginFlowService {
         guard
             let row = try await request.sql.raw(
                 """
-                SELECT login_flows.id, login_flows.user_id, first_factor, login_flows.created_at, expires_at,
-                  consumed_at, ip_address, \(unsafeRaw: User.selection)
+                SELECT \(unsafeRaw: LoginFlow.selection), \(unsafeRaw: User.selection)
                 FROM login_flows JOIN users ON users.id = login_flows.user_id
                 WHERE token_hash = \(bind: hash)
                 """

@@ -31,8 +31,7 @@ enum TOTPService {
                 status: 409, code: .conflict, title: "Authenticator app already enabled",
                 detail: "Remove the current authenticator app (DELETE /api/v1/2fa/totp) before adding another.")
         }
-        var generator = SystemRandomNumberGenerator()
-        let secret = (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let secret = SecureRandom.bytes(20)
         let sealed = try request.twofold.secrets.seal(secret, boundTo: userID)
         try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
         let credential = TOTPCredential(

@@ -92,10 +92,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             handle = nil
             throw error
         }
-        sqlite_nio_sqlite3_busy_timeout(opened, SQLiteTuning.busyTimeoutMilliseconds)
-        for pragma in SQLiteTuning.pragmas where !pragma.contains("busy_timeout") {
-            try execute(pragma, on: opened)
-        }
+        for pragma in SQLiteTuning.pragmas { try execute(pragma, on: opened) }
         // Checkpoints (which wait for the disk) run on the checkpointer's connection and thread,
         // not between sign-ins on this one (`DirectSQLite`).
         if groupsWrites { try execute("PRAGMA wal_autocheckpoint = 0", on: opened) }

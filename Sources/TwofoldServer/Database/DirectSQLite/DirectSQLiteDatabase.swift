@@ -37,6 +37,7 @@ struct DirectSQLiteDatabase: SQLDatabase {
             try await execute(sql: query, onRow).get()
         }
     }
+
     /// A serialized statement with its binds as SQLite values.
     struct Statement: Sendable {
         let sql: String
