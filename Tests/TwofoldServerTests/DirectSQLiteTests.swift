@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import SQLKit
 import Testing
+import TwofoldAPI
 import VaporTesting
 
 @testable import TwofoldServer
@@ -73,6 +74,57 @@ struct DirectSQLiteTests {
             #expect(error.isConstraintFailure)
             let details = try await AuditEvent.query(on: app.db).filter(\.$type == "test.event").all().map(\.detail)
             #expect(Set(details) == ["first", "after"])
+        }
+    }
+
+    /// Password, wrong code, right code and a refresh read indexes, never whole tables (each of
+    /// those statements must cost the same with a million users as with two), and run the
+    /// statements compiled the first time.
+    @Test func signInStatementsReadIndexesAndAreCompiledOnce() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let direct = try #require(app.twofold.sqlite)
+            // Two users with an authenticator app, sessions, failures and codes in every table.
+            var bobSecret: [UInt8] = []
+            for name in ["alice", "bob"] {
+                let tokens = try await AuthFlowTests.signUp(app, name)
+                let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+                bobSecret = secret
+                let flow = try await TOTPSteps.startLogin(app, name)
+                #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
+                clock.advance(by: 30)
+            }
+            let before = try await direct.statementCosts()
+            let flow = try await TOTPSteps.startLogin(app, "bob")
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
+            var signedIn: SecondStepResponse?
+            try await app.testing().test(
+                .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+                body: json(["tempToken": flow, "code": try TOTPSteps.code(bobSecret, clock)])
+            ) { response in
+                #expect(response.status == .ok)
+                signedIn = try response.decode(SecondStepResponse.self)
+            }
+            let refreshToken = try #require(signedIn?.refreshToken.token)
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"), body: json(["refreshToken": refreshToken])
+            ) { response in
+                #expect(response.status == .ok)
+            }
+            let after = try await direct.statementCosts()
+            #expect(after.fullScanSteps == before.fullScanSteps)
+            #expect(after.reprepares == before.reprepares)
+        }
+    }
+
+    @Test func aStatementMissingABoundValueIsRefused() async throws {
+        try await withTestApp { app in
+            let request = Self.request(app)
+            // A kept statement keeps its last values; one bound short must not run with them.
+            try await request.sql.raw("SELECT COUNT(*) AS n FROM users WHERE id = \(bind: UUID())").run()
+            await #expect(throws: DirectSQLiteError.self) {
+                try await request.sql.raw("SELECT COUNT(*) AS n FROM users WHERE id = \(unsafeRaw: "?")").run()
+            }
         }
     }
 

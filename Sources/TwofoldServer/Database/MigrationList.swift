@@ -18,5 +18,6 @@ enum Migrations {
         CreateOneTimeCodes(),
         UpdateUsersAddCodeFactors(),
         CreateDevices(),
+        CreateLookupIndexes(),
     ]
 }

@@ -76,7 +76,7 @@ enum SessionService {
             """
             UPDATE refresh_tokens SET used_at = \(bind: now)
             WHERE token_hash = \(bind: hash) AND used_at IS NULL AND expires_at > \(bind: now)
-            AND session_id IN (SELECT id FROM sessions WHERE revoked_at IS NULL)
+            AND EXISTS (SELECT 1 FROM sessions WHERE sessions.id = refresh_tokens.session_id AND revoked_at IS NULL)
             RETURNING session_id
             """
         ).all()

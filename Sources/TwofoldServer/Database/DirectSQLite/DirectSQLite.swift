@@ -45,6 +45,13 @@ struct DirectSQLite: Sendable, LifecycleHandler {
         }
     }
 
+    /// Rows the direct connection stepped over in full table scans so far, and how often it
+    /// compiled a cached statement again.
+    func statementCosts() async throws -> (fullScanSteps: Int, reprepares: Int) {
+        let connection = database.connection
+        return try await thread.loop.submit { (connection.fullScanSteps, connection.reprepares) }.get()
+    }
+
     /// How many write groups the direct connection has committed.
     func commitCount() async throws -> Int {
         let connection = database.connection

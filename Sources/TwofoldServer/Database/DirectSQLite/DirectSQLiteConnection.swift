@@ -30,14 +30,17 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     struct Prepared {
         let statement: OpaquePointer
         let columns: [String]
+        let parameterCount: Int
         /// Kept for the next use; a transient one is finalized after this use.
         let isCached: Bool
 
-        /// Ready for the next use (or gone, when transient).
+        /// Ready for the next use (or gone, when transient). The bindings stay: every use binds
+        /// every parameter again (`run` checks the count), and `sqlite3_clear_bindings` would
+        /// expire a statement whose plan looked at a bound value, making SQLite compile it again
+        /// on its next step.
         func release() {
             if isCached {
                 sqlite_nio_sqlite3_reset(statement)
-                sqlite_nio_sqlite3_clear_bindings(statement)
             } else {
                 sqlite_nio_sqlite3_finalize(statement)
             }
@@ -60,6 +63,12 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     private var commitQueued = false
     /// Write groups committed so far (read by tests and operators: one per sign-in, not seven).
     private(set) var commits = 0
+    /// Rows stepped over in full table scans so far (`SQLITE_STMTSTATUS_FULLSCAN_STEP`): a
+    /// statement without an index to read costs time in proportion to its table (read by tests).
+    private(set) var fullScanSteps = 0
+    /// Times SQLite compiled a cached statement again before running it (read by tests: a
+    /// statement should be compiled once).
+    private(set) var reprepares = 0
     /// Groups that were rolled back, with why (the last few hundred: a unit of work checks its
     /// groups within moments of writing).
     private var rolledBack: [UInt64: DirectSQLiteError] = [:]
@@ -105,7 +114,17 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         guard let handle else { throw DirectSQLiteError(status: SQLITE_MISUSE, message: "connection closed") }
         let statement = try prepare(sql, on: handle)
-        defer { statement.release() }
+        defer {
+            fullScanSteps += Int(
+                sqlite_nio_sqlite3_stmt_status(statement.statement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1))
+            reprepares += Int(sqlite_nio_sqlite3_stmt_status(statement.statement, SQLITE_STMTSTATUS_REPREPARE, 1))
+            statement.release()
+        }
+        guard binds.count == statement.parameterCount else {
+            throw DirectSQLiteError(
+                status: SQLITE_RANGE,
+                message: "\(binds.count) values bound to a statement with \(statement.parameterCount) parameters")
+        }
         let group = groupsWrites && sqlite_nio_sqlite3_stmt_readonly(statement.statement) == 0 ? try joinGroup() : nil
         do {
             for (offset, value) in binds.enumerated() {
@@ -236,7 +255,9 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         }
         let count = sqlite_nio_sqlite3_column_count(statement)
         let columns = (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) }
-        let entry = Prepared(statement: statement, columns: columns, isCached: keeps)
+        let entry = Prepared(
+            statement: statement, columns: columns,
+            parameterCount: Int(sqlite_nio_sqlite3_bind_parameter_count(statement)), isCached: keeps)
         if entry.isCached { prepared[sql] = entry }
         return entry
     }
