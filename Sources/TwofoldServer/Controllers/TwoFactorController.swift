@@ -68,7 +68,7 @@ struct TwoFactorController: RouteCollection {
         try request.requireRecentSecondFactor()
         let user = try await Self.user(request)
         let userID = try user.requireID()
-        guard try await TOTPService.active(for: userID, on: request.sql) != nil else {
+        guard try await TOTPService.active(for: userID, request: request) != nil else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
         try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
@@ -94,7 +94,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable func status(request: Request) async throws -> Response {
         let user = try await Self.user(request)
         let userID = try user.requireID()
-        let totp = try await TOTPService.active(for: userID, on: request.sql)
+        let totp = try await TOTPService.active(for: userID, request: request)
         let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$createdAt, .descending).first()?.createdAt
         return try Response.json(

@@ -20,23 +20,23 @@ final class LoginFlow: Model, @unchecked Sendable {
 
     init() {}
 
-    /// The columns `init(row:tokenHash:)` reads, from the `login_flows` table of a query, each as
-    /// `flow_<column>` (so they can sit beside the user's columns, `User.selection`).
-    static let selection = [
+    /// The columns `init(row:from:tokenHash:)` reads, in order, from the `login_flows` table of
+    /// a query (beside another table's columns, `User.columns`).
+    static let columns = [
         "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",
-    ].map { "login_flows.\($0) AS flow_\($0)" }.joined(separator: ", ")
+    ].map { "login_flows.\($0)" }.joined(separator: ", ")
 
-    /// A stored flow from the columns `selection` names.
-    init(row: any SQLRow, tokenHash: String) throws {
-        self.id = try row.decode(column: "flow_id", as: UUID.self)
+    /// A stored flow from the columns `columns` names, starting at position `first`.
+    init(row: StatementRow, from first: Int = 0, tokenHash: String) throws {
+        self.id = try row.uuid(first)
         self.$id.exists = true
         self.tokenHash = tokenHash
-        self.userID = try row.decode(column: "flow_user_id", as: UUID.self)
-        self.firstFactor = try row.decode(column: "flow_first_factor", as: String.self)
-        self.createdAt = try row.decode(column: "flow_created_at", as: Date.self)
-        self.expiresAt = try row.decode(column: "flow_expires_at", as: Date.self)
-        self.consumedAt = try row.decode(column: "flow_consumed_at", as: Date?.self)
-        self.ipAddress = try row.decode(column: "flow_ip_address", as: String?.self)
+        self.userID = try row.uuid(first + 1)
+        self.firstFactor = try row.text(first + 2)
+        self.createdAt = try row.date(first + 3)
+        self.expiresAt = try row.date(first + 4)
+        self.consumedAt = try row.optionalDate(first + 5)
+        self.ipAddress = try row.optionalText(first + 6)
     }
 
     init(tokenHash: String, userID: UUID, firstFactor: String, now: Date, expiresAt: Date, ipAddress: String?) {

@@ -27,20 +27,27 @@ final class TOTPCredential: Model, @unchecked Sendable {
 
     init() {}
 
-    /// A stored secret from a row of all its columns.
-    init(row: any SQLRow) throws {
-        self.id = try row.decode(column: "id", as: UUID.self)
+    /// The columns `init(row:)` reads, in order.
+    static let columns =
+        "id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at, confirmed_at, last_used_step"
+
+    /// A stored secret from the columns `columns` names.
+    init(row: StatementRow) throws {
+        self.id = try row.uuid(0)
         self.$id.exists = true
-        self.userID = try row.decode(column: "user_id", as: UUID.self)
-        self.status = try row.decode(column: "status", as: Status.self)
-        self.secretCiphertext = try row.decode(column: "secret_ciphertext", as: String.self)
-        self.algorithm = try row.decode(column: "algorithm", as: String.self)
-        self.digits = try row.decode(column: "digits", as: Int.self)
-        self.period = try row.decode(column: "period", as: Int.self)
-        self.createdAt = try row.decode(column: "created_at", as: Date.self)
-        self.expiresAt = try row.decode(column: "expires_at", as: Date.self)
-        self.confirmedAt = try row.decode(column: "confirmed_at", as: Date?.self)
-        self.lastUsedStep = try row.decode(column: "last_used_step", as: Int64?.self)
+        self.userID = try row.uuid(1)
+        guard let status = Status(rawValue: try row.text(2)) else {
+            throw StatementRowError(column: 2, reason: "is not a TOTP credential status")
+        }
+        self.status = status
+        self.secretCiphertext = try row.text(3)
+        self.algorithm = try row.text(4)
+        self.digits = try row.integer(5)
+        self.period = try row.integer(6)
+        self.createdAt = try row.date(7)
+        self.expiresAt = try row.date(8)
+        self.confirmedAt = try row.optionalDate(9)
+        self.lastUsedStep = try row.optionalInteger(10).map(Int64.init)
     }
 
     init(userID: UUID, secretCiphertext: String, now: Date, expiresAt: Date) {

@@ -49,37 +49,37 @@ final class User: Model, @unchecked Sendable {
         self.emailEnabled = false
     }
 
-    /// The user with `id`, read with one SQL statement (for hot paths: a Fluent query reflects
-    /// over the model's properties, which costs several times as much).
-    static func load(_ id: UUID, on sql: any SQLDatabase) async throws -> User? {
-        try await sql.raw("SELECT \(unsafeRaw: selection) FROM users WHERE id = \(bind: id)").first()
-            .map(User.init(row:))
-    }
-
-    /// The columns `init(row:)` reads, from the `users` table of a query, each as
-    /// `user_<column>` (so they can sit beside another table's columns). Built once: every
-    /// second step reads a user with it.
-    static let selection = [
+    /// The columns `init(row:from:)` reads, in order, from the `users` table of a query.
+    static let columns = [
         "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
         "sms_enabled", "email_enabled", "primary_method",
-    ].map { "users.\($0) AS user_\($0)" }.joined(separator: ", ")
+    ].map { "users.\($0)" }.joined(separator: ", ")
 
-    /// A user from the columns `selection` names.
-    convenience init(row: any SQLRow) throws {
+    /// A user from the columns `columns` names, starting at position `first`.
+    convenience init(row: StatementRow, from first: Int = 0) throws {
         self.init()
-        id = try row.decode(column: "user_id", as: UUID.self)
+        id = try row.uuid(first)
         $id.exists = true
-        username = try row.decode(column: "user_username", as: String.self)
-        email = try row.decode(column: "user_email", as: String.self)
-        phone = try row.decode(column: "user_phone", as: String?.self)
-        role = try row.decode(column: "user_role", as: Role.self)
-        status = try row.decode(column: "user_status", as: Status.self)
-        passwordHash = try row.decode(column: "user_password_hash", as: String.self)
-        createdAt = try row.decode(column: "user_created_at", as: Date.self)
-        updatedAt = try row.decode(column: "user_updated_at", as: Date.self)
-        smsEnabled = try row.decode(column: "user_sms_enabled", as: Bool.self)
-        emailEnabled = try row.decode(column: "user_email_enabled", as: Bool.self)
-        primaryMethod = try row.decode(column: "user_primary_method", as: String?.self)
+        username = try row.text(first + 1)
+        email = try row.text(first + 2)
+        phone = try row.optionalText(first + 3)
+        role = try Self.read(Role.self, row, first + 4)
+        status = try Self.read(Status.self, row, first + 5)
+        passwordHash = try row.text(first + 6)
+        createdAt = try row.date(first + 7)
+        updatedAt = try row.date(first + 8)
+        smsEnabled = try row.bool(first + 9)
+        emailEnabled = try row.bool(first + 10)
+        primaryMethod = try row.optionalText(first + 11)
+    }
+
+    private static func read<T: RawRepresentable<String>>(_ type: T.Type, _ row: StatementRow, _ column: Int) throws
+        -> T
+    {
+        guard let value = T(rawValue: try row.text(column)) else {
+            throw StatementRowError(column: column, reason: "is not a \(T.self)")
+        }
+        return value
     }
 
     /// Where SMS or email codes go: the phone number or the address on file.

@@ -19,73 +19,73 @@ enum FactorGuard {
 
     /// Takes an attempt slot for `factor`, or throws `429 locked` with `lockoutUntil`.
     static func begin(_ factor: String, userID: UUID, request: Request) async throws {
-        let sql = try request.sql
         let now = request.twofold.clock.now()
         // One statement: the first attempt inserts the row, later ones take a slot only while the
         // factor is not locked (or its lock has run out, which starts the count again).
-        let granted = try await sql.raw(
-            """
-            INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (\(bind: userID), \(bind: factor), 1, 0)
-            ON CONFLICT (user_id, factor) DO UPDATE SET
-              attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now)
-                THEN 1 ELSE factor_guards.attempts + 1 END,
-              locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now)
-                THEN NULL ELSE factor_guards.locked_until END
-            WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < \(bind: maximumAttempts))
-              OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= \(bind: now))
-            RETURNING attempts
-            """
-        ).all()
+        let granted = try await request.rows(
+            Statement(
+                """
+                INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (?, ?, 1, 0)
+                ON CONFLICT (user_id, factor) DO UPDATE SET
+                  attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+                    THEN 1 ELSE factor_guards.attempts + 1 END,
+                  locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+                    THEN NULL ELSE factor_guards.locked_until END
+                WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
+                  OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
+                RETURNING attempts
+                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(maximumAttempts), .date(now)),
+            { _ in () })
         guard granted.isEmpty else { return }
-        let row = try await sql.raw(
-            "SELECT locked_until FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor)"
-        ).first()
+        let lockedUntil = try await request.rows(
+            Statement(
+                "SELECT locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID), .text(factor)),
+            { try $0.optionalDate(0) })
         // No lock yet means the last attempts are still being checked; they will set it.
-        let until = (try? row?.decode(column: "locked_until", as: Date?.self)) ?? now.addingTimeInterval(firstLockout)
+        let until = (lockedUntil.first ?? nil) ?? now.addingTimeInterval(firstLockout)
         throw locked(until: until, now: now)
     }
 
     /// The code was right: the consecutive count starts again.
     static func succeeded(_ factor: String, userID: UUID, request: Request) async throws {
-        try await request.sql.raw(
-            """
-            UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL
-            WHERE user_id = \(bind: userID) AND factor = \(bind: factor)
-            """
-        ).run()
+        try await request.run(
+            Statement(
+                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
+                .uuid(userID), .text(factor)))
     }
 
     /// The code was wrong: records it, locks the factor at the fifth in a row and the account at
     /// the twentieth in a day, and throws the problem to answer (`invalid_code` with
     /// `attemptsRemaining`, `locked`, or `account_locked`).
     static func failed(_ factor: String, userID: UUID, request: Request) async throws -> Never {
-        let sql = try request.sql
         let now = request.twofold.clock.now()
-        try await sql.raw(
-            """
-            INSERT INTO factor_failures (id, user_id, factor, occurred_at)
-            VALUES (\(bind: SecureRandom.uuid()), \(bind: userID), \(bind: factor), \(bind: now))
-            """
-        ).run()
+        try await request.run(
+            Statement(
+                "INSERT INTO factor_failures (id, user_id, factor, occurred_at) VALUES (?, ?, ?, ?)",
+                .uuid(SecureRandom.uuid()), .uuid(userID), .text(factor), .date(now)))
         // One statement for the day's failures and this factor's count.
-        let row = try await sql.raw(
-            """
-            SELECT
-              (SELECT COUNT(*) FROM factor_failures
-               WHERE user_id = \(bind: userID) AND occurred_at > \(bind: now.addingTimeInterval(-24 * 3600))) AS n,
-              (SELECT attempts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor))
-                AS attempts,
-              (SELECT lockouts FROM factor_guards WHERE user_id = \(bind: userID) AND factor = \(bind: factor))
-                AS lockouts
-            """
-        ).first()
-        if (try row?.decode(column: "n", as: Int.self) ?? 0) >= accountLockFailures {
-            let locked = try await sql.raw(
+        let counts = try await request.rows(
+            Statement(
                 """
-                UPDATE users SET status = 'locked', updated_at = \(bind: now)
-                WHERE id = \(bind: userID) AND status = 'active' RETURNING id
-                """
-            ).all()
+                SELECT
+                  (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?),
+                  (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?),
+                  (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?)
+                """, .uuid(userID), .date(now.addingTimeInterval(-24 * 3600)), .uuid(userID), .text(factor),
+                .uuid(userID), .text(factor)),
+            { row in
+                (
+                    failures: try row.integer(0), attempts: try row.optionalInteger(1),
+                    lockouts: try row.optionalInteger(2)
+                )
+            }
+        ).first
+        if (counts?.failures ?? 0) >= accountLockFailures {
+            let locked = try await request.rows(
+                Statement(
+                    "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active' RETURNING id",
+                    .date(now), .uuid(userID)),
+                { _ in () })
             if !locked.isEmpty {
                 try await AuditLog.record(
                     .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
@@ -95,8 +95,8 @@ enum FactorGuard {
         }
 
         // Fail closed: a guard row that cannot be read counts as the last attempt.
-        let attempts = ((try? row?.decode(column: "attempts", as: Int?.self)) ?? nil) ?? maximumAttempts
-        let lockouts = ((try? row?.decode(column: "lockouts", as: Int?.self)) ?? nil) ?? 0
+        let attempts = (counts?.attempts ?? nil) ?? maximumAttempts
+        let lockouts = (counts?.lockouts ?? nil) ?? 0
         guard attempts >= maximumAttempts else {
             throw Problem(
                 status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
@@ -104,14 +104,14 @@ enum FactorGuard {
         }
         let duration = min(longestLockout, firstLockout * pow(2, Double(lockouts)))
         let until = now.addingTimeInterval(duration)
-        let set = try await sql.raw(
-            """
-            UPDATE factor_guards SET locked_until = \(bind: until), lockouts = lockouts + 1
-            WHERE user_id = \(bind: userID) AND factor = \(bind: factor) AND locked_until IS NULL
-              AND attempts >= \(bind: maximumAttempts)
-            RETURNING lockouts
-            """
-        ).all()
+        let set = try await request.rows(
+            Statement(
+                """
+                UPDATE factor_guards SET locked_until = ?, lockouts = lockouts + 1
+                WHERE user_id = ? AND factor = ? AND locked_until IS NULL AND attempts >= ?
+                RETURNING lockouts
+                """, .date(until), .uuid(userID), .text(factor), .integer(maximumAttempts)),
+            { _ in () })
         if !set.isEmpty {
             try await AuditLog.record(
                 .lockout, user: userID, detail: "\(factor) locked for \(Int(duration / 60)) minutes", request: request)

@@ -31,11 +31,11 @@ enum LoginFlowService {
     static func active(_ token: String, userID: UUID? = nil, request: Request) async throws -> LoginFlow {
         let hash = SecureToken.hash(token)
         guard
-            let row = try await request.sql.raw(
-                "SELECT \(unsafeRaw: LoginFlow.selection) FROM login_flows WHERE token_hash = \(bind: hash)"
-            ).first()
+            let flow = try await request.rows(
+                Statement("SELECT \(LoginFlow.columns) FROM login_flows WHERE token_hash = ?", .text(hash)),
+                { try LoginFlow(row: $0, tokenHash: hash) }
+            ).first
         else { throw unknownFlow }
-        let flow = try LoginFlow(row: row, tokenHash: hash)
         if let userID, flow.userID != userID { throw unknownFlow }
         try refuseIfUnusable(flow, request: request)
         return flow
@@ -51,29 +51,30 @@ enum LoginFlowService {
     static func activeWithUser(_ token: String, request: Request) async throws -> (flow: LoginFlow, user: User) {
         let hash = SecureToken.hash(token)
         guard
-            let row = try await request.sql.raw(
-                """
-                SELECT \(unsafeRaw: LoginFlow.selection), \(unsafeRaw: User.selection)
-                FROM login_flows JOIN users ON users.id = login_flows.user_id
-                WHERE token_hash = \(bind: hash)
-                """
-            ).first()
+            let (flow, user) = try await request.rows(
+                Statement(
+                    """
+                    SELECT \(LoginFlow.columns), \(User.columns)
+                    FROM login_flows JOIN users ON users.id = login_flows.user_id
+                    WHERE token_hash = ?
+                    """, .text(hash)),
+                { (try LoginFlow(row: $0, tokenHash: hash), try User(row: $0, from: 7)) }
+            ).first
         else { throw unknownFlow }
-        let flow = try LoginFlow(row: row, tokenHash: hash)
         try refuseIfUnusable(flow, request: request)
-        return (flow, try User(row: row))
+        return (flow, user)
     }
 
     /// Consumes the flow: succeeds for exactly one caller, however many race.
     static func consume(_ flow: LoginFlow, request: Request) async throws {
         let now = request.twofold.clock.now()
-        let rows = try await request.sql.raw(
-            """
-            UPDATE login_flows SET consumed_at = \(bind: now)
-            WHERE id = \(bind: try flow.requireID()) AND consumed_at IS NULL AND expires_at > \(bind: now)
-            RETURNING id
-            """
-        ).all()
+        let rows = try await request.rows(
+            Statement(
+                """
+                UPDATE login_flows SET consumed_at = ?
+                WHERE id = ? AND consumed_at IS NULL AND expires_at > ? RETURNING id
+                """, .date(now), .uuid(try flow.requireID()), .date(now)),
+            { _ in () })
         guard !rows.isEmpty else {
             if flow.expiresAt <= now { throw expired }
             throw alreadyUsed

@@ -74,7 +74,7 @@ enum SecondFactors {
         let userID = try user.requireID()
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
         // (one statement fewer on the most common second step).
-        let totp = method == "totp" ? try await TOTPService.active(for: userID, on: request.sql) : nil
+        let totp = method == "totp" ? try await TOTPService.active(for: userID, request: request) : nil
         if method == "totp" {
             guard totp != nil else { return .notEnabled }
         } else {

@@ -33,14 +33,14 @@ enum SessionService {
         let userID = try user.requireID()
         let sessionID = SecureRandom.uuid()
         // Plain SQL rather than `Session.create`: every sign-in comes through here.
-        try await request.sql.raw(
-            """
-            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
-            VALUES (\(bind: sessionID), \(bind: userID), \(bind: now), \(bind: methods.joined(separator: ",")),
-              \(bind: now), \(bind: now), \(bind: request.clientAddress),
-              \(bind: request.headers.first(name: .userAgent).map { String($0.prefix(256)) }))
-            """
-        ).run()
+        try await request.run(
+            Statement(
+                """
+                INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, .uuid(sessionID), .uuid(userID), .date(now), .text(methods.joined(separator: ",")), .date(now),
+                .date(now), .text(request.clientAddress),
+                .text(request.headers.first(name: .userAgent).map { String($0.prefix(256)) })))
         let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
         return Recorded(
             userID: userID, sessionID: sessionID, methods: methods, now: now, refreshToken: refresh, user: user.dto)
@@ -57,13 +57,11 @@ enum SessionService {
     static func newRefreshToken(for sessionID: UUID, now: Date, request: Request) async throws -> TokenDTO {
         let token = SecureToken.generate()
         let expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
-        try await request.sql.raw(
-            """
-            INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at)
-            VALUES (\(bind: SecureRandom.uuid()), \(bind: sessionID), \(bind: SecureToken.hash(token)), \(bind: now),
-              \(bind: expiresAt))
-            """
-        ).run()
+        try await request.run(
+            Statement(
+                "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                .uuid(SecureRandom.uuid()), .uuid(sessionID), .text(SecureToken.hash(token)), .date(now),
+                .date(expiresAt)))
         return TokenDTO(token: token, expiresAt: expiresAt)
     }
 

@@ -11,14 +11,13 @@ enum TOTPService {
     static let factor = "totp"
 
     /// The user's confirmed secret, if any, read with one SQL statement (every TOTP check reads it).
-    static func active(for userID: UUID, on sql: any SQLDatabase) async throws -> TOTPCredential? {
-        try await sql.raw(
-            """
-            SELECT id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at,
-              confirmed_at, last_used_step
-            FROM totp_credentials WHERE user_id = \(bind: userID) AND status = 'active'
-            """
-        ).first().map(TOTPCredential.init(row:))
+    static func active(for userID: UUID, request: Request) async throws -> TOTPCredential? {
+        try await request.rows(
+            Statement(
+                "SELECT \(TOTPCredential.columns) FROM totp_credentials WHERE user_id = ? AND status = 'active'",
+                .uuid(userID)),
+            TOTPCredential.init(row:)
+        ).first
     }
 
     /// Starts setup: a new random 160-bit secret, pending for 10 minutes. An earlier pending
@@ -26,7 +25,7 @@ enum TOTPService {
     static func setup(for user: User, request: Request) async throws -> TOTPSetupResponse {
         let userID = try user.requireID()
         let now = request.twofold.clock.now()
-        if try await active(for: userID, on: request.sql) != nil {
+        if try await active(for: userID, request: request) != nil {
             throw Problem(
                 status: 409, code: .conflict, title: "Authenticator app already enabled",
                 detail: "Remove the current authenticator app (DELETE /api/v1/2fa/totp) before adding another.")
@@ -60,14 +59,13 @@ enum TOTPService {
         guard let step = try totp.verify(candidate, at: now, window: 1, after: lastUsed) else {
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
-        let claimed = try await request.sql.raw(
-            """
-            UPDATE totp_credentials SET last_used_step = \(bind: Int64(step))
-            WHERE id = \(bind: try credential.requireID())
-              AND (last_used_step IS NULL OR last_used_step < \(bind: Int64(step)))
-            RETURNING id
-            """
-        ).all()
+        let claimed = try await request.rows(
+            Statement(
+                """
+                UPDATE totp_credentials SET last_used_step = ?
+                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
+                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))),
+            { _ in () })
         guard !claimed.isEmpty else {
             // Right code, but its time step was already used: a replay.
             try await FactorGuard.failed(factor, userID: userID, request: request)

@@ -111,6 +111,82 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     /// values. Returns the write group the statement wrote in (left open: see `commit()`), or
     /// `nil` for a statement that only reads. Must be called on `thread`.
     func run(_ sql: String, binds: [SQLiteData], onRow: ([String], [SQLiteData]) -> Void) throws -> UInt64? {
+        try run(sql, parameters: binds.count) { statement in
+            for (offset, value) in binds.enumerated() {
+                try check(bind(value, at: Int32(offset + 1), to: statement))
+            }
+        } onRow: { statement, columns in
+            onRow(columns, (0..<Int32(columns.count)).map { value(of: statement, at: $0) })
+        }
+    }
+
+    /// Runs a typed statement, reading each row through a `Cursor` (no values are copied
+    /// until asked for). As `run(_:binds:onRow:)` otherwise.
+    func run(_ statement: Statement, onRow: (Cursor) throws -> Void) throws -> UInt64? {
+        try run(statement.sql, parameters: statement.values.count) { prepared in
+            for (offset, value) in statement.values.enumerated() {
+                try check(bind(value, at: Int32(offset + 1), to: prepared))
+            }
+        } onRow: { prepared, _ in
+            try onRow(Cursor(statement: prepared))
+        }
+    }
+
+    /// A result row of a typed statement, read by column position in the formats sqlite-kit
+    /// writes (UUIDs as text, dates as seconds since 1970, booleans as 0 or 1). Valid only
+    /// inside the `onRow` call it is given to.
+    struct Cursor {
+        fileprivate let statement: OpaquePointer
+
+        func text(_ column: Int) throws -> String? {
+            let index = Int32(column)
+            switch sqlite_nio_sqlite3_column_type(statement, index) {
+            case SQLITE_NULL: return nil
+            case SQLITE_TEXT:
+                guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return "" }
+                let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+                return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+            default: throw StatementRowError(column: column, reason: "is not text")
+            }
+        }
+
+        func integer(_ column: Int) throws -> Int? {
+            let index = Int32(column)
+            switch sqlite_nio_sqlite3_column_type(statement, index) {
+            case SQLITE_NULL: return nil
+            case SQLITE_INTEGER: return Int(sqlite_nio_sqlite3_column_int64(statement, index))
+            default: throw StatementRowError(column: column, reason: "is not an integer")
+            }
+        }
+
+        func uuid(_ column: Int) throws -> UUID? {
+            guard let text = try text(column) else { return nil }
+            guard let uuid = UUID(sqliteText: text) else {
+                throw StatementRowError(column: column, reason: "is not a UUID")
+            }
+            return uuid
+        }
+
+        func date(_ column: Int) throws -> Date? {
+            let index = Int32(column)
+            let seconds: Double
+            switch sqlite_nio_sqlite3_column_type(statement, index) {
+            case SQLITE_NULL: return nil
+            case SQLITE_FLOAT: seconds = sqlite_nio_sqlite3_column_double(statement, index)
+            case SQLITE_INTEGER: seconds = Double(sqlite_nio_sqlite3_column_int64(statement, index))
+            default: throw StatementRowError(column: column, reason: "is not a time")
+            }
+            // Rounded to microseconds, as sqlite-nio reads dates, so the two agree exactly.
+            let sinceReference = seconds - Date.timeIntervalBetween1970AndReferenceDate
+            return Date(timeIntervalSinceReferenceDate: (sinceReference * 1e6).rounded() / 1e6)
+        }
+    }
+
+    /// The common part of running a statement: prepare (or reuse), bind, step, count, release.
+    private func run(
+        _ sql: String, parameters: Int, bind: (OpaquePointer) throws -> Void,
+        onRow: (OpaquePointer, [String]) throws -> Void
+    ) throws -> UInt64? {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         guard let handle else { throw DirectSQLiteError(status: SQLITE_MISUSE, message: "connection closed") }
         let statement = try prepare(sql, on: handle)
@@ -120,31 +196,19 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             reprepares += Int(sqlite_nio_sqlite3_stmt_status(statement.statement, SQLITE_STMTSTATUS_REPREPARE, 1))
             statement.release()
         }
-        guard binds.count == statement.parameterCount else {
+        guard parameters == statement.parameterCount else {
             throw DirectSQLiteError(
                 status: SQLITE_RANGE,
-                message: "\(binds.count) values bound to a statement with \(statement.parameterCount) parameters")
+                message: "\(parameters) values bound to a statement with \(statement.parameterCount) parameters")
         }
         let group = groupsWrites && sqlite_nio_sqlite3_stmt_readonly(statement.statement) == 0 ? try joinGroup() : nil
         do {
-            for (offset, value) in binds.enumerated() {
-                let status = bind(value, at: Int32(offset + 1), to: statement.statement)
-                guard status == SQLITE_OK else {
-                    throw DirectSQLiteError(status: status, message: Self.message(handle))
-                }
-            }
+            try bind(statement.statement)
             while true {
                 let status = sqlite_nio_sqlite3_step(statement.statement)
                 if status == SQLITE_DONE { return group }
-                guard status == SQLITE_ROW else {
-                    throw DirectSQLiteError(status: status, message: Self.message(handle))
-                }
-                var values: [SQLiteData] = []
-                values.reserveCapacity(statement.columns.count)
-                for column in 0..<Int32(statement.columns.count) {
-                    values.append(value(of: statement.statement, at: column))
-                }
-                onRow(statement.columns, values)
+                try check(status == SQLITE_ROW ? SQLITE_OK : status)
+                try onRow(statement.statement, statement.columns)
             }
         } catch let error as DirectSQLiteError {
             // Most failures undo the statement alone; some (I/O, a full disk) end the whole
@@ -154,6 +218,12 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             }
             throw error
         }
+    }
+
+    /// Throws the connection's error for a status other than `SQLITE_OK`.
+    private func check(_ status: Int32) throws {
+        guard status != SQLITE_OK else { return }
+        throw DirectSQLiteError(status: status, message: handle.map(Self.message) ?? "connection closed")
     }
 
     /// Commits the open write group, if any, and answers the units waiting for it. Throws if it
@@ -276,6 +346,24 @@ final class DirectSQLiteConnection: @unchecked Sendable {
                 sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), transient)
             }
         case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    private func bind(_ value: Statement.Value, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .text(let text?):
+            return sqlite_nio_sqlite3_bind_text64(
+                statement, index, text, UInt64(text.utf8.count), transient, UInt8(SQLITE_UTF8))
+        case .integer(let integer?):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .uuid(let uuid?):
+            return bind(.text(uuid.sqliteText), at: index, to: statement)
+        case .date(let date?):
+            return sqlite_nio_sqlite3_bind_double(statement, index, date.timeIntervalSince1970)
+        case .bool(let bool?):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, bool ? 1 : 0)
+        case .text(nil), .integer(nil), .uuid(nil), .date(nil), .bool(nil):
             return sqlite_nio_sqlite3_bind_null(statement, index)
         }
     }

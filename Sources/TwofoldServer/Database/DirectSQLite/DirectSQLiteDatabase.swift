@@ -20,8 +20,8 @@ struct DirectSQLiteDatabase: SQLDatabase {
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
         -> EventLoopFuture<Void>
     {
-        let statement: Statement
-        do { statement = try Statement(query, on: self) } catch { return eventLoop.makeFailedFuture(error) }
+        let statement: Serialized
+        do { statement = try Serialized(query, on: self) } catch { return eventLoop.makeFailedFuture(error) }
         let connection = connection
         return eventLoop.submit {
             _ = try statement.run(on: connection, onRow)
@@ -31,15 +31,35 @@ struct DirectSQLiteDatabase: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         if connection.thread.isCurrent, let unit = WriteGroups.current {
-            let statement = try Statement(query, on: self)
+            let statement = try Serialized(query, on: self)
             if let group = try statement.run(on: connection, onRow) { unit.record(group) }
         } else {
             try await execute(sql: query, onRow).get()
         }
     }
 
-    /// A serialized statement with its binds as SQLite values.
-    struct Statement: Sendable {
+    /// Runs a typed statement: at once inside a unit of work on the connection's thread,
+    /// else on the thread and committed, as `execute(sql:_:)` does.
+    func rows<T: Sendable>(_ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T)
+        async throws -> [T]
+    {
+        let connection = connection
+        var rows: [T] = []
+        let collect: (DirectSQLiteConnection.Cursor) throws -> Void = { rows.append(try read(StatementRow($0))) }
+        if connection.thread.isCurrent, let unit = WriteGroups.current {
+            if let group = try connection.run(statement, onRow: collect) { unit.record(group) }
+            return rows
+        }
+        return try await eventLoop.submit {
+            var rows: [T] = []
+            _ = try connection.run(statement) { rows.append(try read(StatementRow($0))) }
+            try connection.commit()
+            return rows
+        }.get()
+    }
+
+    /// A serialized SQLKit statement with its binds as SQLite values.
+    struct Serialized: Sendable {
         let sql: String
         let binds: [SQLiteData]
 

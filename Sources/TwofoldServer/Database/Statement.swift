@@ -1,0 +1,139 @@
+import Foundation
+import SQLKit
+import Vapor
+
+/// One SQL statement written with `?` placeholders, with its values typed: for the statements
+/// every sign-in sends. On Twofold's own SQLite connection it runs without SQLKit's serializer,
+/// encoders and Codable rows (values are bound and columns read by position, in the formats
+/// sqlite-kit uses); on any other database it becomes an SQLKit query with the same binds.
+struct Statement: Sendable {
+    /// A value for a placeholder. Each case keeps its type when empty, as PostgreSQL needs.
+    enum Value: Sendable {
+        case text(String?)
+        case integer(Int?)
+        case uuid(UUID?)
+        case date(Date?)
+        case bool(Bool?)
+    }
+
+    let sql: String
+    let values: [Value]
+
+    /// `sql` has one `?` per value and no `?` anywhere else (not in a string literal).
+    init(_ sql: String, _ values: Value...) {
+        assert(sql.utf8.count(where: { $0 == UInt8(ascii: "?") }) == values.count, "one value per ?: \(sql)")
+        self.sql = sql
+        self.values = values
+    }
+
+    /// The statement as SQLKit builds it, each `?` a bind.
+    var query: SQLQueryString {
+        var query = SQLQueryString("")
+        var values = values.makeIterator()
+        var pieces = sql.split(separator: "?", omittingEmptySubsequences: false).makeIterator()
+        if let first = pieces.next() { query.appendLiteral(String(first)) }
+        while let piece = pieces.next() {
+            switch values.next() {
+            case .text(let value): query.appendInterpolation(bind: value)
+            case .integer(let value): query.appendInterpolation(bind: value)
+            case .uuid(let value): query.appendInterpolation(bind: value)
+            case .date(let value): query.appendInterpolation(bind: value)
+            case .bool(let value): query.appendInterpolation(bind: value)
+            case nil: query.appendLiteral("?")  // more placeholders than values: the database refuses it
+            }
+            query.appendLiteral(String(piece))
+        }
+        return query
+    }
+}
+
+/// One result row of a `Statement`, read by column position.
+struct StatementRow {
+    fileprivate enum Source {
+        case sqlite(DirectSQLiteConnection.Cursor)
+        case sqlKit(any SQLRow, [String])
+    }
+
+    fileprivate let source: Source
+
+    init(_ cursor: DirectSQLiteConnection.Cursor) { source = .sqlite(cursor) }
+    init(_ row: any SQLRow) { source = .sqlKit(row, row.allColumns) }
+
+    func text(_ column: Int) throws -> String {
+        try required(optionalText(column), column)
+    }
+
+    func optionalText(_ column: Int) throws -> String? {
+        switch source {
+        case .sqlite(let cursor): return try cursor.text(column)
+        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: String?.self)
+        }
+    }
+
+    func integer(_ column: Int) throws -> Int {
+        try required(optionalInteger(column), column)
+    }
+
+    func optionalInteger(_ column: Int) throws -> Int? {
+        switch source {
+        case .sqlite(let cursor): return try cursor.integer(column)
+        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Int?.self)
+        }
+    }
+
+    func uuid(_ column: Int) throws -> UUID {
+        try required(optionalUUID(column), column)
+    }
+
+    func optionalUUID(_ column: Int) throws -> UUID? {
+        switch source {
+        case .sqlite(let cursor): return try cursor.uuid(column)
+        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: UUID?.self)
+        }
+    }
+
+    func date(_ column: Int) throws -> Date {
+        try required(optionalDate(column), column)
+    }
+
+    func optionalDate(_ column: Int) throws -> Date? {
+        switch source {
+        case .sqlite(let cursor): return try cursor.date(column)
+        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Date?.self)
+        }
+    }
+
+    func bool(_ column: Int) throws -> Bool {
+        switch source {
+        case .sqlite(let cursor): return try required(cursor.integer(column), column) != 0
+        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Bool.self)
+        }
+    }
+
+    private func required<T>(_ value: T?, _ column: Int) throws -> T {
+        guard let value else { throw StatementRowError(column: column, reason: "is NULL") }
+        return value
+    }
+}
+
+/// A column that could not be read as the type asked for.
+struct StatementRowError: Error, CustomStringConvertible {
+    let column: Int
+    let reason: String
+    var description: String { "column \(column) \(reason)" }
+}
+
+extension Request {
+    /// Runs `statement` and reads each row it returns with `read`.
+    func rows<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T] {
+        if let direct = twofold.sqlite { return try await direct.database.rows(statement, read) }
+        return try await sql.raw(statement.query).all().map { try read(StatementRow($0)) }
+    }
+
+    /// Runs `statement`, which returns no rows (or none that matter).
+    func run(_ statement: Statement) async throws {
+        _ = try await rows(statement) { _ in () }
+    }
+}
