@@ -66,6 +66,11 @@ public func configure(
 
     app.http.server.configuration.hostname = configuration.host
     app.http.server.configuration.port = configuration.port
+    // Requests are small JSON: no compressed bodies to inflate (a decompression bomb is one
+    // less thing to defend against). Answers carry tokens and secrets: never compressed, so
+    // their length cannot leak them beside attacker-chosen content (BREACH).
+    app.http.server.configuration.requestDecompression = .disabled
+    app.http.server.configuration.responseCompression = .forceDisabled
     app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodyBytes)
 
     let registry = PrometheusCollectorRegistry()

@@ -21,10 +21,51 @@ struct AccessTokenClaims: JWTPayload, Equatable {
         case authTime = "auth_time"
     }
 
+    /// The claims as compact JSON, written directly: every sign-in signs one, and JSONEncoder
+    /// costs several times as much. The members and values of the Codable form (NumericDates in
+    /// whole seconds, as `TokenService.issue` makes them).
+    var json: String {
+        var json = #"{"sub":"#
+        json.appendJSONString(sub.value)
+        json += #","sid":"#
+        json.appendJSONString(sid)
+        json += #","amr":["#
+        for (index, method) in amr.enumerated() {
+            if index > 0 { json += "," }
+            json.appendJSONString(method)
+        }
+        json += #"],"auth_time":\#(authTime),"iat":\#(Int(iat.value.timeIntervalSince1970))"#
+        json += #","exp":\#(Int(exp.value.timeIntervalSince1970)),"iss":"#
+        json.appendJSONString(iss.value)
+        return json + "}"
+    }
+
     /// Expiry is checked by `TokenService` against the server's injected clock, not here.
     func verify(using algorithm: some JWTAlgorithm) async throws {
         guard iss.value == Self.issuer else {
             throw JWTError.claimVerificationFailure(failedClaim: iss, reason: "issuer")
         }
+    }
+}
+
+extension String {
+    /// Appends `value` as a JSON string literal (RFC 8259 §7): quoted, with quotation marks,
+    /// reverse solidi and control characters escaped.
+    mutating func appendJSONString(_ value: String) {
+        append("\"")
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": append("\\\"")
+            case "\\": append("\\\\")
+            case "\n": append("\\n")
+            case "\r": append("\\r")
+            case "\t": append("\\t")
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+            default: unicodeScalars.append(scalar)
+            }
+        }
+        append("\"")
     }
 }
