@@ -39,12 +39,13 @@ enum AuditLog {
         _ event: Event, user: UUID?, actor: UUID? = nil, detail: String = "", request: Request
     ) async throws {
         // Plain SQL rather than `AuditEvent.create`: most requests write one.
+        let now = request.twofold.clock.now()
         try await request.run(
             Statement(
                 """
                 INSERT INTO audit_events (id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, .uuid(SecureRandom.uuid()), .date(request.twofold.clock.now()), .text(event.rawValue), .uuid(user),
+                """, .uuid(SecureRandom.timeOrderedUUID(at: now)), .date(now), .text(event.rawValue), .uuid(user),
                 .uuid(actor), .text(request.clientAddress),
                 .text(request.headers.first(name: .userAgent).map { String($0.prefix(256)) }), .text(detail)))
     }

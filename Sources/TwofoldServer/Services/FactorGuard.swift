@@ -62,7 +62,7 @@ enum FactorGuard {
         try await request.run(
             Statement(
                 "INSERT INTO factor_failures (id, user_id, factor, occurred_at) VALUES (?, ?, ?, ?)",
-                .uuid(SecureRandom.uuid()), .uuid(userID), .text(factor), .date(now)))
+                .uuid(SecureRandom.timeOrderedUUID(at: now)), .uuid(userID), .text(factor), .date(now)))
         // One statement for the day's failures and this factor's count.
         let counts = try await request.rows(
             Statement(

@@ -31,7 +31,7 @@ enum SessionService {
     static func record(user: User, methods: [String], request: Request) async throws -> Recorded {
         let now = request.twofold.clock.now()
         let userID = try user.requireID()
-        let sessionID = SecureRandom.uuid()
+        let sessionID = SecureRandom.timeOrderedUUID(at: now)
         // Plain SQL rather than `Session.create`: every sign-in comes through here.
         try await request.run(
             Statement(
@@ -60,7 +60,8 @@ enum SessionService {
         try await request.run(
             Statement(
                 "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                .uuid(SecureRandom.uuid()), .uuid(sessionID), .text(SecureToken.hash(token)), .date(now),
+                .uuid(SecureRandom.timeOrderedUUID(at: now)), .uuid(sessionID), .text(SecureToken.hash(token)),
+                .date(now),
                 .date(expiresAt)))
         return TokenDTO(token: token, expiresAt: expiresAt)
     }
