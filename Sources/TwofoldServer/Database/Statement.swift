@@ -59,6 +59,16 @@ struct StatementRow {
     init(_ cursor: DirectSQLiteConnection.Cursor) { source = .sqlite(cursor) }
     init(_ row: any SQLRow) { source = .sqlKit(row, row.allColumns) }
 
+    /// The name to read column `column` by from an SQLKit row, which reads by name: refused
+    /// when another column has the same name (give it an `AS` alias in the statement).
+    private static func name(of column: Int, in names: [String]) throws -> String {
+        guard column < names.count else { throw StatementRowError(column: column, reason: "does not exist") }
+        guard names.firstIndex(of: names[column]) == column, names.lastIndex(of: names[column]) == column else {
+            throw StatementRowError(column: column, reason: "has the same name as another (\(names[column]))")
+        }
+        return names[column]
+    }
+
     func text(_ column: Int) throws -> String {
         try required(optionalText(column), column)
     }
@@ -66,7 +76,8 @@ struct StatementRow {
     func optionalText(_ column: Int) throws -> String? {
         switch source {
         case .sqlite(let cursor): return try cursor.text(column)
-        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: String?.self)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: String?.self)
         }
     }
 
@@ -77,7 +88,8 @@ struct StatementRow {
     func optionalInteger(_ column: Int) throws -> Int? {
         switch source {
         case .sqlite(let cursor): return try cursor.integer(column)
-        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Int?.self)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: Int?.self)
         }
     }
 
@@ -88,7 +100,8 @@ struct StatementRow {
     func optionalUUID(_ column: Int) throws -> UUID? {
         switch source {
         case .sqlite(let cursor): return try cursor.uuid(column)
-        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: UUID?.self)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: UUID?.self)
         }
     }
 
@@ -99,14 +112,16 @@ struct StatementRow {
     func optionalDate(_ column: Int) throws -> Date? {
         switch source {
         case .sqlite(let cursor): return try cursor.date(column)
-        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Date?.self)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: Date?.self)
         }
     }
 
     func bool(_ column: Int) throws -> Bool {
         switch source {
         case .sqlite(let cursor): return try required(cursor.integer(column), column) != 0
-        case .sqlKit(let row, let names): return try row.decode(column: names[column], as: Bool.self)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: Bool.self)
         }
     }
 
@@ -132,8 +147,14 @@ extension Request {
         return try await sql.raw(statement.query).all().map { try read(StatementRow($0)) }
     }
 
+    /// Runs `statement` and counts the rows it returns (an `UPDATE … RETURNING` that claims
+    /// something: one row when this request won it, none when another did).
+    func count(_ statement: Statement) async throws -> Int {
+        try await rows(statement) { _ in true }.count
+    }
+
     /// Runs `statement`, which returns no rows (or none that matter).
     func run(_ statement: Statement) async throws {
-        _ = try await rows(statement) { _ in () }
+        _ = try await count(statement)
     }
 }

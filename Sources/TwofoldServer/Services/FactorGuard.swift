@@ -22,7 +22,7 @@ enum FactorGuard {
         let now = request.twofold.clock.now()
         // One statement: the first attempt inserts the row, later ones take a slot only while the
         // factor is not locked (or its lock has run out, which starts the count again).
-        let granted = try await request.rows(
+        let granted = try await request.count(
             Statement(
                 """
                 INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (?, ?, 1, 0)
@@ -34,9 +34,8 @@ enum FactorGuard {
                 WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
                   OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
                 RETURNING attempts
-                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(maximumAttempts), .date(now)),
-            { _ in () })
-        guard granted.isEmpty else { return }
+                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(maximumAttempts), .date(now)))
+        guard granted == 0 else { return }
         let lockedUntil = try await request.rows(
             Statement(
                 "SELECT locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID), .text(factor)),
@@ -68,9 +67,9 @@ enum FactorGuard {
             Statement(
                 """
                 SELECT
-                  (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?),
-                  (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?),
-                  (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?)
+                  (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?) AS failures,
+                  (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?) AS attempts,
+                  (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?) AS lockouts
                 """, .uuid(userID), .date(now.addingTimeInterval(-24 * 3600)), .uuid(userID), .text(factor),
                 .uuid(userID), .text(factor)),
             { row in
@@ -81,12 +80,11 @@ enum FactorGuard {
             }
         ).first
         if (counts?.failures ?? 0) >= accountLockFailures {
-            let locked = try await request.rows(
+            let locked = try await request.count(
                 Statement(
                     "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active' RETURNING id",
-                    .date(now), .uuid(userID)),
-                { _ in () })
-            if !locked.isEmpty {
+                    .date(now), .uuid(userID)))
+            if locked > 0 {
                 try await AuditLog.record(
                     .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
                     request: request)
@@ -104,15 +102,14 @@ enum FactorGuard {
         }
         let duration = min(longestLockout, firstLockout * pow(2, Double(lockouts)))
         let until = now.addingTimeInterval(duration)
-        let set = try await request.rows(
+        let set = try await request.count(
             Statement(
                 """
                 UPDATE factor_guards SET locked_until = ?, lockouts = lockouts + 1
                 WHERE user_id = ? AND factor = ? AND locked_until IS NULL AND attempts >= ?
                 RETURNING lockouts
-                """, .date(until), .uuid(userID), .text(factor), .integer(maximumAttempts)),
-            { _ in () })
-        if !set.isEmpty {
+                """, .date(until), .uuid(userID), .text(factor), .integer(maximumAttempts)))
+        if set > 0 {
             try await AuditLog.record(
                 .lockout, user: userID, detail: "\(factor) locked for \(Int(duration / 60)) minutes", request: request)
         }

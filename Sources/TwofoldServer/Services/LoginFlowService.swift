@@ -68,14 +68,13 @@ enum LoginFlowService {
     /// Consumes the flow: succeeds for exactly one caller, however many race.
     static func consume(_ flow: LoginFlow, request: Request) async throws {
         let now = request.twofold.clock.now()
-        let rows = try await request.rows(
+        let consumed = try await request.count(
             Statement(
                 """
                 UPDATE login_flows SET consumed_at = ?
                 WHERE id = ? AND consumed_at IS NULL AND expires_at > ? RETURNING id
-                """, .date(now), .uuid(try flow.requireID()), .date(now)),
-            { _ in () })
-        guard !rows.isEmpty else {
+                """, .date(now), .uuid(try flow.requireID()), .date(now)))
+        guard consumed > 0 else {
             if flow.expiresAt <= now { throw expired }
             throw alreadyUsed
         }

@@ -59,14 +59,13 @@ enum TOTPService {
         guard let step = try totp.verify(candidate, at: now, window: 1, after: lastUsed) else {
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
-        let claimed = try await request.rows(
+        let claimed = try await request.count(
             Statement(
                 """
                 UPDATE totp_credentials SET last_used_step = ?
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
-                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))),
-            { _ in () })
-        guard !claimed.isEmpty else {
+                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))))
+        guard claimed > 0 else {
             // Right code, but its time step was already used: a replay.
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
