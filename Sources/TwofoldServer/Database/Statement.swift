@@ -13,7 +13,6 @@ struct Statement: Sendable {
         case integer(Int?)
         case uuid(UUID?)
         case date(Date?)
-        case bool(Bool?)
     }
 
     let sql: String
@@ -38,7 +37,6 @@ struct Statement: Sendable {
             case .integer(let value): query.appendInterpolation(bind: value)
             case .uuid(let value): query.appendInterpolation(bind: value)
             case .date(let value): query.appendInterpolation(bind: value)
-            case .bool(let value): query.appendInterpolation(bind: value)
             case nil: query.appendLiteral("?")  // more placeholders than values: the database refuses it
             }
             query.appendLiteral(String(piece))

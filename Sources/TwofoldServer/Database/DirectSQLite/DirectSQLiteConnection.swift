@@ -361,9 +361,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             return bind(.text(uuid.sqliteText), at: index, to: statement)
         case .date(let date?):
             return sqlite_nio_sqlite3_bind_double(statement, index, date.timeIntervalSince1970)
-        case .bool(let bool?):
-            return sqlite_nio_sqlite3_bind_int64(statement, index, bool ? 1 : 0)
-        case .text(nil), .integer(nil), .uuid(nil), .date(nil), .bool(nil):
+        case .text(nil), .integer(nil), .uuid(nil), .date(nil):
             return sqlite_nio_sqlite3_bind_null(statement, index)
         }
     }
