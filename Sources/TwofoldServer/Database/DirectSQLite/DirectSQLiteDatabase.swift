@@ -44,10 +44,10 @@ struct DirectSQLiteDatabase: SQLDatabase {
         async throws -> [T]
     {
         let connection = connection
-        var rows: [T] = []
-        let collect: (DirectSQLiteConnection.Cursor) throws -> Void = { rows.append(try read(StatementRow($0))) }
         if connection.thread.isCurrent, let unit = WriteGroups.current {
-            if let group = try connection.run(statement, onRow: collect) { unit.record(group) }
+            var rows: [T] = []
+            let group = try connection.run(statement) { rows.append(try read(StatementRow($0))) }
+            if let group { unit.record(group) }
             return rows
         }
         return try await eventLoop.submit {
