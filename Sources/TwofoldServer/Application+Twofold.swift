@@ -95,7 +95,7 @@ public func configure(
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
             RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, database in
-                try await Housekeeping.sweep(on: database, now: app.twofold.clock.now())
+                try await Housekeeping.sweep(on: database, sqlite: app.twofold.sqlite, now: app.twofold.clock.now())
             })
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app, database in

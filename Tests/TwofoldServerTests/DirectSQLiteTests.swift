@@ -117,6 +117,30 @@ struct DirectSQLiteTests {
         }
     }
 
+    /// The minute's sweep deletes through indexes on the times it deletes by: its cost follows
+    /// what it deletes, not everything ever kept.
+    @Test func aHousekeepingSweepReadsIndexesNotWholeTables() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let direct = try #require(app.twofold.sqlite)
+            for name in ["alice", "bob"] {
+                let tokens = try await AuthFlowTests.signUp(app, name)
+                _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+                let flow = try await TOTPSteps.startLogin(app, name)
+                #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
+                try await app.testing().test(
+                    .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                    body: json(["refreshToken": tokens.refreshToken.token])
+                ) { response in #expect(response.status == .ok) }
+            }
+            let before = try await direct.statementCosts()
+            try await Housekeeping.sweep(on: app.db, sqlite: direct, now: clock.now.addingTimeInterval(25 * 3600))
+            #expect(try await AuditQueries.count(table: "login_flows", on: app) == 0)
+            #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0)
+            #expect(try await direct.statementCosts().fullScanSteps == before.fullScanSteps)
+        }
+    }
+
     @Test func aStatementMissingABoundValueIsRefused() async throws {
         try await withTestApp { app in
             let request = Self.request(app)

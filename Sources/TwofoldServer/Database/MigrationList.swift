@@ -19,5 +19,7 @@ enum Migrations {
         UpdateUsersAddCodeFactors(),
         CreateDevices(),
         CreateLookupIndexes(),
+        CreateExpiryIndexes(),
+
     ]
 }
