@@ -99,7 +99,8 @@ public func configure(
             })
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app, database in
-                try await app.twofold.delivery.runOnce(on: database, now: app.twofold.clock.now(), logger: app.logger)
+                try await app.twofold.delivery.runOnce(
+                    on: database, sqlite: app.twofold.sqlite, now: app.twofold.clock.now(), logger: app.logger)
             })
     }
     app.asyncCommands.use(AdminCommand(), as: "admin")

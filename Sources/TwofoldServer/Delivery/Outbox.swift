@@ -32,10 +32,14 @@ struct DeliveryWorker: Sendable {
     let email: any MessageProvider
     let secrets: SecretBox
 
-    /// Delivers everything due at `now`; returns how many messages were sent.
+    /// Delivers everything due at `now`; returns how many messages were sent. With `sqlite`
+    /// (Twofold's own connection to an SQLite file), the claim that runs every second goes
+    /// there, as sign-ins do, instead of contending with them for the write lock from Fluent's
+    /// connection; the few messages claimed are then read and updated through Fluent.
     @discardableResult
-    func runOnce(on database: any Database, now: Date, logger: Logger) async throws -> Int {
-        guard let sql = database as? any SQLDatabase else { return 0 }
+    func runOnce(on database: any Database, sqlite: DirectSQLite? = nil, now: Date, logger: Logger) async throws -> Int
+    {
+        guard let sql = sqlite?.database ?? database as? any SQLDatabase else { return 0 }
         let due: SQLQueryString = """
             ((status = 'pending' OR status = 'sending') AND next_attempt_at <= \(bind: now))
             """
