@@ -23,9 +23,10 @@ final class LoginFlow: Model, @unchecked Sendable {
     /// The columns `init(row:from:tokenHash:)` reads, in order, from the `login_flows` table of
     /// a query, each named `flow_<column>`: beside another table's columns (`User.columns`) the
     /// names stay unique, which PostgreSQL's rows need (they are read by name there).
-    static let columns = [
+    static let columns = columnNames.map { "login_flows.\($0) AS flow_\($0)" }.joined(separator: ", ")
+    static let columnNames = [
         "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",
-    ].map { "login_flows.\($0) AS flow_\($0)" }.joined(separator: ", ")
+    ]
 
     /// A stored flow from the columns `columns` names, starting at position `first`.
     init(row: StatementRow, from first: Int = 0, tokenHash: String) throws {

@@ -58,7 +58,12 @@ enum LoginFlowService {
                     FROM login_flows JOIN users ON users.id = login_flows.user_id
                     WHERE token_hash = ?
                     """, .text(hash)),
-                { (try LoginFlow(row: $0, tokenHash: hash), try User(row: $0, from: 7)) }
+                {
+                    (
+                        try LoginFlow(row: $0, tokenHash: hash),
+                        try User(row: $0, from: LoginFlow.columnNames.count)
+                    )
+                }
             ).first
         else { throw unknownFlow }
         try refuseIfUnusable(flow, request: request)
