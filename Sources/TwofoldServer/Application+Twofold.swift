@@ -95,12 +95,13 @@ public func configure(
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
             RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, database in
-                try await Housekeeping.sweep(on: database, sqlite: app.twofold.sqlite, now: app.twofold.clock.now())
+                guard let sql = app.twofold.sql(database) else { return }
+                try await Housekeeping.sweep(on: sql, now: app.twofold.clock.now())
             })
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app, database in
                 try await app.twofold.delivery.runOnce(
-                    on: database, sqlite: app.twofold.sqlite, now: app.twofold.clock.now(), logger: app.logger)
+                    on: database, sql: app.twofold.sql(database), now: app.twofold.clock.now(), logger: app.logger)
             })
     }
     app.asyncCommands.use(AdminCommand(), as: "admin")

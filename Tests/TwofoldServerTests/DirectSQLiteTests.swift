@@ -134,7 +134,7 @@ struct DirectSQLiteTests {
                 ) { response in #expect(response.status == .ok) }
             }
             let before = try await direct.statementCosts()
-            try await Housekeeping.sweep(on: app.db, sqlite: direct, now: clock.now.addingTimeInterval(25 * 3600))
+            try await Housekeeping.sweep(on: direct.database, now: clock.now.addingTimeInterval(25 * 3600))
             #expect(try await AuditQueries.count(table: "login_flows", on: app) == 0)
             #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0)
             #expect(try await direct.statementCosts().fullScanSteps == before.fullScanSteps)

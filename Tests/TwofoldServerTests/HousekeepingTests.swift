@@ -14,9 +14,11 @@ import VaporTesting
             try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
                 _ in
             }
-            try await Housekeeping.sweep(on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(599))
+            try await Housekeeping.sweep(
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(599))
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 1)
-            try await Housekeeping.sweep(on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(600))
+            try await Housekeeping.sweep(
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(600))
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
         }
     }
@@ -31,13 +33,21 @@ import VaporTesting
             ) { _ in }
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)
             try await Housekeeping.sweep(
-                on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(3600))
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(3600))
             #expect(
                 try await AuditQueries.count(table: "refresh_tokens", on: app) == 2, "reuse detection needs it a day")
             try await Housekeeping.sweep(
-                on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(25 * 3600))
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(25 * 3600))
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 1, "the live token stays")
             #expect(try await AuditQueries.count(table: "rate_limit_buckets", on: app) == 0)
+            // Unused but past its lifetime (30 days): swept by expiry alone.
+            let lifetime = app.twofold.configuration.refreshTokenLifetime
+            try await Housekeeping.sweep(
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(lifetime - 60))
+            #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 1)
+            try await Housekeeping.sweep(
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(lifetime + 1))
+            #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 0, "an expired token goes")
         }
     }
 
@@ -48,10 +58,10 @@ import VaporTesting
             _ = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: .init())
             _ = try await DeviceSignInTests.challenge(app)
             try await Housekeeping.sweep(
-                on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(300 + 23 * 3600))
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(300 + 23 * 3600))
             #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 1)
             try await Housekeeping.sweep(
-                on: app.db, sqlite: app.twofold.sqlite, now: clock.now.addingTimeInterval(300 + 24 * 3600))
+                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(300 + 24 * 3600))
             #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 0)
             #expect(try await AuditQueries.count(table: "devices", on: app) == 1, "the device stays")
         }

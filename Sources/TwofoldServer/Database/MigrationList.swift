@@ -20,6 +20,5 @@ enum Migrations {
         CreateDevices(),
         CreateLookupIndexes(),
         CreateExpiryIndexes(),
-
     ]
 }

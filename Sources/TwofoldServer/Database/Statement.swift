@@ -67,59 +67,33 @@ struct StatementRow {
         return names[column]
     }
 
-    func text(_ column: Int) throws -> String {
-        try required(optionalText(column), column)
-    }
+    func text(_ column: Int) throws -> String { try required(optionalText(column), column) }
+    func optionalText(_ column: Int) throws -> String? { try read(column, DirectSQLiteConnection.Cursor.text) }
+    func integer(_ column: Int) throws -> Int { try required(optionalInteger(column), column) }
+    func optionalInteger(_ column: Int) throws -> Int? { try read(column, DirectSQLiteConnection.Cursor.integer) }
+    func uuid(_ column: Int) throws -> UUID { try required(optionalUUID(column), column) }
+    func optionalUUID(_ column: Int) throws -> UUID? { try read(column, DirectSQLiteConnection.Cursor.uuid) }
+    func date(_ column: Int) throws -> Date { try required(optionalDate(column), column) }
+    func optionalDate(_ column: Int) throws -> Date? { try read(column, DirectSQLiteConnection.Cursor.date) }
 
-    func optionalText(_ column: Int) throws -> String? {
-        switch source {
-        case .sqlite(let cursor): return try cursor.text(column)
-        case .sqlKit(let row, let names):
-            return try row.decode(column: try Self.name(of: column, in: names), as: String?.self)
-        }
-    }
-
-    func integer(_ column: Int) throws -> Int {
-        try required(optionalInteger(column), column)
-    }
-
-    func optionalInteger(_ column: Int) throws -> Int? {
-        switch source {
-        case .sqlite(let cursor): return try cursor.integer(column)
-        case .sqlKit(let row, let names):
-            return try row.decode(column: try Self.name(of: column, in: names), as: Int?.self)
-        }
-    }
-
-    func uuid(_ column: Int) throws -> UUID {
-        try required(optionalUUID(column), column)
-    }
-
-    func optionalUUID(_ column: Int) throws -> UUID? {
-        switch source {
-        case .sqlite(let cursor): return try cursor.uuid(column)
-        case .sqlKit(let row, let names):
-            return try row.decode(column: try Self.name(of: column, in: names), as: UUID?.self)
-        }
-    }
-
-    func date(_ column: Int) throws -> Date {
-        try required(optionalDate(column), column)
-    }
-
-    func optionalDate(_ column: Int) throws -> Date? {
-        switch source {
-        case .sqlite(let cursor): return try cursor.date(column)
-        case .sqlKit(let row, let names):
-            return try row.decode(column: try Self.name(of: column, in: names), as: Date?.self)
-        }
-    }
-
+    /// A boolean: 0 or 1 in SQLite, a boolean column in PostgreSQL.
     func bool(_ column: Int) throws -> Bool {
         switch source {
         case .sqlite(let cursor): return try required(cursor.integer(column), column) != 0
         case .sqlKit(let row, let names):
             return try row.decode(column: try Self.name(of: column, in: names), as: Bool.self)
+        }
+    }
+
+    /// Column `column` through the cursor's reader for the direct connection, else decoded by
+    /// name from the SQLKit row.
+    private func read<T: Decodable>(
+        _ column: Int, _ sqlite: (DirectSQLiteConnection.Cursor) -> (Int) throws -> T?
+    ) throws -> T? {
+        switch source {
+        case .sqlite(let cursor): return try sqlite(cursor)(column)
+        case .sqlKit(let row, let names):
+            return try row.decode(column: try Self.name(of: column, in: names), as: T?.self)
         }
     }
 

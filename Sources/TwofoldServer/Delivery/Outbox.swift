@@ -32,14 +32,15 @@ struct DeliveryWorker: Sendable {
     let email: any MessageProvider
     let secrets: SecretBox
 
-    /// Delivers everything due at `now`; returns how many messages were sent. With `sqlite`
-    /// (Twofold's own connection to an SQLite file), the claim that runs every second goes
-    /// there, as sign-ins do, instead of contending with them for the write lock from Fluent's
-    /// connection; the few messages claimed are then read and updated through Fluent.
+    /// Delivers everything due at `now`; returns how many messages were sent. The claim, which
+    /// runs every second, goes to `sql` (`TwofoldContext.sql`: with an SQLite file, Twofold's
+    /// own connection, as sign-ins do, rather than taking the write lock from Fluent's beside
+    /// them); the few messages claimed are then read and updated through Fluent.
     @discardableResult
-    func runOnce(on database: any Database, sqlite: DirectSQLite? = nil, now: Date, logger: Logger) async throws -> Int
+    func runOnce(on database: any Database, sql: (any SQLDatabase)? = nil, now: Date, logger: Logger) async throws
+        -> Int
     {
-        guard let sql = sqlite?.database ?? database as? any SQLDatabase else { return 0 }
+        guard let sql = sql ?? database as? any SQLDatabase else { return 0 }
         let due: SQLQueryString = """
             ((status = 'pending' OR status = 'sending') AND next_attempt_at <= \(bind: now))
             """

@@ -47,6 +47,6 @@ enum AuditLog {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, .uuid(SecureRandom.timeOrderedUUID(at: now)), .date(now), .text(event.rawValue), .uuid(user),
                 .uuid(actor), .text(request.clientAddress),
-                .text(request.headers.first(name: .userAgent).map { String($0.prefix(256)) }), .text(detail)))
+                .text(request.userAgent), .text(detail)))
     }
 }

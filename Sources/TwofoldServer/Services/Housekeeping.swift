@@ -13,8 +13,7 @@ import Vapor
 /// With an SQLite file it runs on Twofold's own connection, as sign-ins do, so the two never
 /// wait for each other's write lock.
 enum Housekeeping {
-    static func sweep(on database: any Database, sqlite: DirectSQLite?, now: Date) async throws {
-        guard let sql = sqlite?.database ?? database as? any SQLDatabase else { return }
+    static func sweep(on sql: any SQLDatabase, now: Date) async throws {
         let day = now.addingTimeInterval(-24 * 3600)
         try await sql.raw("DELETE FROM totp_credentials WHERE status = 'pending' AND expires_at <= \(bind: now)").run()
         try await sql.raw("DELETE FROM login_flows WHERE expires_at <= \(bind: day)").run()

@@ -40,7 +40,7 @@ enum SessionService {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, .uuid(sessionID), .uuid(userID), .date(now), .text(methods.joined(separator: ",")), .date(now),
                 .date(now), .text(request.clientAddress),
-                .text(request.headers.first(name: .userAgent).map { String($0.prefix(256)) })))
+                .text(request.userAgent)))
         let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
         return Recorded(
             userID: userID, sessionID: sessionID, methods: methods, now: now, refreshToken: refresh, user: user.dto)
@@ -170,9 +170,8 @@ extension Request {
     /// made once per request (each `db` access builds a new handle).
     var sql: any SQLDatabase {
         get throws {
-            if let direct = twofold.sqlite { return direct.database }
             if let cached = storage[SQLDatabaseKey.self] { return cached }
-            guard let sql = db as? any SQLDatabase else {
+            guard let sql = twofold.sql(db) else {
                 throw Abort(.internalServerError, reason: "Twofold needs an SQL database")
             }
             storage[SQLDatabaseKey.self] = sql

@@ -1,4 +1,6 @@
+import FluentKit
 import Foundation
+import SQLKit
 import Vapor
 
 /// What every request handler needs besides the database: the clock, token signing, password
@@ -13,6 +15,13 @@ final class TwofoldContext: Sendable {
     let delivery: DeliveryWorker
     /// Twofold's own connection to an SQLite file, which `Request.sql` uses; `nil` otherwise.
     let sqlite: DirectSQLite?
+
+    /// The database as SQL, for the statements Fluent's query builder cannot express (requests
+    /// and background jobs alike): Twofold's own SQLite connection for a database file, else
+    /// `database`, Fluent's (made only when needed: a request's `db` builds a new handle).
+    func sql(_ database: @autoclosure () -> any Database) -> (any SQLDatabase)? {
+        sqlite?.database ?? database() as? any SQLDatabase
+    }
 
     /// Sign-in throttling (API.md, issue B): per client address, per account and address, and a
     /// generous per-account bucket that slows distributed guessing without letting anyone lock a
@@ -64,5 +73,10 @@ extension Request {
             return forwarded.trimmingCharacters(in: .whitespaces)
         }
         return remoteAddress?.ipAddress
+    }
+
+    /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.
+    var userAgent: String? {
+        headers.first(name: .userAgent).map { String($0.prefix(256)) }
     }
 }

@@ -5,8 +5,8 @@ import SQLKit
 /// flow, refresh token, failure and challenge ever kept, holding the write lock all the while
 /// (sign-ins wait for it). Times grow with each row, so new entries land on the last page of
 /// these indexes and cost the writes that make them little.
-struct CreateExpiryIndexes: AsyncMigration {
-    static let indexes: [(name: String, table: String, columns: [String])] = [
+struct CreateExpiryIndexes: IndexMigration {
+    static let indexes: [IndexMigrationEntry] = [
         ("totp_credentials_by_status_expiry", "totp_credentials", ["status", "expires_at"]),
         ("login_flows_by_expiry", "login_flows", ["expires_at"]),
         ("refresh_tokens_by_expiry", "refresh_tokens", ["expires_at"]),
@@ -16,17 +16,4 @@ struct CreateExpiryIndexes: AsyncMigration {
         ("device_challenges_by_expiry", "device_challenges", ["expires_at"]),
     ]
 
-    func prepare(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase else { return }
-        for index in Self.indexes {
-            var create = sql.create(index: index.name).on(index.table)
-            for column in index.columns { create = create.column(column) }
-            try await create.run()
-        }
-    }
-
-    func revert(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase else { return }
-        for index in Self.indexes.reversed() { try await sql.drop(index: index.name).run() }
-    }
 }

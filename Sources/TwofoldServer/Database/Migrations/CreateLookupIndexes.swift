@@ -6,8 +6,8 @@ import SQLKit
 /// made: counting a user's wrong codes of the day (every wrong code), revoking a user's
 /// sessions or remembered devices, finding a refresh token's siblings, a flow's sent codes, the
 /// messages due for delivery, a user's audit trail, a device by its id.
-struct CreateLookupIndexes: AsyncMigration {
-    static let indexes: [(name: String, table: String, columns: [String])] = [
+struct CreateLookupIndexes: IndexMigration {
+    static let indexes: [IndexMigrationEntry] = [
         ("factor_failures_by_user", "factor_failures", ["user_id", "occurred_at"]),
         ("sessions_by_user", "sessions", ["user_id"]),
         ("refresh_tokens_by_session", "refresh_tokens", ["session_id"]),
@@ -20,17 +20,4 @@ struct CreateLookupIndexes: AsyncMigration {
         ("device_challenges_by_device", "device_challenges", ["device_id"]),
     ]
 
-    func prepare(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase else { return }
-        for index in Self.indexes {
-            var create = sql.create(index: index.name).on(index.table)
-            for column in index.columns { create = create.column(column) }
-            try await create.run()
-        }
-    }
-
-    func revert(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase else { return }
-        for index in Self.indexes.reversed() { try await sql.drop(index: index.name).run() }
-    }
 }
