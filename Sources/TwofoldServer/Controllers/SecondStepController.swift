@@ -88,17 +88,23 @@ struct SecondStepController: RouteCollection {
     }
 
     /// Checks the code for the flow's user, consumes the flow once, and starts the session. The
-    /// database work runs next to the database (its nine statements then cost no thread
-    /// hops and one commit); signing the access token and writing the answer do not.
+    /// database work runs next to the database (its statements then cost no thread hops and
+    /// one commit); signing the access token and writing the answer do not.
     static func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         trustDevice: Bool, request: Request
     ) async throws -> Response {
-        let completed = try await request.nextToTheDatabase {
-            try await checkAndRecordSession(
-                flow: token, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
-                request: request)
-        }
+        guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
+        let completed =
+            if method == "totp" {
+                try await completeWithTOTP(flow: token, code: code, trustDevice: trustDevice, request: request)
+            } else {
+                try await request.nextToTheDatabase {
+                    try await checkAndRecordSession(
+                        flow: token, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
+                        request: request)
+                }
+            }
         let remaining = completed.backupCodesRemaining
         let response = try Response.json(
             SecondStepResponse(
@@ -119,11 +125,36 @@ struct SecondStepController: RouteCollection {
         let trustedDeviceToken: String?
     }
 
+    /// The most common second step, an authenticator-app code, in three parts. The flow, its
+    /// user and their secret are read with one statement where the request runs
+    /// (`Request.read`); the code is checked and the session made there too. The unit of work
+    /// next to the database is then writes alone, each re-checking its condition atomically
+    /// (attempt slot or lock, time step, flow, active user), so what changed since the read is
+    /// refused there. The one thread every sign-in's writes go through does nothing else.
+    private static func completeWithTOTP(
+        flow token: String, code: String?, trustDevice: Bool, request: Request
+    ) async throws -> Completed {
+        let (flow, user, credential) = try await LoginFlowService.activeWithTOTP(token, request: request)
+        guard user.status == .active else { throw Problem.accountLocked }
+        guard let credential else { throw methodNotAvailable("totp") }
+        guard let code, !code.isEmpty, code.count <= 64 else {
+            throw InputValidation.failure(["code": "is required"])
+        }
+        let step = try TOTPService.matchingStep(code, credential: credential, request: request)
+        let session = try SessionService.NewSession(
+            user: user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
+        return try await request.nextToTheDatabase {
+            try await TOTPService.settle(step, credential: credential, request: request)
+            return try await recordSession(
+                session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
+                request: request)
+        }
+    }
+
     private static func checkAndRecordSession(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let (flow, user) = try await LoginFlowService.activeWithUser(token, request: request)
         guard user.status == .active else {
             throw Problem.accountLocked
@@ -133,18 +164,35 @@ struct SecondStepController: RouteCollection {
             request: request)
         {
         case .notEnabled:
-            throw Problem(
-                status: 422, code: .validationFailed, title: "Method not available",
-                detail: "This account cannot sign in with \(method).", errors: ["method": "not enabled"])
+            throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
-            try await LoginFlowService.consume(flow, request: request)
-            let session = try await SessionService.record(
+            let session = try SessionService.NewSession(
                 user: user, methods: [flow.firstFactor, amr, "mfa"], request: request)
-            try await AuditLog.record(
-                .loginSucceeded, user: user.id, detail: "\(flow.firstFactor)+\(method)", request: request)
-            let deviceToken =
-                trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
-            return Completed(session: session, backupCodesRemaining: remaining, trustedDeviceToken: deviceToken)
+            return try await recordSession(
+                session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
+                request: request)
         }
+    }
+
+    /// After a second factor is proven: consumes the flow (once), writes the session, audits
+    /// the sign-in and remembers the device when asked.
+    private static func recordSession(
+        _ session: SessionService.NewSession, flow: LoginFlow, method: String, backupCodesRemaining: Int?,
+        trustDevice: Bool, request: Request
+    ) async throws -> Completed {
+        try await LoginFlowService.consume(flow, request: request)
+        let recorded = try await SessionService.record(session, request: request)
+        try await AuditLog.record(
+            .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)
+        let deviceToken =
+            trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
+        return Completed(
+            session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
+    }
+
+    private static func methodNotAvailable(_ method: String) -> Problem {
+        Problem(
+            status: 422, code: .validationFailed, title: "Method not available",
+            detail: "This account cannot sign in with \(method).", errors: ["method": "not enabled"])
     }
 }

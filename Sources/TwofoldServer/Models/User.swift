@@ -51,10 +51,11 @@ final class User: Model, @unchecked Sendable {
 
     /// The columns `init(row:from:)` reads, in order, from the `users` table of a query, each
     /// named `user_<column>` (unique beside another table's columns).
-    static let columns = [
+    static let columns = columnNames.map { "users.\($0) AS user_\($0)" }.joined(separator: ", ")
+    static let columnNames = [
         "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
         "sms_enabled", "email_enabled", "primary_method",
-    ].map { "users.\($0) AS user_\($0)" }.joined(separator: ", ")
+    ]
 
     /// A user from the columns `columns` names, starting at position `first`.
     convenience init(row: StatementRow, from first: Int = 0) throws {

@@ -70,17 +70,56 @@ enum LoginFlowService {
         return (flow, user)
     }
 
-    /// Consumes the flow: succeeds for exactly one caller, however many race.
+    /// The live flow named by `token`, its user and the user's active authenticator-app secret
+    /// (`nil` without one), read with one statement on the request's own thread
+    /// (`Request.read`): the common second step reads all it needs before its unit of work.
+    /// Refuses as `activeWithUser(_:)` does.
+    static func activeWithTOTP(_ token: String, request: Request) async throws -> (
+        flow: LoginFlow, user: User, totp: TOTPCredential?
+    ) {
+        let hash = SecureToken.hash(token)
+        guard
+            let (flow, user, totp) = try await request.read(
+                Statement(Self.withTOTPQuery, .text(hash)),
+                { row in
+                    (
+                        try LoginFlow(row: row, tokenHash: hash),
+                        try User(row: row, from: LoginFlow.columnNames.count),
+                        try row.optionalUUID(Self.totpColumn) == nil
+                            ? nil : try TOTPCredential(row: row, from: Self.totpColumn)
+                    )
+                }
+            ).first
+        else { throw unknownFlow }
+        try refuseIfUnusable(flow, request: request)
+        return (flow, user, totp)
+    }
+
+    private static let totpColumn = LoginFlow.columnNames.count + User.columnNames.count
+    private static let withTOTPQuery = """
+        SELECT \(LoginFlow.columns), \(User.columns), \(TOTPCredential.columns)
+        FROM login_flows JOIN users ON users.id = login_flows.user_id
+        LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
+        WHERE token_hash = ?
+        """
+
+    /// Consumes the flow: succeeds for exactly one caller, however many race, and only while
+    /// its user is active (the flow and user may have been read before a lock).
     static func consume(_ flow: LoginFlow, request: Request) async throws {
         let now = request.twofold.clock.now()
         let consumed = try await request.count(
             Statement(
                 """
                 UPDATE login_flows SET consumed_at = ?
-                WHERE id = ? AND consumed_at IS NULL AND expires_at > ? RETURNING id
+                WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
+                  AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
+                RETURNING id
                 """, .date(now), .uuid(try flow.requireID()), .date(now)))
         guard consumed > 0 else {
             if flow.expiresAt <= now { throw expired }
+            let inactive = try await request.count(
+                Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(flow.userID)))
+            if inactive > 0 { throw Problem.accountLocked }
             throw alreadyUsed
         }
     }

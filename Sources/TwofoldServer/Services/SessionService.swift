@@ -27,23 +27,62 @@ enum SessionService {
         let user: UserDTO
     }
 
+    /// A session about to be written, with its keys and first refresh token already made
+    /// (randomness and hashing), so that writing it is two statements and nothing else: the
+    /// second step makes it before its unit of work.
+    struct NewSession: Sendable {
+        let recorded: Recorded
+        let refreshTokenID: UUID
+        let refreshTokenHash: String
+        let expiresAt: Date
+        let ipAddress: String?
+        let userAgent: String?
+
+        init(user: User, methods: [String], request: Request) throws {
+            let now = request.twofold.clock.now()
+            let token = SecureToken.generate()
+            expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
+            recorded = Recorded(
+                userID: try user.requireID(), sessionID: SecureRandom.timeOrderedUUID(at: now), methods: methods,
+                now: now, refreshToken: TokenDTO(token: token, expiresAt: expiresAt), user: user.dto)
+            refreshTokenID = SecureRandom.timeOrderedUUID(at: now)
+            refreshTokenHash = SecureToken.hash(token)
+            ipAddress = request.clientAddress
+            userAgent = request.userAgent
+        }
+    }
+
     /// Writes the session and its first refresh token.
     static func record(user: User, methods: [String], request: Request) async throws -> Recorded {
-        let now = request.twofold.clock.now()
-        let userID = try user.requireID()
-        let sessionID = SecureRandom.timeOrderedUUID(at: now)
+        try await record(NewSession(user: user, methods: methods, request: request), request: request)
+    }
+
+    /// Writes a session made beforehand and its first refresh token.
+    static func record(_ session: NewSession, request: Request) async throws -> Recorded {
+        let recorded = session.recorded
+        let now = recorded.now
         // Plain SQL rather than `Session.create`: every sign-in comes through here.
         try await request.run(
             Statement(
                 """
                 INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, .uuid(sessionID), .uuid(userID), .date(now), .text(methods.joined(separator: ",")), .date(now),
-                .date(now), .text(request.clientAddress),
-                .text(request.userAgent)))
-        let refresh = try await newRefreshToken(for: sessionID, now: now, request: request)
-        return Recorded(
-            userID: userID, sessionID: sessionID, methods: methods, now: now, refreshToken: refresh, user: user.dto)
+                """, .uuid(recorded.sessionID), .uuid(recorded.userID), .date(now),
+                .text(recorded.methods.joined(separator: ",")), .date(now), .date(now), .text(session.ipAddress),
+                .text(session.userAgent)))
+        try await request.run(
+            insertRefreshToken(
+                id: session.refreshTokenID, sessionID: recorded.sessionID, hash: session.refreshTokenHash, now: now,
+                expiresAt: session.expiresAt))
+        return recorded
+    }
+
+    private static func insertRefreshToken(id: UUID, sessionID: UUID, hash: String, now: Date, expiresAt: Date)
+        -> Statement
+    {
+        Statement(
+            "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            .uuid(id), .uuid(sessionID), .text(hash), .date(now), .date(expiresAt))
     }
 
     /// Signs the access token of a recorded session.
@@ -58,11 +97,9 @@ enum SessionService {
         let token = SecureToken.generate()
         let expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
         try await request.run(
-            Statement(
-                "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                .uuid(SecureRandom.timeOrderedUUID(at: now)), .uuid(sessionID), .text(SecureToken.hash(token)),
-                .date(now),
-                .date(expiresAt)))
+            insertRefreshToken(
+                id: SecureRandom.timeOrderedUUID(at: now), sessionID: sessionID, hash: SecureToken.hash(token),
+                now: now, expiresAt: expiresAt))
         return TokenDTO(token: token, expiresAt: expiresAt)
     }
 

@@ -16,7 +16,7 @@ enum TOTPService {
             Statement(
                 "SELECT \(TOTPCredential.columns) FROM totp_credentials WHERE user_id = ? AND status = 'active'",
                 .uuid(userID)),
-            TOTPCredential.init(row:)
+            { try TOTPCredential(row: $0) }
         ).first
     }
 
@@ -47,16 +47,32 @@ enum TOTPService {
     /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
     /// (one step) is accepted once however many requests race. Throws the factor's problems.
     static func check(_ code: String, credential: TOTPCredential, request: Request) async throws {
+        try await settle(
+            try matchingStep(code, credential: credential, request: request), credential: credential, request: request)
+    }
+
+    /// The time step `code` is right for (the current one or either neighbour, after the last
+    /// one used), or `nil`: the computation alone, which the second step of a sign-in does before
+    /// its unit of work so that the database's thread does not. Deciding is `settle(_:…)`.
+    static func matchingStep(_ code: String, credential: TOTPCredential, request: Request) throws -> UInt64? {
         let userID = credential.userID
-        try await FactorGuard.begin(factor, userID: userID, request: request)
-        let now = request.twofold.clock.now()
         let secret = try request.twofold.secrets.open(credential.secretCiphertext, boundTo: userID)
         let totp = try TOTP(
             secret: secret, algorithm: OTPAlgorithm(name: credential.algorithm) ?? .sha1,
             digits: try OTPDigits(credential.digits), period: try TOTPPeriod(credential.period))
-        let candidate = CodeFormatter.strip(code)
         let lastUsed = credential.lastUsedStep.map { UInt64(clamping: $0) }
-        guard let step = try totp.verify(candidate, at: now, window: 1, after: lastUsed) else {
+        return try totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
+    }
+
+    /// Records a checked code. A wrong one (`step` nil) takes an attempt slot and counts as a
+    /// failure, as any factor's; its verdict is told only once the slot is granted, so no more
+    /// codes are judged before the lock than the guard allows. A right one claims its time step
+    /// with one conditional update (a step already used is a replay, counted as a wrong code),
+    /// then resets the count unless the factor is locked (`FactorGuard.passed`).
+    static func settle(_ step: UInt64?, credential: TOTPCredential, request: Request) async throws {
+        let userID = credential.userID
+        guard let step else {
+            try await FactorGuard.begin(factor, userID: userID, request: request)
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
         let claimed = try await request.count(
@@ -66,9 +82,9 @@ enum TOTPService {
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
                 """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))))
         guard claimed > 0 else {
-            // Right code, but its time step was already used: a replay.
+            try await FactorGuard.begin(factor, userID: userID, request: request)
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
-        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        try await FactorGuard.passed(factor, userID: userID, request: request)
     }
 }

@@ -4,7 +4,8 @@ import Vapor
 
 /// Twofold's own SQLite connection and its thread, for a database file (not used for
 /// PostgreSQL, nor for `sqlite::memory:`, whose memory Fluent's connections share among
-/// themselves). `request.sql` statements go to it. Beside it a checkpointer, on a thread and
+/// themselves). `request.sql` statements go to it; `request.read` statements go to the
+/// readers, one read-only connection per thread that reads. Beside them a checkpointer, on a thread and
 /// connection of its own, moves the write-ahead log into the database file four times a
 /// second: a checkpoint waits for the disk (fsync), which must not happen between sign-ins.
 /// Both close at shutdown.
@@ -13,6 +14,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
 
     let thread: SQLiteThread
     let database: DirectSQLiteDatabase
+    let readers: SQLiteReaders
     let checkpointer: SQLiteThread
     let checkpoints: DirectSQLiteConnection
     let schedule: RepeatedTask
@@ -37,6 +39,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
             }
             return DirectSQLite(
                 thread: thread, database: DirectSQLiteDatabase(connection: connection, logger: logger),
+                readers: SQLiteReaders(path: path),
                 checkpointer: checkpointer, checkpoints: checkpoints, schedule: schedule)
         } catch {
             try? await thread.shutdown()
@@ -45,11 +48,13 @@ struct DirectSQLite: Sendable, LifecycleHandler {
         }
     }
 
-    /// Rows the direct connection stepped over in full table scans so far, and how often it
-    /// compiled a cached statement again.
+    /// Rows the direct connection and the readers stepped over in full table scans so far, and
+    /// how often they compiled a cached statement again.
     func statementCosts() async throws -> (fullScanSteps: Int, reprepares: Int) {
         let connection = database.connection
-        return try await thread.loop.submit { (connection.fullScanSteps, connection.reprepares) }.get()
+        let written = try await thread.loop.submit { (connection.fullScanSteps, connection.reprepares) }.get()
+        let read = readers.statementCosts
+        return (written.0 + read.fullScanSteps, written.1 + read.reprepares)
     }
 
     /// How many write groups the direct connection has committed.
@@ -66,6 +71,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
         try? await stopped.futureResult.get()
         try? await checkpointer.loop.submit { checkpoints.close() }.get()
         try? await thread.loop.submit { connection.close() }.get()
+        readers.close()
         try? await checkpointer.shutdown()
         try? await thread.shutdown()
     }
