@@ -141,6 +141,19 @@ struct DirectSQLiteTests {
         }
     }
 
+    @Test func aReadSeesWhatIsCommittedAndCannotWrite() async throws {
+        try await withTestApp { app in
+            let request = Self.request(app)
+            try await AuditLog.record(.userUnlocked, user: nil, detail: "committed", request: request)
+            let count = Statement("SELECT COUNT(*) FROM audit_events WHERE type = ?", .text("admin.user_unlocked"))
+            #expect(try await request.read(count) { try $0.integer(0) } == [1])
+            await #expect(throws: DirectSQLiteError.self) {
+                _ = try await request.read(Statement("DELETE FROM audit_events")) { _ in 0 }
+            }
+            #expect(try await Self.events(of: .userUnlocked, app) == 1)
+        }
+    }
+
     @Test func aStatementMissingABoundValueIsRefused() async throws {
         try await withTestApp { app in
             let request = Self.request(app)

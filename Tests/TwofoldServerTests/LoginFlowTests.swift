@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import Testing
 import TwofoldAPI
 import VaporTesting
@@ -67,6 +68,22 @@ import VaporTesting
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.filter { $0 == 200 }.count == 1)
+        }
+    }
+
+    /// The second step may read the flow and its user before an account lock lands; consuming
+    /// the flow checks the user again.
+    @Test func aFlowIsNotConsumedOnceItsUserIsLocked() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            _ = try await AuthFlowTests.signUp(app)
+            let token = try await start(app, for: "alice")
+            let sql = try #require(app.db as? any SQLDatabase)
+            try await sql.raw("UPDATE users SET status = 'locked' WHERE username = 'alice'").run()
+            let refused = try await complete(app, token)
+            #expect(refused.0 == 403)
+            #expect(refused.1 == "account_locked")
+            try await sql.raw("UPDATE users SET status = 'active' WHERE username = 'alice'").run()
+            #expect(try await complete(app, token).0 == 200)
         }
     }
 

@@ -136,6 +136,54 @@ import VaporTesting
         }
     }
 
+    /// A right code takes no attempt slot, so its time step is what keeps it single-use: a
+    /// replay counts as a wrong code and must not start the count again.
+    @Test func aReplayedCodeCountsAsWrongAndDoesNotResetTheCount() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            clock.advance(by: 30)
+            let used = try TOTPSteps.code(secret, clock)
+            #expect(try await TOTPSteps.validate(app, flow: try await TOTPSteps.startLogin(app), code: used).0 == 200)
+            let flow = try await TOTPSteps.startLogin(app)
+            for remaining in [4, 3, 2] {
+                #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").1?.attemptsRemaining == remaining)
+            }
+            let replay = try await TOTPSteps.validate(app, flow: flow, code: used)
+            #expect(replay.0 == 401)
+            #expect(replay.1?.attemptsRemaining == 1)
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 429)
+        }
+    }
+
+    /// With every attempt slot taken by codes still being checked (and no lock written yet), a
+    /// right code is refused as a sixth wrong one would be.
+    @Test func aRightCodeIsRefusedWhileEveryAttemptSlotIsTaken() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            clock.advance(by: 30)
+            let sql = try #require(app.db as? any SQLDatabase)
+            try await sql.raw(
+                """
+                INSERT INTO factor_guards (user_id, factor, attempts, lockouts)
+                VALUES (\(bind: tokens.user.id), 'totp', 5, 0)
+                """
+            ).run()
+            let flow = try await TOTPSteps.startLogin(app)
+            let refused = try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock))
+            #expect(refused.0 == 429)
+            #expect(refused.1?.code == "locked")
+            try await sql.raw("UPDATE factor_guards SET attempts = 4").run()
+            clock.advance(by: 30)
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 200)
+            let row = try await sql.raw("SELECT attempts FROM factor_guards").first()
+            #expect(try row?.decode(column: "attempts", as: Int.self) == 0)
+        }
+    }
+
     @Test func aHundredParallelWrongCodesEvaluateAtMostFive() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
