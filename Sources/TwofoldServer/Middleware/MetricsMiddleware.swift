@@ -4,7 +4,11 @@ import Vapor
 /// Counts requests and records their latency by route pattern, method and status, for
 /// `GET /metrics`. Route patterns (`api/v1/devices/:username`), never raw paths, keep the
 /// number of series bounded and keep user names out of metrics.
-struct MetricsMiddleware: AsyncMiddleware {
+///
+/// This and the other application-wide middlewares work on futures, not `async`: an
+/// `AsyncMiddleware` starts a task of its own for every request and hops threads to wait on the
+/// next responder, which cost more than the work of a sign-in's second step.
+struct MetricsMiddleware: Middleware {
     let registry: PrometheusCollectorRegistry
 
     static let buckets: [Duration] = [
@@ -13,10 +17,16 @@ struct MetricsMiddleware: AsyncMiddleware {
         .seconds(5),
     ]
 
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         let clock = ContinuousClock()
         let start = clock.now
-        let response = try await next.respond(to: request)
+        return next.respond(to: request).map { response in
+            record(response, to: request, after: clock.now - start)
+            return response
+        }
+    }
+
+    private func record(_ response: Response, to request: Request, after duration: Duration) {
         let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "unmatched"
         let labels = [
             ("route", route), ("method", request.method.rawValue), ("status", String(response.status.code)),
@@ -31,7 +41,6 @@ struct MetricsMiddleware: AsyncMiddleware {
                 metricName: "http_request_duration", unitName: "seconds",
                 helpText: "Time to answer HTTP requests"),
             labels: labels, buckets: Self.buckets
-        ).record(clock.now - start)
-        return response
+        ).record(duration)
     }
 }

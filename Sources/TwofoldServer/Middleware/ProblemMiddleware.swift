@@ -6,13 +6,12 @@ import Vapor
 ///
 /// Client mistakes keep a helpful `detail`; anything unexpected becomes a `500 internal_error`
 /// whose details go to the log (with the request id) and, outside production, to the answer.
-struct ProblemMiddleware: AsyncMiddleware {
+/// (On futures, as `MetricsMiddleware` explains.)
+struct ProblemMiddleware: Middleware {
     let isProduction: Bool
 
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        do {
-            return try await next.respond(to: request)
-        } catch {
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        next.respond(to: request).flatMapErrorThrowing { error in
             let problem = self.problem(for: error, request: request)
             if problem.status >= 500 && !(error is Problem) {
                 request.logger.error(
