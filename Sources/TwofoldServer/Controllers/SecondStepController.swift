@@ -106,12 +106,13 @@ struct SecondStepController: RouteCollection {
                 }
             }
         let remaining = completed.backupCodesRemaining
-        let response = try Response.json(
-            SecondStepResponse(
-                tokens: try SessionService.tokens(for: completed.session, request: request),
-                backupCodesRemaining: remaining,
-                backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
-                trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now()))
+        let answer = SecondStepResponse(
+            tokens: try SessionService.tokens(for: completed.session, request: request),
+            backupCodesRemaining: remaining,
+            backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
+            trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now())
+        let response = Response(
+            status: .ok, headers: Response.jsonHeaders, body: .init(string: answer.json))
         if let deviceToken = completed.trustedDeviceToken {
             response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(deviceToken)
         }

@@ -150,10 +150,10 @@ struct ProblemMiddleware: Middleware {
 extension Response {
     /// A `200` (or `status`) JSON answer encoded like every other: ISO-8601 dates, sorted keys.
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
-        Response(
-            status: status, headers: ["Content-Type": "application/json; charset=utf-8"],
-            body: .init(data: try JSONEncoder.twofold.encode(value)))
+        Response(status: status, headers: jsonHeaders, body: .init(data: try JSONEncoder.twofold.encode(value)))
     }
+
+    static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
 
     /// A problem document answer, with `Retry-After` when the problem carries `retryAfter`.
     static func problem(_ problem: Problem, headers: HTTPHeaders = [:]) -> Response {

@@ -47,25 +47,3 @@ struct AccessTokenClaims: JWTPayload, Equatable {
         }
     }
 }
-
-extension String {
-    /// Appends `value` as a JSON string literal (RFC 8259 §7): quoted, with quotation marks,
-    /// reverse solidi and control characters escaped.
-    mutating func appendJSONString(_ value: String) {
-        append("\"")
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": append("\\\"")
-            case "\\": append("\\\\")
-            case "\n": append("\\n")
-            case "\r": append("\\r")
-            case "\t": append("\\t")
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-            default: unicodeScalars.append(scalar)
-            }
-        }
-        append("\"")
-    }
-}

@@ -1,0 +1,123 @@
+import Foundation
+import TwofoldAPI
+
+/// JSON written directly, for the few documents every sign-in writes (the access token's claims,
+/// the second step's answer): JSONEncoder costs several times as much. What is written here is
+/// what `JSONEncoder.twofold` writes for the same value (members in sorted order, ISO-8601
+/// dates in whole seconds, absent optionals left out), which tests check.
+extension String {
+    /// Appends `value` as a JSON string literal (RFC 8259 §7): quoted, with quotation marks,
+    /// reverse solidi and control characters escaped.
+    mutating func appendJSONString(_ value: String) {
+        append("\"")
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": append("\\\"")
+            case "\\": append("\\\\")
+            case "\n": append("\\n")
+            case "\r": append("\\r")
+            case "\t": append("\\t")
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+            default: unicodeScalars.append(scalar)
+            }
+        }
+        append("\"")
+    }
+
+    /// Appends `date` as a JSON string in ISO 8601 (`2026-11-22T23:51:53Z`), cut to the second
+    /// below, as `JSONEncoder`'s `.iso8601` strategy writes it.
+    mutating func appendJSONDate(_ date: Date) {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        var days = seconds / 86_400
+        var time = seconds % 86_400
+        if time < 0 {
+            time += 86_400
+            days -= 1
+        }
+        // Days since 1970 to a civil date (H. Hinnant, "chrono-compatible low-level date algorithms").
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        append("\"")
+        appendDigits(year, 4)
+        append("-")
+        appendDigits(month, 2)
+        append("-")
+        appendDigits(day, 2)
+        append("T")
+        appendDigits(time / 3600, 2)
+        append(":")
+        appendDigits(time / 60 % 60, 2)
+        append(":")
+        appendDigits(time % 60, 2)
+        append("Z\"")
+    }
+
+    private mutating func appendDigits(_ value: Int, _ width: Int) {
+        let digits = String(value)
+        if digits.count < width { append(String(repeating: "0", count: width - digits.count)) }
+        append(digits)
+    }
+}
+
+extension TokenDTO {
+    func appendJSON(to json: inout String) {
+        json += #"{"expiresAt":"#
+        json.appendJSONDate(expiresAt)
+        json += #","token":"#
+        json.appendJSONString(token)
+        json += "}"
+    }
+}
+
+extension UserDTO {
+    func appendJSON(to json: inout String) {
+        json += #"{"createdAt":"#
+        json.appendJSONDate(createdAt)
+        json += #","email":"#
+        json.appendJSONString(email)
+        json += #","id":"#
+        json.appendJSONString(id.uuidString)
+        if let phoneNumber {
+            json += #","phoneNumber":"#
+            json.appendJSONString(phoneNumber)
+        }
+        json += #","role":"#
+        json.appendJSONString(role)
+        json += #","status":"#
+        json.appendJSONString(status)
+        json += #","username":"#
+        json.appendJSONString(username)
+        json += "}"
+    }
+}
+
+extension SecondStepResponse {
+    /// The answer of every completed second step.
+    var json: String {
+        var json = #"{"accessToken":"#
+        json.reserveCapacity(1024)
+        accessToken.appendJSON(to: &json)
+        if let backupCodesLow { json += #","backupCodesLow":\#(backupCodesLow)"# }
+        if let backupCodesRemaining { json += #","backupCodesRemaining":\#(backupCodesRemaining)"# }
+        json += #","refreshToken":"#
+        refreshToken.appendJSON(to: &json)
+        json += #","serverTime":"#
+        json.appendJSONDate(serverTime)
+        if let trustedDeviceToken {
+            json += #","trustedDeviceToken":"#
+            json.appendJSONString(trustedDeviceToken)
+        }
+        json += #","user":"#
+        user.appendJSON(to: &json)
+        return json + "}"
+    }
+}
