@@ -15,11 +15,20 @@ public struct HOTP: Sendable {
 
     /// The code for `counter`, zero-padded to `digits` characters.
     public func code(counter: UInt64) -> String {
-        var message = [UInt8](repeating: 0, count: 8)
-        for index in 0..<8 {
-            message[index] = UInt8(truncatingIfNeeded: counter >> UInt64(56 - 8 * index))
-        }
-        let mac = algorithm.mac(key: secret, message: message)
+        code(mac: algorithm.mac(key: secret, message: Self.message(counter)))
+    }
+
+    /// The codes for `counters`, with the key prepared once (a TOTP check computes three).
+    public func codes(counters: some Sequence<UInt64>) -> [String] {
+        algorithm.macs(key: secret, messages: counters.map(Self.message)).map(code(mac:))
+    }
+
+    /// The counter as 8 big-endian bytes, the HMAC message (RFC 4226 §5.2).
+    private static func message(_ counter: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: counter >> UInt64(56 - 8 * $0)) }
+    }
+
+    private func code(mac: [UInt8]) -> String {
         // Dynamic truncation, RFC 4226 §5.3: the low nibble of the last byte picks 4 bytes.
         let offset = Int(mac[mac.count - 1] & 0x0F)
         let binary =

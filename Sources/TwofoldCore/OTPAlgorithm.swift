@@ -13,11 +13,24 @@ public enum OTPAlgorithm: String, CaseIterable, Sendable, Codable {
     }
 
     func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        macs(key: key, messages: [message])[0]
+    }
+
+    /// The HMAC of each message under one key, whose keyed state is made once and copied.
+    func macs(key: [UInt8], messages: [[UInt8]]) -> [[UInt8]] {
         let key = SymmetricKey(data: key)
         switch self {
-        case .sha1: return Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
-        case .sha256: return Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
-        case .sha512: return Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
+        case .sha1: return Self.macs(HMAC<Insecure.SHA1>(key: key), messages)
+        case .sha256: return Self.macs(HMAC<SHA256>(key: key), messages)
+        case .sha512: return Self.macs(HMAC<SHA512>(key: key), messages)
+        }
+    }
+
+    private static func macs<H: HashFunction>(_ keyed: HMAC<H>, _ messages: [[UInt8]]) -> [[UInt8]] {
+        messages.map { message in
+            var hmac = keyed
+            hmac.update(data: message)
+            return Array(hmac.finalize())
         }
     }
 }

@@ -65,9 +65,10 @@ public struct TOTP: Sendable {
         let window = UInt64(Swift.min(Swift.max(0, window), Self.maximumWindow))
         let lowest = current >= window ? current - window : 0
         let (highest, overflow) = current.addingReportingOverflow(window)
+        let steps = lowest...(overflow ? UInt64.max : highest)
         var matched: UInt64?
-        for step in lowest...(overflow ? UInt64.max : highest) {
-            let isMatch = hotp.matches(candidate, counter: step)
+        for (step, code) in zip(steps, hotp.codes(counters: steps)) {
+            let isMatch = ConstantTime.equals(code, candidate)
             let isFresh = lastUsedStep.map { step > $0 } ?? true
             if isMatch && isFresh && matched == nil { matched = step }
         }

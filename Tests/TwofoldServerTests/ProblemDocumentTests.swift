@@ -96,6 +96,33 @@ import VaporTesting
         }
     }
 
+    /// The second step reads its JSON body with a shared decoder (`decodeJSONBody`): the same
+    /// answers as `content.decode` gives elsewhere.
+    @Test func theSecondStepsBodyIsReadAsEveryOtherBody() async throws {
+        try await withTestApp { app in
+            let cases: [(String, String, HTTPStatus, String)] = [
+                ("application/json", "{\"tempToken\": ", .badRequest, "malformed_request"),
+                ("application/json", #"{"tempToken": 5, "code": "123456"}"#, .unprocessableEntity, "validation_failed"),
+                ("application/json", #"{"code": "123456"}"#, .unprocessableEntity, "validation_failed"),
+                (
+                    "Application/JSON; charset=utf-8", #"{"tempToken": "t", "code": "123456"}"#, .unauthorized,
+                    "unauthorized"
+                ),
+                ("application/x-unknown", "tempToken=t", .unsupportedMediaType, "unsupported_media_type"),
+            ]
+            for (contentType, body, status, code) in cases {
+                try await app.testing().test(
+                    .POST, "api/v1/2fa/totp/validate", headers: ["Content-Type": contentType],
+                    body: ByteBuffer(string: body)
+                ) { response in
+                    #expect(response.status == status, "\(contentType) \(body)")
+                    let problem = try response.problem()
+                    #expect(problem.code == code, "\(contentType) \(body)")
+                }
+            }
+        }
+    }
+
     @Test func oversizedBodyIsPayloadTooLarge() async throws {
         try await withTestApp(routes: Self.echoRoute) { app in
             let big = #"{"name": ""# + String(repeating: "a", count: 10_000) + #"", "count": 1}"#

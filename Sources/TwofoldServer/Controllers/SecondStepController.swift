@@ -17,7 +17,7 @@ struct SecondStepController: RouteCollection {
 
     /// Seed 003: the SMS or email code sent for this flow.
     @Sendable func verifyOTP(request: Request) async throws -> Response {
-        let body = try request.content.decode(OTPVerifyRequest.self)
+        let body = try request.decodeJSONBody(OTPVerifyRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
         guard
@@ -35,7 +35,7 @@ struct SecondStepController: RouteCollection {
 
     /// Seed 003: another code for the flow, after the 60-second cooldown, at most 5 an hour.
     @Sendable func resendOTP(request: Request) async throws -> Response {
-        let body = try request.content.decode(OTPResendRequest.self)
+        let body = try request.decodeJSONBody(OTPResendRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
@@ -55,14 +55,14 @@ struct SecondStepController: RouteCollection {
     }
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {
-        let body = try request.content.decode(TOTPValidateRequest.self)
+        let body = try request.decodeJSONBody(TOTPValidateRequest.self)
         return try await Self.complete(
             flow: body.tempToken, method: "totp", code: body.code, trustDevice: body.trustDevice ?? false,
             request: request)
     }
 
     @Sendable func verifyBackupCode(request: Request) async throws -> Response {
-        let body = try request.content.decode(BackupCodeVerifyRequest.self)
+        let body = try request.decodeJSONBody(BackupCodeVerifyRequest.self)
         guard let flow = body.otpFlowId ?? body.tempToken else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
         }
@@ -73,7 +73,7 @@ struct SecondStepController: RouteCollection {
 
     /// Seed 002's form: the flow in the body or as the bearer token; `method` defaults to `totp`.
     @Sendable func verifyLogin(request: Request) async throws -> Response {
-        let body = try request.content.decode(MFAVerifyLoginRequest.self)
+        let body = try request.decodeJSONBody(MFAVerifyLoginRequest.self)
         guard let flow = body.otpFlowId ?? body.tempToken ?? request.headers.bearerAuthorization?.token else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId, tempToken or a bearer flow token is required"])
         }

@@ -177,11 +177,18 @@ final class SQLiteHandle {
         }
 
         func uuid(_ column: Int) throws -> UUID? {
-            guard let text = try text(column) else { return nil }
-            guard let uuid = UUID(sqliteText: text) else {
-                throw StatementRowError(column: column, reason: "is not a UUID")
+            let index = Int32(column)
+            switch sqlite_nio_sqlite3_column_type(statement, index) {
+            case SQLITE_NULL: return nil
+            case SQLITE_TEXT:
+                let text = sqlite_nio_sqlite3_column_text(statement, index)
+                let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+                guard let uuid = UUID(sqliteBytes: UnsafeBufferPointer(start: text, count: count)) else {
+                    throw StatementRowError(column: column, reason: "is not a UUID")
+                }
+                return uuid
+            default: throw StatementRowError(column: column, reason: "is not text")
             }
-            return uuid
         }
 
         func date(_ column: Int) throws -> Date? {

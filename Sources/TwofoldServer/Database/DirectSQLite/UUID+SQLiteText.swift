@@ -8,49 +8,62 @@ extension UUID {
 
     /// The same text as `uuidString`.
     var sqliteText: String {
-        let bytes = withUnsafeBytes(of: uuid) { Array($0) }
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(Self.hexDigits[Int(byte >> 4)])
-            text.append(Self.hexDigits[Int(byte & 0x0F)])
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = Self.hexDigits[Int(byte >> 4)]
+                    text[position + 1] = Self.hexDigits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// Reads what `UUID(uuidString:)` reads (hex digits of either case, hyphens at 8, 13, 18
     /// and 23); `nil` for anything else.
     init?(sqliteText text: String) {
-        let utf8 = text.utf8
+        var text = text
+        guard let uuid = text.withUTF8({ UUID(sqliteBytes: $0) }) else { return nil }
+        self = uuid
+    }
+
+    /// `init?(sqliteText:)` on the text's UTF-8 bytes (as SQLite hands a column over).
+    init?(sqliteBytes utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var byteIndex = 0
-        var high: UInt8?
-        for (offset, character) in utf8.enumerated() {
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard character == UInt8(ascii: "-") else { return nil }
-                continue
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
+            var byteIndex = 0
+            var high: UInt8?
+            for offset in 0..<36 {
+                let character = utf8[offset]
+                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                    guard character == UInt8(ascii: "-") else { return false }
+                    continue
+                }
+                let nibble: UInt8
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+                default: return false
+                }
+                if let first = high {
+                    bytes[byteIndex] = first << 4 | nibble
+                    byteIndex += 1
+                    high = nil
+                } else {
+                    high = nibble
+                }
             }
-            let nibble: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes[byteIndex] = first << 4 | nibble
-                byteIndex += 1
-                high = nil
-            } else {
-                high = nibble
-            }
+            return true
         }
-        self.init(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        guard parsed else { return nil }
+        self.init(uuid: uuid)
     }
 }
