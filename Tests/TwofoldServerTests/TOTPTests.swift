@@ -136,8 +136,8 @@ import VaporTesting
         }
     }
 
-    /// A right code takes no attempt slot, so its time step is what keeps it single-use: a
-    /// replay counts as a wrong code and must not start the count again.
+    /// The verdict is computed before the database work; a replay (right code, step already
+    /// used) still counts as a wrong code and must not start the count again.
     @Test func aReplayedCodeCountsAsWrongAndDoesNotResetTheCount() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
@@ -166,12 +166,8 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             clock.advance(by: 30)
             let sql = try #require(app.db as? any SQLDatabase)
-            try await sql.raw(
-                """
-                INSERT INTO factor_guards (user_id, factor, attempts, lockouts)
-                VALUES (\(bind: tokens.user.id), 'totp', 5, 0)
-                """
-            ).run()
+            // Confirming the secret left the guard row (attempts 0).
+            try await sql.raw("UPDATE factor_guards SET attempts = 5 WHERE user_id = \(bind: tokens.user.id)").run()
             let flow = try await TOTPSteps.startLogin(app)
             let refused = try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock))
             #expect(refused.0 == 429)

@@ -130,8 +130,8 @@ struct SecondStepController: RouteCollection {
     /// user and their secret are read with one statement where the request runs
     /// (`Request.read`); the code is checked and the session made there too. The unit of work
     /// next to the database is then writes alone, each re-checking its condition atomically
-    /// (attempt slot or lock, time step, flow, active user), so what changed since the read is
-    /// refused there. The one thread every sign-in's writes go through does nothing else.
+    /// (attempt slot, time step, flow, active user), so what changed since the read is refused
+    /// there. The one thread every sign-in's writes go through does nothing else.
     private static func completeWithTOTP(
         flow token: String, code: String?, trustDevice: Bool, request: Request
     ) async throws -> Completed {

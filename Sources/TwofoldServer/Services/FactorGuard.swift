@@ -53,35 +53,6 @@ enum FactorGuard {
                 .uuid(userID), .text(factor)))
     }
 
-    /// A right code checked without taking a slot (TOTP, whose time-step claim already makes it
-    /// single-use): the consecutive count starts again, unless the factor is locked or all its
-    /// slots are taken by codes still being checked, which refuses it (`429 locked`) as `begin`
-    /// would have. A clean guard (or none: no wrong code yet) is only read, not written.
-    static func passed(_ factor: String, userID: UUID, request: Request) async throws {
-        let now = request.twofold.clock.now()
-        let reset = try await request.count(
-            Statement(
-                """
-                UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL
-                WHERE user_id = ? AND factor = ? AND (attempts > 0 OR lockouts > 0 OR locked_until IS NOT NULL)
-                  AND ((locked_until IS NULL AND attempts < ?) OR locked_until <= ?)
-                RETURNING attempts
-                """, .uuid(userID), .text(factor), .integer(maximumAttempts), .date(now)))
-        guard reset == 0 else { return }
-        let state = try await request.rows(
-            Statement(
-                "SELECT attempts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID),
-                .text(factor)),
-            { (attempts: try $0.integer(0), lockedUntil: try $0.optionalDate(1)) }
-        ).first
-        guard let state else { return }
-        if let until = state.lockedUntil, until > now { throw locked(until: until, now: now) }
-        if state.lockedUntil == nil, state.attempts >= maximumAttempts {
-            // The last slots' codes are still being checked; they will set the lock.
-            throw locked(until: now.addingTimeInterval(firstLockout), now: now)
-        }
-    }
-
     /// The code was wrong: records it, locks the factor at the fifth in a row and the account at
     /// the twentieth in a day, and throws the problem to answer (`invalid_code` with
     /// `attemptsRemaining`, `locked`, or `account_locked`).

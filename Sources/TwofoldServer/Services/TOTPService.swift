@@ -64,27 +64,25 @@ enum TOTPService {
         return try totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
     }
 
-    /// Records a checked code. A wrong one (`step` nil) takes an attempt slot and counts as a
-    /// failure, as any factor's; its verdict is told only once the slot is granted, so no more
-    /// codes are judged before the lock than the guard allows. A right one claims its time step
-    /// with one conditional update (a step already used is a replay, counted as a wrong code),
-    /// then resets the count unless the factor is locked (`FactorGuard.passed`).
+    /// Records a checked code under the factor guard, in the order a check without a precomputed
+    /// verdict would take: the attempt slot first (refused with `429` when the factor is locked
+    /// or all its slots are taken), so no more codes are judged before the lock than the guard
+    /// allows and the verdict is told only then; a right code then claims its time step with one
+    /// conditional update (a step already used is a replay, counted as a wrong code), and only
+    /// a claimed step starts the count again.
     static func settle(_ step: UInt64?, credential: TOTPCredential, request: Request) async throws {
         let userID = credential.userID
-        guard let step else {
-            try await FactorGuard.begin(factor, userID: userID, request: request)
+        try await FactorGuard.begin(factor, userID: userID, request: request)
+        guard let step,
+            try await request.count(
+                Statement(
+                    """
+                    UPDATE totp_credentials SET last_used_step = ?
+                    WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
+                    """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step)))) > 0
+        else {
             try await FactorGuard.failed(factor, userID: userID, request: request)
         }
-        let claimed = try await request.count(
-            Statement(
-                """
-                UPDATE totp_credentials SET last_used_step = ?
-                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
-                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))))
-        guard claimed > 0 else {
-            try await FactorGuard.begin(factor, userID: userID, request: request)
-            try await FactorGuard.failed(factor, userID: userID, request: request)
-        }
-        try await FactorGuard.passed(factor, userID: userID, request: request)
+        try await FactorGuard.succeeded(factor, userID: userID, request: request)
     }
 }

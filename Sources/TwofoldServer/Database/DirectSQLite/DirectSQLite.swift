@@ -80,7 +80,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
 extension Request {
     /// Runs `body` where database statements cost no thread hop: on the direct SQLite
     /// connection's thread when there is one. For a path that sends many statements in a row
-    /// (the second step of a sign-in sends nine). Answers only once its writes are committed,
+    /// (the second step of a sign-in writes seven times). Answers only once its writes are committed,
     /// also when it throws (a wrong code's recorded failure must stand before the client hears
     /// of it).
     func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {

@@ -6,7 +6,7 @@ import NIOPosix
 ///
 /// Statements reach the connection without a thread hop when the calling task already runs here:
 /// `run(_:)` moves a whole unit of work (the second step of a sign-in, say) onto this thread, so
-/// its nine statements cost one hop in and one out instead of two hops each.
+/// its statements cost one hop in and one out instead of two hops each.
 ///
 /// `afterEachJob` runs after every Swift job here: the connection queues the commit of its open
 /// write group there, so no group stays open once the thread's queue is empty. Set and read only on the thread (which
