@@ -55,7 +55,12 @@ final class DirectSQLiteConnection: @unchecked Sendable {
             let handle = try SQLiteHandle(path: path)
             // Checkpoints (which wait for the disk) run on the checkpointer's connection and
             // thread, not between sign-ins on this one (`DirectSQLite`).
-            if groupsWrites { try handle.execute("PRAGMA wal_autocheckpoint = 0") }
+            if groupsWrites {
+                do { try handle.execute("PRAGMA wal_autocheckpoint = 0") } catch {
+                    handle.close()
+                    throw error
+                }
+            }
             return DirectSQLiteConnection(thread: thread, handle: handle, groupsWrites: groupsWrites)
         }.get()
     }
