@@ -136,6 +136,29 @@ import VaporTesting
         }
     }
 
+    /// The second step reads its flow before its unit of work: a used flow and one past its 5
+    /// minutes are still refused, and neither refusal counts as a wrong code.
+    @Test func aUsedOrExpiredFlowIsRefusedBeforeTheCode() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let used = try await TOTPSteps.startLogin(app)
+            #expect(try await TOTPSteps.validate(app, flow: used, code: try TOTPSteps.code(secret, clock)).0 == 200)
+            clock.advance(by: 30)
+            let again = try await TOTPSteps.validate(app, flow: used, code: try TOTPSteps.code(secret, clock))
+            #expect(again.0 == 409)
+            #expect(again.1?.code == "already_used")
+            let late = try await TOTPSteps.startLogin(app)
+            clock.advance(by: 5 * 60)
+            let expired = try await TOTPSteps.validate(app, flow: late, code: try TOTPSteps.code(secret, clock))
+            #expect(expired.0 == 401)
+            #expect(expired.1?.code == "expired")
+            let fresh = try await TOTPSteps.startLogin(app)
+            #expect(try await TOTPSteps.validate(app, flow: fresh, code: "000000").1?.attemptsRemaining == 4)
+        }
+    }
+
     /// The verdict is computed before the database work; a replay (right code, step already
     /// used) still counts as a wrong code and must not start the count again.
     @Test func aReplayedCodeCountsAsWrongAndDoesNotResetTheCount() async throws {
@@ -143,7 +166,6 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            clock.advance(by: 30)
             let used = try TOTPSteps.code(secret, clock)
             #expect(try await TOTPSteps.validate(app, flow: try await TOTPSteps.startLogin(app), code: used).0 == 200)
             let flow = try await TOTPSteps.startLogin(app)
@@ -164,7 +186,6 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            clock.advance(by: 30)
             let sql = try #require(app.db as? any SQLDatabase)
             // Confirming the secret left the guard row (attempts 0).
             try await sql.raw("UPDATE factor_guards SET attempts = 5 WHERE user_id = \(bind: tokens.user.id)").run()

@@ -95,14 +95,17 @@ struct SecondStepController: RouteCollection {
         trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
+        let (flow, user, totp) = try await LoginFlowService.activeWithUser(token, request: request)
+        guard user.status == .active else { throw Problem.accountLocked }
         let completed =
             if method == "totp" {
-                try await completeWithTOTP(flow: token, code: code, trustDevice: trustDevice, request: request)
+                try await completeWithTOTP(
+                    flow: flow, user: user, credential: totp, code: code, trustDevice: trustDevice, request: request)
             } else {
                 try await request.nextToTheDatabase {
                     try await checkAndRecordSession(
-                        flow: token, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
-                        request: request)
+                        flow: flow, user: user, method: method, code: code, deviceKey: deviceKey,
+                        trustDevice: trustDevice, request: request)
                 }
             }
         let remaining = completed.backupCodesRemaining
@@ -126,25 +129,27 @@ struct SecondStepController: RouteCollection {
         let trustedDeviceToken: String?
     }
 
-    /// The most common second step, an authenticator-app code, in three parts. The flow, its
-    /// user and their secret are read with one statement where the request runs
-    /// (`Request.read`); the code is checked and the session made there too. The unit of work
-    /// next to the database is then writes alone, each re-checking its condition atomically
-    /// (attempt slot, time step, flow, active user), so what changed since the read is refused
-    /// there. The one thread every sign-in's writes go through does nothing else.
+    /// The most common second step, an authenticator-app code. The flow, its user and their
+    /// secret were read where the request runs (`Request.read`); the code is checked and the
+    /// session made there too. The unit of work next to the database is then writes alone, each
+    /// re-checking its condition atomically (attempt slot, time step, flow, active user), so
+    /// what changed since the read is refused there. The one thread every sign-in's writes go
+    /// through does nothing else.
     private static func completeWithTOTP(
-        flow token: String, code: String?, trustDevice: Bool, request: Request
+        flow: LoginFlow, user: User, credential: TOTPCredential?, code: String?, trustDevice: Bool,
+        request: Request
     ) async throws -> Completed {
-        let (flow, user, credential) = try await LoginFlowService.activeWithTOTP(token, request: request)
-        guard user.status == .active else { throw Problem.accountLocked }
         guard let credential else { throw methodNotAvailable("totp") }
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }
         let step = try TOTPService.matchingStep(code, credential: credential, request: request)
-        let session = try SessionService.NewSession(
-            user: user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
+        // Made only for a code that may be right: a guess does not pay for a token.
+        let session = try step.map { _ in
+            try SessionService.NewSession(user: user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
+        }
         return try await request.nextToTheDatabase {
+            guard let step, let session else { try await TOTPService.refuse(credential: credential, request: request) }
             try await TOTPService.settle(step, credential: credential, request: request)
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
@@ -152,14 +157,12 @@ struct SecondStepController: RouteCollection {
         }
     }
 
+    /// Any other second step, checked inside its unit of work (its factor reads what it needs
+    /// there).
     private static func checkAndRecordSession(
-        flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof?,
+        flow: LoginFlow, user: User, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        let (flow, user) = try await LoginFlowService.activeWithUser(token, request: request)
-        guard user.status == .active else {
-            throw Problem.accountLocked
-        }
         switch try await SecondFactors.verify(
             method: method, code: code, deviceKey: deviceKey, for: user, flowID: try flow.requireID(),
             request: request)

@@ -25,6 +25,12 @@ struct Statement: Sendable {
         self.values = values
     }
 
+    /// `table.column AS prefix_column, …`: a table's columns for a select list, named so that
+    /// they stay unique beside another table's (PostgreSQL's rows are read by name).
+    static func columns(_ names: [String], of table: String, as prefix: String) -> String {
+        names.map { "\(table).\($0) AS \(prefix)_\($0)" }.joined(separator: ", ")
+    }
+
     /// The statement as SQLKit builds it, each `?` a bind.
     var query: SQLQueryString {
         var query = SQLQueryString("")

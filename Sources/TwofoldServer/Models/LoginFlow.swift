@@ -23,7 +23,7 @@ final class LoginFlow: Model, @unchecked Sendable {
     /// The columns `init(row:from:tokenHash:)` reads, in order, from the `login_flows` table of
     /// a query, each named `flow_<column>`: beside another table's columns (`User.columns`) the
     /// names stay unique, which PostgreSQL's rows need (they are read by name there).
-    static let columns = columnNames.map { "login_flows.\($0) AS flow_\($0)" }.joined(separator: ", ")
+    static let columns = Statement.columns(columnNames, of: "login_flows", as: "flow")
     static let columnNames = [
         "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",
     ]

@@ -29,7 +29,7 @@ final class TOTPCredential: Model, @unchecked Sendable {
 
     /// The columns `init(row:from:)` reads, in order, each named `totp_<column>` (unique beside
     /// another table's columns).
-    static let columns = columnNames.map { "totp_credentials.\($0) AS totp_\($0)" }.joined(separator: ", ")
+    static let columns = Statement.columns(columnNames, of: "totp_credentials", as: "totp")
     static let columnNames = [
         "id", "user_id", "status", "secret_ciphertext", "algorithm", "digits", "period", "created_at", "expires_at",
         "confirmed_at", "last_used_step",

@@ -51,7 +51,7 @@ final class User: Model, @unchecked Sendable {
 
     /// The columns `init(row:from:)` reads, in order, from the `users` table of a query, each
     /// named `user_<column>` (unique beside another table's columns).
-    static let columns = columnNames.map { "users.\($0) AS user_\($0)" }.joined(separator: ", ")
+    static let columns = Statement.columns(columnNames, of: "users", as: "user")
     static let columnNames = [
         "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
         "sms_enabled", "email_enabled", "primary_method",

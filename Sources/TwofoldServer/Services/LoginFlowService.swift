@@ -46,41 +46,18 @@ enum LoginFlowService {
         if flow.expiresAt <= request.twofold.clock.now() { throw expired }
     }
 
-    /// The live flow named by `token` and its user, read with one statement (every second step
-    /// starts here). Refuses as `active(_:)` does, and a flow whose user is gone.
-    static func activeWithUser(_ token: String, request: Request) async throws -> (flow: LoginFlow, user: User) {
-        let hash = SecureToken.hash(token)
-        guard
-            let (flow, user) = try await request.rows(
-                Statement(
-                    """
-                    SELECT \(LoginFlow.columns), \(User.columns)
-                    FROM login_flows JOIN users ON users.id = login_flows.user_id
-                    WHERE token_hash = ?
-                    """, .text(hash)),
-                {
-                    (
-                        try LoginFlow(row: $0, tokenHash: hash),
-                        try User(row: $0, from: LoginFlow.columnNames.count)
-                    )
-                }
-            ).first
-        else { throw unknownFlow }
-        try refuseIfUnusable(flow, request: request)
-        return (flow, user)
-    }
-
     /// The live flow named by `token`, its user and the user's active authenticator-app secret
     /// (`nil` without one), read with one statement on the request's own thread
-    /// (`Request.read`): the common second step reads all it needs before its unit of work.
-    /// Refuses as `activeWithUser(_:)` does.
-    static func activeWithTOTP(_ token: String, request: Request) async throws -> (
+    /// (`Request.read`): every second step reads this before its unit of work, and the most
+    /// common one needs nothing more. Refuses as `active(_:)` does, and a flow whose user is
+    /// gone.
+    static func activeWithUser(_ token: String, request: Request) async throws -> (
         flow: LoginFlow, user: User, totp: TOTPCredential?
     ) {
         let hash = SecureToken.hash(token)
         guard
             let (flow, user, totp) = try await request.read(
-                Statement(Self.withTOTPQuery, .text(hash)),
+                Statement(Self.withUserQuery, .text(hash)),
                 { row in
                     (
                         try LoginFlow(row: row, tokenHash: hash),
@@ -96,7 +73,7 @@ enum LoginFlowService {
     }
 
     private static let totpColumn = LoginFlow.columnNames.count + User.columnNames.count
-    private static let withTOTPQuery = """
+    private static let withUserQuery = """
         SELECT \(LoginFlow.columns), \(User.columns), \(TOTPCredential.columns)
         FROM login_flows JOIN users ON users.id = login_flows.user_id
         LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'

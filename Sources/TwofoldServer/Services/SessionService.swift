@@ -27,26 +27,43 @@ enum SessionService {
         let user: UserDTO
     }
 
-    /// A session about to be written, with its keys and first refresh token already made
-    /// (randomness and hashing), so that writing it is two statements and nothing else: the
-    /// second step makes it before its unit of work.
+    /// A refresh token about to be written: the token (shown once), its hash and its key, made
+    /// beforehand (randomness and hashing) so that writing it is one statement.
+    struct NewRefreshToken: Sendable {
+        let id: UUID
+        let token: TokenDTO
+        let hash: String
+
+        init(now: Date, request: Request) {
+            let token = SecureToken.generate()
+            id = SecureRandom.timeOrderedUUID(at: now)
+            self.token = TokenDTO(
+                token: token, expiresAt: now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime))
+            hash = SecureToken.hash(token)
+        }
+
+        func insert(for sessionID: UUID, now: Date) -> Statement {
+            Statement(
+                "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                .uuid(id), .uuid(sessionID), .text(hash), .date(now), .date(token.expiresAt))
+        }
+    }
+
+    /// A session about to be written, with its key and first refresh token already made, so
+    /// that writing it is two statements and nothing else: the second step makes it before its
+    /// unit of work.
     struct NewSession: Sendable {
         let recorded: Recorded
-        let refreshTokenID: UUID
-        let refreshTokenHash: String
-        let expiresAt: Date
+        let refreshToken: NewRefreshToken
         let ipAddress: String?
         let userAgent: String?
 
         init(user: User, methods: [String], request: Request) throws {
             let now = request.twofold.clock.now()
-            let token = SecureToken.generate()
-            expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
+            refreshToken = NewRefreshToken(now: now, request: request)
             recorded = Recorded(
                 userID: try user.requireID(), sessionID: SecureRandom.timeOrderedUUID(at: now), methods: methods,
-                now: now, refreshToken: TokenDTO(token: token, expiresAt: expiresAt), user: user.dto)
-            refreshTokenID = SecureRandom.timeOrderedUUID(at: now)
-            refreshTokenHash = SecureToken.hash(token)
+                now: now, refreshToken: refreshToken.token, user: user.dto)
             ipAddress = request.clientAddress
             userAgent = request.userAgent
         }
@@ -70,19 +87,8 @@ enum SessionService {
                 """, .uuid(recorded.sessionID), .uuid(recorded.userID), .date(now),
                 .text(recorded.methods.joined(separator: ",")), .date(now), .date(now), .text(session.ipAddress),
                 .text(session.userAgent)))
-        try await request.run(
-            insertRefreshToken(
-                id: session.refreshTokenID, sessionID: recorded.sessionID, hash: session.refreshTokenHash, now: now,
-                expiresAt: session.expiresAt))
+        try await request.run(session.refreshToken.insert(for: recorded.sessionID, now: now))
         return recorded
-    }
-
-    private static func insertRefreshToken(id: UUID, sessionID: UUID, hash: String, now: Date, expiresAt: Date)
-        -> Statement
-    {
-        Statement(
-            "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            .uuid(id), .uuid(sessionID), .text(hash), .date(now), .date(expiresAt))
     }
 
     /// Signs the access token of a recorded session.
@@ -94,13 +100,9 @@ enum SessionService {
     }
 
     static func newRefreshToken(for sessionID: UUID, now: Date, request: Request) async throws -> TokenDTO {
-        let token = SecureToken.generate()
-        let expiresAt = now.addingTimeInterval(request.twofold.configuration.refreshTokenLifetime)
-        try await request.run(
-            insertRefreshToken(
-                id: SecureRandom.timeOrderedUUID(at: now), sessionID: sessionID, hash: SecureToken.hash(token),
-                now: now, expiresAt: expiresAt))
-        return TokenDTO(token: token, expiresAt: expiresAt)
+        let fresh = NewRefreshToken(now: now, request: request)
+        try await request.run(fresh.insert(for: sessionID, now: now))
+        return fresh.token
     }
 
     /// Exchanges a refresh token for a new pair.

@@ -47,13 +47,15 @@ enum TOTPService {
     /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
     /// (one step) is accepted once however many requests race. Throws the factor's problems.
     static func check(_ code: String, credential: TOTPCredential, request: Request) async throws {
-        try await settle(
-            try matchingStep(code, credential: credential, request: request), credential: credential, request: request)
+        guard let step = try matchingStep(code, credential: credential, request: request) else {
+            try await refuse(credential: credential, request: request)
+        }
+        try await settle(step, credential: credential, request: request)
     }
 
     /// The time step `code` is right for (the current one or either neighbour, after the last
     /// one used), or `nil`: the computation alone, which the second step of a sign-in does before
-    /// its unit of work so that the database's thread does not. Deciding is `settle(_:…)`.
+    /// its unit of work so that the database's thread does not. Deciding is `settle` or `refuse`.
     static func matchingStep(_ code: String, credential: TOTPCredential, request: Request) throws -> UInt64? {
         let userID = credential.userID
         let secret = try request.twofold.secrets.open(credential.secretCiphertext, boundTo: userID)
@@ -64,25 +66,28 @@ enum TOTPService {
         return try totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
     }
 
-    /// Records a checked code under the factor guard, in the order a check without a precomputed
-    /// verdict would take: the attempt slot first (refused with `429` when the factor is locked
-    /// or all its slots are taken), so no more codes are judged before the lock than the guard
-    /// allows and the verdict is told only then; a right code then claims its time step with one
-    /// conditional update (a step already used is a replay, counted as a wrong code), and only
-    /// a claimed step starts the count again.
-    static func settle(_ step: UInt64?, credential: TOTPCredential, request: Request) async throws {
+    /// Records a wrong code, in the order every check takes: the attempt slot first (refused
+    /// with `429` when the factor is locked or all its slots are taken), so no more codes are
+    /// judged before the lock than the guard allows and the verdict is told only then; then the
+    /// failure.
+    static func refuse(credential: TOTPCredential, request: Request) async throws -> Never {
+        try await FactorGuard.begin(factor, userID: credential.userID, request: request)
+        try await FactorGuard.failed(factor, userID: credential.userID, request: request)
+    }
+
+    /// Records a code right for `step`: the attempt slot first, as `refuse` takes it; then the
+    /// time step is claimed with one conditional update (a step already used is a replay,
+    /// counted as a wrong code), and only a claimed step starts the count again.
+    static func settle(_ step: UInt64, credential: TOTPCredential, request: Request) async throws {
         let userID = credential.userID
         try await FactorGuard.begin(factor, userID: userID, request: request)
-        guard let step,
-            try await request.count(
-                Statement(
-                    """
-                    UPDATE totp_credentials SET last_used_step = ?
-                    WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
-                    """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step)))) > 0
-        else {
-            try await FactorGuard.failed(factor, userID: userID, request: request)
-        }
+        let claimed = try await request.count(
+            Statement(
+                """
+                UPDATE totp_credentials SET last_used_step = ?
+                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
+                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))))
+        guard claimed > 0 else { try await FactorGuard.failed(factor, userID: userID, request: request) }
         try await FactorGuard.succeeded(factor, userID: userID, request: request)
     }
 }
