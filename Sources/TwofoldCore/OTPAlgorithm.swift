@@ -8,8 +8,12 @@ public enum OTPAlgorithm: String, CaseIterable, Sendable, Codable {
 
     /// Parses the names used in otpauth URIs and on command lines: `SHA1`, `sha-256`, `sha512`.
     public init?(name: String) {
-        let normalised = name.uppercased().replacingOccurrences(of: "-", with: "")
-        self.init(rawValue: normalised)
+        // The stored form (the raw value) is read on every sign-in: no copies for it.
+        if let exact = Self(rawValue: name) {
+            self = exact
+            return
+        }
+        self.init(rawValue: String(name.uppercased().filter { $0 != "-" }))
     }
 
     func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {

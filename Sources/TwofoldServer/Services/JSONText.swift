@@ -10,20 +10,31 @@ extension String {
     /// reverse solidi and control characters escaped.
     mutating func appendJSONString(_ value: String) {
         append("\"")
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": append("\\\"")
-            case "\\": append("\\\\")
-            case "\n": append("\\n")
-            case "\r": append("\\r")
-            case "\t": append("\\t")
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-            default: unicodeScalars.append(scalar)
-            }
+        // Tokens, ids and addresses need no escapes: one append, not one per character.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            append(value)
+        } else {
+            append(Self.escapedJSON(value))
         }
         append("\"")
+    }
+
+    private static func escapedJSON(_ value: String) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count + 16)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+            case UInt8(ascii: "\n"): bytes += Array(#"\n"#.utf8)
+            case UInt8(ascii: "\r"): bytes += Array(#"\r"#.utf8)
+            case UInt8(ascii: "\t"): bytes += Array(#"\t"#.utf8)
+            case ..<0x20: bytes += Array(#"\u00"#.utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            // Multi-byte UTF-8 sequences are copied as they are (every byte is 0x80 or above).
+            default: bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `date` as a JSON string in ISO 8601 (`2026-11-22T23:51:53Z`), cut to the second

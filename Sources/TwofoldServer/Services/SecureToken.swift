@@ -6,7 +6,7 @@ import Foundation
 enum SecureToken {
     /// A new random token: 32 bytes from a CSPRNG, base64url without padding.
     static func generate() -> String {
-        Data(SecureRandom.bytes(32)).base64URLEncodedString()
+        SecureRandom.bytes(32).base64URLEncodedString()
     }
 
     /// The hex SHA-256 of a token, the only form the database holds. Lookups go by this hash
@@ -16,18 +16,34 @@ enum SecureToken {
     }
 }
 
-extension Data {
-    /// RFC 4648 §5 base64url without padding, as JOSE uses.
+private let base64URLAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+extension Collection<UInt8> {
+    /// RFC 4648 §5 base64url without padding, as JOSE uses. Written directly (every sign-in
+    /// encodes a token's claims and signature): no standard base64 to translate afterwards.
     func base64URLEncodedString() -> String {
-        let url = base64EncodedData().compactMap { byte -> UInt8? in
-            switch byte {
-            case UInt8(ascii: "+"): UInt8(ascii: "-")
-            case UInt8(ascii: "/"): UInt8(ascii: "_")
-            case UInt8(ascii: "="): nil
-            default: byte
+        let length = count / 3 * 4 + [0, 2, 3][count % 3]
+        return String(unsafeUninitializedCapacity: length) { text in
+            var written = 0
+            var bytes = makeIterator()
+            while let first = bytes.next() {
+                let second = bytes.next()
+                let third = second == nil ? nil : bytes.next()
+                let group = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+                text[written] = base64URLAlphabet[Int(group >> 18)]
+                text[written + 1] = base64URLAlphabet[Int(group >> 12 & 63)]
+                written += 2
+                if second != nil {
+                    text[written] = base64URLAlphabet[Int(group >> 6 & 63)]
+                    written += 1
+                }
+                if third != nil {
+                    text[written] = base64URLAlphabet[Int(group & 63)]
+                    written += 1
+                }
             }
+            return written
         }
-        return String(decoding: url, as: UTF8.self)
     }
 }
 

@@ -60,7 +60,7 @@ struct TokenService: Sendable {
     /// RFC 7515 compact JWS with ES256 (RFC 7518 §3.4: the signature is R and S, 32 bytes each);
     /// NumericDate claims in whole seconds, as JWTKit writes them.
     func sign(_ claims: AccessTokenClaims) throws -> String {
-        let signingInput = encodedHeader + "." + Data(claims.json.utf8).base64URLEncodedString()
+        let signingInput = encodedHeader + "." + claims.json.utf8.base64URLEncodedString()
         let signature = try signingKey.signature(for: Data(signingInput.utf8))
         return signingInput + "." + signature.rawRepresentation.base64URLEncodedString()
     }
