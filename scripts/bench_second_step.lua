@@ -14,46 +14,43 @@ function init(args)
     local path, thread_count = args[1], tonumber(args[2])
     entries = {}
     local n = 0
+    -- Each request is written out here, before the clock starts: wrk shares the machine with
+    -- the server, and what it spends per request is taken from the server.
     for line in io.lines(path) do
-        if n % thread_count == id then table.insert(entries, line) end
+        if n % thread_count == id then
+            local token, code = line:match("([^,]+),([^,]+)")
+            table.insert(entries, wrk.format("POST", "/api/v1/2fa/totp/validate",
+                { ["Content-Type"] = "application/json" },
+                '{"tempToken":"' .. token .. '","code":"' .. code .. '"}'))
+        end
         n = n + 1
     end
     index = 0
-    statuses = {}
     exhausted = 0
 end
 
 function request()
     index = index + 1
-    local line = entries[index]
-    if line == nil then
+    local prepared = entries[index]
+    if prepared == nil then
         -- Out of fresh flows: repeat the last one (its answers are not 200 and are counted).
         exhausted = exhausted + 1
-        line = entries[#entries]
+        prepared = entries[#entries]
     end
-    local token, code = line:match("([^,]+),([^,]+)")
-    return wrk.format("POST", "/api/v1/2fa/totp/validate", { ["Content-Type"] = "application/json" },
-        '{"tempToken":"' .. token .. '","code":"' .. code .. '"}')
+    return prepared
 end
 
-function response(status, headers, body)
-    statuses[status] = (statuses[status] or 0) + 1
-end
-
+-- No response() callback: with one, wrk copies every answer's headers and body into Lua.
+-- wrk counts the answers that are not 2xx or 3xx itself.
 function done(summary, latency, requests)
-    local counts, used_up = {}, 0
-    for _, thread in ipairs(threads) do
-        for status, count in pairs(thread:get("statuses")) do
-            counts[status] = (counts[status] or 0) + count
-        end
-        used_up = used_up + thread:get("exhausted")
-    end
+    local used_up = 0
+    for _, thread in ipairs(threads) do used_up = used_up + thread:get("exhausted") end
     local seconds = summary.duration / 1e6
-    local parts = {}
-    for status, count in pairs(counts) do table.insert(parts, status .. "=" .. count) end
-    table.sort(parts)
-    io.write(string.format("  requests/s %.0f   200/s %.0f   p50 %.2f ms   p99 %.2f ms   answers %s%s\n",
-        summary.requests / seconds, (counts[200] or 0) / seconds,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000, table.concat(parts, " "),
+    local refused = summary.errors.status
+    local failed = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+    io.write(string.format("  requests/s %.0f   2xx/s %.0f   p50 %.2f ms   p99 %.2f ms   answers 2xx=%d 4xx/5xx=%d%s%s\n",
+        summary.requests / seconds, (summary.requests - refused) / seconds,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests - refused, refused,
+        failed > 0 and string.format("   (socket errors: %d)", failed) or "",
         used_up > 0 and string.format("   (ran out of fresh flows: %d repeats)", used_up) or ""))
 end

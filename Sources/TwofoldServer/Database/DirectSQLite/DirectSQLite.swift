@@ -86,22 +86,24 @@ extension Request {
     func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard let sqlite = twofold.sqlite else { return try await body() }
         let connection = sqlite.database.connection
-        let result = try await sqlite.thread.run {
-            let unit = WriteGroups()
-            let result: Result<T, any Error>
-            do {
-                result = .success(try await WriteGroups.$current.withValue(unit) { try await body() })
-            } catch {
-                result = .failure(error)
+        let result = try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
+            try await sqlite.thread.run {
+                let unit = WriteGroups()
+                let result: Result<T, any Error>
+                do {
+                    result = .success(try await WriteGroups.$current.withValue(unit) { try await body() })
+                } catch {
+                    result = .failure(error)
+                }
+                let groups = unit.groups
+                // The units queued behind this one run, and share its commit, while it waits here.
+                if sqlite.thread.isCurrent {
+                    try await connection.settled(groups).get()
+                } else {
+                    try await sqlite.thread.loop.flatSubmit { connection.settled(groups) }.get()
+                }
+                return result
             }
-            let groups = unit.groups
-            // The units queued behind this one run, and share its commit, while it waits here.
-            if sqlite.thread.isCurrent {
-                try await connection.settled(groups).get()
-            } else {
-                try await sqlite.thread.loop.flatSubmit { connection.settled(groups) }.get()
-            }
-            return result
         }
         return try result.get()
     }

@@ -41,3 +41,20 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
         try await group.shutdownGracefully()
     }
 }
+
+/// An event loop as a task's preferred executor. `Request.nextToTheDatabase` comes back through
+/// it to the request's own loop: otherwise the writer thread, which is not one of the loops,
+/// would hand the rest of the request to any loop, and its answer would hop once more to the
+/// loop its connection belongs to.
+final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
