@@ -23,7 +23,9 @@ import VaporTesting
         }
         app.post("test", "flows", "complete") { request async throws -> String in
             let body = try request.content.decode(FlowRequest.self)
-            let flow = try await LoginFlowService.active(body.token, userID: body.userId, request: request)
+            // The owner check of `active`, then what a second step reads and consumes.
+            _ = try await LoginFlowService.active(body.token, userID: body.userId, request: request)
+            let flow = try await LoginFlowService.pending(body.token, request: request)
             try await LoginFlowService.consume(flow, request: request)
             return "completed"
         }

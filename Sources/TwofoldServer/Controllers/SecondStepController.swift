@@ -95,19 +95,22 @@ struct SecondStepController: RouteCollection {
         trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let (flow, user, totp) = try await LoginFlowService.activeWithUser(token, request: request)
-        guard user.status == .active else { throw Problem.accountLocked }
-        let completed =
-            if method == "totp" {
-                try await completeWithTOTP(
-                    flow: flow, user: user, credential: totp, code: code, trustDevice: trustDevice, request: request)
-            } else {
-                try await request.nextToTheDatabase {
-                    try await checkAndRecordSession(
-                        flow: flow, user: user, method: method, code: code, deviceKey: deviceKey,
-                        trustDevice: trustDevice, request: request)
-                }
+        let flow = try await LoginFlowService.pending(token, request: request)
+        guard flow.userIsActive else { throw Problem.accountLocked }
+        let completed: Completed
+        if method == "totp" {
+            completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)
+        } else {
+            // The other factors read what they need of the user from the model.
+            guard let user = try await User.find(flow.user.id, on: request.db) else {
+                throw LoginFlowService.unknownFlow
             }
+            completed = try await request.nextToTheDatabase {
+                try await checkAndRecordSession(
+                    flow, user: user, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
+                    request: request)
+            }
+        }
         let remaining = completed.backupCodesRemaining
         let answer = SecondStepResponse(
             tokens: try SessionService.tokens(for: completed.session, request: request),
@@ -130,27 +133,26 @@ struct SecondStepController: RouteCollection {
     }
 
     /// The most common second step, an authenticator-app code. The flow, its user and their
-    /// secret were read where the request runs (`Request.read`); the code is checked and the
-    /// session made there too. The unit of work next to the database is then writes alone, each
-    /// re-checking its condition atomically (attempt slot, time step, flow, active user), so
-    /// what changed since the read is refused there. The one thread every sign-in's writes go
-    /// through does nothing else.
+    /// secret were read where the request runs (`LoginFlowService.pending`); the code is checked
+    /// and the session made there too. The unit of work next to the database is then writes
+    /// alone, each re-checking its condition atomically (attempt slot, time step, flow, active
+    /// user), so what changed since the read is refused there. The one thread every sign-in's
+    /// writes go through does nothing else.
     private static func completeWithTOTP(
-        flow: LoginFlow, user: User, credential: TOTPCredential?, code: String?, trustDevice: Bool,
-        request: Request
+        _ flow: PendingSecondStep, code: String?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        guard let credential else { throw methodNotAvailable("totp") }
+        guard let secret = flow.totp else { throw methodNotAvailable("totp") }
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }
-        let step = try TOTPService.matchingStep(code, credential: credential, request: request)
+        let step = try TOTPService.matchingStep(code, secret: secret, request: request)
         // Made only for a code that may be right: a guess does not pay for a token.
-        let session = try step.map { _ in
-            try SessionService.NewSession(user: user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
+        let session = step.map { _ in
+            SessionService.NewSession(user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
         }
         return try await request.nextToTheDatabase {
-            guard let step, let session else { try await TOTPService.refuse(credential: credential, request: request) }
-            try await TOTPService.settle(step, credential: credential, request: request)
+            guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
+            try await TOTPService.settle(step, secret: secret, request: request)
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
@@ -160,18 +162,17 @@ struct SecondStepController: RouteCollection {
     /// Any other second step, checked inside its unit of work (its factor reads what it needs
     /// there).
     private static func checkAndRecordSession(
-        flow: LoginFlow, user: User, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof?,
-        trustDevice: Bool, request: Request
+        _ flow: PendingSecondStep, user: User, method: String, code: String?,
+        deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
         switch try await SecondFactors.verify(
-            method: method, code: code, deviceKey: deviceKey, for: user, flowID: try flow.requireID(),
-            request: request)
+            method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
         {
         case .notEnabled:
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
-            let session = try SessionService.NewSession(
-                user: user, methods: [flow.firstFactor, amr, "mfa"], request: request)
+            let session = SessionService.NewSession(
+                user: flow.user, methods: [flow.firstFactor, amr, "mfa"], request: request)
             return try await recordSession(
                 session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
                 request: request)
@@ -181,7 +182,7 @@ struct SecondStepController: RouteCollection {
     /// After a second factor is proven: consumes the flow (once), writes the session, audits
     /// the sign-in and remembers the device when asked.
     private static func recordSession(
-        _ session: SessionService.NewSession, flow: LoginFlow, method: String, backupCodesRemaining: Int?,
+        _ session: SessionService.NewSession, flow: PendingSecondStep, method: String, backupCodesRemaining: Int?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
         try await LoginFlowService.consume(flow, request: request)
@@ -189,7 +190,7 @@ struct SecondStepController: RouteCollection {
         try await AuditLog.record(
             .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)
         let deviceToken =
-            trustDevice ? try await TrustedDeviceService.remember(userID: flow.userID, request: request) : nil
+            trustDevice ? try await TrustedDeviceService.remember(userID: flow.user.id, request: request) : nil
         return Completed(
             session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
     }

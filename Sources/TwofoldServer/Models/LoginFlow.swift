@@ -21,8 +21,8 @@ final class LoginFlow: Model, @unchecked Sendable {
     init() {}
 
     /// The columns `init(row:from:tokenHash:)` reads, in order, from the `login_flows` table of
-    /// a query, each named `flow_<column>`: beside another table's columns (`User.columns`) the
-    /// names stay unique, which PostgreSQL's rows need (they are read by name there).
+    /// a query, each named `flow_<column>` (unique beside another table's columns, which
+    /// PostgreSQL's rows need: they are read by name there).
     static let columns = Statement.columns(columnNames, of: "login_flows", as: "flow")
     static let columnNames = [
         "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",

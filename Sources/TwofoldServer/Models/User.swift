@@ -1,6 +1,5 @@
 import Fluent
 import Foundation
-import SQLKit
 import TwofoldAPI
 
 /// A person who signs in. Username and email are stored in canonical (lower-case) form so that
@@ -47,41 +46,6 @@ final class User: Model, @unchecked Sendable {
         self.updatedAt = now
         self.smsEnabled = false
         self.emailEnabled = false
-    }
-
-    /// The columns `init(row:from:)` reads, in order, from the `users` table of a query, each
-    /// named `user_<column>` (unique beside another table's columns).
-    static let columns = Statement.columns(columnNames, of: "users", as: "user")
-    static let columnNames = [
-        "id", "username", "email", "phone", "role", "status", "password_hash", "created_at", "updated_at",
-        "sms_enabled", "email_enabled", "primary_method",
-    ]
-
-    /// A user from the columns `columns` names, starting at position `first`.
-    convenience init(row: StatementRow, from first: Int = 0) throws {
-        self.init()
-        id = try row.uuid(first)
-        $id.exists = true
-        username = try row.text(first + 1)
-        email = try row.text(first + 2)
-        phone = try row.optionalText(first + 3)
-        role = try Self.read(Role.self, row, first + 4)
-        status = try Self.read(Status.self, row, first + 5)
-        passwordHash = try row.text(first + 6)
-        createdAt = try row.date(first + 7)
-        updatedAt = try row.date(first + 8)
-        smsEnabled = try row.bool(first + 9)
-        emailEnabled = try row.bool(first + 10)
-        primaryMethod = try row.optionalText(first + 11)
-    }
-
-    private static func read<T: RawRepresentable<String>>(_ type: T.Type, _ row: StatementRow, _ column: Int) throws
-        -> T
-    {
-        guard let value = T(rawValue: try row.text(column)) else {
-            throw StatementRowError(column: column, reason: "is not a \(T.self)")
-        }
-        return value
     }
 
     /// Where SMS or email codes go: the phone number or the address on file.

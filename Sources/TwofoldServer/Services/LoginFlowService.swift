@@ -37,52 +37,32 @@ enum LoginFlowService {
             ).first
         else { throw unknownFlow }
         if let userID, flow.userID != userID { throw unknownFlow }
-        try refuseIfUnusable(flow, request: request)
+        try refuseIfUnusable(consumedAt: flow.consumedAt, expiresAt: flow.expiresAt, request: request)
         return flow
     }
 
-    private static func refuseIfUnusable(_ flow: LoginFlow, request: Request) throws {
-        if flow.consumedAt != nil { throw alreadyUsed }
-        if flow.expiresAt <= request.twofold.clock.now() { throw expired }
+    private static func refuseIfUnusable(consumedAt: Date?, expiresAt: Date, request: Request) throws {
+        if consumedAt != nil { throw alreadyUsed }
+        if expiresAt <= request.twofold.clock.now() { throw expired }
     }
 
-    /// The live flow named by `token`, its user and the user's active authenticator-app secret
-    /// (`nil` without one), read with one statement on the request's own thread
-    /// (`Request.read`): every second step reads this before its unit of work, and the most
-    /// common one needs nothing more. Refuses as `active(_:)` does, and a flow whose user is
-    /// gone.
-    static func activeWithUser(_ token: String, request: Request) async throws -> (
-        flow: LoginFlow, user: User, totp: TOTPCredential?
-    ) {
+    /// The live flow named by `token` with its user and the user's active authenticator-app
+    /// secret, read with one statement on the request's own thread (`Request.read`): every
+    /// second step reads this before its unit of work, and the most common one needs nothing
+    /// more. Refuses as `active(_:)` does, and a flow whose user is gone.
+    static func pending(_ token: String, request: Request) async throws -> PendingSecondStep {
         let hash = SecureToken.hash(token)
         guard
-            let (flow, user, totp) = try await request.read(
-                Statement(Self.withUserQuery, .text(hash)),
-                { row in
-                    (
-                        try LoginFlow(row: row, tokenHash: hash),
-                        try User(row: row, from: LoginFlow.columnNames.count),
-                        try row.optionalUUID(Self.totpColumn) == nil
-                            ? nil : try TOTPCredential(row: row, from: Self.totpColumn)
-                    )
-                }
-            ).first
+            let pending = try await request.read(PendingSecondStep.query(tokenHash: hash), PendingSecondStep.init)
+                .first
         else { throw unknownFlow }
-        try refuseIfUnusable(flow, request: request)
-        return (flow, user, totp)
+        try refuseIfUnusable(consumedAt: pending.consumedAt, expiresAt: pending.expiresAt, request: request)
+        return pending
     }
-
-    private static let totpColumn = LoginFlow.columnNames.count + User.columnNames.count
-    private static let withUserQuery = """
-        SELECT \(LoginFlow.columns), \(User.columns), \(TOTPCredential.columns)
-        FROM login_flows JOIN users ON users.id = login_flows.user_id
-        LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
-        WHERE token_hash = ?
-        """
 
     /// Consumes the flow: succeeds for exactly one caller, however many race, and only while
     /// its user is active (the flow and user may have been read before a lock).
-    static func consume(_ flow: LoginFlow, request: Request) async throws {
+    static func consume(_ flow: PendingSecondStep, request: Request) async throws {
         let now = request.twofold.clock.now()
         let consumed = try await request.count(
             Statement(
@@ -91,11 +71,11 @@ enum LoginFlowService {
                 WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
                   AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
                 RETURNING id
-                """, .date(now), .uuid(try flow.requireID()), .date(now)))
+                """, .date(now), .uuid(flow.flowID), .date(now)))
         guard consumed > 0 else {
             if flow.expiresAt <= now { throw expired }
             let inactive = try await request.count(
-                Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(flow.userID)))
+                Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(flow.user.id)))
             if inactive > 0 { throw Problem.accountLocked }
             throw alreadyUsed
         }

@@ -58,12 +58,12 @@ enum SessionService {
         let ipAddress: String?
         let userAgent: String?
 
-        init(user: User, methods: [String], request: Request) throws {
+        init(user: UserDTO, methods: [String], request: Request) {
             let now = request.twofold.clock.now()
             refreshToken = NewRefreshToken(now: now, request: request)
             recorded = Recorded(
-                userID: try user.requireID(), sessionID: SecureRandom.timeOrderedUUID(at: now), methods: methods,
-                now: now, refreshToken: refreshToken.token, user: user.dto)
+                userID: user.id, sessionID: SecureRandom.timeOrderedUUID(at: now), methods: methods, now: now,
+                refreshToken: refreshToken.token, user: user)
             ipAddress = request.clientAddress
             userAgent = request.userAgent
         }
@@ -71,7 +71,7 @@ enum SessionService {
 
     /// Writes the session and its first refresh token.
     static func record(user: User, methods: [String], request: Request) async throws -> Recorded {
-        try await record(NewSession(user: user, methods: methods, request: request), request: request)
+        try await record(NewSession(user: user.dto, methods: methods, request: request), request: request)
     }
 
     /// Writes a session made beforehand and its first refresh token.

@@ -44,25 +44,38 @@ enum TOTPService {
             serverTime: now)
     }
 
+    /// A secret as codes are checked against it: plain values, from the model
+    /// (`init(_:)`) or read with the login flow (`PendingSecondStep`).
+    struct Secret: Sendable {
+        let id: UUID
+        let userID: UUID
+        /// As `TOTPCredential.secretCiphertext`.
+        let ciphertext: String
+        let algorithm: String
+        let digits: Int
+        let period: Int
+        let lastUsedStep: Int64?
+    }
+
     /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
     /// (one step) is accepted once however many requests race. Throws the factor's problems.
     static func check(_ code: String, credential: TOTPCredential, request: Request) async throws {
-        guard let step = try matchingStep(code, credential: credential, request: request) else {
-            try await refuse(credential: credential, request: request)
+        let secret = try Secret(credential)
+        guard let step = try matchingStep(code, secret: secret, request: request) else {
+            try await refuse(userID: secret.userID, request: request)
         }
-        try await settle(step, credential: credential, request: request)
+        try await settle(step, secret: secret, request: request)
     }
 
     /// The time step `code` is right for (the current one or either neighbour, after the last
     /// one used), or `nil`: the computation alone, which the second step of a sign-in does before
     /// its unit of work so that the database's thread does not. Deciding is `settle` or `refuse`.
-    static func matchingStep(_ code: String, credential: TOTPCredential, request: Request) throws -> UInt64? {
-        let userID = credential.userID
-        let secret = try request.twofold.secrets.open(credential.secretCiphertext, boundTo: userID)
+    static func matchingStep(_ code: String, secret: Secret, request: Request) throws -> UInt64? {
+        let key = try request.twofold.secrets.open(secret.ciphertext, boundTo: secret.userID)
         let totp = try TOTP(
-            secret: secret, algorithm: OTPAlgorithm(name: credential.algorithm) ?? .sha1,
-            digits: try OTPDigits(credential.digits), period: try TOTPPeriod(credential.period))
-        let lastUsed = credential.lastUsedStep.map { UInt64(clamping: $0) }
+            secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
+            digits: try OTPDigits(secret.digits), period: try TOTPPeriod(secret.period))
+        let lastUsed = secret.lastUsedStep.map { UInt64(clamping: $0) }
         return try totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
     }
 
@@ -70,24 +83,33 @@ enum TOTPService {
     /// with `429` when the factor is locked or all its slots are taken), so no more codes are
     /// judged before the lock than the guard allows and the verdict is told only then; then the
     /// failure.
-    static func refuse(credential: TOTPCredential, request: Request) async throws -> Never {
-        try await FactorGuard.begin(factor, userID: credential.userID, request: request)
-        try await FactorGuard.failed(factor, userID: credential.userID, request: request)
+    static func refuse(userID: UUID, request: Request) async throws -> Never {
+        try await FactorGuard.begin(factor, userID: userID, request: request)
+        try await FactorGuard.failed(factor, userID: userID, request: request)
     }
 
     /// Records a code right for `step`: the attempt slot first, as `refuse` takes it; then the
     /// time step is claimed with one conditional update (a step already used is a replay,
     /// counted as a wrong code), and only a claimed step starts the count again.
-    static func settle(_ step: UInt64, credential: TOTPCredential, request: Request) async throws {
-        let userID = credential.userID
+    static func settle(_ step: UInt64, secret: Secret, request: Request) async throws {
+        let userID = secret.userID
         try await FactorGuard.begin(factor, userID: userID, request: request)
         let claimed = try await request.count(
             Statement(
                 """
                 UPDATE totp_credentials SET last_used_step = ?
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
-                """, .integer(Int(step)), .uuid(try credential.requireID()), .integer(Int(step))))
+                """, .integer(Int(step)), .uuid(secret.id), .integer(Int(step))))
         guard claimed > 0 else { try await FactorGuard.failed(factor, userID: userID, request: request) }
         try await FactorGuard.succeeded(factor, userID: userID, request: request)
+    }
+}
+
+extension TOTPService.Secret {
+    init(_ credential: TOTPCredential) throws {
+        self.init(
+            id: try credential.requireID(), userID: credential.userID, ciphertext: credential.secretCiphertext,
+            algorithm: credential.algorithm, digits: credential.digits, period: credential.period,
+            lastUsedStep: credential.lastUsedStep)
     }
 }

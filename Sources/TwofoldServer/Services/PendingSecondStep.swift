@@ -1,0 +1,56 @@
+import Foundation
+import TwofoldAPI
+
+/// A login flow waiting for its second step, with what every second step needs of its user and
+/// of the user's active authenticator-app secret, read in one statement on the request's own
+/// thread (`LoginFlowService.pending`). Plain values, not Fluent models: every sign-in reads one,
+/// and a model's property wrappers (an object, a boxed value and a dynamic cast for each field)
+/// cost more than the read itself.
+struct PendingSecondStep: Sendable {
+    let flowID: UUID
+    /// The factor already proven, as an RFC 8176 value (`pwd`).
+    let firstFactor: String
+    let expiresAt: Date
+    let consumedAt: Date?
+    let user: UserDTO
+    /// The user's active authenticator-app secret; `nil` without one.
+    let totp: TOTPService.Secret?
+
+    var userIsActive: Bool { user.status == User.Status.active.rawValue }
+
+    /// The flow whose token hashes to `tokenHash`, read by `init(row:)`.
+    static func query(tokenHash: String) -> Statement {
+        Statement(sql, .text(tokenHash))
+    }
+
+    private static let flowColumns = Statement.columns(
+        ["id", "first_factor", "expires_at", "consumed_at"], of: "login_flows", as: "flow")
+    private static let userColumns = Statement.columns(
+        ["id", "username", "email", "phone", "role", "status", "created_at"], of: "users", as: "user")
+    private static let totpColumns = Statement.columns(
+        ["id", "secret_ciphertext", "algorithm", "digits", "period", "last_used_step"], of: "totp_credentials",
+        as: "totp")
+    private static let sql = """
+        SELECT \(flowColumns), \(userColumns), \(totpColumns)
+        FROM login_flows JOIN users ON users.id = login_flows.user_id
+        LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
+        WHERE token_hash = ?
+        """
+
+    init(row: StatementRow) throws {
+        flowID = try row.uuid(0)
+        firstFactor = try row.text(1)
+        expiresAt = try row.date(2)
+        consumedAt = try row.optionalDate(3)
+        let userID = try row.uuid(4)
+        user = UserDTO(
+            id: userID, username: try row.text(5), email: try row.text(6), phoneNumber: try row.optionalText(7),
+            role: try row.text(8), status: try row.text(9), createdAt: try row.date(10))
+        totp = try row.optionalUUID(11).map { id in
+            TOTPService.Secret(
+                id: id, userID: userID, ciphertext: try row.text(12), algorithm: try row.text(13),
+                digits: try row.integer(14), period: try row.integer(15),
+                lastUsedStep: try row.optionalInteger(16).map(Int64.init))
+        }
+    }
+}
