@@ -49,6 +49,21 @@ struct DirectSQLiteTests {
         }
     }
 
+    /// What brings a request back from the writer's thread to its own loop
+    /// (`Request.nextToTheDatabase`): a task that prefers the loop runs there, also after a
+    /// suspension.
+    @Test func aTaskPreferringAnEventLoopRunsThere() async throws {
+        try await withTestApp { app in
+            let loop = app.eventLoopGroup.next()
+            let ranThere = await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) { () async -> Bool in
+                let before = loop.inEventLoop
+                await Task.yield()
+                return before && loop.inEventLoop
+            }
+            #expect(ranThere)
+        }
+    }
+
     @Test func aFailedStatementIsUndoneAloneAndTheRestOfTheGroupStands() async throws {
         try await withTestApp { app in
             let request = Self.request(app)

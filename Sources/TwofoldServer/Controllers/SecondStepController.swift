@@ -96,7 +96,7 @@ struct SecondStepController: RouteCollection {
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await LoginFlowService.pending(token, request: request)
-        guard flow.userIsActive else { throw Problem.accountLocked }
+        guard flow.userStatus == .active else { throw Problem.accountLocked }
         let completed: Completed
         if method == "totp" {
             completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)

@@ -13,10 +13,9 @@ struct PendingSecondStep: Sendable {
     let expiresAt: Date
     let consumedAt: Date?
     let user: UserDTO
+    let userStatus: User.Status
     /// The user's active authenticator-app secret; `nil` without one.
     let totp: TOTPService.Secret?
-
-    var userIsActive: Bool { user.status == User.Status.active.rawValue }
 
     /// The flow whose token hashes to `tokenHash`, read by `init(row:)`.
     static func query(tokenHash: String) -> Statement {
@@ -43,9 +42,17 @@ struct PendingSecondStep: Sendable {
         expiresAt = try row.date(2)
         consumedAt = try row.optionalDate(3)
         let userID = try row.uuid(4)
+        // Read as the model would: a role or status it does not know is refused, not passed on.
+        guard let role = User.Role(rawValue: try row.text(8)) else {
+            throw StatementRowError(column: 8, reason: "is not a user role")
+        }
+        guard let status = User.Status(rawValue: try row.text(9)) else {
+            throw StatementRowError(column: 9, reason: "is not a user status")
+        }
+        userStatus = status
         user = UserDTO(
             id: userID, username: try row.text(5), email: try row.text(6), phoneNumber: try row.optionalText(7),
-            role: try row.text(8), status: try row.text(9), createdAt: try row.date(10))
+            role: role.rawValue, status: status.rawValue, createdAt: try row.date(10))
         totp = try row.optionalUUID(11).map { id in
             TOTPService.Secret(
                 id: id, userID: userID, ciphertext: try row.text(12), algorithm: try row.text(13),
