@@ -22,7 +22,8 @@ extension Collection<UInt8> {
     /// RFC 4648 §5 base64url without padding, as JOSE uses. Written directly (every sign-in
     /// encodes a token's claims and signature): no standard base64 to translate afterwards.
     func base64URLEncodedString() -> String {
-        let length = count / 3 * 4 + [0, 2, 3][count % 3]
+        // Four characters for three bytes; two for a last single byte, three for a last pair.
+        let length = count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
         return String(unsafeUninitializedCapacity: length) { text in
             var written = 0
             var bytes = makeIterator()
