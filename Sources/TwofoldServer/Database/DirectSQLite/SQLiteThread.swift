@@ -46,7 +46,7 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
 /// it to the request's own loop: otherwise the writer thread, which is not one of the loops,
 /// would hand the rest of the request to any loop, and its answer would hop once more to the
 /// loop its connection belongs to.
-final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+final class EventLoopTaskExecutor: TaskExecutor, Sendable {
     let loop: any EventLoop
 
     init(_ loop: any EventLoop) {
