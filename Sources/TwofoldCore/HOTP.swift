@@ -15,7 +15,7 @@ public struct HOTP: Sendable {
 
     /// The code for `counter`, zero-padded to `digits` characters.
     public func code(counter: UInt64) -> String {
-        code(mac: algorithm.mac(key: secret, message: Self.message(counter)))
+        codes(counters: CollectionOfOne(counter))[0]
     }
 
     /// The codes for `counters`, with the key prepared once (a TOTP check computes three).

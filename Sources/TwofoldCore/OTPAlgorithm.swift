@@ -16,10 +16,6 @@ public enum OTPAlgorithm: String, CaseIterable, Sendable, Codable {
         self.init(rawValue: String(name.uppercased().filter { $0 != "-" }))
     }
 
-    func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        macs(key: key, messages: [message])[0]
-    }
-
     /// The HMAC of each message under one key, whose keyed state is made once and copied.
     func macs(key: [UInt8], messages: [[UInt8]]) -> [[UInt8]] {
         let key = SymmetricKey(data: key)

@@ -20,25 +20,20 @@ final class LoginFlow: Model, @unchecked Sendable {
 
     init() {}
 
-    /// The columns `init(row:from:tokenHash:)` reads, in order, from the `login_flows` table of
-    /// a query, each named `flow_<column>` (unique beside another table's columns, which
-    /// PostgreSQL's rows need: they are read by name there).
-    static let columns = Statement.columns(columnNames, of: "login_flows", as: "flow")
-    static let columnNames = [
-        "id", "user_id", "first_factor", "created_at", "expires_at", "consumed_at", "ip_address",
-    ]
+    /// The columns `init(row:tokenHash:)` reads, in order.
+    static let columns = "id, user_id, first_factor, created_at, expires_at, consumed_at, ip_address"
 
-    /// A stored flow from the columns `columns` names, starting at position `first`.
-    init(row: StatementRow, from first: Int = 0, tokenHash: String) throws {
-        self.id = try row.uuid(first)
+    /// A stored flow from the columns `columns` names.
+    init(row: StatementRow, tokenHash: String) throws {
+        self.id = try row.uuid(0)
         self.$id.exists = true
         self.tokenHash = tokenHash
-        self.userID = try row.uuid(first + 1)
-        self.firstFactor = try row.text(first + 2)
-        self.createdAt = try row.date(first + 3)
-        self.expiresAt = try row.date(first + 4)
-        self.consumedAt = try row.optionalDate(first + 5)
-        self.ipAddress = try row.optionalText(first + 6)
+        self.userID = try row.uuid(1)
+        self.firstFactor = try row.text(2)
+        self.createdAt = try row.date(3)
+        self.expiresAt = try row.date(4)
+        self.consumedAt = try row.optionalDate(5)
+        self.ipAddress = try row.optionalText(6)
     }
 
     init(tokenHash: String, userID: UUID, firstFactor: String, now: Date, expiresAt: Date, ipAddress: String?) {

@@ -27,31 +27,27 @@ final class TOTPCredential: Model, @unchecked Sendable {
 
     init() {}
 
-    /// The columns `init(row:from:)` reads, in order, each named `totp_<column>` (unique beside
-    /// another table's columns).
-    static let columns = Statement.columns(columnNames, of: "totp_credentials", as: "totp")
-    static let columnNames = [
-        "id", "user_id", "status", "secret_ciphertext", "algorithm", "digits", "period", "created_at", "expires_at",
-        "confirmed_at", "last_used_step",
-    ]
+    /// The columns `init(row:)` reads, in order.
+    static let columns =
+        "id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at, confirmed_at, last_used_step"
 
-    /// A stored secret from the columns `columns` names, starting at position `first`.
-    init(row: StatementRow, from first: Int = 0) throws {
-        self.id = try row.uuid(first)
+    /// A stored secret from the columns `columns` names.
+    init(row: StatementRow) throws {
+        self.id = try row.uuid(0)
         self.$id.exists = true
-        self.userID = try row.uuid(first + 1)
-        guard let status = Status(rawValue: try row.text(first + 2)) else {
-            throw StatementRowError(column: first + 2, reason: "is not a TOTP credential status")
+        self.userID = try row.uuid(1)
+        guard let status = Status(rawValue: try row.text(2)) else {
+            throw StatementRowError(column: 2, reason: "is not a TOTP credential status")
         }
         self.status = status
-        self.secretCiphertext = try row.text(first + 3)
-        self.algorithm = try row.text(first + 4)
-        self.digits = try row.integer(first + 5)
-        self.period = try row.integer(first + 6)
-        self.createdAt = try row.date(first + 7)
-        self.expiresAt = try row.date(first + 8)
-        self.confirmedAt = try row.optionalDate(first + 9)
-        self.lastUsedStep = try row.optionalInteger(first + 10).map(Int64.init)
+        self.secretCiphertext = try row.text(3)
+        self.algorithm = try row.text(4)
+        self.digits = try row.integer(5)
+        self.period = try row.integer(6)
+        self.createdAt = try row.date(7)
+        self.expiresAt = try row.date(8)
+        self.confirmedAt = try row.optionalDate(9)
+        self.lastUsedStep = try row.optionalInteger(10).map(Int64.init)
     }
 
     init(userID: UUID, secretCiphertext: String, now: Date, expiresAt: Date) {

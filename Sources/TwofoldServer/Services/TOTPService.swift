@@ -16,7 +16,7 @@ enum TOTPService {
             Statement(
                 "SELECT \(TOTPCredential.columns) FROM totp_credentials WHERE user_id = ? AND status = 'active'",
                 .uuid(userID)),
-            { try TOTPCredential(row: $0) }
+            TOTPCredential.init(row:)
         ).first
     }
 
