@@ -71,6 +71,9 @@ public func configure(
     // their length cannot leak them beside attacker-chosen content (BREACH).
     app.http.server.configuration.requestDecompression = .disabled
     app.http.server.configuration.responseCompression = .forceDisabled
+    // Vapor's own request metrics go to swift-metrics, which nothing here collects; Twofold's
+    // are `MetricsMiddleware`'s, on `GET /metrics`.
+    app.http.server.configuration.reportMetrics = false
     app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodyBytes)
 
     let registry = PrometheusCollectorRegistry()

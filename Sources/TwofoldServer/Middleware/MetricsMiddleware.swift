@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Prometheus
 import Vapor
 
@@ -10,6 +11,13 @@ import Vapor
 /// next responder, which cost more than the work of a sign-in's second step.
 struct MetricsMiddleware: Middleware {
     let registry: PrometheusCollectorRegistry
+    /// Each route, method and status's counter and histogram, found once: building the labels
+    /// and looking them up in the registry cost more than recording.
+    private let known = NIOLockedValueBox<[SeriesKey: Series]>([:])
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
 
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -21,26 +29,42 @@ struct MetricsMiddleware: Middleware {
         let clock = ContinuousClock()
         let start = clock.now
         return next.respond(to: request).map { response in
-            record(response, to: request, after: clock.now - start)
+            let series = series(for: request, status: response.status.code)
+            series.requests.increment()
+            series.duration.record(clock.now - start)
             return response
         }
     }
 
-    private func record(_ response: Response, to request: Request, after duration: Duration) {
+    /// A route (the application keeps its routes for its lifetime, so their identity is a
+    /// stable key; `nil` is a request no route matched), a method and a status.
+    private struct SeriesKey: Hashable {
+        let route: ObjectIdentifier?
+        let method: String
+        let status: UInt
+    }
+
+    private struct Series: Sendable {
+        let requests: Counter
+        let duration: DurationHistogram
+    }
+
+    private func series(for request: Request, status: UInt) -> Series {
+        let key = SeriesKey(
+            route: request.route.map(ObjectIdentifier.init), method: request.method.rawValue, status: status)
+        if let series = known.withLockedValue({ $0[key] }) { return series }
         let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "unmatched"
-        let labels = [
-            ("route", route), ("method", request.method.rawValue), ("status", String(response.status.code)),
-        ]
-        registry.makeCounter(
-            descriptor: .init(
-                metricName: "http_requests", unitName: "total", helpText: "HTTP requests answered"),
-            labels: labels
-        ).increment()
-        registry.makeDurationHistogram(
-            descriptor: .init(
-                metricName: "http_request_duration", unitName: "seconds",
-                helpText: "Time to answer HTTP requests"),
-            labels: labels, buckets: Self.buckets
-        ).record(duration)
+        let labels = [("route", route), ("method", request.method.rawValue), ("status", String(status))]
+        let series = Series(
+            requests: registry.makeCounter(
+                descriptor: .init(metricName: "http_requests", unitName: "total", helpText: "HTTP requests answered"),
+                labels: labels),
+            duration: registry.makeDurationHistogram(
+                descriptor: .init(
+                    metricName: "http_request_duration", unitName: "seconds",
+                    helpText: "Time to answer HTTP requests"),
+                labels: labels, buckets: Self.buckets))
+        known.withLockedValue { $0[key] = series }
+        return series
     }
 }
