@@ -179,6 +179,26 @@ import VaporTesting
         }
     }
 
+    /// A flow that was waiting when its account was locked is refused before its code is judged:
+    /// the right code neither claims its time step nor consumes the flow, so both still work once
+    /// the account is unlocked.
+    @Test func aWaitingFlowOfALockedAccountIsRefusedBeforeItsCode() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            let sql = try #require(app.db as? any SQLDatabase)
+            try await sql.raw("UPDATE users SET status = 'locked' WHERE id = \(bind: tokens.user.id)").run()
+            let code = try TOTPSteps.code(secret, clock)
+            let refused = try await TOTPSteps.validate(app, flow: flow, code: code)
+            #expect(refused.0 == 403)
+            #expect(refused.1?.code == "account_locked")
+            try await sql.raw("UPDATE users SET status = 'active' WHERE id = \(bind: tokens.user.id)").run()
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: code).0 == 200)
+        }
+    }
+
     /// With every attempt slot taken by codes still being checked (and no lock written yet), a
     /// right code is refused as a sixth wrong one would be.
     @Test func aRightCodeIsRefusedWhileEveryAttemptSlotIsTaken() async throws {
