@@ -20,6 +20,10 @@ struct Statement: Sendable {
 
     /// `sql` has one `?` per value and no `?` anywhere else (not in a string literal).
     init(_ sql: String, _ values: Value...) {
+        self.init(sql, values)
+    }
+
+    init(_ sql: String, _ values: [Value]) {
         assert(sql.utf8.count(where: { $0 == UInt8(ascii: "?") }) == values.count, "one value per ?: \(sql)")
         self.sql = sql
         self.values = values
@@ -136,10 +140,19 @@ extension Request {
         return try await rows(statement, read)
     }
 
-    /// Runs `statement` and counts the rows it returns (an `UPDATE … RETURNING` that claims
-    /// something: one row when this request won it, none when another did).
+    /// Runs `statement` and counts the rows it returns.
     func count(_ statement: Statement) async throws -> Int {
         try await rows(statement) { _ in true }.count
+    }
+
+    /// Runs `statement`, an INSERT, UPDATE or DELETE without a `RETURNING` clause, and answers
+    /// how many rows it inserted, updated or deleted: for a conditional update that claims
+    /// something, one when this request won it and none when another did (or the condition no
+    /// longer held). SQLite counts the rows itself; elsewhere the statement returns one row per
+    /// changed row (`RETURNING 1`, as PostgreSQL's upserts and updates allow) and those are counted.
+    func changes(_ statement: Statement) async throws -> Int {
+        if let direct = twofold.sqlite { return try await direct.database.changes(statement) }
+        return try await count(Statement(statement.sql + " RETURNING 1", statement.values))
     }
 
     /// Runs `statement`, which returns no rows (or none that matter).

@@ -22,7 +22,7 @@ enum FactorGuard {
         let now = request.twofold.clock.now()
         // One statement: the first attempt inserts the row, later ones take a slot only while the
         // factor is not locked (or its lock has run out, which starts the count again).
-        let granted = try await request.count(
+        let granted = try await request.changes(
             Statement(
                 """
                 INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (?, ?, 1, 0)
@@ -33,7 +33,6 @@ enum FactorGuard {
                     THEN NULL ELSE factor_guards.locked_until END
                 WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
                   OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
-                RETURNING attempts
                 """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(maximumAttempts), .date(now)))
         guard granted == 0 else { return }
         let lockedUntil = try await request.rows(
@@ -80,9 +79,9 @@ enum FactorGuard {
             }
         ).first
         if (counts?.failures ?? 0) >= accountLockFailures {
-            let locked = try await request.count(
+            let locked = try await request.changes(
                 Statement(
-                    "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active' RETURNING id",
+                    "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active'",
                     .date(now), .uuid(userID)))
             if locked > 0 {
                 try await AuditLog.record(
@@ -102,12 +101,11 @@ enum FactorGuard {
         }
         let duration = min(longestLockout, firstLockout * pow(2, Double(lockouts)))
         let until = now.addingTimeInterval(duration)
-        let set = try await request.count(
+        let set = try await request.changes(
             Statement(
                 """
                 UPDATE factor_guards SET locked_until = ?, lockouts = lockouts + 1
                 WHERE user_id = ? AND factor = ? AND locked_until IS NULL AND attempts >= ?
-                RETURNING lockouts
                 """, .date(until), .uuid(userID), .text(factor), .integer(maximumAttempts)))
         if set > 0 {
             try await AuditLog.record(

@@ -64,13 +64,12 @@ enum LoginFlowService {
     /// its user is active (the flow and user may have been read before a lock).
     static func consume(_ flow: PendingSecondStep, request: Request) async throws {
         let now = request.twofold.clock.now()
-        let consumed = try await request.count(
+        let consumed = try await request.changes(
             Statement(
                 """
                 UPDATE login_flows SET consumed_at = ?
                 WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
                   AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
-                RETURNING id
                 """, .date(now), .uuid(flow.flowID), .date(now)))
         guard consumed > 0 else {
             if flow.expiresAt <= now { throw expired }

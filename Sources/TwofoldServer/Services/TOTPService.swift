@@ -94,11 +94,11 @@ enum TOTPService {
     static func settle(_ step: UInt64, secret: Secret, request: Request) async throws {
         let userID = secret.userID
         try await FactorGuard.begin(factor, userID: userID, request: request)
-        let claimed = try await request.count(
+        let claimed = try await request.changes(
             Statement(
                 """
                 UPDATE totp_credentials SET last_used_step = ?
-                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?) RETURNING id
+                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
                 """, .integer(Int(step)), .uuid(secret.id), .integer(Int(step))))
         guard claimed > 0 else { try await FactorGuard.failed(factor, userID: userID, request: request) }
         try await FactorGuard.succeeded(factor, userID: userID, request: request)

@@ -84,6 +84,23 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         try inGroup { willWrite in try handle.run(statement, willWrite: willWrite, onRow: onRow) }
     }
 
+    /// Runs a typed statement that writes (an INSERT, UPDATE or DELETE), answering the write
+    /// group it wrote in and how many rows it changed: SQLite counts them itself, so a claim
+    /// needs no `RETURNING` clause (whose rows SQLite buffers in a temporary table that every run
+    /// builds and frees). A statement that only reads changes nothing (0).
+    func changes(_ statement: Statement) throws -> (group: UInt64?, changes: Int) {
+        var writes = false
+        let group = try inGroup { willWrite in
+            try handle.run(
+                statement,
+                willWrite: {
+                    writes = true
+                    try willWrite()
+                }, onRow: { _ in })
+        }
+        return (group, writes ? handle.changes : 0)
+    }
+
     /// Runs a statement (`body`, given what to call before it writes) in the open write group,
     /// opening one when it writes; returns that group.
     private func inGroup(_ body: (_ willWrite: () throws -> Void) throws -> Void) throws -> UInt64? {

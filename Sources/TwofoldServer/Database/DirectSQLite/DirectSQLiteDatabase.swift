@@ -58,6 +58,22 @@ struct DirectSQLiteDatabase: SQLDatabase {
         }.get()
     }
 
+    /// Runs a typed statement that writes and answers how many rows it changed; where it runs
+    /// and commits as `rows(_:_:)`.
+    func changes(_ statement: Statement) async throws -> Int {
+        let connection = connection
+        if connection.thread.isCurrent, let unit = WriteGroups.current {
+            let (group, changes) = try connection.changes(statement)
+            if let group { unit.record(group) }
+            return changes
+        }
+        return try await eventLoop.submit {
+            let changes = try connection.changes(statement).changes
+            try connection.commit()
+            return changes
+        }.get()
+    }
+
     /// A serialized SQLKit statement with its binds as SQLite values.
     struct Serialized: Sendable {
         let sql: String

@@ -72,6 +72,10 @@ final class SQLiteHandle {
     /// Whether no transaction is open (SQLite's autocommit mode).
     var isAutocommit: Bool { handle.map { sqlite_nio_sqlite3_get_autocommit($0) != 0 } ?? true }
 
+    /// The rows the last completed INSERT, UPDATE or DELETE inserted, updated or deleted
+    /// (`sqlite3_changes64`): read it right after running a statement that writes.
+    var changes: Int { handle.map { Int(sqlite_nio_sqlite3_changes64($0)) } ?? 0 }
+
     /// Runs a statement: prepare (or reuse), check the parameter count, `bind`, call `willWrite`
     /// when the statement writes, step calling `onRow` for each row, count, release.
     func run(

@@ -9,7 +9,7 @@ import VaporCSQLite
 /// In write-ahead-log mode a reader never waits for the writer: each statement reads the last
 /// committed state. A unit of work answers only after its commit, so whatever a client has been
 /// told is visible to its next read. What a read decides is not a claim: the writes that follow
-/// it re-check their conditions atomically (`UPDATE … WHERE … RETURNING`), so a row that changed
+/// it re-check their conditions atomically (a conditional `UPDATE`, its changed rows counted), so a row that changed
 /// in between is refused there, not overwritten.
 ///
 /// A read is a few page lookups in memory-mapped or cached pages (microseconds), so it runs on
