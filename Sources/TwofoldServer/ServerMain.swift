@@ -67,7 +67,7 @@ public enum ServerMain {
             }
         case .text:
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardOutput(label: label)
+                var handler = TextLogHandler(label: label)
                 handler.logLevel = level
                 return handler
             }

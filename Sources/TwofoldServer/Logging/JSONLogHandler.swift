@@ -26,14 +26,14 @@ struct JSONLogHandler: LogHandler {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var line = try? encoder.encode(fields) else { return }
         line.append(0x0A)
-        JSONLogHandler.output.write(line)
+        LogOutput.standardOutput.write(line)
     }
-
-    private static let output = LockedOutput()
 }
 
-/// Serialises writes so concurrent log lines never interleave.
-private final class LockedOutput: @unchecked Sendable {
+/// Standard output for log lines, one writer at a time, so concurrent lines never interleave.
+final class LogOutput: @unchecked Sendable {
+    static let standardOutput = LogOutput()
+
     // Safe: every access to the file handle happens under `lock`.
     private let lock = NSLock()
 
