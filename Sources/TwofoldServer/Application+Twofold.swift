@@ -94,6 +94,8 @@ public func configure(
     try api.register(collection: AdminController())
     try api.register(collection: TwoFactorController())
     try api.register(collection: SecondStepController())
+    // Vapor's responder, but for how it reads each request's path (`RouteResponder`).
+    app.responder.use { app in RouteResponder(app) }
 
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
