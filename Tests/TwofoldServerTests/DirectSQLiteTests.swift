@@ -193,14 +193,14 @@ struct DirectSQLiteTests {
     }
 }
 
-/// The direct connection's own UUID text agrees with Foundation's, which sqlite-kit uses.
+/// `UUID.canonicalText` agrees with Foundation's `uuidString`, which sqlite-kit and earlier tokens use.
 struct UUIDTextTests {
     @Test func writesWhatUUIDStringWritesAndReadsWhatUUIDStringReads() {
         for _ in 0..<1000 {
             let uuid = UUID()
-            #expect(uuid.sqliteText == uuid.uuidString)
-            #expect(UUID(sqliteText: uuid.uuidString) == uuid)
-            #expect(UUID(sqliteText: uuid.uuidString.lowercased()) == uuid)
+            #expect(uuid.canonicalText == uuid.uuidString)
+            #expect(UUID(canonicalText: uuid.uuidString) == uuid)
+            #expect(UUID(canonicalText: uuid.uuidString.lowercased()) == uuid)
         }
     }
 
@@ -211,7 +211,7 @@ struct UUIDTextTests {
             "E621E1F8-C36C-495A-93FC-0C247A3E6E5Ä", "E621E1F8_C36C-495A-93FC-0C247A3E6E5F",
         ]
         for text in bad {
-            #expect(UUID(sqliteText: text) == nil, "\(text)")
+            #expect(UUID(canonicalText: text) == nil, "\(text)")
             #expect(UUID(uuidString: text) == nil, "\(text)")
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import TwofoldServer
 import VaporTesting
+
+@testable import TwofoldServer
 
 /// Every error leaves as `application/problem+json` with a stable `code`, and bad input is a 4xx.
 @Suite struct ProblemDocumentTests {
@@ -98,6 +99,19 @@ import VaporTesting
 
     /// The second step reads its JSON body with a shared decoder (`decodeJSONBody`): the same
     /// answers as `content.decode` gives elsewhere.
+    @Test func aJSONBodyIsRecognisedByItsMediaTypeAlone() {
+        for json in [
+            "application/json", "Application/JSON; charset=utf-8", " application/json\t;x=y", "APPLICATION/JSON",
+        ] {
+            #expect(Request.isJSON(json), "\(json)")
+        }
+        for other in [
+            "", "application/jsonx", "application/json+x", "text/json", "application/ json", "application/problem+json",
+        ] {
+            #expect(!Request.isJSON(other), "\(other)")
+        }
+    }
+
     @Test func theSecondStepsBodyIsReadAsEveryOtherBody() async throws {
         try await withTestApp { app in
             let cases: [(String, String, HTTPStatus, String)] = [

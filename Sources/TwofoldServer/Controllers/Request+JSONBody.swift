@@ -13,10 +13,15 @@ extension Request {
         return try Self.jsonDecoder.decode(T.self, from: body)
     }
 
-    /// `application/json`, with or without parameters, in any case.
-    private static func isJSON(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return type.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+    /// `application/json`, with or without parameters, in any case, with spaces or tabs
+    /// around it (read byte by byte: Foundation's trimming goes through `NSString`).
+    static func isJSON(_ contentType: String) -> Bool {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
+        while let first = type.first, isSpace(first) { type = type.dropFirst() }
+        while let last = type.last, isSpace(last) { type = type.dropLast() }
+        let lowercased = type.lazy.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
+        return lowercased.elementsEqual("application/json".utf8)
     }
 
     /// The decoder Vapor configures for JSON (ISO-8601 dates).

@@ -21,7 +21,7 @@ struct BearerAuthentication: AsyncMiddleware {
         }
         let now = request.twofold.clock.now()
         guard let claims = await request.twofold.tokens.verify(bearer.token, now: now),
-            let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sid)
+            let userID = UUID(canonicalText: claims.sub.value), let sessionID = UUID(canonicalText: claims.sid)
         else { throw Self.unauthorized("The access token is invalid or expired.") }
         guard let session = try await Session.find(sessionID, on: request.db), session.userID == userID,
             session.revokedAt == nil

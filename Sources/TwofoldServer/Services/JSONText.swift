@@ -96,7 +96,7 @@ extension UserDTO {
         json += #","email":"#
         json.appendJSONString(email)
         json += #","id":"#
-        json.appendJSONString(id.uuidString)
+        json.appendJSONString(id.canonicalText)
         if let phoneNumber {
             json += #","phoneNumber":"#
             json.appendJSONString(phoneNumber)

@@ -8,7 +8,7 @@ struct SecretBox: Sendable {
     let key: SymmetricKey
 
     func seal(_ secret: [UInt8], boundTo owner: UUID) throws -> String {
-        let box = try AES.GCM.seal(secret, using: key, authenticating: Data(owner.uuidString.utf8))
+        let box = try AES.GCM.seal(secret, using: key, authenticating: Data(owner.canonicalText.utf8))
         guard let combined = box.combined else { throw SecretBoxError.cannotSeal }
         return combined.base64EncodedString()
     }
@@ -16,7 +16,7 @@ struct SecretBox: Sendable {
     func open(_ sealed: String, boundTo owner: UUID) throws -> [UInt8] {
         guard let data = Data(base64Encoded: sealed) else { throw SecretBoxError.corrupt }
         let box = try AES.GCM.SealedBox(combined: data)
-        return Array(try AES.GCM.open(box, using: key, authenticating: Data(owner.uuidString.utf8)))
+        return Array(try AES.GCM.open(box, using: key, authenticating: Data(owner.canonicalText.utf8)))
     }
 
     /// A key derived for keyed lookups (HMAC), separate from the encryption key's own use.

@@ -51,7 +51,7 @@ struct TokenService: Sendable {
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let expiresAt = now.addingTimeInterval(Self.accessTokenLifetime)
         let claims = AccessTokenClaims(
-            sub: .init(value: userID.uuidString), sid: sessionID.uuidString, amr: methods,
+            sub: .init(value: userID.canonicalText), sid: sessionID.canonicalText, amr: methods,
             authTime: Int(authTime.timeIntervalSince1970), iat: .init(value: now), exp: .init(value: expiresAt),
             iss: .init(value: AccessTokenClaims.issuer))
         return TokenDTO(token: try sign(claims), expiresAt: expiresAt)

@@ -85,7 +85,7 @@ struct DirectSQLiteDatabase: SQLDatabase {
             self.sql = sql
             // UUIDs (a dozen binds a sign-in) as the encoder writes them, without its formatting.
             self.binds = try binds.map { bind in
-                if let uuid = bind as? UUID { return .text(uuid.sqliteText) }
+                if let uuid = bind as? UUID { return .text(uuid.canonicalText) }
                 return try encoder.encode(bind)
             }
         }
@@ -133,7 +133,7 @@ struct DirectSQLiteRow: SQLRow {
         }
         // UUIDs as the decoder reads them, without its parsing.
         if case .text(let text) = values[index], D.self == UUID.self || D.self == UUID?.self,
-            let uuid = UUID(sqliteText: text)
+            let uuid = UUID(canonicalText: text)
         {
             return uuid as! D
         }

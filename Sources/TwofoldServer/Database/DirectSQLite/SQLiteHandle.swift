@@ -187,7 +187,7 @@ final class SQLiteHandle {
             case SQLITE_TEXT:
                 let text = sqlite_nio_sqlite3_column_text(statement, index)
                 let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
-                guard let uuid = UUID(sqliteBytes: UnsafeBufferPointer(start: text, count: count)) else {
+                guard let uuid = UUID(canonicalBytes: UnsafeBufferPointer(start: text, count: count)) else {
                     throw StatementRowError(column: column, reason: "is not a UUID")
                 }
                 return uuid
@@ -260,7 +260,7 @@ final class SQLiteHandle {
         case .integer(let integer?):
             return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
         case .uuid(let uuid?):
-            return bind(.text(uuid.sqliteText), at: index, to: statement)
+            return bind(.text(uuid.canonicalText), at: index, to: statement)
         case .date(let date?):
             return sqlite_nio_sqlite3_bind_double(statement, index, date.timeIntervalSince1970)
         case .text(nil), .integer(nil), .uuid(nil), .date(nil):

@@ -1,13 +1,14 @@
 import Foundation
 
-/// UUIDs as sqlite-kit stores them: upper-case text (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`),
-/// written and read without Foundation's `uuidString` / `UUID(uuidString:)`, which go through
-/// `snprintf` and `sscanf` (a sign-in reads and writes a dozen).
+/// UUIDs as text: upper case (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`), as `uuidString` writes
+/// them, sqlite-kit stores them and access tokens carry them; written and read without
+/// Foundation's `uuidString` / `UUID(uuidString:)`, which go through `snprintf` and `sscanf`
+/// (a sign-in reads and writes a dozen).
 extension UUID {
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// The same text as `uuidString`.
-    var sqliteText: String {
+    var canonicalText: String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var position = 0
@@ -27,14 +28,14 @@ extension UUID {
 
     /// Reads what `UUID(uuidString:)` reads (hex digits of either case, hyphens at 8, 13, 18
     /// and 23); `nil` for anything else.
-    init?(sqliteText text: String) {
+    init?(canonicalText text: String) {
         var text = text
-        guard let uuid = text.withUTF8({ UUID(sqliteBytes: $0) }) else { return nil }
+        guard let uuid = text.withUTF8({ UUID(canonicalBytes: $0) }) else { return nil }
         self = uuid
     }
 
-    /// `init?(sqliteText:)` on the text's UTF-8 bytes (as SQLite hands a column over).
-    init?(sqliteBytes utf8: UnsafeBufferPointer<UInt8>) {
+    /// `init?(canonicalText:)` on the text's UTF-8 bytes (as SQLite hands a column over).
+    init?(canonicalBytes utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
