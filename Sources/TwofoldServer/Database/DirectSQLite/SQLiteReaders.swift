@@ -9,10 +9,10 @@ import VaporCSQLite
 /// In write-ahead-log mode a reader never waits for the writer: each statement reads the last
 /// committed state. A unit of work answers only after its commit, so whatever a client has been
 /// told is visible to its next read. What a read decides is not a claim: the writes that follow
-/// it re-check their conditions atomically (a conditional `UPDATE`, its changed rows counted), so a row that changed
-/// in between is refused there, not overwritten.
+/// it re-check their conditions atomically (conditional `UPDATE`s, their changed rows counted),
+/// so a row that changed in between is refused there, not overwritten.
 ///
-/// A read is a few page lookups in memory-mapped or cached pages (microseconds), so it runs on
+/// A read is a few page lookups in pages SQLite or the OS has cached (microseconds), so it runs on
 /// the calling thread, event loops included.
 final class SQLiteReaders: Sendable {
     private let path: String
