@@ -12,6 +12,8 @@ struct RouteResponderTests {
         "/", "/healthz", "/api/v1/2fa/totp/validate", "/api/v1/2fa/totp/validate?x=1&y=/z",
         "/api/v1/auth/mfa/trusted-devices/abc#part", "/a//b/", "//host/a/b", "/a%20b/c%3Bd/e%3bf",
         "http://example.com/api/v1/healthz?q", "/caf%C3%A9", "/a;b/c", "/%2F/x", "",
+        // Not ASCII: a combining mark after "/" would join it in a Character-wise split.
+        "/a/\u{301}b", "/café",
     ])
     func readsThePathAsVaporsRouterIsGivenIt(target: String) {
         let url = URI(string: target)
