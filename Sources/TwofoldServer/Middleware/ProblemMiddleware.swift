@@ -123,7 +123,7 @@ struct ProblemMiddleware: Middleware {
 
     /// The methods that have a route at this request's path, for `405` and its `Allow` header.
     static func allowedMethods(for request: Request) -> [HTTPMethod] {
-        let components = request.url.path.split(separator: "/").map(String.init)
+        let components = RouteResponder.components(of: request.url)
         var methods: [HTTPMethod] = []
         for route in request.application.routes.all where route.method != request.method {
             if matches(route.path, components), !methods.contains(route.method) {
