@@ -32,14 +32,15 @@ function init(args)
     unpaced_init(args)
     local thread_count, rate = tonumber(args[2]), tonumber(args[3])
     period_ms = 1000 * thread_count / rate
+    offset_ms = period_ms * id / thread_count
     next_slot = nil
     late = 0
 end
 
 function delay()
     local now = now_ms()
-    -- Threads start half a period apart, so their slots interleave.
-    next_slot = next_slot or now + period_ms * id / 2
+    -- Threads start a fraction of a period apart, so their slots interleave.
+    next_slot = next_slot or now + offset_ms
     local wait = next_slot - now
     next_slot = next_slot + period_ms
     if wait < -5 then late = late + 1 end
