@@ -97,8 +97,7 @@ import VaporTesting
         }
     }
 
-    /// The second step reads its JSON body with a shared decoder (`decodeJSONBody`): the same
-    /// answers as `content.decode` gives elsewhere.
+    /// `decodeJSONBody` takes `application/json` in any case and with parameters, nothing else.
     @Test func aJSONBodyIsRecognisedByItsMediaTypeAlone() {
         for json in [
             "application/json", "Application/JSON; charset=utf-8", " application/json\t;x=y", "APPLICATION/JSON",
@@ -112,6 +111,8 @@ import VaporTesting
         }
     }
 
+    /// The second step reads its JSON body with a shared decoder (`decodeJSONBody`): the same
+    /// answers as `content.decode` gives elsewhere.
     @Test func theSecondStepsBodyIsReadAsEveryOtherBody() async throws {
         try await withTestApp { app in
             let cases: [(String, String, HTTPStatus, String)] = [

@@ -46,10 +46,9 @@ struct RouteResponder: Responder {
     func respond(to request: Request) -> EventLoopFuture<Response> {
         let path = Self.components(of: request.url)
         let found =
-            (request.method == .HEAD ? router.route(path: ["HEAD"] + path, parameters: &request.parameters) : nil)
-            ?? router.route(
-                path: [(request.method == .HEAD ? HTTPMethod.GET : request.method).rawValue] + path,
-                parameters: &request.parameters)
+            router.route(path: [request.method.rawValue] + path, parameters: &request.parameters)
+            ?? (request.method == .HEAD
+                ? router.route(path: [HTTPMethod.GET.rawValue] + path, parameters: &request.parameters) : nil)
         guard let found else { return unmatched.respond(to: request) }
         request.route = found.route
         return found.responder.respond(to: request)
