@@ -34,6 +34,55 @@ struct DirectSQLiteTests {
         }
     }
 
+    /// Under load, units of work that arrive apart wait for the commit window and share one
+    /// commit; each still answers only after it.
+    @Test func underLoadUnitsOfWorkArrivingApartShareOneCommit() async throws {
+        try await withTestApp { app in
+            let direct = try #require(app.twofold.sqlite)
+            let connection = direct.database.connection
+            // Wide enough for the units below to arrive within it on a slow machine.
+            try await direct.thread.loop.submit {
+                connection.commitWindow = .seconds(1)
+                connection.busyWithin = .seconds(60)
+            }.get()
+            let request = Self.request(app)
+            try await AuditLog.record(.userUnlocked, user: nil, detail: "makes the database busy", request: request)
+            let before = try await direct.commitCount()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for unit in 0..<5 {
+                    group.addTask {
+                        try await request.nextToTheDatabase {
+                            try await AuditLog.record(
+                                .userUnlocked, user: nil, detail: "unit \(unit)", request: request)
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await direct.commitCount() - before == 1)
+            #expect(try await Self.events(of: .userUnlocked, app) == 6)
+        }
+    }
+
+    /// A unit of work after a quiet spell starts at once; one during a busy spell waits for the
+    /// window that is open, or opens one.
+    @Test func onlyABusyDatabaseMakesUnitsOfWorkWait() async throws {
+        try await withTestApp { app in
+            let direct = try #require(app.twofold.sqlite)
+            let connection = direct.database.connection
+            try await direct.thread.loop.submit { connection.busyWithin = .milliseconds(50) }.get()
+            try await AuditLog.record(.userUnlocked, user: nil, detail: "commits", request: Self.request(app))
+            let shared = try await direct.thread.loop.submit {
+                let first = connection.admission()
+                return first != nil && first == connection.admission()
+            }.get()
+            #expect(shared)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await direct.thread.loop.submit { connection.admission() == nil }.get())
+        }
+    }
+
     @Test func aUnitsWritesAreSeenByFluentWithinTheUnitAndCommittedBeforeItAnswers() async throws {
         try await withTestApp { app in
             let request = Self.request(app)

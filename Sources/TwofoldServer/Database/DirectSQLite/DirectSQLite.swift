@@ -80,14 +80,19 @@ struct DirectSQLite: Sendable, LifecycleHandler {
 extension Request {
     /// Runs `body` where database statements cost no thread hop: on the direct SQLite
     /// connection's thread when there is one. For a path that sends many statements in a row
-    /// (the second step of a sign-in writes seven times). Answers only once its writes are committed,
-    /// also when it throws (a wrong code's recorded failure must stand before the client hears
-    /// of it).
+    /// (the second step of a sign-in writes seven times). Under load it first waits for the
+    /// connection's commit window (`DirectSQLiteConnection.admission()`), to share a commit with
+    /// the units arriving meanwhile. Answers only once its writes are committed, also when it
+    /// throws (a wrong code's recorded failure must stand before the client hears of it).
     func nextToTheDatabase<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard let sqlite = twofold.sqlite else { return try await body() }
         let connection = sqlite.database.connection
         let result = try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
             try await sqlite.thread.run {
+                let window =
+                    sqlite.thread.isCurrent
+                    ? connection.admission() : try await sqlite.thread.loop.submit { connection.admission() }.get()
+                if let window { try await window.get() }
                 let unit = WriteGroups()
                 let result: Result<T, any Error>
                 do {
