@@ -172,13 +172,10 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         if let window { return window }
         guard groupsWrites, let lastCommit, NIODeadline.now() < lastCommit + busyWithin else { return nil }
-        let ends = thread.loop.makePromise(of: Void.self)
-        thread.loop.scheduleTask(in: commitWindow) {
-            self.window = nil
-            ends.succeed(())
-        }
-        window = ends.futureResult
-        return ends.futureResult
+        // Fails (cancelled) only if the thread stops first, and the waiting units with it.
+        let ends = thread.loop.scheduleTask(in: commitWindow) { self.window = nil }.futureResult
+        window = ends
+        return ends
     }
 
     /// Completes once every write group in `groups` is committed; fails if one was rolled back.
