@@ -71,13 +71,16 @@ struct DirectSQLiteTests {
         try await withTestApp { app in
             let direct = try #require(app.twofold.sqlite)
             let connection = direct.database.connection
-            try await direct.thread.loop.submit { connection.busyWithin = .milliseconds(50) }.get()
+            // Busy: a commit within the last minute (a loaded test machine may take a while).
+            try await direct.thread.loop.submit { connection.busyWithin = .seconds(60) }.get()
             try await AuditLog.record(.userUnlocked, user: nil, detail: "commits", request: Self.request(app))
             let shared = try await direct.thread.loop.submit {
                 let first = connection.admission()
                 return first != nil && first == connection.admission()
             }.get()
             #expect(shared)
+            // Quiet: no commit within the last millisecond, and the window above has ended.
+            try await direct.thread.loop.submit { connection.busyWithin = .milliseconds(1) }.get()
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await direct.thread.loop.submit { connection.admission() == nil }.get())
         }
