@@ -67,6 +67,49 @@ struct DirectSQLiteTests {
         }
     }
 
+    /// Sign-ins that share a commit window, and so one transaction, still claim a time step
+    /// once and stop evaluating wrong codes at the fifth: each claim sees the claims written
+    /// before it in the same transaction.
+    @Test func signInsSharingACommitWindowKeepSingleUseAndTheLockout() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let direct = try #require(app.twofold.sqlite)
+            let connection = direct.database.connection
+            let alice = try await AuthFlowTests.signUp(app, "alice")
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: alice, clock: clock)
+            _ = try await TOTPSteps.enable(app, tokens: try await AuthFlowTests.signUp(app, "bob"), clock: clock)
+            var flows: [String] = []
+            for index in 0..<20 { flows.append(try await TOTPSteps.startLogin(app, from: "10.2.0.\(index)")) }
+            let bobsFlow = try await TOTPSteps.startLogin(app, "bob")
+            try await direct.thread.loop.submit {
+                connection.commitWindow = .seconds(1)
+                connection.busyWithin = .seconds(60)
+            }.get()
+            // Submissions in parallel: they arrive within one window and share its commit.
+            let submit: @Sendable ([(String, String)]) async throws -> [UInt] = { attempts in
+                try await withThrowingTaskGroup(of: UInt.self) { group in
+                    for (flow, code) in attempts {
+                        group.addTask { try await TOTPSteps.validate(app, flow: flow, code: code).0 }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            let code = try TOTPSteps.code(secret, clock)
+            let before = try await direct.commitCount()
+            let right = try await submit(flows.map { ($0, code) })
+            #expect(right.filter { $0 == 200 }.count == 1, "\(right)")
+            // The claims did share transactions (20 sign-ins, far fewer commits).
+            let commits = try await direct.commitCount() - before
+            #expect(commits < 10, "\(commits) commits")
+            // Alice's replays were wrong codes too: at most five of them were evaluated.
+            let failures = try await AuditQueries.count(table: "factor_failures", on: app)
+            #expect(failures <= 5)
+            let wrong = try await submit((0..<20).map { (bobsFlow, String(100_000 + $0)) })
+            #expect(try await AuditQueries.count(table: "factor_failures", on: app) - failures <= 5)
+            #expect(wrong.filter { $0 == 429 }.count >= 15, "\(wrong)")
+        }
+    }
+
     /// A unit of work after a quiet spell starts at once; one during a busy spell waits for the
     /// window that is open, or opens one.
     @Test func onlyABusyDatabaseMakesUnitsOfWorkWait() async throws {

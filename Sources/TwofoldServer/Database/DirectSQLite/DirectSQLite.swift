@@ -89,10 +89,9 @@ extension Request {
         let connection = sqlite.database.connection
         let result = try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
             try await sqlite.thread.run {
-                let window =
-                    sqlite.thread.isCurrent
-                    ? connection.admission() : try await sqlite.thread.loop.submit { connection.admission() }.get()
-                if let window { try await window.get() }
+                if let window = try await sqlite.thread.perform({ connection.admission() }) {
+                    try await window.get()
+                }
                 let unit = WriteGroups()
                 let result: Result<T, any Error>
                 do {
@@ -102,11 +101,7 @@ extension Request {
                 }
                 let groups = unit.groups
                 // The units queued behind this one run, and share its commit, while it waits here.
-                if sqlite.thread.isCurrent {
-                    try await connection.settled(groups).get()
-                } else {
-                    try await sqlite.thread.loop.flatSubmit { connection.settled(groups) }.get()
-                }
+                try await sqlite.thread.perform { connection.settled(groups) }.get()
                 return result
             }
         }

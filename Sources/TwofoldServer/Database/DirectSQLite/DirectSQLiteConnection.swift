@@ -171,7 +171,8 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     func admission() -> EventLoopFuture<Void>? {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         if let window { return window }
-        guard groupsWrites, let lastCommit, NIODeadline.now() < lastCommit + busyWithin else { return nil }
+        // A connection that does not group its writes never commits a group: never busy.
+        guard let lastCommit, NIODeadline.now() < lastCommit + busyWithin else { return nil }
         // Fails (cancelled) only if the thread stops first, and the waiting units with it.
         let ends = thread.loop.scheduleTask(in: commitWindow) { self.window = nil }.futureResult
         window = ends

@@ -37,6 +37,11 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
         try await withTaskExecutorPreference(self) { try await body() }
     }
 
+    /// `work` on this thread: at once when the caller already runs here, else queued to it.
+    func perform<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
+        isCurrent ? work() : try await loop.submit(work).get()
+    }
+
     func shutdown() async throws {
         try await group.shutdownGracefully()
     }
