@@ -207,8 +207,13 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let sql = try #require(app.db as? any SQLDatabase)
-            // Confirming the secret left the guard row (attempts 0).
-            try await sql.raw("UPDATE factor_guards SET attempts = 5 WHERE user_id = \(bind: tokens.user.id)").run()
+            // Five slots taken by codes still being checked: no lock is written yet.
+            try await sql.raw(
+                """
+                INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (\(bind: tokens.user.id), 'totp', 5, 0)
+                ON CONFLICT (user_id, factor) DO UPDATE SET attempts = 5
+                """
+            ).run()
             let flow = try await TOTPSteps.startLogin(app)
             let refused = try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock))
             #expect(refused.0 == 429)
@@ -218,6 +223,30 @@ import VaporTesting
             #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 200)
             let row = try await sql.raw("SELECT attempts FROM factor_guards").first()
             #expect(try row?.decode(column: "attempts", as: Int.self) == 0)
+        }
+    }
+
+    /// A right code takes no attempt slot (it was judged before its unit of work, and would give
+    /// the slot back at once): a user with no wrong codes to forget gets no guard row written,
+    /// and one with wrong codes has the count started again.
+    @Test func aRightCodeWritesTheGuardOnlyWhenThereIsACountToForget() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            clock.advance(by: 30)
+            let first = try await TOTPSteps.startLogin(app)
+            #expect(try await TOTPSteps.validate(app, flow: first, code: try TOTPSteps.code(secret, clock)).0 == 200)
+            #expect(try await AuditQueries.count(table: "factor_guards", on: app) == 0)
+
+            let second = try await TOTPSteps.startLogin(app)
+            #expect(try await TOTPSteps.validate(app, flow: second, code: "000000").1?.attemptsRemaining == 4)
+            clock.advance(by: 30)
+            #expect(try await TOTPSteps.validate(app, flow: second, code: try TOTPSteps.code(secret, clock)).0 == 200)
+            let sql = try #require(app.db as? any SQLDatabase)
+            let row = try #require(try await sql.raw("SELECT attempts, lockouts FROM factor_guards").first())
+            #expect(try row.decode(column: "attempts", as: Int.self) == 0)
+            #expect(try row.decode(column: "lockouts", as: Int.self) == 0)
         }
     }
 

@@ -44,12 +44,37 @@ enum FactorGuard {
         throw locked(until: until, now: now)
     }
 
-    /// The code was right: the consecutive count starts again.
+    /// Throws `429 locked` as `begin` would, without taking a slot: for a code already judged
+    /// right before its unit of work (an authenticator app's), whose verdict may be told only
+    /// while the factor is not locked. A right code ends the count (`succeeded`), so the slot
+    /// `begin` would take is given back at once: reading instead writes nothing when the user
+    /// has no wrong codes to forget, as on most sign-ins.
+    static func admit(_ factor: String, userID: UUID, request: Request) async throws {
+        let now = request.twofold.clock.now()
+        let guarded = try await request.rows(
+            Statement(
+                "SELECT attempts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID),
+                .text(factor)),
+            { (attempts: try $0.integer(0), lockedUntil: try $0.optionalDate(1)) }
+        ).first
+        guard let guarded else { return }
+        if let until = guarded.lockedUntil {
+            guard until <= now else { throw locked(until: until, now: now) }
+        } else if guarded.attempts >= maximumAttempts {
+            // The last slots are taken by codes still being checked; they will set the lock.
+            throw locked(until: now.addingTimeInterval(firstLockout), now: now)
+        }
+    }
+
+    /// The code was right: the consecutive count starts again (a row with nothing to forget is
+    /// left as it is, so it costs no write).
     static func succeeded(_ factor: String, userID: UUID, request: Request) async throws {
         try await request.run(
             Statement(
-                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
-                .uuid(userID), .text(factor)))
+                """
+                UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL
+                WHERE user_id = ? AND factor = ? AND (attempts <> 0 OR lockouts <> 0 OR locked_until IS NOT NULL)
+                """, .uuid(userID), .text(factor)))
     }
 
     /// The code was wrong: records it, locks the factor at the fifth in a row and the account at

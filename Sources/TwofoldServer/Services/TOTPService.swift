@@ -88,19 +88,20 @@ enum TOTPService {
         try await FactorGuard.failed(factor, userID: userID, request: request)
     }
 
-    /// Records a code right for `step`: the attempt slot first, as `refuse` takes it; then the
-    /// time step is claimed with one conditional update (a step already used is a replay,
-    /// counted as a wrong code), and only a claimed step starts the count again.
+    /// Records a code right for `step`: refused while the factor is locked (`FactorGuard.admit`:
+    /// the code was judged before, so only the verdict waits for the lock); then the time step
+    /// is claimed with one conditional update (a step already used is a replay, refused as a
+    /// wrong code), and only a claimed step starts the count again.
     static func settle(_ step: UInt64, secret: Secret, request: Request) async throws {
         let userID = secret.userID
-        try await FactorGuard.begin(factor, userID: userID, request: request)
+        try await FactorGuard.admit(factor, userID: userID, request: request)
         let claimed = try await request.changes(
             Statement(
                 """
                 UPDATE totp_credentials SET last_used_step = ?
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
                 """, .integer(Int(step)), .uuid(secret.id), .integer(Int(step))))
-        guard claimed > 0 else { try await FactorGuard.failed(factor, userID: userID, request: request) }
+        guard claimed > 0 else { try await refuse(userID: userID, request: request) }
         try await FactorGuard.succeeded(factor, userID: userID, request: request)
     }
 }
