@@ -47,23 +47,25 @@ enum FactorGuard {
     /// Throws `429 locked` as `begin` would, without taking a slot: for a code already judged
     /// right before its unit of work (an authenticator app's), whose verdict may be told only
     /// while the factor is not locked. A right code ends the count (`succeeded`), so the slot
-    /// `begin` would take is given back at once: reading instead writes nothing when the user
-    /// has no wrong codes to forget, as on most sign-ins.
-    static func admit(_ factor: String, userID: UUID, request: Request) async throws {
+    /// `begin` would take is given back at once: reading instead writes nothing for a user with
+    /// no wrong codes to forget, as on most sign-ins. Answers whether there is a count to forget
+    /// (`succeeded` is then due once the code is accepted).
+    static func admit(_ factor: String, userID: UUID, request: Request) async throws -> Bool {
         let now = request.twofold.clock.now()
         let guarded = try await request.rows(
             Statement(
-                "SELECT attempts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID),
-                .text(factor)),
-            { (attempts: try $0.integer(0), lockedUntil: try $0.optionalDate(1)) }
+                "SELECT attempts, lockouts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?",
+                .uuid(userID), .text(factor)),
+            { (attempts: try $0.integer(0), lockouts: try $0.integer(1), lockedUntil: try $0.optionalDate(2)) }
         ).first
-        guard let guarded else { return }
+        guard let guarded else { return false }
         if let until = guarded.lockedUntil {
             guard until <= now else { throw locked(until: until, now: now) }
         } else if guarded.attempts >= maximumAttempts {
             // The last slots are taken by codes still being checked; they will set the lock.
             throw locked(until: now.addingTimeInterval(firstLockout), now: now)
         }
+        return guarded.attempts != 0 || guarded.lockouts != 0 || guarded.lockedUntil != nil
     }
 
     /// The code was right: the consecutive count starts again (a row with nothing to forget is

@@ -94,7 +94,7 @@ enum TOTPService {
     /// wrong code), and only a claimed step starts the count again.
     static func settle(_ step: UInt64, secret: Secret, request: Request) async throws {
         let userID = secret.userID
-        try await FactorGuard.admit(factor, userID: userID, request: request)
+        let counted = try await FactorGuard.admit(factor, userID: userID, request: request)
         let claimed = try await request.changes(
             Statement(
                 """
@@ -102,7 +102,7 @@ enum TOTPService {
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
                 """, .integer(Int(step)), .uuid(secret.id), .integer(Int(step))))
         guard claimed > 0 else { try await refuse(userID: userID, request: request) }
-        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        if counted { try await FactorGuard.succeeded(factor, userID: userID, request: request) }
     }
 }
 
