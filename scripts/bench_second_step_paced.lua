@@ -54,4 +54,7 @@ function done(summary, latency, requests)
     for _, thread in ipairs(paced_threads) do behind = behind + thread:get("late") end
     unpaced_done(summary, latency, requests)
     if behind > 0 then io.write(string.format("  (%d requests sent more than 5 ms late)\n", behind)) end
+    io.write(string.format("  p50 %.2f   p90 %.2f   p99 %.2f   p99.9 %.2f   max %.2f ms\n",
+        latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+        latency:percentile(99.9) / 1000, latency.max / 1000))
 end
