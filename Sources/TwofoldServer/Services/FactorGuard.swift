@@ -39,9 +39,7 @@ enum FactorGuard {
             Statement(
                 "SELECT locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID), .text(factor)),
             { try $0.optionalDate(0) })
-        // No lock yet means the last attempts are still being checked; they will set it.
-        let until = (lockedUntil.first ?? nil) ?? now.addingTimeInterval(firstLockout)
-        throw locked(until: until, now: now)
+        throw refused(lockedUntil: lockedUntil.first ?? nil, now: now)
     }
 
     /// Throws `429 locked` as `begin` would, without taking a slot: for a code already judged
@@ -59,24 +57,18 @@ enum FactorGuard {
             { (attempts: try $0.integer(0), lockouts: try $0.integer(1), lockedUntil: try $0.optionalDate(2)) }
         ).first
         guard let guarded else { return false }
-        if let until = guarded.lockedUntil {
-            guard until <= now else { throw locked(until: until, now: now) }
-        } else if guarded.attempts >= maximumAttempts {
-            // The last slots are taken by codes still being checked; they will set the lock.
-            throw locked(until: now.addingTimeInterval(firstLockout), now: now)
-        }
+        // Open as `begin`'s condition reads: not locked with a slot left, or the lock run out.
+        let open = guarded.lockedUntil.map { $0 <= now } ?? (guarded.attempts < maximumAttempts)
+        guard open else { throw refused(lockedUntil: guarded.lockedUntil, now: now) }
         return guarded.attempts != 0 || guarded.lockouts != 0 || guarded.lockedUntil != nil
     }
 
-    /// The code was right: the consecutive count starts again (a row with nothing to forget is
-    /// left as it is, so it costs no write).
+    /// The code was right: the consecutive count starts again.
     static func succeeded(_ factor: String, userID: UUID, request: Request) async throws {
         try await request.run(
             Statement(
-                """
-                UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL
-                WHERE user_id = ? AND factor = ? AND (attempts <> 0 OR lockouts <> 0 OR locked_until IS NOT NULL)
-                """, .uuid(userID), .text(factor)))
+                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
+                .uuid(userID), .text(factor)))
     }
 
     /// The code was wrong: records it, locks the factor at the fifth in a row and the account at
@@ -148,6 +140,12 @@ enum FactorGuard {
             "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = \(bind: userID)"
         ).run()
         try await sql.raw("DELETE FROM factor_failures WHERE user_id = \(bind: userID)").run()
+    }
+
+    /// The refusal of a factor that is locked, or whose slots are all taken by codes still being
+    /// checked (no lock yet: they will set it, so the first lockout is the best estimate).
+    private static func refused(lockedUntil: Date?, now: Date) -> Problem {
+        locked(until: lockedUntil ?? now.addingTimeInterval(firstLockout), now: now)
     }
 
     static func locked(until: Date, now: Date) -> Problem {
