@@ -89,7 +89,8 @@ struct SecondStepController: RouteCollection {
 
     /// Checks the code for the flow's user, consumes the flow once, and starts the session. The
     /// database work runs next to the database (its statements then cost no thread hops and
-    /// one commit); signing the access token and writing the answer do not.
+    /// one commit); signing the access token (before that work for an authenticator-app code,
+    /// after it otherwise) and writing the answer do not.
     static func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         trustDevice: Bool, request: Request
@@ -113,7 +114,7 @@ struct SecondStepController: RouteCollection {
         }
         let remaining = completed.backupCodesRemaining
         let answer = SecondStepResponse(
-            tokens: try SessionService.tokens(for: completed.session, request: request),
+            tokens: try completed.signedTokens ?? SessionService.tokens(for: completed.session, request: request),
             backupCodesRemaining: remaining,
             backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
             trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now())
@@ -130,6 +131,8 @@ struct SecondStepController: RouteCollection {
         let session: SessionService.Recorded
         let backupCodesRemaining: Int?
         let trustedDeviceToken: String?
+        /// The session's tokens, when they were signed before the unit of work.
+        var signedTokens: AuthTokensResponse? = nil
     }
 
     /// The most common second step, an authenticator-app code. The flow, its user and their
@@ -138,6 +141,12 @@ struct SecondStepController: RouteCollection {
     /// alone, each re-checking its condition atomically (attempt slot, time step, flow, active
     /// user), so what changed since the read is refused there. The one thread every sign-in's
     /// writes go through does nothing else.
+    ///
+    /// The access token is signed before the unit too, while it would only wait for its commit
+    /// window: after the commit every unit of the group comes back to the event loops at once,
+    /// and each signature there (ES256, the largest piece of a sign-in's work on the loops)
+    /// delayed the answers queued behind it. The token is handed out only once the unit has
+    /// committed; a unit that fails drops it unsent.
     private static func completeWithTOTP(
         _ flow: PendingSecondStep, code: String?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
@@ -150,13 +159,16 @@ struct SecondStepController: RouteCollection {
         let session = step.map { _ in
             SessionService.NewSession(user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
         }
-        return try await request.nextToTheDatabase {
+        let tokens = try session.map { try SessionService.tokens(for: $0.recorded, request: request) }
+        var completed = try await request.nextToTheDatabase {
             guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
             try await TOTPService.settle(step, secret: secret, request: request)
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
         }
+        completed.signedTokens = tokens
+        return completed
     }
 
     /// Any other second step, checked inside its unit of work (its factor reads what it needs
