@@ -61,7 +61,12 @@ struct TokenService: Sendable {
     /// NumericDate claims in whole seconds, as JWTKit writes them.
     func sign(_ claims: AccessTokenClaims) throws -> String {
         let signingInput = encodedHeader + "." + claims.json.utf8.base64URLEncodedString()
-        let signature = try signingKey.signature(for: Data(signingInput.utf8))
+        // Hashed straight from the string's bytes (Swift strings are contiguous UTF-8): through
+        // `Data` and the generic `DataProtocol` path the hash cost as much again.
+        var hasher = SHA256()
+        var signingBytes = signingInput
+        signingBytes.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        let signature = try signingKey.signature(for: hasher.finalize())
         return signingInput + "." + signature.rawRepresentation.base64URLEncodedString()
     }
 
