@@ -50,7 +50,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     private var lastCommit: NIODeadline?
     /// How long a commit window stays open, and how recent a commit must be for the next unit
     /// of work to wait for one. Set on `thread` (tests widen both).
-    var commitWindow = TimeAmount.milliseconds(4)
+    var commitWindow = TimeAmount.milliseconds(3)
     var busyWithin = TimeAmount.milliseconds(10)
     /// Write groups committed so far (read by tests and operators: one per sign-in, not seven).
     private(set) var commits = 0
