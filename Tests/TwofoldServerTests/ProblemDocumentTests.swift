@@ -119,6 +119,13 @@ import VaporTesting
                 ("application/json", "{\"tempToken\": ", .badRequest, "malformed_request"),
                 ("application/json", #"{"tempToken": 5, "code": "123456"}"#, .unprocessableEntity, "validation_failed"),
                 ("application/json", #"{"code": "123456"}"#, .unprocessableEntity, "validation_failed"),
+                // Bodies the one-pass read hands to JSONDecoder (`FlatJSONObject`).
+                ("application/json", #"{"tempToken":"t","code":"123456"} x"#, .badRequest, "malformed_request"),
+                (
+                    "application/json", #"{"tempToken":"t","code":"123456","trustDevice":"yes"}"#,
+                    .unprocessableEntity, "validation_failed"
+                ),
+                ("application/json", #"{"tempToken":null,"code":"123456"}"#, .unprocessableEntity, "validation_failed"),
                 (
                     "Application/JSON; charset=utf-8", #"{"tempToken": "t", "code": "123456"}"#, .unauthorized,
                     "unauthorized"

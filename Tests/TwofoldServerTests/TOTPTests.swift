@@ -133,6 +133,11 @@ import VaporTesting
             let fresh = try await TOTPSteps.startLogin(app)  // the old flow expired meanwhile
             #expect(try await TOTPSteps.validate(app, flow: fresh, code: try TOTPSteps.code(secret, clock)).0 == 200)
             #expect(try await AuditQueries.count(type: "lockout", on: app) == 1)
+            // The right code after the lock ran out starts the count again.
+            let sql = try #require(app.db as? any SQLDatabase)
+            let row = try #require(try await sql.raw("SELECT attempts, locked_until FROM factor_guards").first())
+            #expect(try row.decode(column: "attempts", as: Int.self) == 0)
+            #expect(try row.decodeNil(column: "locked_until"))
         }
     }
 

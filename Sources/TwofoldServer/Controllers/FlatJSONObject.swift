@@ -9,7 +9,7 @@ import TwofoldAPI
 /// twice, bytes after the object — is not read (`nil`), and the body goes to `JSONDecoder`, so
 /// its answers (and its errors) stay exactly as they were.
 struct FlatJSONObject {
-    enum Value: Equatable {
+    enum Value {
         case string(String)
         case bool(Bool)
         case null

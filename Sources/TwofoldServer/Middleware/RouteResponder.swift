@@ -9,7 +9,7 @@ import Vapor
 /// `Character`; here an origin-form target without `%` has its path split on its bytes, and any
 /// other request target is read through `URI.path`, exactly as Vapor reads it. (Reading the
 /// target still costs one Foundation `replacingOccurrences`, bridged to `NSString`: on Linux
-/// `URI.string`, like `URI.path`, works around `URLComponents` escaping `;`. That is ~1 % of a
+/// `URI.string`, like `URI.path`, works around `URLComponents` escaping `;`. That is ~1.5 % of a
 /// sign-in's CPU, and Vapor keeps no other copy of the target.)
 struct RouteResponder: Responder {
     private struct Found {
