@@ -277,6 +277,21 @@ struct DirectSQLiteTests {
         }
     }
 
+    /// The checkpointer learns from each checkpoint where the log stands, which is what it reads
+    /// ahead by (`WALReadAhead`).
+    @Test func aCheckpointAnswersTheFramesInTheLogAndThoseMovedIntoTheDatabase() async throws {
+        try await withTestApp { app in
+            let direct = try #require(app.twofold.sqlite)
+            try await AuditLog.record(.userUnlocked, user: nil, detail: "a write", request: Self.request(app))
+            let checkpoints = direct.checkpoints
+            let log = try #require(
+                try await direct.checkpointer.loop.submit { try DirectSQLite.checkpoint(checkpoints) }.get())
+            #expect(log.frames > 0)
+            // Nothing reads meanwhile, so the whole log is moved.
+            #expect(log.backfilled == log.frames)
+        }
+    }
+
     @Test func aStatementFromAnotherThreadIsCommittedWhenItAnswers() async throws {
         try await withTestApp { app in
             let request = Self.request(app)

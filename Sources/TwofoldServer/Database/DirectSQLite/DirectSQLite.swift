@@ -8,6 +8,8 @@ import Vapor
 /// readers, one read-only connection per thread that reads. Beside them a checkpointer, on a thread and
 /// connection of its own, moves the write-ahead log into the database file four times a
 /// second: a checkpoint waits for the disk (fsync), which must not happen between sign-ins.
+/// After each checkpoint it has the part of the log the writer overwrites next read into memory
+/// (`WALReadAhead`).
 /// Both close at shutdown.
 struct DirectSQLite: Sendable, LifecycleHandler {
     static let checkpointInterval = TimeAmount.milliseconds(250)
@@ -17,6 +19,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
     let readers: SQLiteReaders
     let checkpointer: SQLiteThread
     let checkpoints: DirectSQLiteConnection
+    let readAhead: WALReadAhead
     let schedule: RepeatedTask
 
     static func open(path: String, logger: Logger) async throws -> DirectSQLite {
@@ -27,11 +30,21 @@ struct DirectSQLite: Sendable, LifecycleHandler {
             try await thread.loop.submit { thread.afterEachJob = connection.commitSoon }.get()
             let checkpoints = try await DirectSQLiteConnection.open(
                 path: path, thread: checkpointer, groupsWrites: false)
+            let pageSize = try await checkpointer.loop.submit {
+                var size = 4096
+                _ = try checkpoints.run("PRAGMA page_size", binds: []) { _, row in
+                    if case .integer(let value)? = row.first { size = value }
+                }
+                return size
+            }.get()
+            let readAhead = WALReadAhead(databasePath: path, pageSize: pageSize)
             let schedule = checkpointer.loop.scheduleRepeatedTask(
                 initialDelay: checkpointInterval, delay: checkpointInterval
             ) { _ in
                 do {
-                    _ = try checkpoints.run("PRAGMA wal_checkpoint(PASSIVE)", binds: []) { _, _ in }
+                    if let log = try checkpoint(checkpoints) {
+                        readAhead.prefetch(framesInLog: log.frames, backfilled: log.backfilled)
+                    }
                 } catch {
                     logger.warning(
                         "SQLite checkpoint failed; the next one tries again", metadata: ["error": "\(error)"])
@@ -40,12 +53,24 @@ struct DirectSQLite: Sendable, LifecycleHandler {
             return DirectSQLite(
                 thread: thread, database: DirectSQLiteDatabase(connection: connection, logger: logger),
                 readers: SQLiteReaders(path: path),
-                checkpointer: checkpointer, checkpoints: checkpoints, schedule: schedule)
+                checkpointer: checkpointer, checkpoints: checkpoints, readAhead: readAhead, schedule: schedule)
         } catch {
             try? await thread.shutdown()
             try? await checkpointer.shutdown()
             throw error
         }
+    }
+
+    /// Moves what it can of the write-ahead log into the database without waiting for readers or
+    /// the writer (`PASSIVE`), and answers how many frames the log holds and how many of them are
+    /// now in the database (nil if SQLite answered no such row).
+    static func checkpoint(_ connection: DirectSQLiteConnection) throws -> (frames: Int, backfilled: Int)? {
+        var counts: [Int] = []
+        // One row: busy (0 or 1), frames in the log, frames moved into the database.
+        _ = try connection.run("PRAGMA wal_checkpoint(PASSIVE)", binds: []) { _, row in
+            counts = row.compactMap { if case .integer(let value) = $0 { value } else { nil } }
+        }
+        return counts.count == 3 ? (counts[1], counts[2]) : nil
     }
 
     /// Rows the direct connection and the readers stepped over in full table scans so far, and
@@ -66,10 +91,14 @@ struct DirectSQLite: Sendable, LifecycleHandler {
     func shutdownAsync(_ application: Application) async {
         let connection = database.connection
         let checkpoints = checkpoints
+        let readAhead = readAhead
         let stopped = checkpointer.loop.makePromise(of: Void.self)
         schedule.cancel(promise: stopped)
         try? await stopped.futureResult.get()
-        try? await checkpointer.loop.submit { checkpoints.close() }.get()
+        try? await checkpointer.loop.submit {
+            readAhead.close()
+            checkpoints.close()
+        }.get()
         try? await thread.loop.submit { connection.close() }.get()
         readers.close()
         try? await checkpointer.shutdown()
