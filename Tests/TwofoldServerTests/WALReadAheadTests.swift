@@ -22,6 +22,8 @@ struct WALReadAheadTests {
         let end = WALReadAhead.headerSize + 1000 * Self.frame
         #expect(Self.ranges(frames: 1000, backfilled: 400, fileSize: end).isEmpty)
         #expect(Self.ranges(frames: 0, backfilled: 0, fileSize: 0).isEmpty)
+        // SQLite answers -1 for a database not in WAL mode.
+        #expect(Self.ranges(frames: -1, backfilled: -1, fileSize: 1 << 20).isEmpty)
     }
 
     @Test func aRestartedLogIsReadAfterItsLastFrame() {
@@ -33,15 +35,22 @@ struct WALReadAheadTests {
     }
 
     @Test func aLogWhollyInTheDatabaseIsAlsoReadFromItsBeginning() {
-        // The next write transaction starts the log again at its first frame.
-        let end = WALReadAhead.headerSize + 50 * Self.frame
+        // The next write transaction starts the log again at its first frame; if a reader still
+        // uses the log, the writer goes on after its last frame instead.
+        let far = WALReadAhead.headerSize + 100_000 * Self.frame
         #expect(
-            Self.ranges(frames: 50, backfilled: 50, fileSize: 700 << 20) == [
-                end..<(end + WALReadAhead.span),
+            Self.ranges(frames: 100_000, backfilled: 100_000, fileSize: 700 << 20) == [
+                far..<(far + WALReadAhead.span),
                 WALReadAhead.headerSize..<(WALReadAhead.headerSize + WALReadAhead.span),
             ])
+        // Overlapping ranges are read once.
+        let near = WALReadAhead.headerSize + 50 * Self.frame
         #expect(
-            Self.ranges(frames: 50, backfilled: 50, fileSize: end) == [WALReadAhead.headerSize..<end])
+            Self.ranges(frames: 50, backfilled: 50, fileSize: 700 << 20) == [
+                WALReadAhead.headerSize..<(near + WALReadAhead.span)
+            ])
+        // A log as long as its file: only its beginning.
+        #expect(Self.ranges(frames: 50, backfilled: 50, fileSize: near) == [WALReadAhead.headerSize..<near])
     }
 
     #if os(Linux)
