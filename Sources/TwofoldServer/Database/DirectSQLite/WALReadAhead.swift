@@ -65,6 +65,9 @@ final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointe
         guard descriptor >= 0 else { return }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return }
+        // A log deleted meanwhile (its last connection closed) is not the one the writer writes:
+        // open the path again next time.
+        guard status.st_nlink > 0 else { return close() }
         for range in rangesToRead(framesInLog: framesInLog, backfilled: backfilled, fileSize: Int(status.st_size)) {
             #if canImport(Glibc)
                 for start in stride(from: range.lowerBound, to: range.upperBound, by: Self.piece) {
