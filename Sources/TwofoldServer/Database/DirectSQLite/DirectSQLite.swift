@@ -32,9 +32,7 @@ struct DirectSQLite: Sendable, LifecycleHandler {
                 path: path, thread: checkpointer, groupsWrites: false)
             let pageSize = try await checkpointer.loop.submit {
                 var size = 4096
-                _ = try checkpoints.run("PRAGMA page_size", binds: []) { _, row in
-                    if case .integer(let value)? = row.first { size = value }
-                }
+                _ = try checkpoints.run(Statement("PRAGMA page_size")) { size = try $0.integer(0) ?? size }
                 return size
             }.get()
             let readAhead = WALReadAhead(databasePath: path, pageSize: pageSize)
@@ -65,12 +63,12 @@ struct DirectSQLite: Sendable, LifecycleHandler {
     /// the writer (`PASSIVE`), and answers how many frames the log holds and how many of them are
     /// now in the database (nil if SQLite answered no such row).
     static func checkpoint(_ connection: DirectSQLiteConnection) throws -> (frames: Int, backfilled: Int)? {
-        var counts: [Int] = []
+        var log: (frames: Int, backfilled: Int)?
         // One row: busy (0 or 1), frames in the log, frames moved into the database.
-        _ = try connection.run("PRAGMA wal_checkpoint(PASSIVE)", binds: []) { _, row in
-            counts = row.compactMap { if case .integer(let value) = $0 { value } else { nil } }
+        _ = try connection.run(Statement("PRAGMA wal_checkpoint(PASSIVE)")) { row in
+            if let frames = try row.integer(1), let backfilled = try row.integer(2) { log = (frames, backfilled) }
         }
-        return counts.count == 3 ? (counts[1], counts[2]) : nil
+        return log
     }
 
     /// Rows the direct connection and the readers stepped over in full table scans so far, and
