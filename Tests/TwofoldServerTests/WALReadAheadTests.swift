@@ -102,15 +102,19 @@ struct WALReadAheadTests {
             defer { readAhead.close() }
             // Every frame is in the database: the writer starts again at the beginning.
             readAhead.prefetch(framesInLog: 100, backfilled: 100)
-            // The reads run in the background: wait for them, two seconds at most.
+            // The reads run in the background: wait for them, two seconds at most. Read-ahead is
+            // advice: under I/O pressure (the rest of the suite writing) the kernel may skip or
+            // drop a few pages of it (12 of 2,048 once), so most of the file, not all, must be
+            // back; without the advice none of it comes back.
+            let most = pages * 9 / 10
             var resident = before
             var waited = 0
-            while resident < pages - 1, waited < 200 {
+            while resident < most, waited < 200 {
                 try await Task.sleep(for: .milliseconds(10))
                 waited += 1
                 resident = try #require(Self.residentPages(database + "-wal", size: size))
             }
-            #expect(resident >= pages - 1)
+            #expect(resident >= most)
         }
     #endif
 }
