@@ -1,14 +1,18 @@
 import Foundation
 
 /// `PUT /account/password`: the current password proves it is the owner; every other session
-/// and every remembered device is revoked when it changes.
+/// and every remembered device is revoked when it changes, and the user is told (by email and
+/// SMS) which device keys can still sign in.
 public struct PasswordChangeRequest: Codable, Sendable {
     public var currentPassword: String
     public var newPassword: String
+    /// Also removes every device key of the account (each signs in without the password).
+    public var removeDeviceKeys: Bool?
 
-    public init(currentPassword: String, newPassword: String) {
+    public init(currentPassword: String, newPassword: String, removeDeviceKeys: Bool? = nil) {
         self.currentPassword = currentPassword
         self.newPassword = newPassword
+        self.removeDeviceKeys = removeDeviceKeys
     }
 }
 

@@ -41,6 +41,7 @@ public func configure(
     var sqlite: DirectSQLite?
     switch configuration.database {
     case .sqlite(let path):
+        try DatabaseFilePermissions.restrict(path: path)
         let direct = try await DirectSQLite.open(path: path, logger: app.logger)
         app.lifecycle.use(direct)
         sqlite = direct
@@ -80,7 +81,7 @@ public func configure(
     app.middleware = Middlewares()
     app.middleware.use(MetricsMiddleware(registry: registry))
     app.middleware.use(RequestIDMiddleware())
-    app.middleware.use(RouteLoggingMiddleware(logLevel: .info))
+    app.middleware.use(RequestLoggingMiddleware(level: .info))
     app.middleware.use(ProblemMiddleware(isProduction: configuration.mode == .production))
 
     try app.register(

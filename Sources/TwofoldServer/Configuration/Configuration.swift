@@ -34,6 +34,10 @@ public struct Configuration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
     public var trustProxy: Bool
+    /// How many proxies in front of the server append to `X-Forwarded-For`
+    /// (`TWOFOLD_TRUSTED_PROXY_HOPS`, default 1): the client address is that many entries from
+    /// the right, since everything left of what the proxies appended is the client's to write.
+    public var trustedProxyHops: Int
     /// The issuer authenticator apps show next to the account.
     public var totpIssuer: String
     /// base64 of a 256-bit key for secrets at rest; `nil`: the data folder's `encryption.key`.
@@ -117,6 +121,7 @@ public struct Configuration: Sendable {
         registrationEnabled: Bool = true,
         refreshTokenLifetime: TimeInterval = 30 * 24 * 3600,
         trustProxy: Bool = false,
+        trustedProxyHops: Int = 1,
         totpIssuer: String = "Twofold",
         encryptionKey: Data? = nil,
         smsProvider: SMSProvider = .console,
@@ -136,6 +141,7 @@ public struct Configuration: Sendable {
         self.registrationEnabled = registrationEnabled
         self.refreshTokenLifetime = refreshTokenLifetime
         self.trustProxy = trustProxy
+        self.trustedProxyHops = trustedProxyHops
         self.totpIssuer = totpIssuer
         self.encryptionKey = encryptionKey
         self.smsProvider = smsProvider
@@ -185,6 +191,7 @@ public struct Configuration: Sendable {
         let registrationEnabled = try reader.boolean("TWOFOLD_REGISTRATION_ENABLED", default: true)
         let refreshDays = try reader.integer("TWOFOLD_REFRESH_TOKEN_DAYS", default: 30, in: 1...365)
         let trustProxy = try reader.boolean("TWOFOLD_TRUST_PROXY", default: false)
+        let trustedProxyHops = try reader.integer("TWOFOLD_TRUSTED_PROXY_HOPS", default: 1, in: 1...10)
         let totpIssuer = try reader.string("TWOFOLD_TOTP_ISSUER", default: "Twofold") {
             !$0.contains(":") && $0.count <= 64
         }
@@ -248,7 +255,7 @@ public struct Configuration: Sendable {
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
-            trustProxy: trustProxy, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
+            trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
             disallowPinChangeWithBiometric: disallowPinChangeWithBiometric)
     }

@@ -52,6 +52,33 @@ struct AccountController: RouteCollection {
         _ = try await SessionService.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed", now: now, on: request.db)
         try await TrustedDeviceService.revokeAll(userID: caller.userID, request: request)
+        // A device key signs in without the password, so a new password alone does not shut out
+        // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
+        // that remain.
+        if body.removeDeviceKeys == true {
+            let removed = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
+                .filter(\.$method == .secureEnclave).all()
+            try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
+                .filter(\.$method == .secureEnclave).delete()
+            for device in removed {
+                try await AuditLog.record(
+                    .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
+                    request: request)
+            }
+            try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+        }
+        let remaining = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
+            .filter(\.$method == .secureEnclave).sort(\.$enrolledAt).all()
+        let keys =
+            remaining.isEmpty
+            ? "No device keys can sign in to your account."
+            : "These device keys can still sign in without the password: "
+                + remaining.map { "\($0.deviceModel ?? "a device") (\($0.deviceID))" }.joined(separator: ", ")
+                + ". Remove any you do not recognise."
+        try await FactorChanges.notify(
+            user, subject: "Your password was changed",
+            body: "Twofold: your password was changed and your other sessions were signed out. \(keys)",
+            request: request)
         try await AuditLog.record(.passwordChanged, user: caller.userID, request: request)
         return try Response.json(SuccessResponse())
     }
@@ -108,8 +135,24 @@ struct AccountController: RouteCollection {
                 detail: "That code confirms a different \(field); ask for a new code for this one.",
                 errors: [field: "does not match the one the code was sent to"])
         }
-        if channel == .sms { user.phone = destination } else { user.email = destination }
-        user.updatedAt = request.twofold.clock.now()
+        // A destination that carries sign-in codes is a factor added in this session; the old
+        // destinations hear of the change first.
+        let carriesCodes = channel == .sms ? user.smsEnabled : user.emailEnabled
+        try await SessionService.recordAdded(
+            carriesCodes ? [channel.rawValue] : [], sessionID: try request.caller.sessionID, request: request)
+        try await FactorChanges.notify(
+            user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
+            body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "
+                + "\(Masking.destination(destination, channel: channel)). If this was not you, sign in and change "
+                + "your password.", request: request)
+        let now = request.twofold.clock.now()
+        if channel == .sms {
+            user.phone = destination
+            user.phoneVerifiedAt = now
+        } else {
+            user.email = destination
+        }
+        user.updatedAt = now
         do {
             try await user.update(on: request.db)
         } catch let error as any DatabaseError where error.isConstraintFailure {

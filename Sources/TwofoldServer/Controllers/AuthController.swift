@@ -72,19 +72,25 @@ struct AuthController: RouteCollection {
         }
         let now = request.twofold.clock.now()
         let address = request.clientAddress ?? "-"
-        // Take the tokens before the password is checked, atomically, so parallel guesses cannot
-        // all slip past the limit (privacyIDEA #3741).
+        if case .limited(let retryAfter) = try await RateLimiter.take(
+            "login:ip:\(address)", rule: TwofoldContext.loginPerAddress, now: now, on: request.db)
+        {
+            throw Self.rateLimited(retryAfter)
+        }
+        let user = try await User.find(identifier: identifier, on: request.db)
+        // The account buckets are the account's, whichever of its names was typed (issue S item
+        // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
+        // Taken before the password is checked, atomically, so parallel guesses cannot all slip
+        // past the limit (privacyIDEA #3741).
+        let account = user?.id.map { "user:\($0.uuidString)" } ?? "name:\(identifier)"
         for (key, rule) in [
-            ("login:ip:\(address)", TwofoldContext.loginPerAddress),
-            ("login:account-ip:\(identifier):\(address)", TwofoldContext.loginPerAccountAndAddress),
-            ("login:account:\(identifier)", TwofoldContext.loginPerAccount),
+            ("login:account-ip:\(account):\(address)", TwofoldContext.loginPerAccountAndAddress),
+            ("login:account:\(account)", TwofoldContext.loginPerAccount),
         ] {
             if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
                 throw Self.rateLimited(retryAfter)
             }
         }
-
-        let user = try await User.find(identifier: identifier, on: request.db)
         guard try await request.twofold.passwords.verify(body.password, against: user?.passwordHash), let user else {
             try await AuditLog.record(
                 .loginFailed, user: user?.id, detail: "wrong password or unknown account", request: request)
@@ -96,7 +102,7 @@ struct AuthController: RouteCollection {
             throw Problem.accountLocked
         }
         try await RateLimiter.reset(
-            "login:account-ip:\(identifier):\(address)", rule: TwofoldContext.loginPerAccountAndAddress, now: now,
+            "login:account-ip:\(account):\(address)", rule: TwofoldContext.loginPerAccountAndAddress, now: now,
             on: request.db)
 
         let methods = try await SecondFactors.available(for: user, on: request.db)
@@ -200,6 +206,17 @@ struct AuthController: RouteCollection {
         }
         guard let user = try await User.find(caller.userID, on: request.db) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        // A factor this session added cannot vouch for it (issue S item 1): refused before the
+        // factor is checked, so the refusal spends no attempt.
+        if try await SessionService.added(
+            FactorChanges.factorName(method: body.method, deviceID: body.deviceId), sessionID: caller.sessionID,
+            request: request)
+        {
+            throw Problem(
+                status: 403, code: .stepUpRequired, title: "Factor added in this session",
+                detail: "A \(body.method) factor added in this session cannot confirm it; use a factor you had "
+                    + "before, or sign in again.", errors: ["method": "was added in this session"])
         }
         let deviceKey = SecondFactors.DeviceKeyProof(
             deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature)

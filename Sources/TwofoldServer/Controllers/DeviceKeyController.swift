@@ -12,6 +12,10 @@ import Vapor
 struct DeviceKeyController: RouteCollection {
     static let challengeLifetime: TimeInterval = 5 * 60
     static let factor = "deviceKey"
+    /// The guards of seed 004's sign-in, which anyone can try with a username: apart from the
+    /// password login's factors, and never counted toward the account lock (issue S item 3).
+    static let signInFactor = "deviceSignIn"
+    static let smsSignInFactor = "deviceSMS"
 
     func boot(routes: any RoutesBuilder) throws {
         let signedIn = routes.grouped(BearerAuthentication())
@@ -54,9 +58,14 @@ struct DeviceKeyController: RouteCollection {
         }
         if let pin = body.pin { try DeviceSecondFactorController.requireAcceptablePIN(pin, field: "pin") }
         let existing = try await EnrolledDevice.query(on: request.db).filter(\.$userID == userID).all()
-        // The first device needs only the bearer token; another device, or a new key for this
-        // one, needs a recent second factor.
-        if !existing.isEmpty { try await request.requireStepUp(for: user) }
+        // Another device, or a new key for this one, needs a step-up; so does the first device of
+        // an account that already has a second factor (issue S item 1: else a stolen session
+        // would add a key and step up with it).
+        if existing.isEmpty {
+            try await FactorChanges.requireStepUp(for: user, request: request)
+        } else {
+            try await request.requireStepUp(for: user)
+        }
         let now = request.twofold.clock.now()
         let device =
             existing.first { $0.deviceID == deviceID }
@@ -76,6 +85,11 @@ struct DeviceKeyController: RouteCollection {
         try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", request: request)
+        try await FactorChanges.added(
+            [FactorChanges.factorName(method: Self.factor, deviceID: deviceID)],
+            describedAs: method == .secureEnclave
+                ? "A device key on \(device.deviceModel ?? "a device")"
+                : "SMS sign-in on \(device.deviceModel ?? "a device")", user: user, request: request)
         return try Response.json(
             DeviceEnrollResponse(deviceId: deviceID, method: method.rawValue, message: "Device enrolled successfully"))
     }
@@ -106,6 +120,9 @@ struct DeviceKeyController: RouteCollection {
         try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key", request: request)
+        try await FactorChanges.added(
+            [FactorChanges.factorName(method: Self.factor, deviceID: device.deviceID)],
+            describedAs: "A new device key on \(device.deviceModel ?? "a device")", user: user, request: request)
         return try Response.json(
             DeviceMethodResponse(
                 method: EnrolledDevice.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA"))
@@ -118,7 +135,7 @@ struct DeviceKeyController: RouteCollection {
         let body = try request.content.decode(DeviceRequest.self)
         let user = try await Self.owner(named: body.username, request: request)
         let device = try await Self.device(body.deviceId, of: user, request: request)
-        guard let phone = user.phone else {
+        guard let phone = user.verifiedPhone else {
             throw Problem(
                 status: 409, code: .conflict, title: "No phone number on file",
                 detail: "SMS sign-in needs a verified phone number (PUT /api/v1/account/phone) before a downgrade.")
@@ -262,17 +279,23 @@ struct DeviceKeyController: RouteCollection {
         return device
     }
 
+    /// Anyone can call this with a username, so an unknown user, a device without that
+    /// challenge and a wrong signature all get the same answer (no `attemptsRemaining`), and
+    /// wrong signatures lock only this sign-in, never the account (issue S item 3).
     @Sendable func verifySignature(request: Request) async throws -> Response {
         let body = try request.content.decode(VerifySignatureRequest.self)
         let deviceID = try Self.validDeviceID(body.deviceId)
         let challengeID = try Self.validChallengeID(body.challengeId)
         let signature = try Self.validSignature(body.signature)
+        try await Self.throttle("device-verify", request: request)
         guard let user = try await Self.user(named: body.username, request: request),
             let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db)
         else { throw Self.signatureRefused }
+        try await Self.anonymous {
+            try await Self.check(
+                signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device, request: request)
+        }
         guard user.status == .active else { throw Problem.accountLocked }
-        try await Self.check(
-            signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device, request: request)
         let tokens = try await SessionService.start(user: user, methods: ["hwk", "mfa"], request: request)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", request: request)
         return try Response.json(
@@ -290,9 +313,12 @@ struct DeviceKeyController: RouteCollection {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
         try await Self.throttle("device-sign-in", request: request)
-        if let user = try await Self.user(named: body.username, request: request), let phone = user.phone,
+        // Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a
+        // key device's owner never asked for SMS to sign them in (issue S item 2).
+        if let user = try await Self.user(named: body.username, request: request), let phone = user.verifiedPhone,
             user.status == .active,
-            try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID()).count() > 0
+            try await EnrolledDevice.query(on: request.db).filter(\.$userID == user.requireID())
+                .filter(\.$method == .smsOTP).count() > 0
         {
             do {
                 try await OneTimeCodeService.send(
@@ -310,13 +336,18 @@ struct DeviceKeyController: RouteCollection {
     @Sendable func verifyOTP(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceVerifyOTPRequest.self)
         guard !body.otp.isEmpty, body.otp.count <= 16 else { throw InputValidation.failure(["otp": "is required"]) }
+        try await Self.throttle("device-verify", request: request)
+        // Unknown users, users without a live code and wrong codes get one answer; only a live
+        // code's guard is touched, and its failures never count toward the account lock.
         guard let user = try await Self.user(named: body.username, request: request) else {
-            throw Problem(status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.")
+            throw OneTimeCodeService.wrongCode
+        }
+        try await Self.anonymous {
+            _ = try await OneTimeCodeService.verify(
+                body.otp, channel: .sms, purpose: .deviceSignIn, userID: try user.requireID(), flowID: nil,
+                guardFactor: Self.smsSignInFactor, countsTowardAccount: false, request: request)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        _ = try await OneTimeCodeService.verify(
-            body.otp, channel: .sms, purpose: .deviceSignIn, userID: try user.requireID(), flowID: nil,
-            request: request)
         let tokens = try await SessionService.start(user: user, methods: ["sms"], request: request)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device SMS code", request: request)
         return try Response.json(
@@ -340,20 +371,25 @@ struct DeviceKeyController: RouteCollection {
         let deviceRowID = try device.requireID()
         let now = request.twofold.clock.now()
         let found = try await DeviceChallenge.find(challengeID, on: request.db)
-        let challenge = found.flatMap {
-            $0.deviceID == deviceRowID && $0.userID == userID && $0.purpose == purpose && $0.flowID == flowID ? $0 : nil
-        }
-        if let challenge, challenge.usedAt != nil { throw challengeUsed }
-        if let challenge, challenge.expiresAt <= now {
+        // No such challenge of this device: nothing to guess at, so no attempt is counted.
+        guard
+            let challenge = found.flatMap({
+                $0.deviceID == deviceRowID && $0.userID == userID && $0.purpose == purpose && $0.flowID == flowID
+                    ? $0 : nil
+            })
+        else { throw signatureRefused }
+        if challenge.usedAt != nil { throw challengeUsed }
+        if challenge.expiresAt <= now {
             throw Problem(
                 status: 401, code: .expired, title: "Challenge expired",
                 detail: "A challenge is valid for 5 minutes; ask for a new one.")
         }
-        try await FactorGuard.begin(factor, userID: userID, request: request)
-        guard let challenge, let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
+        let guardFactor = purpose == .signIn ? signInFactor : factor
+        try await FactorGuard.begin(guardFactor, userID: userID, request: request)
+        guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
             let key = try? DevicePublicKey(base64: keyText), let bytes = Data(base64Encoded: challenge.challenge),
             key.isValidSignature(signature, for: bytes)
-        else { try await failed(userID: userID, request: request) }
+        else { try await failed(guardFactor, countsTowardAccount: purpose != .signIn, userID: userID, request: request) }
         let claimed = try await request.sql.raw(
             """
             UPDATE device_challenges SET used_at = \(bind: now)
@@ -361,7 +397,7 @@ struct DeviceKeyController: RouteCollection {
             """
         ).all()
         // The signature is right either way, so the attempt is not a failure.
-        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        try await FactorGuard.succeeded(guardFactor, userID: userID, request: request)
         guard !claimed.isEmpty else { throw challengeUsed }
         device.lastUsedAt = now
         try await device.update(on: request.db)
@@ -372,13 +408,27 @@ struct DeviceKeyController: RouteCollection {
         detail: "Each challenge signs in once; ask for a new one.")
 
     /// A wrong signature counts like a wrong code, answered as `signature_invalid`.
-    private static func failed(userID: UUID, request: Request) async throws -> Never {
+    private static func failed(_ guardFactor: String, countsTowardAccount: Bool, userID: UUID, request: Request)
+        async throws -> Never
+    {
         do {
-            try await FactorGuard.failed(factor, userID: userID, request: request)
+            try await FactorGuard.failed(
+                guardFactor, userID: userID, countsTowardAccount: countsTowardAccount, request: request)
         } catch var problem as Problem where problem.code == .invalidCode {
             problem.code = .signatureInvalid
             problem.title = "Signature invalid"
             problem.detail = "The signature does not verify for this device and challenge."
+            throw problem
+        }
+    }
+
+    /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it
+    /// reads the same for a user who has a live code or challenge and one who has none.
+    static func anonymous(_ check: () async throws -> Void) async throws {
+        do {
+            try await check()
+        } catch var problem as Problem where problem.status == 401 {
+            problem.attemptsRemaining = nil
             throw problem
         }
     }
@@ -465,7 +515,7 @@ struct DeviceKeyController: RouteCollection {
         if let given, InputValidation.phone(given) == nil {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
-        guard let phone = user.phone, given == nil || given == phone else {
+        guard let phone = user.verifiedPhone, given == nil || given == phone else {
             throw Problem(
                 status: 409, code: .conflict, title: "Phone number not verified",
                 detail: "SMS codes go only to a verified number: confirm it first with PUT /api/v1/account/phone.")

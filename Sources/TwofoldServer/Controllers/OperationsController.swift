@@ -30,9 +30,10 @@ struct OperationsController: RouteCollection {
             try await sql.raw("SELECT 1").run()
         } catch {
             request.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
+            let reason = DatabaseOutage.reason(for: error) ?? "the check query failed: \(type(of: error))"
             throw Problem(
                 status: 503, code: .serviceUnavailable, title: "Not ready",
-                detail: "The database is not reachable.", retryAfter: 5)
+                detail: "The database is not reachable: \(reason).", retryAfter: DatabaseOutage.retryAfter)
         }
         return try Response.json(HealthStatus(status: "ok", checks: ["database": "ok"]))
     }

@@ -155,6 +155,9 @@ struct SecondStepController: RouteCollection {
             throw InputValidation.failure(["code": "is required"])
         }
         let step = try TOTPService.matchingStep(code, secret: secret, request: request)
+        if step == nil, try TOTPService.isUsedStep(code, secret: secret, request: request) {
+            throw TOTPService.replayed
+        }
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
             SessionService.NewSession(user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
@@ -162,7 +165,11 @@ struct SecondStepController: RouteCollection {
         let tokens = try session.map { try SessionService.tokens(for: $0.recorded, request: request) }
         var completed = try await request.nextToTheDatabase {
             guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
-            try await TOTPService.settle(step, secret: secret, request: request)
+            // A code that may be right claims the flow first: of parallel submissions on one flow,
+            // one settles its step and the rest are told the flow is used, none counted wrong.
+            try await LoginFlowService.claimed(flow, request: request) {
+                try await TOTPService.settle(step, secret: secret, request: request)
+            }
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
@@ -177,10 +184,15 @@ struct SecondStepController: RouteCollection {
         _ flow: PendingSecondStep, user: User, method: String, code: String?,
         deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        switch try await SecondFactors.verify(
-            method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
-        {
+        // The flow is claimed before the factor is checked, and given back if it is wrong: of
+        // parallel submissions on one flow, only one uses up a backup code or a one-time code.
+        let verification = try await LoginFlowService.claimed(flow, request: request) {
+            try await SecondFactors.verify(
+                method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
+        }
+        switch verification {
         case .notEnabled:
+            try await LoginFlowService.release(flow, request: request)
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
             let session = SessionService.NewSession(
@@ -191,13 +203,12 @@ struct SecondStepController: RouteCollection {
         }
     }
 
-    /// After a second factor is proven: consumes the flow (once), writes the session, audits
-    /// the sign-in and remembers the device when asked.
+    /// After a second factor is proven on its claimed flow: writes the session, audits the
+    /// sign-in and remembers the device when asked.
     private static func recordSession(
         _ session: SessionService.NewSession, flow: PendingSecondStep, method: String, backupCodesRemaining: Int?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        try await LoginFlowService.consume(flow, request: request)
         let recorded = try await SessionService.record(session, request: request)
         try await AuditLog.record(
             .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)

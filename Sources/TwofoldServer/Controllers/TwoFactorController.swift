@@ -30,6 +30,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
         let user = try await Self.user(request)
+        try await FactorChanges.requireStepUp(for: user, request: request)
         return try Response.json(try await TOTPService.setup(for: user, request: request))
     }
 
@@ -61,6 +62,9 @@ struct TwoFactorController: RouteCollection {
         let codes: [String]? =
             try await BackupCodeService.exist(for: userID, on: request.db)
             ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+        try await FactorChanges.added(
+            codes == nil ? ["totp"] : ["totp", "backup"], describedAs: "An authenticator app", user: user,
+            request: request)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
@@ -124,6 +128,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func setupSMS(request: Request) async throws -> Response {
         let user = try await Self.user(request)
+        try await FactorChanges.requireStepUp(for: user, request: request)
         let body = try request.content.decode(SMSSetupRequest.self)
         var destination = user.phone
         if let number = body.phoneNumber {
@@ -140,6 +145,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func setupEmail(request: Request) async throws -> Response {
         let user = try await Self.user(request)
+        try await FactorChanges.requireStepUp(for: user, request: request)
         return try await Self.sendEnableCode(.email, to: user.email, user: user, request: request)
     }
 
@@ -192,8 +198,17 @@ struct TwoFactorController: RouteCollection {
         let destination = try await OneTimeCodeService.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, request: request)
         let now = request.twofold.clock.now()
+        let hadBackupCodes = try await BackupCodeService.exist(for: userID, on: request.db)
+        // Told at the destinations on file before the change, so a number that replaces the
+        // owner's is not the only one to hear of it.
+        try await FactorChanges.added(
+            hadBackupCodes ? [channel.rawValue] : [channel.rawValue, "backup"],
+            describedAs: channel == .sms
+                ? "SMS codes to \(Masking.phone(destination))" : "Email codes to \(Masking.email(destination))",
+            user: user, request: request)
         if channel == .sms {
             user.phone = destination
+            user.phoneVerifiedAt = now
             user.smsEnabled = true
         } else {
             user.emailEnabled = true
@@ -202,8 +217,7 @@ struct TwoFactorController: RouteCollection {
         try await user.update(on: request.db)
         try await AuditLog.record(.factorAdded, user: userID, detail: channel.rawValue, request: request)
         let codes: [String]? =
-            try await BackupCodeService.exist(for: userID, on: request.db)
-            ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+            hadBackupCodes ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 

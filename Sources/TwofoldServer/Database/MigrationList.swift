@@ -20,5 +20,7 @@ enum Migrations {
         CreateDevices(),
         CreateLookupIndexes(),
         CreateExpiryIndexes(),
+        UpdateUsersAddPhoneVerifiedAt(),
+        UpdateSessionsAddAddedFactors(),
     ]
 }

@@ -44,12 +44,14 @@ public struct DataDirectory: Sendable {
 
     public var retiredKeysURL: URL { url.appendingPathComponent("retired-signing-keys") }
 
-    /// Public halves of signing keys retired after `since`: their tokens may still be live, so
-    /// they keep verifying and stay in the JWKS. Older retired keys are deleted.
-    public func retiredSigningKeys(since: Date) throws -> [P256.Signing.PublicKey] {
+    /// Signing keys retired after `since`, with when each was retired: their tokens may still be
+    /// live, so they keep verifying those (`TokenService`). Only public halves are kept (issue S
+    /// item 6): a retired private key on disk could sign new tokens. A file from before that rule
+    /// holding a private key is rewritten as its public key. Older retired keys are deleted.
+    public func retiredSigningKeys(since: Date) throws -> [RetiredSigningKey] {
         let manager = FileManager.default
         guard manager.fileExists(atPath: retiredKeysURL.path) else { return [] }
-        var keys: [P256.Signing.PublicKey] = []
+        var keys: [RetiredSigningKey] = []
         for name in try manager.contentsOfDirectory(atPath: retiredKeysURL.path).sorted() where name.hasSuffix(".pem") {
             let file = retiredKeysURL.appendingPathComponent(name)
             guard let retiredAt = TimeInterval(name.dropLast(4).prefix(while: { $0 != "-" })) else { continue }
@@ -58,13 +60,22 @@ public struct DataDirectory: Sendable {
                 continue
             }
             let pem = String(decoding: try Data(contentsOf: file), as: UTF8.self)
-            keys.append(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+            let key: P256.Signing.PublicKey
+            if let publicKey = try? P256.Signing.PublicKey(pemRepresentation: pem) {
+                key = publicKey
+            } else {
+                key = try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey
+                try manager.removeItem(at: file)
+                try writeOwnerOnly(Data(key.pemRepresentation.utf8), to: file)
+            }
+            keys.append(RetiredSigningKey(key: key, retiredAt: Date(timeIntervalSince1970: retiredAt)))
         }
         return keys
     }
 
-    /// Retires the current signing key (it keeps verifying until its tokens expire) and makes a
-    /// new one current. Servers pick the change up when they restart.
+    /// Retires the current signing key (its public half keeps verifying the tokens it signed
+    /// until they expire) and makes a new one current. Servers pick the change up when they
+    /// restart.
     public func rotateSigningKey(now: Date) throws {
         let manager = FileManager.default
         if !manager.fileExists(atPath: retiredKeysURL.path) {
@@ -72,8 +83,10 @@ public struct DataDirectory: Sendable {
             try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: retiredKeysURL.path)
         }
         if let current = try readOwnerOnly(signingKeyURL) {
+            let key = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: current, as: UTF8.self))
             let name = "\(Int(now.timeIntervalSince1970))-\(UUID().uuidString.prefix(8)).pem"
-            try writeOwnerOnly(current, to: retiredKeysURL.appendingPathComponent(name))
+            try writeOwnerOnly(
+                Data(key.publicKey.pemRepresentation.utf8), to: retiredKeysURL.appendingPathComponent(name))
             try manager.removeItem(at: signingKeyURL)
         }
         _ = try signingKey()
@@ -112,6 +125,12 @@ public struct DataDirectory: Sendable {
             throw DataDirectoryError.cannotWrite(file.path)
         }
     }
+}
+
+/// The public half of a retired token-signing key and when it was retired.
+public struct RetiredSigningKey: Sendable {
+    public let key: P256.Signing.PublicKey
+    public let retiredAt: Date
 }
 
 /// Why the data folder could not be used.

@@ -32,10 +32,11 @@ struct TextLogHandler: LogHandler {
             merged["error.type"] = "\(String(reflecting: type(of: error)))"
         }
         var line = "\(Self.timestamp()) \(event.level)\(label.isEmpty ? "" : " ")\(label):"
+        // Every part from outside is escaped, so no value can end the line early (issue S item 10).
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(value)"
+            line += " \(LogText.escaped(key))=\(LogText.escaped("\(value)"))"
         }
-        line += " [\(event.source)] \(event.message)\n"
+        line += " [\(event.source)] \(LogText.escaped("\(event.message)"))\n"
         write(line)
     }
 

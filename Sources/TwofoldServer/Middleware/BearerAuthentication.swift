@@ -62,6 +62,14 @@ extension Request {
                 status: 403, code: .stepUpRequired, title: "Step-up required",
                 detail: "Confirm with a second factor (POST /api/v1/auth/step-up), then repeat the request.")
         }
+        // A session that proved nothing but an SMS code (seed 004's SMS sign-in) is one factor,
+        // and the one a SIM swap hands over: it cannot remove or replace the others (issue S).
+        guard !Set(caller.methods).subtracting(["mfa", "sms"]).isEmpty else {
+            throw Problem(
+                status: 403, code: .stepUpRequired, title: "Step-up required",
+                detail: "An SMS code alone cannot change sign-in methods; confirm with another factor "
+                    + "(POST /api/v1/auth/step-up) or sign in with your password.")
+        }
     }
 
     /// Step-up for `user`: a recent second factor when the account has one; for an account

@@ -4,7 +4,8 @@ import Vapor
 
 /// Turns every error into an `application/problem+json` answer with a stable `code`.
 ///
-/// Client mistakes keep a helpful `detail`; anything unexpected becomes a `500 internal_error`
+/// Client mistakes keep a helpful `detail`; a database that cannot be reached is `503` with
+/// `Retry-After` (`DatabaseOutage`); anything unexpected becomes a `500 internal_error`
 /// whose details go to the log (with the request id) and, outside production, to the answer.
 /// (On futures, as `MetricsMiddleware` explains.)
 struct ProblemMiddleware: Middleware {
@@ -13,7 +14,7 @@ struct ProblemMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         next.respond(to: request).flatMapErrorThrowing { error in
             let problem = self.problem(for: error, request: request)
-            if problem.status >= 500 && !(error is Problem) {
+            if problem.status >= 500 && !(error is Problem) && problem.status != 503 {
                 request.logger.error(
                     "request failed", metadata: ["error": "\(String(reflecting: error))"])
             } else {
@@ -44,11 +45,13 @@ struct ProblemMiddleware: Middleware {
             return Self.problem(for: decoding)
         case let abort as any AbortError:
             return Self.problem(status: abort.status, detail: abort.reason)
+        case let error where DatabaseOutage.reason(for: error) != nil:
+            return DatabaseOutage.problem(DatabaseOutage.reason(for: error) ?? "")
         default:
             return Problem(
                 status: 500, code: .internalError, title: "Internal server error",
                 detail: isProduction
-                    ? "The server could not complete the request; its log has the details under request id \(request.id)."
+                    ? "The server could not complete the request; its log has the details under request id \(request.loggedID)."
                     : String(describing: error))
         }
     }

@@ -20,6 +20,9 @@ final class Session: Model, @unchecked Sendable {
     @OptionalField(key: "revoke_reason") var revokeReason: String?
     @OptionalField(key: "ip_address") var ipAddress: String?
     @OptionalField(key: "user_agent") var userAgent: String?
+    /// The factors this session added, each between newlines (`SessionService.recordAdded`):
+    /// none of them can step this session up.
+    @OptionalField(key: "added_factors") var addedFactors: String?
 
     init() {}
 

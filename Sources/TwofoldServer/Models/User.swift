@@ -28,6 +28,9 @@ final class User: Model, @unchecked Sendable {
     /// Which factor login offers first (`totp`, `sms`, `email`); an SMS or email primary sends
     /// its code as soon as the password is accepted.
     @OptionalField(key: "primary_method") var primaryMethod: String?
+    /// When `phone` was proven by a code sent to it; `nil` for a number only typed in (at
+    /// registration). Only a verified number receives sign-in codes.
+    @OptionalField(key: "phone_verified_at") var phoneVerifiedAt: Date?
 
     init() {}
 
@@ -48,10 +51,13 @@ final class User: Model, @unchecked Sendable {
         self.emailEnabled = false
     }
 
-    /// Where SMS or email codes go: the phone number or the address on file.
+    /// Where SMS or email codes go: the verified phone number or the address on file.
     func destination(for channel: OutboxMessage.Channel) -> String? {
-        channel == .sms ? phone : email
+        channel == .sms ? verifiedPhone : email
     }
+
+    /// The phone number on file once a code sent to it was entered; `nil` before.
+    var verifiedPhone: String? { phoneVerifiedAt == nil ? nil : phone }
 
     /// The user whose (canonical, lower-case) email address or username is `identifier`.
     static func find(identifier: String, on database: any Database) async throws -> User? {

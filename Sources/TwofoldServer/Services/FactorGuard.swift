@@ -74,12 +74,20 @@ enum FactorGuard {
     /// The code was wrong: records it, locks the factor at the fifth in a row and the account at
     /// the twentieth in a day, and throws the problem to answer (`invalid_code` with
     /// `attemptsRemaining`, `locked`, or `account_locked`).
-    static func failed(_ factor: String, userID: UUID, request: Request) async throws -> Never {
+    ///
+    /// `countsTowardAccount` is `false` for a factor a stranger can try with nothing but a
+    /// username (seed 004's SMS and device-key sign-in): its wrong codes lock that factor, never
+    /// the account, or anyone could lock anyone out (issue S item 3).
+    static func failed(_ factor: String, userID: UUID, countsTowardAccount: Bool = true, request: Request)
+        async throws -> Never
+    {
         let now = request.twofold.clock.now()
-        try await request.run(
-            Statement(
-                "INSERT INTO factor_failures (id, user_id, factor, occurred_at) VALUES (?, ?, ?, ?)",
-                .uuid(SecureRandom.timeOrderedUUID(at: now)), .uuid(userID), .text(factor), .date(now)))
+        if countsTowardAccount {
+            try await request.run(
+                Statement(
+                    "INSERT INTO factor_failures (id, user_id, factor, occurred_at) VALUES (?, ?, ?, ?)",
+                    .uuid(SecureRandom.timeOrderedUUID(at: now)), .uuid(userID), .text(factor), .date(now)))
+        }
         // One statement for the day's failures and this factor's count.
         let counts = try await request.rows(
             Statement(
@@ -97,12 +105,15 @@ enum FactorGuard {
                 )
             }
         ).first
-        if (counts?.failures ?? 0) >= accountLockFailures {
+        if countsTowardAccount, (counts?.failures ?? 0) >= accountLockFailures {
             let locked = try await request.changes(
                 Statement(
                     "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active'",
                     .date(now), .uuid(userID)))
             if locked > 0 {
+                // A locked account's sessions end with it (issue S item 8): its tokens would
+                // otherwise work until they expire.
+                try await SessionService.revokeAll(userID: userID, reason: "account locked", request: request)
                 try await AuditLog.record(
                     .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
                     request: request)

@@ -21,10 +21,30 @@ enum InputValidation {
         let canonical = value.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = canonical.split(separator: "@", omittingEmptySubsequences: false)
         guard canonical.count <= 254, parts.count == 2, (1...64).contains(parts[0].count),
-            parts[1].count >= 3, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-            !canonical.contains(where: { $0.isWhitespace || $0.isNewline || $0 == "\u{0}" })
+            isDotAtom(parts[0], allowed: localCharacters), isDomain(parts[1])
         else { return nil }
         return canonical
+    }
+
+    /// RFC 5321 §4.1.2 `Dot-string` (RFC 5322 `atext` between single dots); quoted local
+    /// parts are refused: they let `<>(),;:"\` and spaces into an address that mail headers,
+    /// logs and pages then carry (issue S item 14).
+    private static let localCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-/=?^_`{|}~")
+
+    private static func isDotAtom(_ text: Substring, allowed: Set<Character>) -> Bool {
+        let atoms = text.split(separator: ".", omittingEmptySubsequences: false)
+        return atoms.allSatisfy { !$0.isEmpty && $0.allSatisfy(allowed.contains) }
+    }
+
+    /// RFC 5321 `Domain`: at least two dot-separated labels of letters, digits and inner
+    /// hyphens, each at most 63 characters.
+    private static func isDomain(_ text: Substring) -> Bool {
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, text.count <= 253 else { return false }
+        return labels.allSatisfy { label in
+            (1...63).contains(label.count) && label.first != "-" && label.last != "-"
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
     }
 
     /// E.164: `+`, a non-zero digit, then 7 to 14 more digits.

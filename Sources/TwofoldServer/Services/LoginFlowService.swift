@@ -80,6 +80,29 @@ enum LoginFlowService {
         }
     }
 
+    /// Gives back a flow claimed by `consume` whose factor then proved wrong, so the user can
+    /// try again on it (issue S item 11: the flow is claimed before its factor is checked, so
+    /// parallel submissions on one flow check, and use up, at most one factor).
+    static func release(_ flow: PendingSecondStep, request: Request) async throws {
+        try await request.run(
+            Statement(
+                "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flow.flowID),
+                .date(request.twofold.clock.now())))
+    }
+
+    /// Claims the flow, runs `check` (its factor), and gives the flow back when `check` throws.
+    static func claimed<T>(_ flow: PendingSecondStep, request: Request, _ check: () async throws -> T)
+        async throws -> T
+    {
+        try await consume(flow, request: request)
+        do {
+            return try await check()
+        } catch {
+            try await release(flow, request: request)
+            throw error
+        }
+    }
+
     static let unknownFlow = Problem(
         status: 401, code: .unauthorized, title: "Unknown login flow",
         detail: "This sign-in is not known; start again with your password.")

@@ -24,10 +24,13 @@ enum OneTimeCodeService {
         flowID: UUID?, request: Request
     ) async throws -> CodeSentResponse {
         let now = request.twofold.clock.now()
+        // Seed 004's SMS sign-in is asked for with a username alone: it has an hourly budget of its
+        // own, so a stranger spends that one, never the user's login, step-up and setup codes.
+        let budget = purpose == .deviceSignIn ? "code-send-hour-anonymous" : "code-send-hour"
         for (key, rule) in [
             // The cooldown is per flow (or per setup): a new login is not held back by the last one.
             ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
-            ("code-send-hour:\(userID)", hourly),
+            ("\(budget):\(userID)", hourly),
         ] {
             if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
                 throw Problem(
@@ -61,24 +64,28 @@ enum OneTimeCodeService {
 
     /// Checks `code` against the live code of this kind under the factor guard and uses it up.
     /// Returns the destination it was sent to. Throws the factor's problems.
+    ///
+    /// Without a live code nothing is guessed, so the guard is not touched and nothing is
+    /// counted: the answer is a plain wrong code (issue S item 3). `guardFactor` names the guard
+    /// (the channel by default); `countsTowardAccount` is `FactorGuard.failed`'s.
     static func verify(
         _ code: String, channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, userID: UUID, flowID: UUID?,
-        request: Request
+        guardFactor: String? = nil, countsTowardAccount: Bool = true, request: Request
     ) async throws -> String {
-        try await FactorGuard.begin(channel.rawValue, userID: userID, request: request)
+        let factor = guardFactor ?? channel.rawValue
         let now = request.twofold.clock.now()
         var query = OneTimeCode.query(on: request.db).filter(\.$userID == userID).filter(\.$channel == channel)
             .filter(\.$purpose == purpose).filter(\.$usedAt == nil).filter(\.$expiresAt > now)
             .filter(\.$failures < maximumFailures)
         if let flowID { query = query.filter(\.$flowID == flowID) }
-        guard let live = try await query.sort(\.$createdAt, .descending).first() else {
-            try await FactorGuard.failed(channel.rawValue, userID: userID, request: request)
-        }
+        guard let live = try await query.sort(\.$createdAt, .descending).first() else { throw wrongCode }
+        try await FactorGuard.begin(factor, userID: userID, request: request)
         let candidate = code.filter { !$0.isWhitespace && $0 != "-" }
         let id = try live.requireID()
         guard ConstantTime.equals(hash(candidate, userID: userID, request: request), live.codeHash) else {
             try await request.sql.raw("UPDATE one_time_codes SET failures = failures + 1 WHERE id = \(bind: id)").run()
-            try await FactorGuard.failed(channel.rawValue, userID: userID, request: request)
+            try await FactorGuard.failed(
+                factor, userID: userID, countsTowardAccount: countsTowardAccount, request: request)
         }
         let claimed = try await request.sql.raw(
             """
@@ -86,11 +93,23 @@ enum OneTimeCodeService {
             WHERE id = \(bind: id) AND used_at IS NULL AND failures < \(bind: maximumFailures) RETURNING id
             """
         ).all()
-        guard !claimed.isEmpty else { try await FactorGuard.failed(channel.rawValue, userID: userID, request: request) }
-        try await FactorGuard.succeeded(channel.rawValue, userID: userID, request: request)
+        // The right code, used a moment ago by a parallel request: a duplicate, not a guess.
+        guard !claimed.isEmpty else {
+            try await FactorGuard.succeeded(factor, userID: userID, request: request)
+            throw alreadyUsed
+        }
+        try await FactorGuard.succeeded(factor, userID: userID, request: request)
         return String(
             decoding: try request.twofold.secrets.open(live.destinationCiphertext, boundTo: id), as: UTF8.self)
     }
+
+    /// A wrong code, with no count: what is answered when there is no live code to check.
+    static let wrongCode = Problem(
+        status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.")
+
+    static let alreadyUsed = Problem(
+        status: 409, code: .alreadyUsed, title: "Code already used",
+        detail: "That code was just used; each code works once.")
 
     /// HMAC of the code with a key outside the database, bound to the user.
     private static func hash(_ code: String, userID: UUID, request: Request) -> String {

@@ -30,7 +30,7 @@ enum SecondFactors {
         var methods: [String] = []
         if totp > 0 { methods.append("totp") }
         if deviceKeys > 0 { methods.append("deviceKey") }
-        if user.smsEnabled, user.phone != nil { methods.append("sms") }
+        if user.smsEnabled, user.verifiedPhone != nil { methods.append("sms") }
         if user.emailEnabled { methods.append("email") }
         if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
             methods.insert(methods.remove(at: index), at: 0)

@@ -174,6 +174,35 @@ enum SessionService {
             userID: caller.userID, sessionID: caller.sessionID, methods: methods, authTime: now, now: now)
     }
 
+    /// Revokes every active session of a user, in one statement that may run inside a unit of
+    /// work (a lock set by a wrong code); returns how many.
+    @discardableResult
+    static func revokeAll(userID: UUID, reason: String, request: Request) async throws -> Int {
+        try await request.changes(
+            Statement(
+                "UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE user_id = ? AND revoked_at IS NULL",
+                .date(request.twofold.clock.now()), .text(reason), .uuid(userID)))
+    }
+
+    /// Records that the session `sessionID` added `factors` (`FactorChanges.factorName`), so
+    /// that none of them steps it up. Appended in one statement: a session may add several.
+    static func recordAdded(_ factors: [String], sessionID: UUID, request: Request) async throws {
+        guard !factors.isEmpty else { return }
+        let entries = factors.map { $0 + "\n" }.joined()
+        try await request.run(
+            Statement(
+                "UPDATE sessions SET added_factors = COALESCE(added_factors, ?) || ? WHERE id = ?", .text("\n"),
+                .text(entries), .uuid(sessionID)))
+    }
+
+    /// Whether the session `sessionID` added `factor` (`recordAdded`).
+    static func added(_ factor: String, sessionID: UUID, request: Request) async throws -> Bool {
+        let stored = try await request.rows(
+            Statement("SELECT added_factors FROM sessions WHERE id = ?", .uuid(sessionID)), { try $0.optionalText(0) })
+        guard let list = stored.first ?? nil else { return false }
+        return list.contains("\n\(factor)\n")
+    }
+
     /// Revokes a session if it is still active; `true` when this call revoked it.
     @discardableResult
     static func revoke(sessionID: UUID, reason: String, now: Date, on database: any Database) async throws -> Bool {

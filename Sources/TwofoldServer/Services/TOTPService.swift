@@ -62,6 +62,7 @@ enum TOTPService {
     static func check(_ code: String, credential: TOTPCredential, request: Request) async throws {
         let secret = try Secret(credential)
         guard let step = try matchingStep(code, secret: secret, request: request) else {
+            if try isUsedStep(code, secret: secret, request: request) { throw replayed }
             try await refuse(userID: secret.userID, request: request)
         }
         try await settle(step, secret: secret, request: request)
@@ -101,8 +102,27 @@ enum TOTPService {
                 UPDATE totp_credentials SET last_used_step = ?
                 WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
                 """, .integer(Int(step)), .uuid(secret.id), .integer(Int(step))))
-        guard claimed > 0 else { try await refuse(userID: userID, request: request) }
+        // The step already used: a duplicate of a code just accepted (or a replay of one seen),
+        // which guesses nothing, so it is refused without counting (issue S item 11).
+        guard claimed > 0 else { throw replayed }
         if counted { try await FactorGuard.succeeded(factor, userID: userID, request: request) }
+    }
+
+    static let replayed = Problem(
+        status: 409, code: .alreadyUsed, title: "Code already used",
+        detail: "That code was already used; wait for the next one.")
+
+    /// Whether `code`, which matched no step after the last one used, is the code of a step
+    /// already used: a duplicate, refused as `replayed` and not counted as a guess.
+    static func isUsedStep(_ code: String, secret: Secret, request: Request) throws -> Bool {
+        guard let lastUsed = secret.lastUsedStep.map({ UInt64(clamping: $0) }) else { return false }
+        let key = try request.twofold.secrets.open(secret.ciphertext, boundTo: secret.userID)
+        let totp = try TOTP(
+            secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
+            digits: try OTPDigits(secret.digits), period: try TOTPPeriod(secret.period))
+        guard let step = try? totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: nil)
+        else { return false }
+        return step <= lastUsed
     }
 }
 

@@ -5,8 +5,9 @@ import TwofoldAPI
 
 /// Signs and verifies access tokens (ES256 JWTs) and publishes the public keys as a JWKS.
 ///
-/// The current key signs; retired keys (kept in the data folder until every token they signed
-/// has expired) still verify and stay in the JWKS.
+/// The current key signs; a retired key (its public half, kept in the data folder until every
+/// token it signed has expired) verifies only tokens issued before it was retired, and leaves the
+/// JWKS once those have all expired (issue S item 6).
 struct TokenService: Sendable {
     static let accessTokenLifetime: TimeInterval = 15 * 60
 
@@ -18,25 +19,36 @@ struct TokenService: Sendable {
     private let signingKey: P256.Signing.PrivateKey
     /// The encoded JOSE header of every token the current key signs.
     private let encodedHeader: String
-    /// `GET /.well-known/jwks.json`, prepared once.
-    let jwks: JWKSDocument
+    /// The current key's JWK, then each retired key's with the time it was retired.
+    private let currentJWK: JWKSDocument.Key
+    private let retired: [String: (jwk: JWKSDocument.Key, retiredAt: Date)]
 
-    init(current: P256.Signing.PrivateKey, retired: [P256.Signing.PublicKey]) async throws {
+    init(current: P256.Signing.PrivateKey, retired: [RetiredSigningKey]) async throws {
         let keys = JWTKeyCollection()
         let currentKeyID = Self.keyID(for: current.publicKey)
         await keys.add(ecdsa: try ES256PrivateKey(backing: current), kid: JWKIdentifier(string: currentKeyID))
-        var published = [JWKSDocument.Key(current.publicKey, kid: currentKeyID)]
-        for key in retired {
-            let kid = Self.keyID(for: key)
-            await keys.add(ecdsa: try ES256PublicKey(backing: key), kid: JWKIdentifier(string: kid))
-            published.append(JWKSDocument.Key(key, kid: kid))
+        var retiredKeys: [String: (jwk: JWKSDocument.Key, retiredAt: Date)] = [:]
+        for retiredKey in retired {
+            let kid = Self.keyID(for: retiredKey.key)
+            guard kid != currentKeyID else { continue }
+            await keys.add(ecdsa: try ES256PublicKey(backing: retiredKey.key), kid: JWKIdentifier(string: kid))
+            retiredKeys[kid] = (JWKSDocument.Key(retiredKey.key, kid: kid), retiredKey.retiredAt)
         }
         self.keys = keys
         self.currentKeyID = currentKeyID
         self.signingKey = current
         self.encodedHeader = Data(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
             .base64URLEncodedString()
-        self.jwks = JWKSDocument(keys: published)
+        self.currentJWK = JWKSDocument.Key(current.publicKey, kid: currentKeyID)
+        self.retired = retiredKeys
+    }
+
+    /// `GET /.well-known/jwks.json` at `now`: the current key, and each retired key while a
+    /// token it signed before its retirement may be unexpired.
+    func jwks(now: Date) -> JWKSDocument {
+        let live = retired.values.filter { $0.retiredAt.addingTimeInterval(Self.accessTokenLifetime) > now }
+            .sorted { $0.retiredAt > $1.retiredAt }.map(\.jwk)
+        return JWKSDocument(keys: [currentJWK] + live)
     }
 
     /// RFC 7638 thumbprint of the public JWK, base64url: stable, and names the key without a registry.
@@ -71,10 +83,32 @@ struct TokenService: Sendable {
     }
 
     /// The claims of a token signed by one of our keys, not expired at `now`; `nil` otherwise.
+    /// No token lives longer than an access token does, and a retired key's only if it was
+    /// issued before the key retired.
     func verify(_ token: String, now: Date) async -> AccessTokenClaims? {
         guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self) else { return nil }
-        guard claims.exp.value > now else { return nil }
+        guard claims.exp.value > now,
+            claims.exp.value.timeIntervalSince(claims.iat.value) <= Self.accessTokenLifetime
+        else { return nil }
+        if let kid = Self.keyID(ofToken: token), let retiredKey = retired[kid] {
+            guard claims.iat.value < retiredKey.retiredAt else { return nil }
+        }
         return claims
+    }
+
+    private static func base64(fromBase64URL text: Substring) -> String {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return base64
+    }
+
+    /// The `kid` of a compact JWS's header (already verified by the caller's key lookup).
+    static func keyID(ofToken token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first,
+            let data = Data(base64Encoded: Self.base64(fromBase64URL: header)),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return object["kid"] as? String
     }
 }
 

@@ -94,15 +94,26 @@ extension TwofoldContext {
 extension Request {
     var twofold: TwofoldContext { application.twofold }
 
-    /// The client's address: the socket peer, or the first `X-Forwarded-For` hop when the
-    /// server is configured to sit behind a trusted proxy (`TWOFOLD_TRUST_PROXY=true`).
+    /// The client's address: the socket peer, or, behind trusted proxies
+    /// (`TWOFOLD_TRUST_PROXY=true`), the `X-Forwarded-For` entry the outermost of them appended.
     var clientAddress: String? {
-        if twofold.configuration.trustProxy,
-            let forwarded = headers.first(name: .xForwardedFor)?.split(separator: ",").first
-        {
-            return forwarded.trimmingCharacters(in: .whitespaces)
-        }
-        return remoteAddress?.ipAddress
+        let configuration = twofold.configuration
+        guard configuration.trustProxy else { return remoteAddress?.ipAddress }
+        return Self.forwardedClient(
+            headers[.xForwardedFor], trustedHops: configuration.trustedProxyHops) ?? remoteAddress?.ipAddress
+    }
+
+    /// The client in `X-Forwarded-For` values (every header, in order) when `trustedHops`
+    /// proxies each append the address they received from: the entry `trustedHops` from the
+    /// right. Entries left of it were written by the client (issue S item 4: taking the first
+    /// let a client choose the address that throttles see). With fewer entries than hops, the
+    /// left-most, which a trusted proxy still wrote.
+    static func forwardedClient(_ values: [String], trustedHops: Int) -> String? {
+        let entries = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !entries.isEmpty else { return nil }
+        let entry = entries[max(0, entries.count - trustedHops)]
+        guard !entry.isEmpty, entry.count <= 64 else { return nil }
+        return entry
     }
 
     /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.

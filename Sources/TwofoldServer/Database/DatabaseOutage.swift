@@ -1,0 +1,66 @@
+import AsyncKit
+import Foundation
+import NIOCore
+import PostgresNIO
+import SQLiteNIO
+import TwofoldAPI
+
+/// Tells an error that means "the database cannot be reached or cannot write now" from a bug:
+/// those are the server's trouble, not the request's, and are answered `503` with `Retry-After`
+/// (issue S item 13) instead of `500`, so clients and load balancers retry rather than report.
+enum DatabaseOutage {
+    static let retryAfter = 5
+
+    /// Why the database is unavailable, in words for `/readyz` and the log; `nil` for any other error.
+    static func reason(for error: any Error) -> String? {
+        switch error {
+        case let error as PSQLError:
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+                return "the PostgreSQL connection failed"
+            default:
+                return nil
+            }
+        case is ConnectionPoolTimeoutError:
+            return "no database connection became free in time"
+        case is ConnectionPoolError:
+            return "the database connection pool has shut down"
+        case is NIOConnectionError, is ChannelError:
+            return "the database server cannot be reached"
+        case let error as IOError:
+            return "the database server cannot be reached (\(error.errnoCode))"
+        case let error as DirectSQLiteError:
+            return sqliteReason(primary: error.primaryStatus)
+        case let error as SQLiteError:
+            switch error.reason {
+            case .busy, .locked: return sqliteReason(primary: 5)
+            case .ioError: return sqliteReason(primary: 10)
+            case .full: return sqliteReason(primary: 13)
+            case .cantOpen: return sqliteReason(primary: 14)
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_IOERR (10), SQLITE_FULL (13), SQLITE_CANTOPEN (14),
+    /// SQLITE_READONLY (8).
+    private static func sqliteReason(primary: Int32) -> String? {
+        switch primary {
+        case 5, 6: return "the database file is busy"
+        case 8: return "the database file is read-only"
+        case 10: return "the database file cannot be read or written"
+        case 13: return "the disk holding the database file is full"
+        case 14: return "the database file cannot be opened"
+        default: return nil
+        }
+    }
+
+    /// The answer for an outage.
+    static func problem(_ reason: String) -> Problem {
+        Problem(
+            status: 503, code: .serviceUnavailable, title: "Service unavailable",
+            detail: "The database is unavailable (\(reason)); try again shortly.", retryAfter: retryAfter)
+    }
+}

@@ -1,0 +1,14 @@
+import Vapor
+
+/// Logs each request's method and path, as Vapor's `RouteLoggingMiddleware` does, but with the
+/// path's control characters escaped: Vapor writes the percent-decoded path as it is, so a
+/// `%0A` in it began a forged log line (issue S item 10).
+struct RequestLoggingMiddleware: Middleware {
+    let level: Logger.Level
+
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        let path = request.url.path.removingPercentEncoding ?? request.url.path
+        request.logger.log(level: level, "\(request.method) \(LogText.escaped(path))")
+        return next.respond(to: request)
+    }
+}
