@@ -75,15 +75,16 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             try await app.testing().test(
-                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(tokens.accessToken.token)
+                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(older)
             ) { response in
                 #expect(response.status == .forbidden)
                 try #require(try response.problem().code == "step_up_required")
             }
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                .POST, "api/v1/auth/step-up", headers: .bearer(older),
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in
                 #expect(response.status == .ok)
@@ -111,15 +112,16 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            try await app.testing().test(.DELETE, "api/v1/2fa/totp", headers: .bearer(tokens.accessToken.token)) {
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            try await app.testing().test(.DELETE, "api/v1/2fa/totp", headers: .bearer(older)) {
                 response in
                 #expect(response.status == .forbidden)
             }
             // Step up with a backup code, then remove.
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                .POST, "api/v1/auth/step-up", headers: .bearer(older),
                 body: json(["method": "backup", "code": codes[3]])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(

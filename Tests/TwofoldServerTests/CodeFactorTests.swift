@@ -13,14 +13,12 @@ import VaporTesting
         try await deliverMessages(app, clock: clock).map { ($0.channel, $0.code) }
     }
 
-    /// Delivers what is queued: each message's channel, destination and the code in its text.
+    /// Delivers what is queued: each code message's channel, destination and the code in its
+    /// text (notices, such as "a sign-in method was added", are delivered and left out).
     static func deliverMessages(_ app: Application, clock: TestClock) async throws
         -> [(channel: String, destination: String, code: String)]
     {
-        let recorder = RecordingProvider()
-        let worker = DeliveryWorker(sms: recorder, email: recorder, secrets: app.twofold.secrets)
-        try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger)
-        return recorder.delivered.map { message in
+        try await deliverAll(app, clock: clock).filter { $0.body.contains("Your Twofold code") }.map { message in
             let digits = message.body.split(separator: " ").first {
                 $0.count >= 6 && $0.prefix(6).allSatisfy(\.isNumber)
             }
@@ -28,9 +26,39 @@ import VaporTesting
         }
     }
 
-    static func enableSMS(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws -> [String] {
+    /// Delivers what is queued and returns every message, notices included.
+    static func deliverAll(_ app: Application, clock: TestClock) async throws -> [OutgoingMessage] {
+        let recorder = RecordingProvider()
+        let worker = DeliveryWorker(sms: recorder, email: recorder, secrets: app.twofold.secrets)
+        try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger)
+        return recorder.delivered
+    }
+
+    /// A session other than the one that enabled SMS or email codes (a factor added in a session
+    /// never steps that session up), signed in with the password and the code sent at login;
+    /// unless `waits` is `false`, left 6 minutes so its second factor is no longer recent.
+    static func laterCodeSession(_ app: Application, clock: TestClock, waits: Bool = true) async throws -> String {
+        clock.advance(by: 61)
+        let flow = try await TOTPSteps.startLogin(app)
+        let code = try #require(try await deliver(app, clock: clock).last).1
+        var token: String?
         try await app.testing().test(
-            .POST, "api/v1/2fa/sms/setup", headers: .bearer(tokens.accessToken.token),
+            .POST, "api/v1/auth/otp/verify", headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
+        ) { response in
+            #expect(response.status == .ok)
+            token = try response.decode(SecondStepResponse.self).accessToken.token
+        }
+        if waits { clock.advance(by: 6 * 60) }
+        return try #require(token)
+    }
+
+    static func enableSMS(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws -> [String] {
+        try await enableSMS(app, token: tokens.accessToken.token, clock: clock)
+    }
+
+    static func enableSMS(_ app: Application, token: String, clock: TestClock) async throws -> [String] {
+        try await app.testing().test(
+            .POST, "api/v1/2fa/sms/setup", headers: .bearer(token),
             body: json(["phoneNumber": "+14155550123"])
         ) { response in
             #expect(response.status == .ok)
@@ -41,7 +69,7 @@ import VaporTesting
         let code = try #require(try await deliver(app, clock: clock).first).1
         var enabled: FactorEnabledResponse?
         try await app.testing().test(
-            .POST, "api/v1/2fa/sms/verify", headers: .bearer(tokens.accessToken.token), body: json(["code": code])
+            .POST, "api/v1/2fa/sms/verify", headers: .bearer(token), body: json(["code": code])
         ) { response in
             #expect(response.status == .ok)
             enabled = try response.decode(FactorEnabledResponse.self)
@@ -171,8 +199,10 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            try await app.testing().test(.POST, "api/v1/2fa/email/setup", headers: .bearer(tokens.accessToken.token)) {
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            // Adding a factor to an account that has one needs a recent second factor.
+            let recent = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
+            try await app.testing().test(.POST, "api/v1/2fa/email/setup", headers: .bearer(recent)) {
                 response in
                 try #require(try response.decode(CodeSentResponse.self).maskedDestination == "a•••@example.com")
             }
@@ -213,13 +243,14 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             let backup = try await Self.enableSMS(app, tokens: tokens, clock: clock)
-            try await app.testing().test(.DELETE, "api/v1/2fa/sms", headers: .bearer(tokens.accessToken.token)) {
+            let older = try await Self.laterCodeSession(app, clock: clock)
+            try await app.testing().test(.DELETE, "api/v1/2fa/sms", headers: .bearer(older)) {
                 response in
                 #expect(response.status == .forbidden)
             }
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                .POST, "api/v1/auth/step-up", headers: .bearer(older),
                 body: json(["method": "backup", "code": backup[0]])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(

@@ -34,6 +34,26 @@ enum TOTPSteps {
         try TOTP(secret: secret).code(at: clock.now.addingTimeInterval(offset))
     }
 
+    /// A session other than the one that enabled TOTP (a factor added in a session never steps
+    /// that session up), signed in with the password and a code, then left 6 minutes so that
+    /// its second factor is no longer recent; returns its access token.
+    static func laterSession(
+        _ app: Application, secret: [UInt8], clock: TestClock, _ name: String = "alice", waits: Bool = true
+    ) async throws -> String
+    {
+        let flow = try await startLogin(app, name)
+        var token: String?
+        try await app.testing().test(
+            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+            body: json(["tempToken": flow, "code": try code(secret, clock)])
+        ) { response in
+            #expect(response.status == .ok)
+            token = try response.decode(SecondStepResponse.self).accessToken.token
+        }
+        if waits { clock.advance(by: 6 * 60) }
+        return try #require(token)
+    }
+
     /// Logs in with the password and returns the login flow token.
     static func startLogin(_ app: Application, _ name: String = "alice", from address: String = "10.0.0.1")
         async throws -> String

@@ -81,12 +81,12 @@ import VaporTesting
             #expect(try await TOTPSteps.validate(app, flow: first, code: code).0 == 200)
             let second = try await TOTPSteps.startLogin(app)
             let replay = try await TOTPSteps.validate(app, flow: second, code: code)
-            #expect(replay.0 == 401)
-            #expect(replay.1?.code == "invalid_code")
+            #expect(replay.0 == 409)
+            #expect(replay.1?.code == "already_used")
             // The previous step's code is older than the used step: refused too.
             #expect(
                 try await TOTPSteps.validate(app, flow: second, code: try TOTPSteps.code(secret, clock, offset: -30)).0
-                    == 401)
+                    == 409)
             clock.advance(by: 30)
             #expect(try await TOTPSteps.validate(app, flow: second, code: try TOTPSteps.code(secret, clock)).0 == 200)
         }
@@ -165,8 +165,9 @@ import VaporTesting
     }
 
     /// The verdict is computed before the database work; a replay (right code, step already
-    /// used) still counts as a wrong code and must not start the count again.
-    @Test func aReplayedCodeCountsAsWrongAndDoesNotResetTheCount() async throws {
+    /// used) is refused as used, is no guess (issue S item 11: it neither counts nor starts the
+    /// count again).
+    @Test func aReplayedCodeIsRefusedWithoutCountingOrResettingTheCount() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
@@ -178,8 +179,8 @@ import VaporTesting
                 #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").1?.attemptsRemaining == remaining)
             }
             let replay = try await TOTPSteps.validate(app, flow: flow, code: used)
-            #expect(replay.0 == 401)
-            #expect(replay.1?.attemptsRemaining == 1)
+            #expect(replay.0 == 409 && replay.1?.code == "already_used")
+            #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").1?.attemptsRemaining == 1)
             #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 429)
         }
     }

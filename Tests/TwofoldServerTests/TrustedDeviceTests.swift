@@ -95,9 +95,10 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
             clock.advance(by: 30)
+            let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token),
+                .POST, "api/v1/auth/step-up", headers: .bearer(older),
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(
