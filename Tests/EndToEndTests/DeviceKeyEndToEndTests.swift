@@ -61,16 +61,29 @@ struct DeviceKeyScenarios {
     }
 
     /// Registers `name`, signs in with the password and turns on SMS codes to `phone` (the code
-    /// read from the gateway), so the account has a verified number on file.
+    /// read from the gateway), so the account has a verified number on file; then signs in again
+    /// with the password and an SMS code and returns that session's token (a factor never
+    /// steps up the session that added it, and adding a device now needs a recent one).
     func signUpWithPhone(_ name: String, phone: String) async throws -> String {
         let tokens = try await TokenVerificationTests.signIn(server, as: name)
         let before = try gateway.messages().count
         let setup = try await call("2fa/sms/setup", ["phoneNumber": phone], bearer: tokens.accessToken.token)
         #expect(setup.status == 200, "\(setup.text)")
-        let code = try #require(try await gateway.waitForMessages(before + 1).last?.code)
+        let code = try #require(try await gateway.nextMessage(after: before)?.code)
         let verified = try await call("2fa/sms/verify", ["code": code], bearer: tokens.accessToken.token)
         #expect(verified.status == 200, "\(verified.text)")
-        return tokens.accessToken.token
+        return try await signInWithPasswordAndSMS(name)
+    }
+
+    /// The password, then the SMS code sent at login; the session's access token.
+    func signInWithPasswordAndSMS(_ name: String) async throws -> String {
+        let before = try gateway.messages().count
+        let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
+        let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+        let code = try #require(try await gateway.nextMessage(after: before)?.code)
+        let completed = try await call("auth/otp/verify", ["otpFlowId": flow.otpFlowId, "code": code])
+        #expect(completed.status == 200, "\(completed.text)")
+        return try HTTP.decoder.decode(SecondStepResponse.self, from: completed.body).accessToken.token
     }
 
     /// Scenario 6: initiate, sign the challenge, verify; the Twofold access token.
@@ -93,7 +106,7 @@ struct DeviceKeyScenarios {
         let before = try gateway.messages().count
         let requested = try await call("auth/request-otp", ["username": name, "phoneNumber": phone])
         #expect(requested.status == 200, "\(requested.text)")
-        let message = try #require(try await gateway.waitForMessages(before + 1).last)
+        let message = try #require(try await gateway.nextMessage(after: before))
         #expect(message.to == phone)
         let verified = try await call("auth/verify-otp", ["username": name, "otp": try #require(message.code)])
         #expect(verified.status == 200, "\(verified.text)")
@@ -208,19 +221,23 @@ struct DeviceKeyScenarios {
         let downgraded = try await call(
             "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
         #expect(downgraded.status == 200, "\(downgraded.text)")
-        let notice = try #require(try await gateway.waitForMessages(before + 1).last)
-        #expect(notice.to == alicePhone && notice.message.contains("SMS codes"))
+        let notice = try #require(
+            try await gateway.nextMessage(after: before) { $0.message.contains("now signs in with SMS codes") })
+        #expect(notice.to == alicePhone)
         let nowSMS = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
             from: try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"]).body)
         #expect(nowSMS.method == "smsOTP")
 
-        // Scenario 7 on the downgraded device, then scenario 9: security is back, a new key.
+        // Scenario 7 on the downgraded device, then scenario 9: security is back, a new key. A
+        // session that proved only an SMS code (what a SIM swap hands over) cannot put a key in
+        // (issue S item 2); the password and the SMS code together can.
         let smsToken = try await signInWithSMS("alice", phone: alicePhone)
         let restored = DeviceKey()
-        let upgraded = try await call(
-            "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey],
-            bearer: smsToken)
+        let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey]
+        let smsOnly = try await call("mfa/upgrade", upgrade, bearer: smsToken)
+        #expect(smsOnly.status == 403 && smsOnly.text.contains("step_up_required"), "\(smsOnly.text)")
+        let upgraded = try await call("mfa/upgrade", upgrade, bearer: try await signInWithPasswordAndSMS("alice"))
         #expect(upgraded.status == 200, "\(upgraded.text)")
         _ = try await signIn("alice", device: "iphone-1", key: restored)
 

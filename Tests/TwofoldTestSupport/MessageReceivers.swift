@@ -142,6 +142,15 @@ public final class SMSGateway: @unchecked Sendable {
         try await poll(seconds: seconds, messages) { $0.count >= count }
     }
 
+    /// Waits up to `seconds` for a message after the first `count` that `matches` (by default,
+    /// one carrying a code: notices of added factors arrive between codes); `nil` if none came.
+    public func nextMessage(
+        after count: Int, seconds: Double = 30, where matches: (Message) -> Bool = { $0.code != nil }
+    ) async throws -> Message? {
+        try await poll(seconds: seconds, messages) { $0.dropFirst(count).contains(where: matches) }
+            .dropFirst(count).first(where: matches)
+    }
+
     public func stop() { script.stop() }
 }
 

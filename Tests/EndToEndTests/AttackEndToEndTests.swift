@@ -1,0 +1,351 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldCore
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue S ("close the ways in"): each attack of the security review, performed over HTTP
+/// against the built binary, and shown to be closed. SMS goes through the signed webhook to a
+/// local gateway, so what reaches a phone is read as a phone would.
+@Suite(.serialized) struct AttackEndToEndTests {
+    /// A running server with an SMS gateway, and the calls the attacks make.
+    struct Target {
+        let server: ServerProcess
+        let gateway: SMSGateway
+
+        func call(
+            _ path: String, _ body: [String: String]?, bearer: String? = nil, method: String = "POST",
+            headers: [String: String] = [:]
+        ) async throws -> HTTP.Response {
+            var request = HTTP.json(
+                method, server.baseURL.appendingPathComponent("api/v1/" + path), body, bearer: bearer)
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+            return try await HTTP.send(request, session: HTTP.shared)
+        }
+
+        func register(_ name: String, phone: String? = nil) async throws -> String {
+            var body = ["username": name, "email": "\(name)@example.com", "password": AuthEndToEndTests.password]
+            body["phoneNumber"] = phone
+            #expect(try await call("auth/register", body).status == 201)
+            let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
+            return try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body).accessToken.token
+        }
+
+        /// Turns on SMS codes to `phone` from `token`'s session (the number becomes verified).
+        func enableSMS(_ token: String, phone: String) async throws {
+            let before = try gateway.messages().count
+            #expect(try await call("2fa/sms/setup", ["phoneNumber": phone], bearer: token).status == 200)
+            let code = try #require(try await gateway.nextMessage(after: before)?.code)
+            #expect(try await call("2fa/sms/verify", ["code": code], bearer: token).status == 200)
+        }
+
+        /// The password, then the SMS code sent at login: a session with a recent second factor.
+        func signInWithSMS(_ name: String) async throws -> String {
+            let before = try gateway.messages().count
+            let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
+            let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+            let code = try #require(try await gateway.nextMessage(after: before)?.code)
+            let done = try await call("auth/otp/verify", ["otpFlowId": flow.otpFlowId, "code": code])
+            #expect(done.status == 200, "\(done.text)")
+            return try HTTP.decoder.decode(SecondStepResponse.self, from: done.body).accessToken.token
+        }
+
+        /// Sets up and confirms an authenticator app from `token`'s session; its secret and the
+        /// backup codes (when it was the first factor).
+        func enableTOTP(_ token: String) async throws -> (secret: [UInt8], backupCodes: [String]?) {
+            let setup = try await call("2fa/totp/setup", [:], bearer: token)
+            #expect(setup.status == 200, "\(setup.text)")
+            let secret = try Base32.decode(try HTTP.decoder.decode(TOTPSetupResponse.self, from: setup.body).secret)
+            let verified = try await call("2fa/totp/verify", ["code": try Self.code(secret)], bearer: token)
+            #expect(verified.status == 200, "\(verified.text)")
+            return (secret, try HTTP.decoder.decode(FactorEnabledResponse.self, from: verified.body).backupCodes)
+        }
+
+        static func code(_ secret: [UInt8], offset: TimeInterval = 0) throws -> String {
+            try TOTP(secret: secret).code(at: Date().addingTimeInterval(offset))
+        }
+    }
+
+    static func withTarget(environment extra: [String: String] = [:], _ body: (Target) async throws -> Void)
+        async throws
+    {
+        guard let python = TestPython.find() else { return }
+        let gatewayPort = SMTPSink.freePort()
+        let environment = [
+            "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
+            "TWOFOLD_SMS_WEBHOOK_SECRET": "gateway-secret", "TWOFOLD_EMAIL_PROVIDER": "console",
+        ].merging(extra) { $1 }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-attacks")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let gateway = try SMSGateway(python: python, port: gatewayPort, secret: "gateway-secret")
+        defer { gateway.stop() }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await body(Target(server: server, gateway: gateway))
+    }
+
+    // MARK: High
+
+    /// Item 1: a session with no recent second factor cannot add a factor it controls and step up
+    /// with it; a factor added in a session never steps that session up; the owner hears of
+    /// every added factor; a password change can remove every device key.
+    @Test func stepUpCannotBeBypassedByAddingAFactor() async throws {
+        try await Self.withTarget { target in
+            let phone = "+14155550161"
+            let stale = try await target.register("alice")
+            try await target.enableSMS(stale, phone: phone)
+            // `stale` proved only the password: every way in the review is refused.
+            let key = DeviceKeyScenarios.DeviceKey()
+            let enroll = [
+                "username": "alice", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "evil-phone",
+            ]
+            let enrolled = try await target.call("mfa/enroll", enroll, bearer: stale)
+            #expect(enrolled.status == 403 && enrolled.text.contains("step_up_required"), "\(enrolled.text)")
+            let phoneSwap = try await target.call("2fa/sms/setup", ["phoneNumber": "+14155550999"], bearer: stale)
+            #expect(phoneSwap.status == 403, "\(phoneSwap.text)")
+            #expect(try await target.call("2fa/totp/setup", [:], bearer: stale).status == 403)
+            #expect(try target.gateway.messages().allSatisfy { $0.to == phone }, "no code went elsewhere")
+
+            // The owner, with a recent SMS code, adds an authenticator app and is told by SMS.
+            let owner = try await target.signInWithSMS("alice")
+            let before = try target.gateway.messages().count
+            let (secret, _) = try await target.enableTOTP(owner)
+            let notice = try await target.gateway.nextMessage(after: before) {
+                $0.message.contains("authenticator app was added")
+            }
+            #expect(notice?.to == phone)
+            // That session cannot step up with the factor it added; another session can.
+            let sameSession = try await target.call(
+                "auth/step-up", ["method": "totp", "code": try Target.code(secret, offset: 30)], bearer: owner)
+            #expect(sameSession.status == 403 && sameSession.text.contains("step_up_required"), "\(sameSession.text)")
+
+            // A device key enrolled by the owner, then removed with the password.
+            #expect(try await target.call("mfa/enroll", enroll, bearer: owner).status == 200)
+            var change = HTTP.request(
+                "PUT", target.server.baseURL.appendingPathComponent("api/v1/account/password"),
+                body: try JSONSerialization.data(withJSONObject: [
+                    "currentPassword": AuthEndToEndTests.password, "newPassword": "a brand new passphrase 7",
+                    "removeDeviceKeys": true,
+                ]), contentType: "application/json")
+            change.setValue("Bearer \(owner)", forHTTPHeaderField: "Authorization")
+            let beforeChange = try target.gateway.messages().count
+            #expect(try await HTTP.send(change).status == 200)
+            let told = try await target.gateway.nextMessage(after: beforeChange) {
+                $0.message.contains("password was changed")
+            }
+            #expect(told?.message.contains("No device keys can sign in") == true, "\(String(describing: told))")
+            let challenge = try HTTP.decoder.decode(
+                DeviceChallengeResponse.self,
+                from: try await target.call("auth/initiate", ["username": "alice", "deviceId": "evil-phone"]).body)
+            let signed = try await target.call(
+                "auth/verify-signature",
+                [
+                    "username": "alice", "deviceId": "evil-phone", "challengeId": challenge.challengeId,
+                    "signature": try key.sign(challenge.challenge),
+                ])
+            #expect(signed.status == 401, "the removed key signs in no more: \(signed.text)")
+        }
+    }
+
+    /// Item 2: SMS sign-in is offered only for a device enrolled for it, and only to a number
+    /// proven by a code; a number typed at registration receives nothing.
+    @Test func theSMSFallbackNeedsAnSMSDeviceAndAVerifiedNumber() async throws {
+        try await Self.withTarget { target in
+            let typed = "+14155550162"
+            let token = try await target.register("sam", phone: typed)
+            let smsDevice = ["username": "sam", "method": "smsOTP", "deviceId": "old-phone"]
+            let refused = try await target.call("mfa/enroll", smsDevice, bearer: token)
+            #expect(refused.status == 409, "an unverified number cannot carry SMS sign-in: \(refused.text)")
+            let key = DeviceKeyScenarios.DeviceKey()
+            let enrolled = try await target.call(
+                "mfa/enroll",
+                ["username": "sam", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "iphone"],
+                bearer: token)
+            #expect(enrolled.status == 200, "\(enrolled.text)")
+            let asked = try await target.call("auth/request-otp", ["username": "sam", "phoneNumber": typed])
+            #expect(asked.status == 200, "the answer tells nothing")
+            try await Task.sleep(for: .seconds(3))  // the delivery worker runs every second
+            #expect(try target.gateway.messages().isEmpty, "no code to a key device's owner or an unverified number")
+            let guessed = try await target.call("auth/verify-otp", ["username": "sam", "otp": "123456"])
+            #expect(guessed.status == 401)
+        }
+    }
+
+    /// Item 3: a username alone can neither lock an account nor tell whether it exists.
+    @Test func strangersCannotLockAnAccountOrTellThatItExists() async throws {
+        try await Self.withTarget { target in
+            let token = try await target.register("lena")
+            let (secret, _) = try await target.enableTOTP(token)
+            var answers: Set<String> = []
+            for _ in 0..<22 {
+                let wrong = try await target.call("auth/verify-otp", ["username": "lena", "otp": "000000"])
+                #expect(wrong.status == 401)
+                answers.insert(wrong.text)
+            }
+            let unknown = try await target.call("auth/verify-otp", ["username": "nobody", "otp": "000000"])
+            answers.insert(unknown.text)
+            #expect(answers.count == 1, "one answer for all: \(answers)")
+            let fakeChallenge = UUID().uuidString
+            let signature = try DeviceKeyScenarios.DeviceKey().sign(Data(count: 32).base64EncodedString())
+            let known = try await target.call(
+                "auth/verify-signature",
+                ["username": "lena", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])
+            let stranger = try await target.call(
+                "auth/verify-signature",
+                ["username": "nobody", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])
+            #expect(known.status == 401 && known.text == stranger.text)
+            // The owner still signs in: nothing was counted against the account.
+            let login = try await target.call("auth/login", ["username": "lena", "password": AuthEndToEndTests.password])
+            let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+            let done = try await target.call(
+                "2fa/totp/validate", ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30)])
+            #expect(done.status == 200, "\(done.text)")
+            // And the anonymous endpoints are throttled per address.
+            var statuses: [Int] = []
+            for _ in 0..<12 {
+                statuses.append(try await target.call("auth/verify-otp", ["username": "lena", "otp": "1"]).status)
+            }
+            #expect(statuses.contains(429), "\(statuses)")
+        }
+    }
+
+    // MARK: Medium and low
+
+    /// Item 4: behind one proxy that appends the peer (nginx), the client's own first hop does
+    /// not choose the address the throttles see.
+    @Test func behindAProxyTheClientCannotPickItsAddress() async throws {
+        try await Self.withTarget(environment: ["TWOFOLD_TRUST_PROXY": "true"]) { target in
+            _ = try await target.register("pat")
+            var statuses: [Int] = []
+            for index in 0..<12 {
+                statuses.append(
+                    try await target.call(
+                        "auth/login", ["username": "pat", "password": "wrong password \(index)"],
+                        headers: ["X-Forwarded-For": "198.51.100.\(index), 203.0.113.7"]
+                    ).status)
+            }
+            #expect(statuses.filter { $0 == 401 }.count == 5, "\(statuses)")
+            #expect(statuses.suffix(7).allSatisfy { $0 == 429 }, "\(statuses)")
+        }
+    }
+
+    /// Item 9: the account's throttle holds whichever of its names is typed.
+    @Test func theLoginThrottleIsTheAccountsWhateverNameIsTyped() async throws {
+        try await Self.withTarget { target in
+            _ = try await target.register("quinn")
+            var statuses: [Int] = []
+            for name in ["quinn", "QUINN", "quinn@example.com", "quinn", "quinn@example.com", "Quinn@Example.com"] {
+                statuses.append(
+                    try await target.call("auth/login", ["username": name, "password": "not the password"]).status)
+            }
+            #expect(statuses == [401, 401, 401, 401, 401, 429], "\(statuses)")
+        }
+    }
+
+    /// Item 10: a path or request id cannot write a line of its own into the log.
+    @Test func requestsCannotForgeLogLines() async throws {
+        try await Self.withTarget { target in
+            let forged = "2026-01-01T00:00:00+0000 error codes.vapor.application: [Twofold] admin logged in"
+            let encoded = try #require(
+                ("x\n" + forged).addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let url = try #require(URL(string: target.server.baseURL.absoluteString + "/api/v1/" + encoded))
+            var request = URLRequest(url: url)
+            request.setValue("abc\" forged=\"yes", forHTTPHeaderField: "X-Request-Id")
+            let response = try await HTTP.send(request)
+            #expect(response.status == 404)
+            #expect(response.header("X-Request-Id") != "abc\" forged=\"yes", "an unacceptable id is replaced")
+            try await Task.sleep(for: .milliseconds(300))
+            let lines = target.server.log.split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("2026-01-01T00:00:00") }, "no forged line")
+            #expect(!target.server.log.contains("forged=\"yes"))
+        }
+    }
+
+    /// Item 11: parallel submissions on one flow check, and use up, one factor.
+    @Test func parallelSubmissionsOnOneFlowUseOneFactor() async throws {
+        try await Self.withTarget { target in
+            let token = try await target.register("rob")
+            let (secret, codes) = try await target.enableTOTP(token)
+            let backupCodes = try #require(codes)
+            let login = { () async throws -> String in
+                let answer = try await target.call(
+                    "auth/login", ["username": "rob", "password": AuthEndToEndTests.password])
+                return try HTTP.decoder.decode(LoginChallengeResponse.self, from: answer.body).otpFlowId
+            }
+            let flow = try await login()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for code in backupCodes {
+                    group.addTask {
+                        try await target.call("auth/backup-codes/verify", ["otpFlowId": flow, "backupCode": code])
+                            .status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            let second = try await login()
+            let used = try await target.call(
+                "auth/backup-codes/verify", ["otpFlowId": second, "backupCode": backupCodes[0]])
+            let remaining =
+                used.status == 200
+                ? try HTTP.decoder.decode(SecondStepResponse.self, from: used.body).backupCodesRemaining : nil
+            // Either backupCodes[0] was the one used (then it is refused) or it still works, and
+            // then exactly 8 are left: one code per flow, not ten.
+            #expect(used.status == 401 || remaining == 8, "\(used.text)")
+
+            // Ten submissions of one right authenticator code: one session, and no lockout.
+            let third = try await login()
+            let code = try Target.code(secret, offset: 30)
+            let totp = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        try await target.call("2fa/totp/validate", ["tempToken": third, "code": code]).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(totp.filter { $0 == 200 }.count == 1 && !totp.contains(429), "\(totp)")
+            let fourth = try await login()
+            let wrong = try await target.call("2fa/totp/validate", ["tempToken": fourth, "code": "000000"])
+            #expect(wrong.status == 401 && wrong.text.contains("\"attemptsRemaining\":4"), "\(wrong.text)")
+        }
+    }
+
+    /// Item 12: the database files are the owner's alone, in the data folder or elsewhere.
+    @Test func databaseFilesAreOwnerOnly() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-files")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let elsewhere = root.appendingPathComponent("elsewhere.sqlite").path
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: ["DATABASE_URL": "sqlite://\(elsewhere)"])
+        defer { server.stop() }
+        for file in [elsewhere, elsewhere + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file): \(String(mode ?? 0, radix: 8))")
+        }
+    }
+
+    /// Item 14: an email address is an RFC 5321 mailbox, without characters that break headers.
+    @Test func emailAddressesAreMailboxesOnly() async throws {
+        try await Self.withTarget { target in
+            for email in [
+                "\"a b\"@example.com", "a<b>@example.com", "a(b)@example.com", "a,b@example.com", "a;b@example.com",
+                "a:b@example.com", "a\\b@example.com", "a..b@example.com", ".a@example.com", "a@-example.com",
+                "a@example", "a@exa_mple.com",
+            ] {
+                let answer = try await target.call(
+                    "auth/register",
+                    ["username": "mailtest", "email": email, "password": AuthEndToEndTests.password])
+                #expect(answer.status == 422, "\(email): \(answer.text)")
+            }
+            let fine = try await target.call(
+                "auth/register",
+                ["username": "mailtest", "email": "o'brien+tag@mail.example.com", "password": AuthEndToEndTests.password])
+            #expect(fine.status == 201, "\(fine.text)")
+        }
+    }
+}
