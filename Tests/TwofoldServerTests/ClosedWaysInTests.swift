@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Issue S's items that need time to pass: each attack, over the application's HTTP stack with
+/// a hand-moved clock.
+@Suite struct ClosedWaysInTests {
+    /// Item 7: a refresh token rotated by a thief is still recognised when the victim's app
+    /// presents it days later, and the whole session ends.
+    @Test func aRotatedRefreshTokenIsRecognisedDaysLater() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let victim = try await AuthFlowTests.signUp(app)
+            var stolen: RefreshResponse?
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.6.6.6"),
+                body: json(["refreshToken": victim.refreshToken.token])
+            ) { response in stolen = try response.decode(RefreshResponse.self) }
+            clock.advance(by: 3 * 24 * 3600)
+            try await Housekeeping.sweep(on: try #require(app.twofold.sql(app.db)), now: clock.now)
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                body: json(["refreshToken": victim.refreshToken.token])
+            ) { response in #expect(response.status == .unauthorized) }
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.6.6.6"),
+                body: json(["refreshToken": try #require(stolen).refreshToken.token])
+            ) { response in #expect(response.status == .unauthorized, "the thief's family is revoked") }
+            #expect(try await AuditQueries.count(type: "token.refresh_reused", on: app) == 1)
+        }
+    }
+
+    /// Item 8: when wrong codes lock the account, its sessions end with it.
+    @Test func lockingTheAccountEndsItsSessions() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var locked = false
+            for _ in 0..<30 where !locked {
+                let flow = try await TOTPSteps.startLogin(app)
+                for _ in 0..<5 where !locked {
+                    let answer = try await TOTPSteps.validate(app, flow: flow, code: "000000")
+                    locked = answer.1?.code == "account_locked"
+                }
+                clock.advance(by: 25 * 60)  // past the growing factor lock, inside the day
+            }
+            #expect(locked)
+            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+                response in #expect(response.status == .unauthorized, "the old access token is refused")
+            }
+            try await app.testing().test(
+                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                body: json(["refreshToken": tokens.refreshToken.token])
+            ) { response in #expect(response.status == .unauthorized, "and so is the refresh token") }
+        }
+    }
+
+    /// Item 5: a stranger's SMS sign-in requests spend a budget of their own, never the user's.
+    @Test func anonymousSendsDoNotSpendTheUsersCodeBudget() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
+            let enrolled = try await DeviceSignInTests.post(
+                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: recent)
+            #expect(enrolled.0 == 200, "\(enrolled.1)")
+            clock.advance(by: 3600)
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            for index in 0..<6 {
+                clock.advance(by: 61)
+                _ = try await DeviceSignInTests.post(
+                    app, "auth/request-otp", ["username": "alice"], from: "10.7.0.\(index)")
+            }
+            #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).count == 5, "their own budget")
+            // The owner's login code still goes out.
+            _ = try await TOTPSteps.startLogin(app)
+            #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).count == 1)
+        }
+    }
+}
