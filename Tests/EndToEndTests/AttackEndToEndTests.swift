@@ -83,7 +83,8 @@ import TwofoldTestSupport
         defer { try? FileManager.default.removeItem(at: root) }
         let gateway = try SMSGateway(python: python, port: gatewayPort, secret: "gateway-secret")
         defer { gateway.stop() }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         try await body(Target(server: server, gateway: gateway))
     }
@@ -199,7 +200,8 @@ import TwofoldTestSupport
                 ["username": "nobody", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])
             #expect(known.status == 401 && known.text == stranger.text)
             // The owner still signs in: nothing was counted against the account.
-            let login = try await target.call("auth/login", ["username": "lena", "password": AuthEndToEndTests.password])
+            let login = try await target.call(
+                "auth/login", ["username": "lena", "password": AuthEndToEndTests.password])
             let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
             let done = try await target.call(
                 "2fa/totp/validate", ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30)])
@@ -344,7 +346,10 @@ import TwofoldTestSupport
             }
             let fine = try await target.call(
                 "auth/register",
-                ["username": "mailtest", "email": "o'brien+tag@mail.example.com", "password": AuthEndToEndTests.password])
+                [
+                    "username": "mailtest", "email": "o'brien+tag@mail.example.com",
+                    "password": AuthEndToEndTests.password,
+                ])
             #expect(fine.status == 201, "\(fine.text)")
         }
     }

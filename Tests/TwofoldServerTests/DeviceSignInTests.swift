@@ -574,7 +574,8 @@ import VaporTesting
             let keySession = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
             _ = try await CodeFactorTests.enableSMS(app, token: keySession, clock: clock)
             let smsDevice = try await Self.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: keySession)
+                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: keySession
+            )
             #expect(smsDevice.0 == 200, "\(smsDevice.1)")
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             clock.advance(by: 61)

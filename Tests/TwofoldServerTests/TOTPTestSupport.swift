@@ -39,8 +39,7 @@ enum TOTPSteps {
     /// its second factor is no longer recent; returns its access token.
     static func laterSession(
         _ app: Application, secret: [UInt8], clock: TestClock, _ name: String = "alice", waits: Bool = true
-    ) async throws -> String
-    {
+    ) async throws -> String {
         let flow = try await startLogin(app, name)
         var token: String?
         try await app.testing().test(

@@ -255,7 +255,8 @@ public struct Configuration: Sendable {
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
             logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
-            trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer, encryptionKey: encryptionKey, smsProvider: smsProvider,
+            trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
+            encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
             disallowPinChangeWithBiometric: disallowPinChangeWithBiometric)
     }

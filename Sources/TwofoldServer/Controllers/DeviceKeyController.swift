@@ -389,7 +389,9 @@ struct DeviceKeyController: RouteCollection {
         guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
             let key = try? DevicePublicKey(base64: keyText), let bytes = Data(base64Encoded: challenge.challenge),
             key.isValidSignature(signature, for: bytes)
-        else { try await failed(guardFactor, countsTowardAccount: purpose != .signIn, userID: userID, request: request) }
+        else {
+            try await failed(guardFactor, countsTowardAccount: purpose != .signIn, userID: userID, request: request)
+        }
         let claimed = try await request.sql.raw(
             """
             UPDATE device_challenges SET used_at = \(bind: now)

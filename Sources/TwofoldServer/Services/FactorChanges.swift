@@ -45,7 +45,8 @@ enum FactorChanges {
         let email = TwoFactorController.channelIsOn(.email, request: request) ? user.email : nil
         try await request.db.transaction { database in
             if let email {
-                try await Outbox.enqueue(.email, to: email, subject: subject, body: body, secrets: secrets, now: now, on: database)
+                try await Outbox.enqueue(
+                    .email, to: email, subject: subject, body: body, secrets: secrets, now: now, on: database)
             }
             if let sms {
                 try await Outbox.enqueue(.sms, to: sms, body: body, secrets: secrets, now: now, on: database)

@@ -120,7 +120,9 @@ enum TOTPService {
         let totp = try TOTP(
             secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
             digits: try OTPDigits(secret.digits), period: try TOTPPeriod(secret.period))
-        guard let step = try? totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: nil)
+        guard
+            let step = try? totp.verify(
+                CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: nil)
         else { return false }
         return step <= lastUsed
     }
