@@ -45,13 +45,7 @@ import TwofoldTestSupport
 
         /// The password, then the SMS code sent at login: a session with a recent second factor.
         func signInWithSMS(_ name: String) async throws -> String {
-            let before = try gateway.messages().count
-            let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
-            let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
-            let code = try #require(try await gateway.nextMessage(after: before)?.code)
-            let done = try await call("auth/otp/verify", ["otpFlowId": flow.otpFlowId, "code": code])
-            #expect(done.status == 200, "\(done.text)")
-            return try HTTP.decoder.decode(SecondStepResponse.self, from: done.body).accessToken.token
+            try await DeviceKeyScenarios(server: server, gateway: gateway).signInWithPasswordAndSMS(name)
         }
 
         /// Sets up and confirms an authenticator app from `token`'s session; its secret and the

@@ -55,20 +55,19 @@ struct AccountController: RouteCollection {
         // A device key signs in without the password, so a new password alone does not shut out
         // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
         // that remain.
-        if body.removeDeviceKeys == true {
-            let removed = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
-                .filter(\.$method == .secureEnclave).all()
-            try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
-                .filter(\.$method == .secureEnclave).delete()
-            for device in removed {
+        let keyDevices = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
+            .filter(\.$method == .secureEnclave).sort(\.$enrolledAt).all()
+        var remaining = keyDevices
+        if body.removeDeviceKeys == true, !keyDevices.isEmpty {
+            try await EnrolledDevice.query(on: request.db).filter(\.$id ~~ keyDevices.compactMap(\.id)).delete()
+            for device in keyDevices {
                 try await AuditLog.record(
                     .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
                     request: request)
             }
             try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+            remaining = []
         }
-        let remaining = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
-            .filter(\.$method == .secureEnclave).sort(\.$enrolledAt).all()
         let keys =
             remaining.isEmpty
             ? "No device keys can sign in to your account."

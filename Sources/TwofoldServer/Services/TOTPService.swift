@@ -72,12 +72,17 @@ enum TOTPService {
     /// one used), or `nil`: the computation alone, which the second step of a sign-in does before
     /// its unit of work so that the database's thread does not. Deciding is `settle` or `refuse`.
     static func matchingStep(_ code: String, secret: Secret, request: Request) throws -> UInt64? {
+        let lastUsed = secret.lastUsedStep.map { UInt64(clamping: $0) }
+        return try generator(for: secret, request: request)
+            .verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
+    }
+
+    /// The code generator of `secret`, its key opened.
+    private static func generator(for secret: Secret, request: Request) throws -> TwofoldCore.TOTP {
         let key = try request.twofold.secrets.open(secret.ciphertext, boundTo: secret.userID)
-        let totp = try TOTP(
+        return try TOTP(
             secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
             digits: try OTPDigits(secret.digits), period: try TOTPPeriod(secret.period))
-        let lastUsed = secret.lastUsedStep.map { UInt64(clamping: $0) }
-        return try totp.verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: lastUsed)
     }
 
     /// Records a wrong code, in the order every check takes: the attempt slot first (refused
@@ -115,14 +120,9 @@ enum TOTPService {
     /// Whether `code`, which matched no step after the last one used, is the code of a step
     /// already used: a duplicate, refused as `replayed` and not counted as a guess.
     static func isUsedStep(_ code: String, secret: Secret, request: Request) throws -> Bool {
-        guard let lastUsed = secret.lastUsedStep.map({ UInt64(clamping: $0) }) else { return false }
-        let key = try request.twofold.secrets.open(secret.ciphertext, boundTo: secret.userID)
-        let totp = try TOTP(
-            secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
-            digits: try OTPDigits(secret.digits), period: try TOTPPeriod(secret.period))
-        guard
-            let step = try? totp.verify(
-                CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: nil)
+        guard let lastUsed = secret.lastUsedStep.map({ UInt64(clamping: $0) }),
+            let step = try? generator(for: secret, request: request)
+                .verify(CodeFormatter.strip(code), at: request.twofold.clock.now(), window: 1, after: nil)
         else { return false }
         return step <= lastUsed
     }
