@@ -325,6 +325,54 @@ import TwofoldTestSupport
         }
     }
 
+    /// Item 13: while PostgreSQL cannot be reached, requests are answered 503 with `Retry-After`
+    /// (a problem the client should retry, not a bug), `/readyz` says why, and the server comes
+    /// back on its own when the database does.
+    @Test func aDatabaseOutageIsAnsweredWithRetryAfter() async throws {
+        guard let python = TestPython.find(), let database = AuthEndToEndTests.postgresURL(),
+            var relayed = URLComponents(string: database), let upstream = relayed.port.map({ "127.0.0.1:\($0)" })
+        else { return }
+        let relayPort = SMTPSink.freePort()
+        relayed.port = relayPort
+        var relay = try TCPRelay(python: python, port: relayPort, target: upstream)
+        defer { relay.stop() }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-outage")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"),
+            environment: ["DATABASE_URL": try #require(relayed.string)])
+        defer { server.stop() }
+        let target = Target(
+            server: server, gateway: try SMSGateway(python: python, port: SMTPSink.freePort(), secret: "s"))
+        defer { target.gateway.stop() }
+        let token = try await target.register("outage")
+        #expect(try await target.call("account", nil, bearer: token, method: "GET").status == 200)
+
+        relay.stop()
+        for (path, body, method) in [
+            ("account", nil, "GET"),
+            ("auth/login", ["username": "outage", "password": AuthEndToEndTests.password], "POST"),
+        ] as [(String, [String: String]?, String)] {
+            let answer = try await target.call(path, body, bearer: path == "account" ? token : nil, method: method)
+            #expect(answer.status == 503, "\(path): \(answer.status) \(answer.text)")
+            #expect(answer.header("Retry-After") == "5", "\(path)")
+            #expect(answer.text.contains("\"service_unavailable\""), "\(answer.text)")
+        }
+        let ready = try await HTTP.send(.init(url: server.baseURL.appendingPathComponent("readyz")))
+        #expect(ready.status == 503 && ready.header("Retry-After") == "5")
+        #expect(ready.text.contains("PostgreSQL") || ready.text.contains("cannot be reached"), "\(ready.text)")
+        #expect(server.process.isRunning, "the server kept running through the outage")
+
+        relay = try TCPRelay(python: python, port: relayPort, target: upstream)
+        var readyAgain = 0
+        for _ in 0..<150 where readyAgain != 200 {
+            readyAgain = try await HTTP.send(.init(url: server.baseURL.appendingPathComponent("readyz"))).status
+            if readyAgain != 200 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(readyAgain == 200, "ready again once the database is back")
+        #expect(try await target.call("account", nil, bearer: token, method: "GET").status == 200)
+    }
+
     /// Item 14: an email address is an RFC 5321 mailbox, without characters that break headers.
     @Test func emailAddressesAreMailboxesOnly() async throws {
         try await Self.withTarget { target in

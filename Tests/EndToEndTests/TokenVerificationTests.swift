@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
@@ -69,6 +70,9 @@ import TwofoldTestSupport
         let first = try await ServerProcess(dataDirectory: data)
         let tokens = try await Self.signIn(first, as: "dave")
         first.stop()
+        let stolenKey = try P256.Signing.PrivateKey(
+            pemRepresentation: String(
+                decoding: try Data(contentsOf: data.appendingPathComponent("signing-key.pem")), as: UTF8.self))
 
         // Rotate: the old key is retired but still published while its tokens may live.
         let rotate = try ExternalTool(url: BuildProducts.executable("twofold-server"))
@@ -79,6 +83,37 @@ import TwofoldTestSupport
         #expect(stillValid.status == 0, "a retired key verifies until its tokens expire: \(stillValid.errorText)")
         let fresh = try await Self.signIn(second, as: "erin")
         #expect(try #require(try Self.verify(fresh.accessToken.token, on: second)).status == 0)
+
+        // Issue 21 item 6: whoever kept a copy of the retired private key (a backup, an old
+        // disk) signs new tokens with it. The retired key on disk is public only, and the server
+        // refuses a token it signed after its retirement, and any token that lives longer than
+        // an access token does.
+        for name in try FileManager.default.contentsOfDirectory(
+            atPath: data.appendingPathComponent("retired-signing-keys").path)
+        {
+            let pem = try String(
+                contentsOf: data.appendingPathComponent("retired-signing-keys").appendingPathComponent(name),
+                encoding: .utf8)
+            #expect(pem.contains("BEGIN PUBLIC KEY") && !pem.contains("PRIVATE"), "a retired key is kept public only")
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        let accountURL = second.baseURL.appendingPathComponent("api/v1/account")
+        let genuine = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: tokens.accessToken.token))
+        #expect(genuine.status == 200, "the untampered token still works")
+        let resignedAsIs = try Self.resign(tokens.accessToken.token, with: stolenKey) { _ in }
+        let asIs = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: resignedAsIs))
+        #expect(asIs.status == 200, "the forging works: the same claims signed again are accepted")
+        let afterRetirement = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
+            claims["iat"] = now
+            claims["exp"] = now + 30 * 86_400
+        }
+        let forged = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: afterRetirement))
+        #expect(forged.status == 401, "a token signed after the key retired is refused")
+        let longLived = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
+            claims["exp"] = now + 30 * 86_400
+        }
+        let stretched = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: longLived))
+        #expect(stretched.status == 401, "a token living longer than 15 minutes is refused")
         second.stop()
 
         // Age the retired key past the token lifetime (its file name is its retirement time).
@@ -98,6 +133,27 @@ import TwofoldTestSupport
                 "GET", third.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: tokens.accessToken.token))
         #expect(account.status == 401, "the server refuses it too")
         #expect(try FileManager.default.contentsOfDirectory(atPath: retired.path).isEmpty, "the aged key was deleted")
+    }
+
+    /// `token` with its claims changed by `change` and signed again with `key` (ES256, same header).
+    static func resign(
+        _ token: String, with key: P256.Signing.PrivateKey, _ change: (inout [String: Any]) -> Void
+    ) throws -> String {
+        let parts = token.split(separator: ".").map(String.init)
+        func decode(_ text: String) throws -> Data {
+            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            return try #require(Data(base64Encoded: base64))
+        }
+        func encode(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        var claims = try #require(try JSONSerialization.jsonObject(with: try decode(parts[1])) as? [String: Any])
+        change(&claims)
+        let input = parts[0] + "." + encode(try JSONSerialization.data(withJSONObject: claims))
+        let signature = try key.signature(for: Data(input.utf8))
+        return input + "." + encode(signature.rawRepresentation)
     }
 
     @Test func adminCreateCommandMakesAnAdministrator() async throws {

@@ -200,3 +200,23 @@ public func poll<T>(seconds: Double = 30, _ read: () throws -> T, until done: (T
         try await Task.sleep(for: .milliseconds(100))
     }
 }
+
+/// A TCP relay on a local port to another address (`scripts/tcp_relay.py`): stopping it cuts the
+/// connections through it, as a database server going away would.
+public final class TCPRelay: @unchecked Sendable {
+    // Safe: set once in `init`, stopped once.
+    public let port: Int
+    private let script: ScriptProcess
+
+    public init(python: ExternalTool, port: Int, target: String) throws {
+        self.port = port
+        script = try ScriptProcess(
+            python: python,
+            arguments: [
+                BuildProducts.repositoryRoot.appendingPathComponent("scripts/tcp_relay.py").path, "--port",
+                String(port), "--target", target,
+            ])
+    }
+
+    public func stop() { script.stop() }
+}

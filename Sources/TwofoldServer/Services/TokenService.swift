@@ -84,14 +84,15 @@ struct TokenService: Sendable {
 
     /// The claims of a token signed by one of our keys, not expired at `now`; `nil` otherwise.
     /// No token lives longer than an access token does, and a retired key's only if it was
-    /// issued before the key retired.
+    /// issued before the key retired (both times are whole seconds, so a token from the second
+    /// of the retirement counts as before it).
     func verify(_ token: String, now: Date) async -> AccessTokenClaims? {
         guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self) else { return nil }
         guard claims.exp.value > now,
             claims.exp.value.timeIntervalSince(claims.iat.value) <= Self.accessTokenLifetime
         else { return nil }
         if let kid = Self.keyID(ofToken: token), let retiredKey = retired[kid] {
-            guard claims.iat.value < retiredKey.retiredAt else { return nil }
+            guard claims.iat.value <= retiredKey.retiredAt else { return nil }
         }
         return claims
     }
