@@ -82,4 +82,82 @@ import VaporTesting
             #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).count == 1)
         }
     }
+
+    /// Item 3: wrong SMS sign-in codes lock SMS sign-in alone, for 5 minutes and then twice as
+    /// long, and never the account.
+    @Test func wrongSMSSignInCodesLockSMSSignInForGrowingTimes() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
+            let enrolled = try await DeviceSignInTests.post(
+                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: recent)
+            #expect(enrolled.0 == 200, "\(enrolled.1)")
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            var address = 0
+            func send() async throws -> String {
+                clock.advance(by: 61)
+                address += 1
+                let sent = try await DeviceSignInTests.post(
+                    app, "auth/request-otp", ["username": "alice"], from: "10.8.0.\(address)")
+                #expect(sent.0 == 200, "\(sent.1)")
+                return try #require(try await CodeFactorTests.deliver(app, clock: clock).last).1
+            }
+            func verify(_ code: String) async throws -> (UInt, String) {
+                address += 1
+                return try await DeviceSignInTests.post(
+                    app, "auth/verify-otp", ["username": "alice", "otp": code], from: "10.8.0.\(address)")
+            }
+            // Four wrong codes are told as wrong, and nothing more; the fifth locks.
+            func lockOut() async throws {
+                let code = try await send()
+                for _ in 0..<4 {
+                    let wrong = try await verify(code == "000000" ? "111111" : "000000")
+                    #expect(wrong.0 == 401 && !wrong.1.contains("attemptsRemaining"), "\(wrong.1)")
+                }
+                let locking = try await verify(code == "000000" ? "111111" : "000000")
+                #expect(locking.0 == 429 && locking.1.contains("\"retryAfter\":"), "\(locking.1)")
+            }
+            try await lockOut()
+            clock.advance(by: 5 * 60)
+            try await lockOut()  // the first lock ran out; five more wrong codes lock it again
+            let duringLock = try await send()
+            #expect(try await verify(duringLock).0 == 429, "locked: even a right code is refused")
+            clock.advance(by: 5 * 60)
+            let later = try await send()
+            #expect(try await verify(later).0 == 429, "the second lock lasts 10 minutes")
+            clock.advance(by: 5 * 60)
+            let after = try await send()
+            #expect(try await verify(after).0 == 200, "open again after 10 minutes")
+            // The account itself was never locked: the password still signs in.
+            let flow = try await TOTPSteps.startLogin(app)
+            #expect(!flow.isEmpty)
+        }
+    }
+
+    /// Item 1: a factor added to the account is told at the destinations on file before the
+    /// change, with the new number masked.
+    @Test func anAddedPhoneIsToldToTheOldOneMasked() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            clock.advance(by: 61)
+            let setup = try await DeviceSignInTests.post(
+                app, "2fa/sms/setup", ["phoneNumber": "+447700900456"], token: recent)
+            #expect(setup.0 == 200, "\(setup.1)")
+            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last)
+            #expect(code.destination == "+447700900456")
+            let verified = try await DeviceSignInTests.post(app, "2fa/sms/verify", ["code": code.code], token: recent)
+            #expect(verified.0 == 200, "\(verified.1)")
+            let notices = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let toOldPhone = try #require(notices.first { $0.channel == .sms && $0.destination == "+14155550123" })
+            #expect(toOldPhone.body.contains("SMS codes to +••••••••0456"), "\(toOldPhone.body)")
+            #expect(notices.allSatisfy { !$0.body.contains("447700900456") }, "the new number is masked")
+            #expect(notices.contains { $0.channel == .email && $0.destination == "alice@example.com" })
+        }
+    }
 }

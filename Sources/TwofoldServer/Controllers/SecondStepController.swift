@@ -167,7 +167,7 @@ struct SecondStepController: RouteCollection {
             guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
             // A code that may be right claims the flow first: of parallel submissions on one flow,
             // one settles its step and the rest are told the flow is used, none counted wrong.
-            try await LoginFlowService.claimed(flow, request: request) {
+            try await LoginFlowService.claimed(flow, request: request) { _ in
                 try await TOTPService.settle(step, secret: secret, request: request)
             }
             return try await recordSession(
@@ -186,13 +186,14 @@ struct SecondStepController: RouteCollection {
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
         // parallel submissions on one flow, only one uses up a backup code or a one-time code.
-        let verification = try await LoginFlowService.claimed(flow, request: request) {
-            try await SecondFactors.verify(
+        let verification = try await LoginFlowService.claimed(flow, request: request) { _ in
+            let verification = try await SecondFactors.verify(
                 method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
+            if case .notEnabled = verification { throw methodNotAvailable(method) }
+            return verification
         }
         switch verification {
         case .notEnabled:
-            try await LoginFlowService.release(flow, request: request)
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
             let session = SessionService.NewSession(

@@ -62,7 +62,9 @@ enum LoginFlowService {
 
     /// Consumes the flow: succeeds for exactly one caller, however many race, and only while
     /// its user is active (the flow and user may have been read before a lock).
-    static func consume(_ flow: PendingSecondStep, request: Request) async throws {
+    /// Returns the time it was consumed at, which names this claim.
+    @discardableResult
+    static func consume(_ flow: PendingSecondStep, request: Request) async throws -> Date {
         let now = request.twofold.clock.now()
         let consumed = try await request.changes(
             Statement(
@@ -78,27 +80,30 @@ enum LoginFlowService {
             if inactive > 0 { throw Problem.accountLocked }
             throw alreadyUsed
         }
+        return now
     }
 
     /// Gives back a flow claimed by `consume` whose factor then proved wrong, so the user can
     /// try again on it (issue S item 11: the flow is claimed before its factor is checked, so
     /// parallel submissions on one flow check, and use up, at most one factor).
-    static func release(_ flow: PendingSecondStep, request: Request) async throws {
+    /// `claimedAt` is what `consume` returned: only that claim is given back.
+    static func release(_ flow: PendingSecondStep, claimedAt: Date, request: Request) async throws {
         try await request.run(
             Statement(
                 "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flow.flowID),
-                .date(request.twofold.clock.now())))
+                .date(claimedAt)))
     }
 
-    /// Claims the flow, runs `check` (its factor), and gives the flow back when `check` throws.
-    static func claimed<T>(_ flow: PendingSecondStep, request: Request, _ check: () async throws -> T)
+    /// Claims the flow, runs `check` (its factor) with the claim's time, and gives the flow
+    /// back when `check` throws.
+    static func claimed<T>(_ flow: PendingSecondStep, request: Request, _ check: (Date) async throws -> T)
         async throws -> T
     {
-        try await consume(flow, request: request)
+        let claimedAt = try await consume(flow, request: request)
         do {
-            return try await check()
+            return try await check(claimedAt)
         } catch {
-            try await release(flow, request: request)
+            try await release(flow, claimedAt: claimedAt, request: request)
             throw error
         }
     }
