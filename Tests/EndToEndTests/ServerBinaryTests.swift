@@ -104,6 +104,39 @@ import TwofoldTestSupport
             [], environment: ["TWOFOLD_DATA_DIR": root.path, "TWOFOLD_PORT": "eighty", "PATH": "/usr/bin:/bin"])
         #expect(output.status == 78)
         #expect(output.errorText.contains("TWOFOLD_PORT"))
+        let badRule = try server.run(
+            [],
+            environment: [
+                "TWOFOLD_DATA_DIR": root.path, "TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "lots", "PATH": "/usr/bin:/bin",
+            ])
+        #expect(badRule.status == 78)
+        #expect(badRule.errorText.contains("TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS must be BURST/SECONDS"))
+    }
+
+    /// An integration suite run from one address raises the registration throttle with a
+    /// setting, without a rebuild.
+    @Test func theRegistrationThrottleIsASetting() async throws {
+        for (setting, expected) in [(nil, 10), ("100/1", 15)] as [(String?, Int)] {
+            let root = try BuildProducts.temporaryDirectory("twofold-e2e")
+            defer { try? FileManager.default.removeItem(at: root) }
+            var environment: [String: String] = [:]
+            environment["TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS"] = setting
+            let server = try await ServerProcess(
+                dataDirectory: root.appendingPathComponent("data"), environment: environment)
+            defer { server.stop() }
+            var created = 0
+            for index in 0..<15 {
+                let answer = try await HTTP.send(
+                    HTTP.json(
+                        "POST", server.baseURL.appendingPathComponent("api/v1/auth/register"),
+                        [
+                            "username": "suite\(index)", "email": "suite\(index)@example.com",
+                            "password": AuthEndToEndTests.password,
+                        ]))
+                if answer.status == 201 { created += 1 }
+            }
+            #expect(created == expected, "\(setting ?? "default")")
+        }
     }
 }
 

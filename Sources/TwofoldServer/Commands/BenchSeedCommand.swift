@@ -55,7 +55,7 @@ struct BenchSeedCommand: AsyncCommand {
                     flows.append(
                         LoginFlow(
                             tokenHash: SecureToken.hash(token), userID: userID, firstFactor: "pwd", now: now,
-                            expiresAt: now.addingTimeInterval(LoginFlowService.lifetime), ipAddress: nil))
+                            expiresAt: now.addingTimeInterval(app.twofold.rules.loginFlowLifetime), ipAddress: nil))
                 }
                 users.append(user)
                 credentials.append(credential)

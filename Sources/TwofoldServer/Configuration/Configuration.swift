@@ -53,6 +53,8 @@ public struct Configuration: Sendable {
     /// when `true`, a biometric verification neither unblocks a device PIN nor may stand in for
     /// the old PIN when changing it.
     public var disallowPinChangeWithBiometric: Bool
+    /// Throttles, lockouts, lifetimes and cooldowns (`ProductRules`).
+    public var rules: ProductRules
 
     /// `TWOFOLD_SMS_PROVIDER`.
     public enum SMSProvider: Sendable, Equatable {
@@ -127,7 +129,8 @@ public struct Configuration: Sendable {
         smsProvider: SMSProvider = .console,
         emailProvider: EmailProvider = .console,
         runsBackgroundJobs: Bool = true,
-        disallowPinChangeWithBiometric: Bool = false
+        disallowPinChangeWithBiometric: Bool = false,
+        rules: ProductRules = ProductRules()
     ) {
         self.mode = mode
         self.host = host
@@ -148,6 +151,7 @@ public struct Configuration: Sendable {
         self.emailProvider = emailProvider
         self.runsBackgroundJobs = runsBackgroundJobs
         self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
+        self.rules = rules
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -240,6 +244,7 @@ public struct Configuration: Sendable {
         let runsBackgroundJobs = try reader.boolean("TWOFOLD_BACKGROUND_JOBS", default: true)
         let disallowPinChangeWithBiometric = try reader.boolean(
             "TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC", default: false)
+        let rules = try ProductRules.load(reader)
         if mode == .production, smsProvider == .console {
             throw ConfigurationError(
                 variable: "TWOFOLD_SMS_PROVIDER",
@@ -258,7 +263,7 @@ public struct Configuration: Sendable {
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
-            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric)
+            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules)
     }
 }
 

@@ -6,9 +6,6 @@ import Vapor
 /// The signed-in user's own account: read it, change the password, change the phone number or
 /// email address that SMS and email codes go to.
 struct AccountController: RouteCollection {
-    /// Wrong current passwords allowed before `PUT /account/password` waits (per account).
-    static let passwordChangeRule = RateLimiter.Rule(capacity: 5, perSecond: 5.0 / 900)
-
     func boot(routes: any RoutesBuilder) throws {
         let account = routes.grouped(BearerAuthentication()).grouped("account")
         account.get(use: show)
@@ -36,7 +33,7 @@ struct AccountController: RouteCollection {
         let now = request.twofold.clock.now()
         let key = "password-change:\(caller.userID)"
         if case .limited(let retryAfter) = try await RateLimiter.take(
-            key, rule: Self.passwordChangeRule, now: now, on: request.db)
+            key, rule: .init(request.twofold.rules.passwordChange), now: now, on: request.db)
         {
             throw AuthController.rateLimited(retryAfter)
         }
@@ -45,7 +42,7 @@ struct AccountController: RouteCollection {
                 status: 401, code: .invalidCredentials, title: "Wrong password",
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
-        try await RateLimiter.reset(key, rule: Self.passwordChangeRule, now: now, on: request.db)
+        try await RateLimiter.reset(key, rule: .init(request.twofold.rules.passwordChange), now: now, on: request.db)
         user.passwordHash = try await request.twofold.passwords.hash(body.newPassword)
         user.updatedAt = now
         try await user.update(on: request.db)

@@ -44,7 +44,8 @@ struct AuthController: RouteCollection {
 
         let now = request.twofold.clock.now()
         let limit = try await RateLimiter.take(
-            "register:ip:\(request.clientAddress ?? "-")", rule: TwofoldContext.registerPerAddress, now: now,
+            "register:ip:\(request.clientAddress ?? "-")", rule: .init(request.twofold.rules.registerPerAddress),
+            now: now,
             on: request.db)
         if case .limited(let retryAfter) = limit { throw Self.rateLimited(retryAfter) }
 
@@ -73,7 +74,7 @@ struct AuthController: RouteCollection {
         let now = request.twofold.clock.now()
         let address = request.clientAddress ?? "-"
         if case .limited(let retryAfter) = try await RateLimiter.take(
-            "login:ip:\(address)", rule: TwofoldContext.loginPerAddress, now: now, on: request.db)
+            "login:ip:\(address)", rule: .init(request.twofold.rules.loginPerAddress), now: now, on: request.db)
         {
             throw Self.rateLimited(retryAfter)
         }
@@ -84,8 +85,11 @@ struct AuthController: RouteCollection {
         // past the limit (privacyIDEA #3741).
         let account = user?.id.map { "user:\($0.uuidString)" } ?? "name:\(identifier)"
         for (key, rule) in [
-            ("login:account-ip:\(account):\(address)", TwofoldContext.loginPerAccountAndAddress),
-            ("login:account:\(account)", TwofoldContext.loginPerAccount),
+            (
+                "login:account-ip:\(account):\(address)",
+                RateLimiter.Rule(request.twofold.rules.loginPerAccountAndAddress)
+            ),
+            ("login:account:\(account)", RateLimiter.Rule(request.twofold.rules.loginPerAccount)),
         ] {
             if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
                 throw Self.rateLimited(retryAfter)
@@ -102,7 +106,8 @@ struct AuthController: RouteCollection {
             throw Problem.accountLocked
         }
         try await RateLimiter.reset(
-            "login:account-ip:\(account):\(address)", rule: TwofoldContext.loginPerAccountAndAddress, now: now,
+            "login:account-ip:\(account):\(address)", rule: .init(request.twofold.rules.loginPerAccountAndAddress),
+            now: now,
             on: request.db)
 
         let methods = try await SecondFactors.available(for: user, on: request.db)

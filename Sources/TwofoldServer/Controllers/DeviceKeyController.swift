@@ -10,7 +10,6 @@ import Vapor
 /// the fallback, device listings for the owner or an admin. See docs/seed-divergences.md for
 /// where it departs from the seed and why.
 struct DeviceKeyController: RouteCollection {
-    static let challengeLifetime: TimeInterval = 5 * 60
     static let factor = "deviceKey"
     /// The guards of seed 004's sign-in, which anyone can try with a username: apart from the
     /// password login's factors, and never counted toward the account lock (issue S item 3).
@@ -206,7 +205,8 @@ struct DeviceKeyController: RouteCollection {
         return try Response.json(
             DeviceChallengeResponse(
                 method: method.rawValue, challenge: Self.randomChallenge().base64EncodedString(),
-                challengeId: UUID().uuidString.lowercased(), expiresIn: Int(Self.challengeLifetime)))
+                challengeId: UUID().uuidString.lowercased(),
+                expiresIn: Int(request.twofold.rules.deviceChallengeLifetime)))
     }
 
     /// A challenge for the device key as the second step of a password login (`otpFlowId` or
@@ -261,11 +261,12 @@ struct DeviceKeyController: RouteCollection {
         let challenge = DeviceChallenge(
             deviceID: try device.requireID(), userID: device.userID, purpose: purpose, flowID: flowID,
             challenge: randomChallenge().base64EncodedString(), now: now,
-            expiresAt: now.addingTimeInterval(challengeLifetime))
+            expiresAt: now.addingTimeInterval(request.twofold.rules.deviceChallengeLifetime))
         try await challenge.create(on: request.db)
         return DeviceChallengeResponse(
             method: device.method.rawValue, challenge: challenge.challenge,
-            challengeId: try challenge.requireID().uuidString.lowercased(), expiresIn: Int(challengeLifetime))
+            challengeId: try challenge.requireID().uuidString.lowercased(),
+            expiresIn: Int(request.twofold.rules.deviceChallengeLifetime))
     }
 
     /// `user`'s device with a device key; an SMS device or a missing one is `404`.
@@ -330,7 +331,7 @@ struct DeviceKeyController: RouteCollection {
         }
         let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
         return try Response.json(
-            RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(OneTimeCodeService.lifetime)))
+            RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(request.twofold.rules.codeLifetime)))
     }
 
     @Sendable func verifyOTP(request: Request) async throws -> Response {
@@ -549,7 +550,7 @@ struct DeviceKeyController: RouteCollection {
     static func throttle(_ name: String, request: Request) async throws {
         let key = "\(name):ip:\(request.clientAddress ?? "-")"
         if case .limited(let retryAfter) = try await RateLimiter.take(
-            key, rule: TwofoldContext.loginPerAddress, now: request.twofold.clock.now(), on: request.db)
+            key, rule: .init(request.twofold.rules.loginPerAddress), now: request.twofold.clock.now(), on: request.db)
         {
             throw AuthController.rateLimited(retryAfter)
         }

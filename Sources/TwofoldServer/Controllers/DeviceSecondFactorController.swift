@@ -12,8 +12,6 @@ import Vapor
 /// biometric; changing the PIN takes the old PIN or a biometric; a biometric verification
 /// unblocks the PIN unless `TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC` is set.
 struct DeviceSecondFactorController: RouteCollection {
-    static let maximumPINFailures = 3
-
     func boot(routes: any RoutesBuilder) throws {
         let device = routes.grouped(BearerAuthentication()).grouped("device", ":deviceID")
         device.get("second-factor", use: status)
@@ -144,9 +142,10 @@ struct DeviceSecondFactorController: RouteCollection {
 
     /// Checks `pin` against the device's PIN. An attempt takes its slot before the hash is
     /// compared, with one conditional update, so however many requests race, at most 3 wrong
-    /// PINs are ever evaluated; the third wrong one blocks the PIN (`403 pin_blocked`). A right
-    /// PIN starts the count again.
+    /// PINs (`ProductRules.pinAttempts`) are ever evaluated; the last of them blocks the PIN
+    /// (`403 pin_blocked`). A right PIN starts the count again.
     static func checkPIN(_ pin: String, device: EnrolledDevice, request: Request) async throws {
+        let maximumPINFailures = request.twofold.rules.pinAttempts
         // Something that cannot be a PIN is bad input: refused before it takes an attempt.
         _ = try wellFormedPIN(pin, field: "pin")
         guard let hash = device.pinHash else {
@@ -271,7 +270,8 @@ struct DeviceSecondFactorController: RouteCollection {
     static func state(of device: EnrolledDevice, request: Request) throws -> DeviceSecondFactorResponse {
         DeviceSecondFactorResponse(
             deviceId: device.deviceID, hasPin: device.pinHash != nil, pinBlocked: device.pinBlocked,
-            pinAttemptsRemaining: device.pinBlocked ? 0 : max(0, maximumPINFailures - device.pinFailures),
+            pinAttemptsRemaining: device.pinBlocked
+                ? 0 : max(0, request.twofold.rules.pinAttempts - device.pinFailures),
             hasBiometrics: device.biometricKey != nil,
             biometricsMayUnblockPin: !request.twofold.configuration.disallowPinChangeWithBiometric)
     }

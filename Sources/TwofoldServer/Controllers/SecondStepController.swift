@@ -116,12 +116,13 @@ struct SecondStepController: RouteCollection {
         let answer = SecondStepResponse(
             tokens: try completed.signedTokens ?? SessionService.tokens(for: completed.session, request: request),
             backupCodesRemaining: remaining,
-            backupCodesLow: remaining.map { $0 <= BackupCodeService.warningThreshold },
+            backupCodesLow: remaining.map { $0 <= request.twofold.rules.backupCodesWarnAt },
             trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now())
         let response = Response(
             status: .ok, headers: Response.jsonHeaders, body: .init(string: answer.json))
         if let deviceToken = completed.trustedDeviceToken {
-            response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(deviceToken)
+            response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(
+                deviceToken, lifetime: request.twofold.rules.trustedDeviceLifetime)
         }
         return response
     }

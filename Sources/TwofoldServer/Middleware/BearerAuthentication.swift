@@ -52,10 +52,12 @@ extension Request {
     /// The RFC 8176 values that count as a second factor.
     static let secondFactorMethods: Set<String> = ["otp", "sms", "hwk", "swk", "pin", "mfa", "fido", "face", "fpt"]
 
-    /// Step-up (seed 000, API.md): demands a second factor proven within the last 5 minutes,
-    /// otherwise `403 step_up_required` (complete it with `POST /auth/step-up`).
-    func requireRecentSecondFactor(within window: TimeInterval = 5 * 60) throws {
+    /// Step-up (seed 000, API.md): demands a second factor proven within the last 5 minutes
+    /// (`ProductRules.stepUpWindow`), otherwise `403 step_up_required` (complete it with
+    /// `POST /auth/step-up`).
+    func requireRecentSecondFactor() throws {
         let caller = try self.caller
+        let window = twofold.rules.stepUpWindow
         let recent = caller.authTime >= twofold.clock.now().addingTimeInterval(-window)
         guard recent, caller.methods.contains(where: Self.secondFactorMethods.contains) else {
             throw Problem(
@@ -73,16 +75,18 @@ extension Request {
     }
 
     /// Step-up for `user`: a recent second factor when the account has one; for an account
-    /// protected by a password alone, a sign-in within the last 5 minutes (the strongest proof it
+    /// protected by a password alone, a sign-in within the step-up window (the strongest proof it
     /// can give).
-    func requireStepUp(for user: User, within window: TimeInterval = 5 * 60) async throws {
+    func requireStepUp(for user: User) async throws {
         if try await !SecondFactors.available(for: user, on: db).isEmpty {
-            return try requireRecentSecondFactor(within: window)
+            return try requireRecentSecondFactor()
         }
+        let window = twofold.rules.stepUpWindow
         guard try caller.authTime >= twofold.clock.now().addingTimeInterval(-window) else {
+            let minutes = Int((window / 60).rounded(.up))
             throw Problem(
                 status: 403, code: .stepUpRequired, title: "Step-up required",
-                detail: "Sign in again, then repeat the request within 5 minutes.")
+                detail: "Sign in again, then repeat the request within \(minutes) minute\(minutes == 1 ? "" : "s").")
         }
     }
 }

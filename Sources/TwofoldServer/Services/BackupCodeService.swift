@@ -12,7 +12,6 @@ import Vapor
 enum BackupCodeService {
     static let factor = "backup"
     static let hashCost = 8
-    static let warningThreshold = 3
     /// Checked when no code matches, so a miss takes as long as a hit.
     static let dummyHash = (try? Bcrypt.hash("no such backup code", cost: hashCost)) ?? ""
 

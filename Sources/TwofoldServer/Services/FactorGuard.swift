@@ -4,22 +4,19 @@ import SQLKit
 import TwofoldAPI
 import Vapor
 
-/// Wrong-code limits per user and factor (seed 000, seed 002): 5 consecutive wrong codes lock that
-/// factor for 5 minutes, each further lockout doubles the time (up to a day), and 20 wrong codes
-/// in 24 hours lock the account until an admin unlocks it. The count belongs to the user and
+/// Wrong-code limits per user and factor (seed 000, seed 002; the numbers are `ProductRules`'
+/// defaults): 5 consecutive wrong codes lock that factor for 5 minutes, each further lockout
+/// doubles the time (up to a day), and 20 wrong codes in 24 hours lock the account until an
+/// admin unlocks it. The count belongs to the user and
 /// factor, not to a login flow, so starting a new flow does not reset it (Keycloak #26180).
 ///
 /// An attempt takes a slot *before* its code is checked, with one conditional update, so however
 /// many requests race, at most 5 codes are ever evaluated before the lock.
 enum FactorGuard {
-    static let maximumAttempts = 5
-    static let firstLockout: TimeInterval = 5 * 60
-    static let longestLockout: TimeInterval = 24 * 3600
-    static let accountLockFailures = 20
-
     /// Takes an attempt slot for `factor`, or throws `429 locked` with `lockoutUntil`.
     static func begin(_ factor: String, userID: UUID, request: Request) async throws {
         let now = request.twofold.clock.now()
+        let rules = request.twofold.rules
         // One statement: the first attempt inserts the row, later ones take a slot only while the
         // factor is not locked (or its lock has run out, which starts the count again).
         let granted = try await request.changes(
@@ -33,13 +30,14 @@ enum FactorGuard {
                     THEN NULL ELSE factor_guards.locked_until END
                 WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
                   OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
-                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(maximumAttempts), .date(now)))
+                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(rules.lockAfterFailures), .date(now)
+            ))
         guard granted == 0 else { return }
         let lockedUntil = try await request.rows(
             Statement(
                 "SELECT locked_until FROM factor_guards WHERE user_id = ? AND factor = ?", .uuid(userID), .text(factor)),
             { try $0.optionalDate(0) })
-        throw refused(lockedUntil: lockedUntil.first ?? nil, now: now)
+        throw refused(lockedUntil: lockedUntil.first ?? nil, now: now, rules: rules)
     }
 
     /// Throws `429 locked` as `begin` would, without taking a slot: for a code already judged
@@ -50,6 +48,7 @@ enum FactorGuard {
     /// (`succeeded` is then due once the code is accepted).
     static func admit(_ factor: String, userID: UUID, request: Request) async throws -> Bool {
         let now = request.twofold.clock.now()
+        let rules = request.twofold.rules
         let guarded = try await request.rows(
             Statement(
                 "SELECT attempts, lockouts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?",
@@ -58,8 +57,8 @@ enum FactorGuard {
         ).first
         guard let guarded else { return false }
         // Open as `begin`'s condition reads: not locked with a slot left, or the lock run out.
-        let open = guarded.lockedUntil.map { $0 <= now } ?? (guarded.attempts < maximumAttempts)
-        guard open else { throw refused(lockedUntil: guarded.lockedUntil, now: now) }
+        let open = guarded.lockedUntil.map { $0 <= now } ?? (guarded.attempts < rules.lockAfterFailures)
+        guard open else { throw refused(lockedUntil: guarded.lockedUntil, now: now, rules: rules) }
         return guarded.attempts != 0 || guarded.lockouts != 0 || guarded.lockedUntil != nil
     }
 
@@ -82,6 +81,7 @@ enum FactorGuard {
         async throws -> Never
     {
         let now = request.twofold.clock.now()
+        let rules = request.twofold.rules
         if countsTowardAccount {
             try await request.run(
                 Statement(
@@ -105,7 +105,7 @@ enum FactorGuard {
                 )
             }
         ).first
-        if countsTowardAccount, (counts?.failures ?? 0) >= accountLockFailures {
+        if countsTowardAccount, (counts?.failures ?? 0) >= rules.accountLockFailures {
             let locked = try await request.changes(
                 Statement(
                     "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active'",
@@ -115,13 +115,14 @@ enum FactorGuard {
                 // otherwise work until they expire.
                 try await SessionService.revokeAll(userID: userID, reason: "account locked", request: request)
                 try await AuditLog.record(
-                    .accountLocked, user: userID, detail: "\(accountLockFailures) wrong codes in 24 hours",
+                    .accountLocked, user: userID, detail: "\(rules.accountLockFailures) wrong codes in 24 hours",
                     request: request)
             }
             throw Problem.accountLocked
         }
 
         // Fail closed: a guard row that cannot be read counts as the last attempt.
+        let maximumAttempts = rules.lockAfterFailures
         let attempts = (counts?.attempts ?? nil) ?? maximumAttempts
         let lockouts = (counts?.lockouts ?? nil) ?? 0
         guard attempts >= maximumAttempts else {
@@ -129,7 +130,7 @@ enum FactorGuard {
                 status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
                 attemptsRemaining: maximumAttempts - attempts)
         }
-        let duration = min(longestLockout, firstLockout * pow(2, Double(lockouts)))
+        let duration = min(rules.longestLockout, rules.firstLockout * pow(2, Double(lockouts)))
         let until = now.addingTimeInterval(duration)
         let set = try await request.changes(
             Statement(
@@ -155,8 +156,8 @@ enum FactorGuard {
 
     /// The refusal of a factor that is locked, or whose slots are all taken by codes still being
     /// checked (no lock yet: they will set it, so the first lockout is the best estimate).
-    private static func refused(lockedUntil: Date?, now: Date) -> Problem {
-        locked(until: lockedUntil ?? now.addingTimeInterval(firstLockout), now: now)
+    private static func refused(lockedUntil: Date?, now: Date, rules: ProductRules) -> Problem {
+        locked(until: lockedUntil ?? now.addingTimeInterval(rules.firstLockout), now: now)
     }
 
     static func locked(until: Date, now: Date) -> Problem {

@@ -5,10 +5,10 @@ import TwofoldAPI
 import Vapor
 
 /// Login flows: the state between a first factor and the second (`otpFlowId` / `tempToken`).
-/// A flow lives 5 minutes in the database (seed 003), belongs to one user, and is consumed exactly
-/// once, by a single conditional update, when a second step succeeds.
+/// A flow lives 5 minutes in the database (seed 003; `ProductRules.loginFlowLifetime`), belongs
+/// to one user, and is consumed exactly once, by a single conditional update, when a second step
+/// succeeds.
 enum LoginFlowService {
-    static let lifetime: TimeInterval = 5 * 60
 
     /// Starts a flow for `user`, who has proven `firstFactor`; returns the token the client holds.
     static func start(user: User, firstFactor: String, request: Request) async throws -> (
@@ -18,7 +18,8 @@ enum LoginFlowService {
         let token = SecureToken.generate()
         let flow = LoginFlow(
             tokenHash: SecureToken.hash(token), userID: try user.requireID(), firstFactor: firstFactor, now: now,
-            expiresAt: now.addingTimeInterval(lifetime), ipAddress: request.clientAddress)
+            expiresAt: now.addingTimeInterval(request.twofold.rules.loginFlowLifetime),
+            ipAddress: request.clientAddress)
         try await flow.create(on: request.db)
         return (token, flow)
     }

@@ -6,14 +6,11 @@ import TwofoldAPI
 import TwofoldCore
 import Vapor
 
-/// SMS and email codes (seeds 002, 003): 6 digits, 5 minutes, single use, stored as a keyed hash,
-/// at most 5 wrong tries per code, a new send at most every 60 seconds and 5 an hour per user.
-/// The code and its message are written in one transaction; the delivery worker sends it.
+/// SMS and email codes (seeds 002, 003): 6 digits, single use, stored as a keyed hash; by
+/// default (`ProductRules`) they work 5 minutes, take at most 5 wrong tries each, and a new one is
+/// sent at most every 60 seconds and 5 an hour per user. The code and its message are written
+/// in one transaction; the delivery worker sends it.
 enum OneTimeCodeService {
-    static let lifetime: TimeInterval = 5 * 60
-    static let maximumFailures = 5
-    static let cooldown = RateLimiter.Rule(capacity: 1, perSecond: 1.0 / 60)
-    static let hourly = RateLimiter.Rule(capacity: 5, perSecond: 5.0 / 3600)
 
     /// Sends a fresh code to `destination`; earlier unused codes of the same kind stop working.
     /// Returns the answer for the client: when the next send is allowed, where it went (masked),
@@ -24,6 +21,11 @@ enum OneTimeCodeService {
         flowID: UUID?, request: Request
     ) async throws -> CodeSentResponse {
         let now = request.twofold.clock.now()
+        let rules = request.twofold.rules
+        let lifetime = rules.codeLifetime
+        let cooldown = RateLimiter.Rule(capacity: 1, perSecond: 1 / rules.codeResendAfter)
+        let hourly = RateLimiter.Rule(
+            capacity: Double(rules.codeSendsPerHour), perSecond: Double(rules.codeSendsPerHour) / 3600)
         // Seed 004's SMS sign-in is asked for with a username alone: it has an hourly budget of its
         // own, so a stranger spends that one, never the user's login, step-up and setup codes.
         let budget = purpose == .deviceSignIn ? "code-send-hour-anonymous" : "code-send-hour"
@@ -47,7 +49,9 @@ enum OneTimeCodeService {
             destinationCiphertext: try secrets.seal(Array(destination.utf8), boundTo: id),
             codeHash: hash(code, userID: userID, request: request), now: now,
             expiresAt: now.addingTimeInterval(lifetime))
-        let text = "Your Twofold code is \(code). It expires in 5 minutes. Never share it."
+        let minutes = Int((lifetime / 60).rounded(.up))
+        let text =
+            "Your Twofold code is \(code). It expires in \(minutes) minute\(minutes == 1 ? "" : "s"). Never share it."
         try await request.db.transaction { database in
             try await OneTimeCode.query(on: database).filter(\.$userID == userID).filter(\.$channel == channel)
                 .filter(\.$purpose == purpose).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
@@ -57,7 +61,7 @@ enum OneTimeCodeService {
                 on: database)
         }
         return CodeSentResponse(
-            nextAllowedAt: now.addingTimeInterval(60),
+            nextAllowedAt: now.addingTimeInterval(rules.codeResendAfter),
             maskedDestination: Masking.destination(destination, channel: channel),
             expiresAt: now.addingTimeInterval(lifetime))
     }
@@ -74,6 +78,7 @@ enum OneTimeCodeService {
     ) async throws -> String {
         let factor = guardFactor ?? channel.rawValue
         let now = request.twofold.clock.now()
+        let maximumFailures = request.twofold.rules.lockAfterFailures
         var query = OneTimeCode.query(on: request.db).filter(\.$userID == userID).filter(\.$channel == channel)
             .filter(\.$purpose == purpose).filter(\.$usedAt == nil).filter(\.$expiresAt > now)
             .filter(\.$failures < maximumFailures)

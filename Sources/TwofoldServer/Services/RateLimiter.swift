@@ -11,6 +11,16 @@ struct RateLimiter: Sendable {
     struct Rule: Sendable {
         let capacity: Double
         let perSecond: Double
+
+        init(capacity: Double, perSecond: Double) {
+            self.capacity = capacity
+            self.perSecond = perSecond
+        }
+
+        /// The bucket a throttle setting describes.
+        init(_ throttle: ProductRules.Throttle) {
+            self.init(capacity: Double(throttle.burst), perSecond: 1 / throttle.refillSeconds)
+        }
     }
 
     /// What `take` found.

@@ -7,7 +7,6 @@ import Vapor
 
 /// Authenticator apps (seed 000): setup, confirmation, and checking codes with replay protection.
 enum TOTPService {
-    static let pendingLifetime: TimeInterval = 10 * 60
     static let factor = "totp"
 
     /// The user's confirmed secret, if any, read with one SQL statement (every TOTP check reads it).
@@ -34,7 +33,8 @@ enum TOTPService {
         let sealed = try request.twofold.secrets.seal(secret, boundTo: userID)
         try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
         let credential = TOTPCredential(
-            userID: userID, secretCiphertext: sealed, now: now, expiresAt: now.addingTimeInterval(pendingLifetime))
+            userID: userID, secretCiphertext: sealed, now: now,
+            expiresAt: now.addingTimeInterval(request.twofold.rules.pendingTOTPLifetime))
         try await credential.create(on: request.db)
         let uri = try OTPAuthURI(
             issuer: request.twofold.configuration.totpIssuer, account: user.email, secret: secret)

@@ -6,9 +6,8 @@ import Vapor
 
 /// Remembered devices (seed 002): after a second step with `trustDevice`, the device gets a token
 /// (also as a secure, HTTP-only cookie) that lets `POST /auth/login` skip the second step for that
-/// user for 30 days, until it is revoked.
+/// user for 30 days (`ProductRules.trustedDeviceLifetime`), until it is revoked.
 enum TrustedDeviceService {
-    static let lifetime: TimeInterval = 30 * 24 * 3600
     static let header = "X-Trusted-Device"
     static let cookie = "twofold_trusted_device"
 
@@ -19,7 +18,7 @@ enum TrustedDeviceService {
         let agent = request.headers.first(name: .userAgent).map { String($0.prefix(120)) } ?? "Unknown device"
         try await TrustedDevice(
             userID: userID, tokenHash: SecureToken.hash(token), name: agent, now: now,
-            expiresAt: now.addingTimeInterval(lifetime)
+            expiresAt: now.addingTimeInterval(request.twofold.rules.trustedDeviceLifetime)
         ).create(on: request.db)
         try await AuditLog.record(.trustedDeviceAdded, user: userID, detail: agent, request: request)
         return token
@@ -58,7 +57,7 @@ enum TrustedDeviceService {
     }
 
     /// The cookie twin of the token: secure, HTTP-only, sent only to the sign-in endpoints.
-    static func cookieValue(_ token: String) -> HTTPCookies.Value {
+    static func cookieValue(_ token: String, lifetime: TimeInterval) -> HTTPCookies.Value {
         HTTPCookies.Value(
             string: token, maxAge: Int(lifetime), path: "/api/v1/auth", isSecure: true, isHTTPOnly: true,
             sameSite: .strict)

@@ -24,13 +24,8 @@ final class TwofoldContext: Sendable {
         sqlite?.database ?? database() as? any SQLDatabase
     }
 
-    /// Sign-in throttling (API.md, issue B): per client address, per account and address, and a
-    /// generous per-account bucket that slows distributed guessing without letting anyone lock a
-    /// real user out for more than seconds.
-    static let loginPerAddress = RateLimiter.Rule(capacity: 30, perSecond: 0.5)
-    static let loginPerAccountAndAddress = RateLimiter.Rule(capacity: 5, perSecond: 1.0 / 60)
-    static let loginPerAccount = RateLimiter.Rule(capacity: 100, perSecond: 1)
-    static let registerPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
+    /// The product rules (throttles, lockouts, lifetimes), from the configuration.
+    var rules: ProductRules { configuration.rules }
 
     init(
         configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
