@@ -10,3 +10,26 @@ public struct HealthStatus: Codable, Equatable, Sendable {
         self.checks = checks
     }
 }
+
+/// `GET /.well-known/jwks.json`: the P-256 keys that verify access tokens (RFC 7517).
+public struct JSONWebKeySet: Codable, Sendable, Equatable {
+    public struct Key: Codable, Sendable, Equatable {
+        public var kty = "EC"
+        public var crv = "P-256"
+        public var alg = "ES256"
+        public var use = "sig"
+        public var kid: String
+        public var x: String
+        public var y: String
+
+        public init(kid: String, x: String, y: String) {
+            self.kid = kid
+            self.x = x
+            self.y = y
+        }
+    }
+
+    public var keys: [Key]
+
+    public init(keys: [Key]) { self.keys = keys }
+}

@@ -87,14 +87,14 @@ public func configure(
     try app.register(
         collection: OperationsController(registry: registry, openAPIDocument: try OpenAPIDocument.load()))
     try app.register(collection: JWKSController())
-    let api = app.grouped("api", "v1")
-    try api.register(collection: AuthController())
-    try api.register(collection: AccountController())
-    try api.register(collection: DeviceKeyController())
-    try api.register(collection: DeviceSecondFactorController())
-    try api.register(collection: AdminController())
-    try api.register(collection: TwoFactorController())
-    try api.register(collection: SecondStepController())
+    // Each controller registers its handlers from the endpoints of `API` (paths from the root).
+    try app.register(collection: AuthController())
+    try app.register(collection: AccountController())
+    try app.register(collection: DeviceKeyController())
+    try app.register(collection: DeviceSecondFactorController())
+    try app.register(collection: AdminController())
+    try app.register(collection: TwoFactorController())
+    try app.register(collection: SecondStepController())
     // Vapor's responder, but for how it reads each request's path (`RouteResponder`).
     app.responder.use { app in RouteResponder(app) }
 

@@ -7,11 +7,10 @@ import Vapor
 /// email address that SMS and email codes go to.
 struct AccountController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let account = routes.grouped(BearerAuthentication()).grouped("account")
-        account.get(use: show)
-        account.put("password", use: changePassword)
-        account.put("phone", use: changePhone)
-        account.put("email", use: changeEmail)
+        routes.on(API.Account.show, use: show)
+        routes.on(API.Account.changePassword, use: changePassword)
+        routes.on(API.Account.changePhone, use: changePhone)
+        routes.on(API.Account.changeEmail, use: changeEmail)
     }
 
     @Sendable func show(request: Request) async throws -> Response {

@@ -7,11 +7,10 @@ import Vapor
 /// and every change is itself audited.
 struct AdminController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let admin = routes.grouped("admin").grouped(BearerAuthentication(), AdminOnly())
-        admin.get("users", use: users)
-        admin.get("users", ":userID", use: user)
-        admin.post("users", ":userID", "unlock", use: unlock)
-        admin.get("audit", use: audit)
+        routes.on(API.Admin.users, use: users)
+        routes.on(API.Admin.user, use: user)
+        routes.on(API.Admin.unlock, use: unlock)
+        routes.on(API.Admin.audit, use: audit)
     }
 
     @Sendable func users(request: Request) async throws -> Response {

@@ -6,18 +6,15 @@ import Vapor
 /// Sign-in (seed 003): register, login, refresh, logout, sessions.
 struct AuthController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let auth = routes.grouped("auth")
-        auth.post("register", use: register)
-        auth.post("login", use: login)
-        auth.post("refresh", use: refresh)
-        auth.post("logout", use: logout)
-
-        let signedIn = auth.grouped(BearerAuthentication())
-        signedIn.post("logout-all", use: logoutAll)
-        signedIn.get("sessions", use: sessions)
-        signedIn.delete("sessions", ":sessionID", use: revokeSession)
-        signedIn.post("step-up", use: stepUp)
-        signedIn.post("step-up", "send", use: sendStepUpCode)
+        routes.on(API.Auth.register, use: register)
+        routes.on(API.Auth.login, use: login)
+        routes.on(API.Auth.refresh, use: refresh)
+        routes.on(API.Auth.logout, use: logout)
+        routes.on(API.Auth.logoutAll, use: logoutAll)
+        routes.on(API.Auth.sessions, use: sessions)
+        routes.on(API.Auth.revokeSession, use: revokeSession)
+        routes.on(API.Auth.stepUp, use: stepUp)
+        routes.on(API.Auth.stepUpSend, use: sendStepUpCode)
     }
 
     @Sendable func register(request: Request) async throws -> Response {

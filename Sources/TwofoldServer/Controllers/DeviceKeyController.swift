@@ -17,19 +17,18 @@ struct DeviceKeyController: RouteCollection {
     static let smsSignInFactor = "deviceSMS"
 
     func boot(routes: any RoutesBuilder) throws {
-        let signedIn = routes.grouped(BearerAuthentication())
-        signedIn.post("mfa", "enroll", use: enroll)
-        signedIn.post("mfa", "unenroll", use: unenroll)
-        signedIn.post("mfa", "upgrade", use: upgrade)
-        signedIn.post("mfa", "downgrade", use: downgrade)
-        signedIn.get("devices", ":username", use: devices)
-        signedIn.get("device", ":deviceID", "status", use: status)
-        routes.post("auth", "initiate", use: initiate)
-        routes.post("auth", "verify-signature", use: verifySignature)
-        routes.post("auth", "request-otp", use: requestOTP)
-        routes.post("auth", "verify-otp", use: verifyOTP)
-        routes.post("auth", "mfa", "device-key", "challenge", use: loginFlowChallenge)
-        signedIn.post("auth", "step-up", "device-key", "challenge", use: stepUpChallenge)
+        routes.on(API.DeviceKeys.enroll, use: enroll)
+        routes.on(API.DeviceKeys.unenroll, use: unenroll)
+        routes.on(API.DeviceKeys.upgrade, use: upgrade)
+        routes.on(API.DeviceKeys.downgrade, use: downgrade)
+        routes.on(API.DeviceKeys.devices, use: devices)
+        routes.on(API.DeviceKeys.status, use: status)
+        routes.on(API.DeviceKeys.initiate, use: initiate)
+        routes.on(API.DeviceKeys.verifySignature, use: verifySignature)
+        routes.on(API.DeviceKeys.requestOTP, use: requestOTP)
+        routes.on(API.DeviceKeys.verifyOTP, use: verifyOTP)
+        routes.on(API.SecondStep.deviceKeyChallenge, use: loginFlowChallenge)
+        routes.on(API.Auth.stepUpDeviceKeyChallenge, use: stepUpChallenge)
     }
 
     // MARK: Enrolment

@@ -13,15 +13,14 @@ import Vapor
 /// unblocks the PIN unless `TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC` is set.
 struct DeviceSecondFactorController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let device = routes.grouped(BearerAuthentication()).grouped("device", ":deviceID")
-        device.get("second-factor", use: status)
-        device.put("pin", use: setPIN)
-        device.post("pin", "verify", use: verifyPIN)
-        device.put("biometrics", use: addBiometrics)
-        device.post("biometrics", "challenge", use: biometricChallenge)
-        device.post("biometrics", "verify", use: verifyBiometrics)
-        device.post("biometrics", "remove", use: removeBiometrics)
-        device.post("biometrics", "invalidated", use: biometricsInvalidated)
+        routes.on(API.DeviceFactors.status, use: status)
+        routes.on(API.DeviceFactors.setPIN, use: setPIN)
+        routes.on(API.DeviceFactors.verifyPIN, use: verifyPIN)
+        routes.on(API.DeviceFactors.addBiometrics, use: addBiometrics)
+        routes.on(API.DeviceFactors.biometricChallenge, use: biometricChallenge)
+        routes.on(API.DeviceFactors.verifyBiometrics, use: verifyBiometrics)
+        routes.on(API.DeviceFactors.removeBiometrics, use: removeBiometrics)
+        routes.on(API.DeviceFactors.biometricsInvalidated, use: biometricsInvalidated)
     }
 
     @Sendable func status(request: Request) async throws -> Response {

@@ -1,9 +1,10 @@
+import TwofoldAPI
 import Vapor
 
 /// `GET /.well-known/jwks.json`: the public keys that verify access tokens, the current one and retired ones whose tokens may be live.
 struct JWKSController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get(".well-known", "jwks.json", use: jwks)
+        routes.on(API.Operations.jwks, use: jwks)
     }
 
     @Sendable func jwks(request: Request) async throws -> Response {

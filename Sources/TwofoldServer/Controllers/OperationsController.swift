@@ -10,10 +10,10 @@ struct OperationsController: RouteCollection {
     let openAPIDocument: String
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get(.constant(Routes.health), use: health)
-        routes.get(.constant(Routes.ready), use: ready)
-        routes.get(.constant(Routes.metrics), use: metrics)
-        routes.get(.constant(Routes.openAPI), use: openAPI)
+        routes.on(API.Operations.health, use: health)
+        routes.on(API.Operations.ready, use: ready)
+        routes.on(API.Operations.metrics, use: metrics)
+        routes.on(API.Operations.openAPI, use: openAPI)
     }
 
     /// The process is up and answering.

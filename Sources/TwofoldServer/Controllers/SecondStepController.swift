@@ -7,12 +7,12 @@ import Vapor
 /// device-key signature, against the `otpFlowId`/`tempToken` that `POST /auth/login` answered.
 struct SecondStepController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.post("2fa", "totp", "validate", use: validateTOTP)
-        routes.post("auth", "backup-codes", "verify", use: verifyBackupCode)
-        routes.post("2fa", "backup-codes", "verify", use: verifyBackupCode)
-        routes.post("auth", "mfa", "verify-login", use: verifyLogin)
-        routes.post("auth", "otp", "verify", use: verifyOTP)
-        routes.post("auth", "otp", "resend", use: resendOTP)
+        routes.on(API.SecondStep.validateTOTP, use: validateTOTP)
+        routes.on(API.SecondStep.verifyBackupCode, use: verifyBackupCode)
+        routes.on(API.SecondStep.verifyBackupCodeSeed000, use: verifyBackupCode)
+        routes.on(API.SecondStep.verifyLogin, use: verifyLogin)
+        routes.on(API.SecondStep.verifyOTP, use: verifyOTP)
+        routes.on(API.SecondStep.resendOTP, use: resendOTP)
     }
 
     /// Seed 003: the SMS or email code sent for this flow.

@@ -9,23 +9,21 @@ import Vapor
 /// regenerating codes also needs a recent second factor (step-up).
 struct TwoFactorController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let signedIn = routes.grouped(BearerAuthentication())
-        let twoFactor = signedIn.grouped("2fa")
-        twoFactor.post("totp", "setup", use: setupTOTP)
-        twoFactor.post("totp", "verify", use: verifyTOTP)
-        twoFactor.delete("totp", use: deleteTOTP)
-        twoFactor.post("backup-codes", "regenerate", use: regenerateBackupCodes)
-        twoFactor.get("status", use: status)
-        twoFactor.post("sms", "setup", use: setupSMS)
-        twoFactor.post("sms", "verify", use: verifySMS)
-        twoFactor.delete("sms", use: deleteSMS)
-        twoFactor.post("email", "setup", use: setupEmail)
-        twoFactor.post("email", "verify", use: verifyEmail)
-        twoFactor.delete("email", use: deleteEmail)
-        twoFactor.put("primary-method", use: setPrimaryMethod)
-        signedIn.get("auth", "mfa", "status", use: flatStatus)
-        signedIn.get("auth", "mfa", "trusted-devices", use: trustedDevices)
-        signedIn.delete("auth", "mfa", "trusted-devices", ":deviceID", use: revokeTrustedDevice)
+        routes.on(API.TwoFactor.totpSetup, use: setupTOTP)
+        routes.on(API.TwoFactor.totpVerify, use: verifyTOTP)
+        routes.on(API.TwoFactor.totpDelete, use: deleteTOTP)
+        routes.on(API.TwoFactor.backupCodesRegenerate, use: regenerateBackupCodes)
+        routes.on(API.TwoFactor.status, use: status)
+        routes.on(API.TwoFactor.smsSetup, use: setupSMS)
+        routes.on(API.TwoFactor.smsVerify, use: verifySMS)
+        routes.on(API.TwoFactor.smsDelete, use: deleteSMS)
+        routes.on(API.TwoFactor.emailSetup, use: setupEmail)
+        routes.on(API.TwoFactor.emailVerify, use: verifyEmail)
+        routes.on(API.TwoFactor.emailDelete, use: deleteEmail)
+        routes.on(API.TwoFactor.primaryMethod, use: setPrimaryMethod)
+        routes.on(API.TwoFactor.mfaStatus, use: flatStatus)
+        routes.on(API.TwoFactor.trustedDevices, use: trustedDevices)
+        routes.on(API.TwoFactor.revokeTrustedDevice, use: revokeTrustedDevice)
     }
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {

@@ -20,40 +20,40 @@ struct TokenService: Sendable {
     /// The encoded JOSE header of every token the current key signs.
     private let encodedHeader: String
     /// The current key's JWK, then each retired key's with the time it was retired.
-    private let currentJWK: JWKSDocument.Key
-    private let retired: [String: (jwk: JWKSDocument.Key, retiredAt: Date)]
+    private let currentJWK: JSONWebKeySet.Key
+    private let retired: [String: (jwk: JSONWebKeySet.Key, retiredAt: Date)]
 
     init(current: P256.Signing.PrivateKey, retired: [RetiredSigningKey]) async throws {
         let keys = JWTKeyCollection()
         let currentKeyID = Self.keyID(for: current.publicKey)
         await keys.add(ecdsa: try ES256PrivateKey(backing: current), kid: JWKIdentifier(string: currentKeyID))
-        var retiredKeys: [String: (jwk: JWKSDocument.Key, retiredAt: Date)] = [:]
+        var retiredKeys: [String: (jwk: JSONWebKeySet.Key, retiredAt: Date)] = [:]
         for retiredKey in retired {
             let kid = Self.keyID(for: retiredKey.key)
             guard kid != currentKeyID else { continue }
             await keys.add(ecdsa: try ES256PublicKey(backing: retiredKey.key), kid: JWKIdentifier(string: kid))
-            retiredKeys[kid] = (JWKSDocument.Key(retiredKey.key, kid: kid), retiredKey.retiredAt)
+            retiredKeys[kid] = (JSONWebKeySet.Key(retiredKey.key, kid: kid), retiredKey.retiredAt)
         }
         self.keys = keys
         self.currentKeyID = currentKeyID
         self.signingKey = current
         self.encodedHeader = Data(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
             .base64URLEncodedString()
-        self.currentJWK = JWKSDocument.Key(current.publicKey, kid: currentKeyID)
+        self.currentJWK = JSONWebKeySet.Key(current.publicKey, kid: currentKeyID)
         self.retired = retiredKeys
     }
 
     /// `GET /.well-known/jwks.json` at `now`: the current key, and each retired key while a
     /// token it signed before its retirement may be unexpired.
-    func jwks(now: Date) -> JWKSDocument {
+    func jwks(now: Date) -> JSONWebKeySet {
         let live = retired.values.filter { $0.retiredAt.addingTimeInterval(Self.accessTokenLifetime) > now }
             .sorted { $0.retiredAt > $1.retiredAt }.map(\.jwk)
-        return JWKSDocument(keys: [currentJWK] + live)
+        return JSONWebKeySet(keys: [currentJWK] + live)
     }
 
     /// RFC 7638 thumbprint of the public JWK, base64url: stable, and names the key without a registry.
     static func keyID(for key: P256.Signing.PublicKey) -> String {
-        let jwk = JWKSDocument.Key(key, kid: "")
+        let jwk = JSONWebKeySet.Key(key, kid: "")
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#
         return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
     }
@@ -113,24 +113,11 @@ struct TokenService: Sendable {
     }
 }
 
-/// A JSON Web Key Set of P-256 public keys (RFC 7517).
-struct JWKSDocument: Codable, Sendable {
-    struct Key: Codable, Sendable {
-        var kty = "EC"
-        var crv = "P-256"
-        var alg = "ES256"
-        var use = "sig"
-        var kid: String
-        var x: String
-        var y: String
-
-        init(_ key: P256.Signing.PublicKey, kid: String) {
-            let raw = key.rawRepresentation
-            self.kid = kid
-            self.x = Data(raw.prefix(32)).base64URLEncodedString()
-            self.y = Data(raw.suffix(32)).base64URLEncodedString()
-        }
+extension JSONWebKeySet.Key {
+    init(_ key: P256.Signing.PublicKey, kid: String) {
+        let raw = key.rawRepresentation
+        self.init(
+            kid: kid, x: Data(raw.prefix(32)).base64URLEncodedString(), y: Data(raw.suffix(32)).base64URLEncodedString()
+        )
     }
-
-    var keys: [Key]
 }

@@ -1,0 +1,223 @@
+import Foundation
+
+/// Every endpoint of the server, defined once (API.md). The server registers a handler for each
+/// and for nothing else (a test checks both ways); tests and clients build requests from them.
+public enum API {
+    /// The prefix of every API path (API.md: "Base path `/api/v1`").
+    public static let base = "api/v1"
+
+    /// Operations: health, readiness, metrics, the OpenAPI document, the token keys.
+    public enum Operations {
+        public static let health = Endpoint<NoContent, HealthStatus>(.get, "healthz", .anyone)
+        public static let ready = Endpoint<NoContent, HealthStatus>(.get, "readyz", .anyone)
+        public static let metrics = Endpoint<NoContent, PlainText>(.get, "metrics", .anyone)
+        public static let openAPI = Endpoint<NoContent, PlainText>(.get, "openapi.yaml", .anyone)
+        public static let jwks = Endpoint<NoContent, JSONWebKeySet>(.get, ".well-known/jwks.json", .anyone)
+    }
+
+    /// Accounts and sessions (seed 003).
+    public enum Auth {
+        public static let register = Endpoint<RegisterRequest, RegisterResponse>(.post, "api/v1/auth/register", .anyone)
+        public static let login = Endpoint<LoginRequest, LoginOutcome>(.post, "api/v1/auth/login", .anyone)
+        public static let refresh = Endpoint<RefreshRequest, RefreshResponse>(.post, "api/v1/auth/refresh", .anyone)
+        public static let logout = Endpoint<RefreshRequest, SuccessResponse>(.post, "api/v1/auth/logout", .anyone)
+        public static let logoutAll = Endpoint<NoContent, SuccessResponse>(.post, "api/v1/auth/logout-all", .signedIn)
+        public static let sessions = Endpoint<NoContent, SessionsResponse>(.get, "api/v1/auth/sessions", .signedIn)
+        public static let revokeSession = Endpoint<NoContent, SuccessResponse>(
+            .delete, "api/v1/auth/sessions/{sessionID}", .signedIn)
+        public static let stepUp = Endpoint<StepUpRequest, StepUpResponse>(.post, "api/v1/auth/step-up", .signedIn)
+        public static let stepUpSend = Endpoint<StepUpSendRequest, CodeSentResponse>(
+            .post, "api/v1/auth/step-up/send", .signedIn)
+        public static let stepUpDeviceKeyChallenge = Endpoint<DeviceKeyChallengeRequest, DeviceChallengeResponse>(
+            .post, "api/v1/auth/step-up/device-key/challenge", .signedIn)
+    }
+
+    /// The second step of a sign-in, on the flow `POST /auth/login` started.
+    public enum SecondStep {
+        public static let validateTOTP = Endpoint<TOTPValidateRequest, SecondStepResponse>(
+            .post, "api/v1/2fa/totp/validate", .anyone)
+        public static let verifyBackupCode = Endpoint<BackupCodeVerifyRequest, SecondStepResponse>(
+            .post, "api/v1/auth/backup-codes/verify", .anyone)
+        /// The same as `verifyBackupCode`, under seed 000's path.
+        public static let verifyBackupCodeSeed000 = Endpoint<BackupCodeVerifyRequest, SecondStepResponse>(
+            .post, "api/v1/2fa/backup-codes/verify", .anyone)
+        public static let verifyLogin = Endpoint<MFAVerifyLoginRequest, SecondStepResponse>(
+            .post, "api/v1/auth/mfa/verify-login", .anyone)
+        public static let verifyOTP = Endpoint<OTPVerifyRequest, SecondStepResponse>(
+            .post, "api/v1/auth/otp/verify", .anyone)
+        public static let resendOTP = Endpoint<OTPResendRequest, CodeSentResponse>(
+            .post, "api/v1/auth/otp/resend", .anyone)
+        public static let deviceKeyChallenge = Endpoint<DeviceKeyChallengeRequest, DeviceChallengeResponse>(
+            .post, "api/v1/auth/mfa/device-key/challenge", .anyone)
+    }
+
+    /// Managing second factors (seed 000).
+    public enum TwoFactor {
+        public static let totpSetup = Endpoint<NoContent, TOTPSetupResponse>(.post, "api/v1/2fa/totp/setup", .signedIn)
+        public static let totpVerify = Endpoint<CodeRequest, FactorEnabledResponse>(
+            .post, "api/v1/2fa/totp/verify", .signedIn)
+        public static let totpDelete = Endpoint<NoContent, SuccessResponse>(.delete, "api/v1/2fa/totp", .signedIn)
+        public static let backupCodesRegenerate = Endpoint<NoContent, BackupCodesResponse>(
+            .post, "api/v1/2fa/backup-codes/regenerate", .signedIn)
+        public static let status = Endpoint<NoContent, TwoFactorStatus>(.get, "api/v1/2fa/status", .signedIn)
+        public static let smsSetup = Endpoint<SMSSetupRequest, CodeSentResponse>(
+            .post, "api/v1/2fa/sms/setup", .signedIn)
+        public static let smsVerify = Endpoint<CodeRequest, FactorEnabledResponse>(
+            .post, "api/v1/2fa/sms/verify", .signedIn)
+        public static let smsDelete = Endpoint<NoContent, SuccessResponse>(.delete, "api/v1/2fa/sms", .signedIn)
+        public static let emailSetup = Endpoint<NoContent, CodeSentResponse>(.post, "api/v1/2fa/email/setup", .signedIn)
+        public static let emailVerify = Endpoint<CodeRequest, FactorEnabledResponse>(
+            .post, "api/v1/2fa/email/verify", .signedIn)
+        public static let emailDelete = Endpoint<NoContent, SuccessResponse>(.delete, "api/v1/2fa/email", .signedIn)
+        public static let primaryMethod = Endpoint<PrimaryMethodRequest, SuccessResponse>(
+            .put, "api/v1/2fa/primary-method", .signedIn)
+        /// Seed 003's flat status.
+        public static let mfaStatus = Endpoint<NoContent, MFAStatus>(.get, "api/v1/auth/mfa/status", .signedIn)
+        public static let trustedDevices = Endpoint<NoContent, TrustedDevicesResponse>(
+            .get, "api/v1/auth/mfa/trusted-devices", .signedIn)
+        public static let revokeTrustedDevice = Endpoint<NoContent, SuccessResponse>(
+            .delete, "api/v1/auth/mfa/trusted-devices/{deviceID}", .signedIn)
+    }
+
+    /// The signed-in user's own account.
+    public enum Account {
+        public static let show = Endpoint<NoContent, UserDTO>(.get, "api/v1/account", .signedIn)
+        public static let changePassword = Endpoint<PasswordChangeRequest, SuccessResponse>(
+            .put, "api/v1/account/password", .signedIn)
+        public static let changePhone = Endpoint<PhoneChangeRequest, DestinationChangeOutcome>(
+            .put, "api/v1/account/phone", .signedIn)
+        public static let changeEmail = Endpoint<EmailChangeRequest, DestinationChangeOutcome>(
+            .put, "api/v1/account/email", .signedIn)
+    }
+
+    /// Seed 004's device-bound keys (`/mfa/…`, `/auth/…`, `/devices/…`, `/device/…`).
+    public enum DeviceKeys {
+        public static let enroll = Endpoint<DeviceEnrollRequest, DeviceEnrollResponse>(
+            .post, "api/v1/mfa/enroll", .signedIn)
+        public static let unenroll = Endpoint<DeviceRequest, DeviceMessageResponse>(
+            .post, "api/v1/mfa/unenroll", .signedIn)
+        public static let upgrade = Endpoint<DeviceUpgradeRequest, DeviceMethodResponse>(
+            .post, "api/v1/mfa/upgrade", .signedIn)
+        public static let downgrade = Endpoint<DeviceRequest, DeviceMethodResponse>(
+            .post, "api/v1/mfa/downgrade", .signedIn)
+        public static let devices = Endpoint<NoContent, DeviceListResponse>(
+            .get, "api/v1/devices/{username}", .signedIn)
+        public static let status = Endpoint<NoContent, DeviceStatusResponse>(
+            .get, "api/v1/device/{deviceID}/status", .signedIn)
+        public static let initiate = Endpoint<DeviceRequest, DeviceChallengeResponse>(
+            .post, "api/v1/auth/initiate", .anyone)
+        public static let verifySignature = Endpoint<VerifySignatureRequest, DeviceTokenResponse>(
+            .post, "api/v1/auth/verify-signature", .anyone)
+        public static let requestOTP = Endpoint<RequestOTPRequest, RequestOTPResponse>(
+            .post, "api/v1/auth/request-otp", .anyone)
+        public static let verifyOTP = Endpoint<DeviceVerifyOTPRequest, DeviceTokenResponse>(
+            .post, "api/v1/auth/verify-otp", .anyone)
+    }
+
+    /// Seed 001's PIN and biometrics on an enrolled device.
+    public enum DeviceFactors {
+        public static let status = Endpoint<NoContent, DeviceSecondFactorResponse>(
+            .get, "api/v1/device/{deviceID}/second-factor", .signedIn)
+        public static let setPIN = Endpoint<DevicePINChangeRequest, DeviceSecondFactorResponse>(
+            .put, "api/v1/device/{deviceID}/pin", .signedIn)
+        public static let verifyPIN = Endpoint<DeviceFactorProof, DeviceFactorVerifiedResponse>(
+            .post, "api/v1/device/{deviceID}/pin/verify", .signedIn)
+        public static let addBiometrics = Endpoint<DeviceBiometricsAddRequest, DeviceSecondFactorResponse>(
+            .put, "api/v1/device/{deviceID}/biometrics", .signedIn)
+        public static let biometricChallenge = Endpoint<NoContent, BiometricChallengeResponse>(
+            .post, "api/v1/device/{deviceID}/biometrics/challenge", .signedIn)
+        public static let verifyBiometrics = Endpoint<BiometricSignature, DeviceFactorVerifiedResponse>(
+            .post, "api/v1/device/{deviceID}/biometrics/verify", .signedIn)
+        public static let removeBiometrics = Endpoint<DeviceFactorProof, DeviceSecondFactorResponse>(
+            .post, "api/v1/device/{deviceID}/biometrics/remove", .signedIn)
+        public static let biometricsInvalidated = Endpoint<NoContent, DeviceSecondFactorResponse>(
+            .post, "api/v1/device/{deviceID}/biometrics/invalidated", .signedIn)
+    }
+
+    /// Administration.
+    public enum Admin {
+        public static let users = Endpoint<NoContent, AdminUsersResponse>(.get, "api/v1/admin/users", .admin)
+        public static let user = Endpoint<NoContent, AdminUserDetail>(.get, "api/v1/admin/users/{userID}", .admin)
+        public static let unlock = Endpoint<NoContent, UserDTO>(.post, "api/v1/admin/users/{userID}/unlock", .admin)
+        public static let audit = Endpoint<NoContent, AuditEventsResponse>(.get, "api/v1/admin/audit", .admin)
+    }
+
+    /// Every endpoint above.
+    public static let all: [AnyEndpoint] = [
+        Operations.health.erased, Operations.ready.erased, Operations.metrics.erased, Operations.openAPI.erased,
+        Operations.jwks.erased,
+        Auth.register.erased, Auth.login.erased, Auth.refresh.erased, Auth.logout.erased, Auth.logoutAll.erased,
+        Auth.sessions.erased, Auth.revokeSession.erased, Auth.stepUp.erased, Auth.stepUpSend.erased,
+        Auth.stepUpDeviceKeyChallenge.erased,
+        SecondStep.validateTOTP.erased, SecondStep.verifyBackupCode.erased, SecondStep.verifyBackupCodeSeed000.erased,
+        SecondStep.verifyLogin.erased, SecondStep.verifyOTP.erased, SecondStep.resendOTP.erased,
+        SecondStep.deviceKeyChallenge.erased,
+        TwoFactor.totpSetup.erased, TwoFactor.totpVerify.erased, TwoFactor.totpDelete.erased,
+        TwoFactor.backupCodesRegenerate.erased, TwoFactor.status.erased, TwoFactor.smsSetup.erased,
+        TwoFactor.smsVerify.erased, TwoFactor.smsDelete.erased, TwoFactor.emailSetup.erased,
+        TwoFactor.emailVerify.erased, TwoFactor.emailDelete.erased, TwoFactor.primaryMethod.erased,
+        TwoFactor.mfaStatus.erased, TwoFactor.trustedDevices.erased, TwoFactor.revokeTrustedDevice.erased,
+        Account.show.erased, Account.changePassword.erased, Account.changePhone.erased, Account.changeEmail.erased,
+        DeviceKeys.enroll.erased, DeviceKeys.unenroll.erased, DeviceKeys.upgrade.erased, DeviceKeys.downgrade.erased,
+        DeviceKeys.devices.erased, DeviceKeys.status.erased, DeviceKeys.initiate.erased,
+        DeviceKeys.verifySignature.erased, DeviceKeys.requestOTP.erased, DeviceKeys.verifyOTP.erased,
+        DeviceFactors.status.erased, DeviceFactors.setPIN.erased, DeviceFactors.verifyPIN.erased,
+        DeviceFactors.addBiometrics.erased, DeviceFactors.biometricChallenge.erased,
+        DeviceFactors.verifyBiometrics.erased, DeviceFactors.removeBiometrics.erased,
+        DeviceFactors.biometricsInvalidated.erased,
+        Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased,
+    ]
+}
+
+/// An answer that is text, not JSON (`/metrics`, `/openapi.yaml`).
+public struct PlainText: Sendable, Equatable {
+    public var text: String
+    public init(_ text: String) { self.text = text }
+}
+
+/// The answer of `POST /auth/login`: signed in, or a second step to take.
+public enum LoginOutcome: Codable, Sendable {
+    case signedIn(AuthTokensResponse)
+    case secondStep(LoginChallengeResponse)
+
+    private enum Keys: String, CodingKey { case requires2FA }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        if try container.decodeIfPresent(Bool.self, forKey: .requires2FA) == true {
+            self = .secondStep(try LoginChallengeResponse(from: decoder))
+        } else {
+            self = .signedIn(try AuthTokensResponse(from: decoder))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .signedIn(let tokens): try tokens.encode(to: encoder)
+        case .secondStep(let challenge): try challenge.encode(to: encoder)
+        }
+    }
+}
+
+/// The answer of `PUT /account/phone` and `PUT /account/email`: without a code, a code sent to
+/// the new destination (`202`); with the code, the account as changed (`200`).
+public enum DestinationChangeOutcome: Codable, Sendable {
+    case codeSent(CodeSentResponse)
+    case changed(UserDTO)
+
+    private enum Keys: String, CodingKey { case id }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self =
+            container.contains(.id)
+            ? .changed(try UserDTO(from: decoder)) : .codeSent(try CodeSentResponse(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .codeSent(let sent): try sent.encode(to: encoder)
+        case .changed(let user): try user.encode(to: encoder)
+        }
+    }
+}
