@@ -121,7 +121,7 @@ import TwofoldTestSupport
             // A device key enrolled by the owner, then removed with the password.
             #expect(try await target.call("mfa/enroll", enroll, bearer: owner).status == 200)
             var change = HTTP.request(
-                "PUT", target.server.baseURL.appendingPathComponent("api/v1/account/password"),
+                "PUT", target.server.baseURL.appendingPathComponent(API.Account.changePassword.path()),
                 body: try JSONSerialization.data(withJSONObject: [
                     "currentPassword": AuthEndToEndTests.password, "newPassword": "a brand new passphrase 7",
                     "removeDeviceKeys": true,
@@ -377,7 +377,7 @@ import TwofoldTestSupport
             #expect(answer.header("Retry-After") == "5", "\(path)")
             #expect(answer.text.contains("\"service_unavailable\""), "\(answer.text)")
         }
-        let ready = try await HTTP.send(.init(url: server.baseURL.appendingPathComponent("readyz")))
+        let ready = try await HTTP.send(.init(url: server.baseURL.appendingPathComponent(API.Operations.ready.path())))
         #expect(ready.status == 503 && ready.header("Retry-After") == "5")
         #expect(ready.text.contains("PostgreSQL") || ready.text.contains("cannot be reached"), "\(ready.text)")
         #expect(server.process.isRunning, "the server kept running through the outage")
@@ -385,7 +385,9 @@ import TwofoldTestSupport
         relay = try TCPRelay(python: python, port: relayPort, target: upstream)
         var readyAgain = 0
         for _ in 0..<150 where readyAgain != 200 {
-            readyAgain = try await HTTP.send(.init(url: server.baseURL.appendingPathComponent("readyz"))).status
+            readyAgain = try await HTTP.send(
+                .init(url: server.baseURL.appendingPathComponent(API.Operations.ready.path()))
+            ).status
             if readyAgain != 200 { try await Task.sleep(for: .milliseconds(200)) }
         }
         #expect(readyAgain == 200, "ready again once the database is back")

@@ -44,32 +44,34 @@ import TwofoldTestSupport
     /// Register → login → an authenticated call → refresh → logout, then the dead tokens.
     static func signInJourney(on server: ServerProcess) async throws {
         let (created, _) = try await Self.post(
-            server, "api/v1/auth/register",
+            server, API.Auth.register.path(),
             ["username": "alice", "email": "alice@example.com", "password": password], as: RegisterResponse.self)
         #expect(created == 201)
         let (status, login) = try await Self.post(
-            server, "api/v1/auth/login", ["email": "alice@example.com", "password": password],
+            server, API.Auth.login.path(), ["email": "alice@example.com", "password": password],
             as: AuthTokensResponse.self)
         #expect(status == 200)
         let tokens = try #require(login)
 
         let account = try await HTTP.send(
             HTTP.json(
-                "GET", server.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: tokens.accessToken.token))
+                "GET", server.baseURL.appendingPathComponent(API.Account.show.path()), nil,
+                bearer: tokens.accessToken.token))
         #expect(account.status == 200)
         #expect(try HTTP.decoder.decode(UserDTO.self, from: account.body).username == "alice")
 
         let (refreshed, pair) = try await Self.post(
-            server, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+            server, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
         #expect(refreshed == 200)
         let next = try #require(pair)
 
         let (loggedOut, _) = try await Self.post(
-            server, "api/v1/auth/logout", ["refreshToken": next.refreshToken.token], as: SuccessResponse.self)
+            server, API.Auth.logout.path(), ["refreshToken": next.refreshToken.token], as: SuccessResponse.self)
         #expect(loggedOut == 200)
         let after = try await HTTP.send(
             HTTP.json(
-                "GET", server.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: next.accessToken.token))
+                "GET", server.baseURL.appendingPathComponent(API.Account.show.path()), nil,
+                bearer: next.accessToken.token))
         #expect(after.status == 401)
         #expect(after.header("Content-Type")?.hasPrefix("application/problem+json") == true)
     }
@@ -108,19 +110,20 @@ import TwofoldTestSupport
         defer { second.stop() }
 
         _ = try await Self.post(
-            first, "api/v1/auth/register", ["username": "bob", "email": "bob@example.com", "password": Self.password],
+            first, API.Auth.register.path(),
+            ["username": "bob", "email": "bob@example.com", "password": Self.password],
             as: RegisterResponse.self)
         let (_, login) = try await Self.post(
-            first, "api/v1/auth/login", ["username": "bob", "password": Self.password], as: AuthTokensResponse.self)
+            first, API.Auth.login.path(), ["username": "bob", "password": Self.password], as: AuthTokensResponse.self)
         let tokens = try #require(login)
         let (onFirst, pair) = try await Self.post(
-            first, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+            first, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
         #expect(onFirst == 200)
         let (onSecond, _) = try await Self.post(
-            second, "api/v1/auth/refresh", ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+            second, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
         #expect(onSecond == 401)
         let (newest, _) = try await Self.post(
-            first, "api/v1/auth/refresh", ["refreshToken": try #require(pair).refreshToken.token],
+            first, API.Auth.refresh.path(), ["refreshToken": try #require(pair).refreshToken.token],
             as: RefreshResponse.self)
         #expect(newest == 401, "the reuse revoked the whole family")
     }
@@ -139,7 +142,7 @@ import TwofoldTestSupport
                     group.addTask {
                         try await HTTP.send(
                             HTTP.json(
-                                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
                                 ["username": "nobody\(index)", "password": "wrong password \(index)"])
                         ).status
                     }
@@ -153,7 +156,8 @@ import TwofoldTestSupport
         for _ in 0..<5 {
             let asked = clock.now
             let health = try await HTTP.send(
-                HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")), session: probe)
+                HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.health.path())), session: probe
+            )
             #expect(health.status == 200)
             slowest = max(slowest, clock.now - asked)
             try await Task.sleep(for: .milliseconds(50))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldAPI
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -19,14 +20,17 @@ import TwofoldTestSupport
         let server = try await ServerProcess(dataDirectory: data)
         defer { server.stop() }
 
-        let health = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")))
+        let health = try await HTTP.send(
+            HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.health.path())))
         #expect(health.status == 200)
         #expect(health.text == #"{"status":"ok"}"#)
 
-        let ready = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("readyz")))
+        let ready = try await HTTP.send(
+            HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.ready.path())))
         #expect(ready.status == 200)
 
-        let openAPI = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("openapi.yaml")))
+        let openAPI = try await HTTP.send(
+            HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.openAPI.path())))
         #expect(openAPI.status == 200)
         let onDisk = try String(
             contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
@@ -48,15 +52,18 @@ import TwofoldTestSupport
 
         let cases: [(URLRequest, Int, String)] = [
             (HTTP.request("GET", server.baseURL.appendingPathComponent("nope")), 404, "not_found"),
-            (HTTP.request("POST", server.baseURL.appendingPathComponent("healthz")), 405, "method_not_allowed"),
+            (
+                HTTP.request("POST", server.baseURL.appendingPathComponent(API.Operations.health.path())), 405,
+                "method_not_allowed"
+            ),
             (
                 HTTP.request(
-                    "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"), body: Data("{nope".utf8),
+                    "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()), body: Data("{nope".utf8),
                     contentType: "application/json"), 400, "malformed_request"
             ),
             (
                 HTTP.request(
-                    "PUT", server.baseURL.appendingPathComponent("metrics"),
+                    "PUT", server.baseURL.appendingPathComponent(API.Operations.metrics.path()),
                     body: Data(repeating: 0x41, count: 200_000), contentType: "application/json"), 405,
                 "method_not_allowed"
             ),
@@ -69,7 +76,8 @@ import TwofoldTestSupport
             #expect(problem.code == code)
             #expect(problem.status == status)
         }
-        let stillHealthy = try await HTTP.send(HTTP.request("GET", server.baseURL.appendingPathComponent("healthz")))
+        let stillHealthy = try await HTTP.send(
+            HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.health.path())))
         #expect(stillHealthy.status == 200)
     }
 
@@ -128,7 +136,7 @@ import TwofoldTestSupport
             for index in 0..<15 {
                 let answer = try await HTTP.send(
                     HTTP.json(
-                        "POST", server.baseURL.appendingPathComponent("api/v1/auth/register"),
+                        "POST", server.baseURL.appendingPathComponent(API.Auth.register.path()),
                         [
                             "username": "suite\(index)", "email": "suite\(index)@example.com",
                             "password": AuthEndToEndTests.password,

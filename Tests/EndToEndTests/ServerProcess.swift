@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -41,7 +42,8 @@ final class ServerProcess: @unchecked Sendable {
             guard process.isRunning else {
                 throw ServerProcessError.exited(status: process.terminationStatus, log: log)
             }
-            if let response = try? await HTTP.send(.init(url: baseURL.appendingPathComponent("healthz"))),
+            if let response = try? await HTTP.send(
+                .init(url: baseURL.appendingPathComponent(API.Operations.health.path()))),
                 response.status == 200
             {
                 return

@@ -26,7 +26,7 @@ import TwofoldTestSupport
 
         let setupResponse = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/2fa/totp/setup"), [:],
+                "POST", server.baseURL.appendingPathComponent(API.TwoFactor.totpSetup.path()), [:],
                 bearer: tokens.accessToken.token))
         #expect(setupResponse.status == 200)
         let setup = try HTTP.decoder.decode(TOTPSetupResponse.self, from: setupResponse.body)
@@ -46,7 +46,7 @@ import TwofoldTestSupport
         guard let code = try Self.oathtoolCode(setup.secret, at: Date()) else { return }
         let verify = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/2fa/totp/verify"), ["code": code],
+                "POST", server.baseURL.appendingPathComponent(API.TwoFactor.totpVerify.path()), ["code": code],
                 bearer: tokens.accessToken.token))
         #expect(verify.status == 200, "\(verify.text)")
         let enabled = try HTTP.decoder.decode(FactorEnabledResponse.self, from: verify.body)
@@ -54,7 +54,7 @@ import TwofoldTestSupport
 
         let login = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
                 ["username": "frank", "password": AuthEndToEndTests.password]))
         let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
         #expect(challenge.availableMethods == ["totp", "backup"])
@@ -64,7 +64,7 @@ import TwofoldTestSupport
         let next = try #require(try Self.oathtoolCode(setup.secret, at: Date().addingTimeInterval(30)))
         let validate = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/2fa/totp/validate"),
+                "POST", server.baseURL.appendingPathComponent(API.SecondStep.validateTOTP.path()),
                 ["tempToken": challenge.tempToken, "code": next]))
         #expect(validate.status == 200, "\(validate.text)")
         let signedIn = try HTTP.decoder.decode(SecondStepResponse.self, from: validate.body)

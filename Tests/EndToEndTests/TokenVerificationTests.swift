@@ -16,7 +16,9 @@ import TwofoldTestSupport
     static func verify(_ token: String, on server: ServerProcess, later: Int? = nil) throws -> ExternalTool.Output? {
         guard let python = python() else { return nil }
         let script = BuildProducts.repositoryRoot.appendingPathComponent("scripts/verify_jwt.py").path
-        var arguments = [script, server.baseURL.appendingPathComponent(".well-known/jwks.json").absoluteString, token]
+        var arguments = [
+            script, server.baseURL.appendingPathComponent(API.Operations.jwks.path()).absoluteString, token,
+        ]
         if let later { arguments += ["--later", String(later)] }
         return try python.run(arguments)
     }
@@ -24,11 +26,11 @@ import TwofoldTestSupport
     static func signIn(_ server: ServerProcess, as name: String) async throws -> AuthTokensResponse {
         _ = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/auth/register"),
+                "POST", server.baseURL.appendingPathComponent(API.Auth.register.path()),
                 ["username": name, "email": "\(name)@example.com", "password": AuthEndToEndTests.password]))
         let response = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
                 ["username": name, "password": AuthEndToEndTests.password]))
         return try HTTP.decoder.decode(AuthTokensResponse.self, from: response.body)
     }
@@ -97,7 +99,7 @@ import TwofoldTestSupport
             #expect(pem.contains("BEGIN PUBLIC KEY") && !pem.contains("PRIVATE"), "a retired key is kept public only")
         }
         let now = Int(Date().timeIntervalSince1970)
-        let accountURL = second.baseURL.appendingPathComponent("api/v1/account")
+        let accountURL = second.baseURL.appendingPathComponent(API.Account.show.path())
         let genuine = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: tokens.accessToken.token))
         #expect(genuine.status == 200, "the untampered token still works")
         let resignedAsIs = try Self.resign(tokens.accessToken.token, with: stolenKey) { _ in }
@@ -130,7 +132,8 @@ import TwofoldTestSupport
         #expect(rotatedOut.errorText.contains("no key"))
         let account = try await HTTP.send(
             HTTP.json(
-                "GET", third.baseURL.appendingPathComponent("api/v1/account"), nil, bearer: tokens.accessToken.token))
+                "GET", third.baseURL.appendingPathComponent(API.Account.show.path()), nil,
+                bearer: tokens.accessToken.token))
         #expect(account.status == 401, "the server refuses it too")
         #expect(try FileManager.default.contentsOfDirectory(atPath: retired.path).isEmpty, "the aged key was deleted")
     }
@@ -176,13 +179,13 @@ import TwofoldTestSupport
         defer { server.stop() }
         let login = try await HTTP.send(
             HTTP.json(
-                "POST", server.baseURL.appendingPathComponent("api/v1/auth/login"),
+                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
                 ["username": "root", "password": "an admin pass phrase"]))
         let tokens = try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body)
         #expect(tokens.user.role == "admin")
         let users = try await HTTP.send(
             HTTP.json(
-                "GET", server.baseURL.appendingPathComponent("api/v1/admin/users"), nil,
+                "GET", server.baseURL.appendingPathComponent(API.Admin.users.path()), nil,
                 bearer: tokens.accessToken.token))
         #expect(users.status == 200)
         let audit = try await HTTP.send(

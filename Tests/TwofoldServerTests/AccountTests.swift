@@ -22,7 +22,7 @@ import VaporTesting
 
     static func account(_ app: Application, token: String) async throws -> UserDTO {
         var user: UserDTO?
-        try await app.testing().test(.GET, "api/v1/account", headers: .bearer(token)) { response in
+        try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
             user = try response.decode(UserDTO.self)
         }
         return try #require(user)
@@ -31,7 +31,7 @@ import VaporTesting
     /// Step-up with an SMS code sent by `POST /auth/step-up/send`; returns the fresh access token.
     static func stepUpBySMS(_ app: Application, token: String, clock: TestClock) async throws -> String {
         try await app.testing().test(
-            .POST, "api/v1/auth/step-up/send", headers: .bearer(token), body: json(["method": "sms"])
+            .POST, API.Auth.stepUpSend.path(), headers: .bearer(token), body: json(["method": "sms"])
         ) { response in
             #expect(response.status == .ok)
             try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
@@ -39,7 +39,7 @@ import VaporTesting
         let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
         var fresh: String?
         try await app.testing().test(
-            .POST, "api/v1/auth/step-up", headers: .bearer(token), body: json(["method": "sms", "code": code])
+            .POST, API.Auth.stepUp.path(), headers: .bearer(token), body: json(["method": "sms", "code": code])
         ) { response in
             #expect(response.status == .ok)
             fresh = try response.decode(StepUpResponse.self).accessToken.token
@@ -58,7 +58,7 @@ import VaporTesting
             remembered.add(name: "X-Trusted-Device", value: device)
             var other: AuthTokensResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: remembered,
+                .POST, API.Auth.login.path(), headers: remembered,
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in other = try response.decode(AuthTokensResponse.self) }
             let otherSession = try #require(other)
@@ -83,15 +83,17 @@ import VaporTesting
             #expect(changed.0 == 200)
             // The session that changed it goes on; the other one and the remembered device stop.
             _ = try await Self.account(app, token: tokens.accessToken.token)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(otherSession.accessToken.token)) {
+            try await app.testing().test(
+                .GET, API.Account.show.path(), headers: .bearer(otherSession.accessToken.token)
+            ) {
                 response in #expect(response.status == .unauthorized)
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: jsonHeaders,
+                .POST, API.Auth.refresh.path(), headers: jsonHeaders,
                 body: json(["refreshToken": otherSession.refreshToken.token])
             ) { response in #expect(response.status == .unauthorized) }
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: remembered,
+                .POST, API.Auth.login.path(), headers: remembered,
                 body: json(["username": "alice", "password": Self.newPassword])
             ) { response in
                 #expect(response.status == .ok)
@@ -187,7 +189,7 @@ import VaporTesting
             #expect(confirmed.0 == 200)
             #expect(try await Self.account(app, token: tokens.accessToken.token).email == "alice@new.example")
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["email": "alice@new.example", "password": AuthFlowTests.password])
             ) { response in #expect(response.status == .ok) }
 
@@ -202,28 +204,30 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            try await app.testing().test(.POST, "api/v1/2fa/email/setup", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(
+                .POST, API.TwoFactor.emailSetup.path(), headers: .bearer(tokens.accessToken.token)
+            ) {
                 response in #expect(response.status == .ok)
             }
             let enableCode = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
             try await app.testing().test(
-                .POST, "api/v1/2fa/email/verify", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["code": enableCode])
             ) { response in #expect(response.status == .ok) }
 
             let other = try await CodeFactorTests.laterCodeSession(app, clock: clock)
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up/send", headers: .bearer(other),
+                .POST, API.Auth.stepUpSend.path(), headers: .bearer(other),
                 body: json(["method": "sms"])
             ) { response in #expect(response.status == .unprocessableEntity, "SMS is not enabled") }
             clock.advance(by: 61)
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up/send", headers: .bearer(other),
+                .POST, API.Auth.stepUpSend.path(), headers: .bearer(other),
                 body: json(["method": "email"])
             ) { response in #expect(response.status == .ok) }
             let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(other),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
                 body: json(["method": "email", "code": code == "000000" ? "000001" : "000000"])
             ) { response in
                 #expect(response.status == .unauthorized)
@@ -231,13 +235,15 @@ import VaporTesting
             }
             var fresh: String?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(other),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
                 body: json(["method": "email", "code": code])
             ) { response in
                 #expect(response.status == .ok)
                 fresh = try response.decode(StepUpResponse.self).accessToken.token
             }
-            try await app.testing().test(.DELETE, "api/v1/2fa/email", headers: .bearer(try #require(fresh))) {
+            try await app.testing().test(
+                .DELETE, API.TwoFactor.emailDelete.path(), headers: .bearer(try #require(fresh))
+            ) {
                 response in #expect(response.status == .ok, "step-up by email code allows removing a factor")
             }
         }

@@ -15,7 +15,7 @@ import VaporTesting
         try await alice.update(on: app.db)
         var tokens: AuthTokensResponse?
         try await app.testing().test(
-            .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+            .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
             body: json(["username": "alice", "password": AuthFlowTests.password])
         ) { response in tokens = try response.decode(AuthTokensResponse.self) }
         return try #require(tokens)
@@ -24,7 +24,7 @@ import VaporTesting
     @Test func nonAdminsAreForbidden() async throws {
         try await withTestApp { app in
             let bob = try await AuthFlowTests.signUp(app, "bob")
-            for path in ["api/v1/admin/users", "api/v1/admin/audit", "api/v1/admin/users/\(bob.user.id)"] {
+            for path in [API.Admin.users.path(), API.Admin.audit.path(), API.Admin.user.path("\(bob.user.id)")] {
                 try await app.testing().test(.GET, path, headers: .bearer(bob.accessToken.token)) { response in
                     #expect(response.status == .forbidden, "\(path)")
                 }
@@ -43,26 +43,26 @@ import VaporTesting
             stored.status = .locked
             try await stored.update(on: app.db)
 
-            try await app.testing().test(.GET, "api/v1/admin/users", headers: .bearer(admin.accessToken.token)) {
+            try await app.testing().test(.GET, API.Admin.users.path(), headers: .bearer(admin.accessToken.token)) {
                 response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(AdminUsersResponse.self).users.map(\.username) == ["alice", "bob"])
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.5"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.5"),
                 body: json(["username": "bob", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .forbidden)
                 try #require(try response.problem().code == "account_locked")
             }
             try await app.testing().test(
-                .POST, "api/v1/admin/users/\(bob.user.id)/unlock", headers: .bearer(admin.accessToken.token)
+                .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(admin.accessToken.token)
             ) { response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(UserDTO.self).status == "active")
             }
             try await app.testing().test(
-                .GET, "api/v1/admin/users/\(bob.user.id)", headers: .bearer(admin.accessToken.token)
+                .GET, API.Admin.user.path("\(bob.user.id)"), headers: .bearer(admin.accessToken.token)
             ) {
                 response in
                 let detail = try response.decode(AdminUserDetail.self)
@@ -78,7 +78,7 @@ import VaporTesting
                 #expect(events.allSatisfy { $0.ipAddress == "10.0.0.1" })
             }
             try await app.testing().test(
-                .GET, "api/v1/admin/users/\(UUID())", headers: .bearer(admin.accessToken.token)
+                .GET, API.Admin.user.path("\(UUID())"), headers: .bearer(admin.accessToken.token)
             ) {
                 response in #expect(response.status == .notFound)
             }

@@ -13,14 +13,14 @@ import VaporTesting
         -> AuthTokensResponse
     {
         try await app.testing().test(
-            .POST, "api/v1/auth/register", headers: .client(address),
+            .POST, API.Auth.register.path(), headers: .client(address),
             body: json(["username": name, "email": "\(name)@example.com", "password": password])
         ) { response in
             #expect(response.status == .created)
         }
         var tokens: AuthTokensResponse?
         try await app.testing().test(
-            .POST, "api/v1/auth/login", headers: .client(address),
+            .POST, API.Auth.login.path(), headers: .client(address),
             body: json(["email": "\(name)@example.com", "password": password])
         ) { response in
             #expect(response.status == .ok)
@@ -35,7 +35,7 @@ import VaporTesting
             #expect(tokens.user.username == "alice")
             #expect(tokens.accessToken.expiresAt.timeIntervalSince(Date(timeIntervalSince1970: 1_800_000_000)) == 900)
 
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(UserDTO.self).email == "alice@example.com")
@@ -43,7 +43,7 @@ import VaporTesting
 
             var refreshed: RefreshResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { response in
                 #expect(response.status == .ok)
@@ -53,18 +53,19 @@ import VaporTesting
             #expect(pair.refreshToken.token != tokens.refreshToken.token)
 
             try await app.testing().test(
-                .POST, "api/v1/auth/logout", headers: .client("10.0.0.1"),
+                .POST, API.Auth.logout.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": pair.refreshToken.token])
             ) { response in
                 #expect(response.status == .ok)
                 #expect(response.body.string == #"{"success":true}"#)
             }
             // The session is over: its access tokens and refresh tokens stop at once.
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(pair.accessToken.token)) { response in
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(pair.accessToken.token)) {
+                response in
                 #expect(response.status == .unauthorized)
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": pair.refreshToken.token])
             ) { response in
                 #expect(response.status == .unauthorized)
@@ -76,7 +77,7 @@ import VaporTesting
         try await withTestApp { app in
             _ = try await Self.signUp(app)
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.2"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.2"),
                 body: json(["username": "ALICE", "password": Self.password])
             ) { response in
                 #expect(response.status == .ok)
@@ -91,8 +92,9 @@ import VaporTesting
                 ["email": "alice@example.com", "password": "wrong password"],
                 ["email": "nobody@example.com", "password": Self.password],
             ] {
-                try await app.testing().test(.POST, "api/v1/auth/login", headers: .client("10.0.0.3"), body: json(body))
-                {
+                try await app.testing().test(
+                    .POST, API.Auth.login.path(), headers: .client("10.0.0.3"), body: json(body)
+                ) {
                     response in
                     #expect(response.status == .unauthorized)
                     let problem = try response.problem()
@@ -108,12 +110,12 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await Self.signUp(app)
             clock.advance(by: 14 * 60)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .ok)
             }
             clock.advance(by: 61)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .unauthorized)
                 try #require(try response.problem().code == "unauthorized")
@@ -127,7 +129,7 @@ import VaporTesting
             let tokens = try await Self.signUp(app)
             clock.advance(by: 30 * 24 * 3600)
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { response in
                 #expect(response.status == .unauthorized)
@@ -143,11 +145,11 @@ import VaporTesting
             var tampered = Array(tokens.accessToken.token)
             tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
             for token in ["", "abc", "a.b.c", String(tampered)] {
-                try await app.testing().test(.GET, "api/v1/account", headers: .bearer(token)) { response in
+                try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
                     #expect(response.status == .unauthorized, "\(token)")
                 }
             }
-            try await app.testing().test(.GET, "api/v1/account") { response in
+            try await app.testing().test(.GET, API.Account.show.path()) { response in
                 #expect(response.status == .unauthorized)
             }
         }
@@ -158,26 +160,26 @@ import VaporTesting
             let tokens = try await Self.signUp(app)
             var second: RefreshResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { response in
                 second = try response.decode(RefreshResponse.self)
             }
             // The first token again: theft. The whole family dies, including the newest token.
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { response in
                 #expect(response.status == .unauthorized)
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": try #require(second).refreshToken.token])
             ) { response in
                 #expect(response.status == .unauthorized)
             }
             try await app.testing().test(
-                .GET, "api/v1/account", headers: .bearer(try #require(second).accessToken.token)
+                .GET, API.Account.show.path(), headers: .bearer(try #require(second).accessToken.token)
             ) {
                 response in
                 #expect(response.status == .unauthorized)
@@ -195,7 +197,7 @@ import VaporTesting
                     group.addTask {
                         var status: UInt = 0
                         try await app.testing().test(
-                            .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                            .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                             body: json(["refreshToken": tokens.refreshToken.token])
                         ) { response in status = response.status.code }
                         return status
@@ -206,7 +208,7 @@ import VaporTesting
             #expect(statuses.filter { $0 == 200 }.count == 1)
             #expect(statuses.filter { $0 == 401 }.count == 19)
             try #require(try await AuditQueries.count(type: "token.refresh_reused", on: app) == 1)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .unauthorized, "the family is revoked")
             }
@@ -218,13 +220,13 @@ import VaporTesting
             let first = try await Self.signUp(app)
             var second: AuthTokensResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.9"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
                 body: json(["email": "alice@example.com", "password": Self.password])
             ) { response in second = try response.decode(AuthTokensResponse.self) }
             let other = try #require(second)
 
             var listed: SessionsResponse?
-            try await app.testing().test(.GET, "api/v1/auth/sessions", headers: .bearer(first.accessToken.token)) {
+            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(first.accessToken.token)) {
                 response in
                 listed = try response.decode(SessionsResponse.self)
             }
@@ -234,16 +236,16 @@ import VaporTesting
             let otherID = try #require(sessions.first { !$0.current }).id
 
             try await app.testing().test(
-                .DELETE, "api/v1/auth/sessions/\(otherID)", headers: .bearer(first.accessToken.token)
+                .DELETE, API.Auth.revokeSession.path("\(otherID)"), headers: .bearer(first.accessToken.token)
             ) { response in #expect(response.status == .ok) }
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(other.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(other.accessToken.token)) {
                 response in
                 #expect(response.status == .unauthorized)
             }
-            try await app.testing().test(.POST, "api/v1/auth/logout-all", headers: .bearer(first.accessToken.token)) {
+            try await app.testing().test(.POST, API.Auth.logoutAll.path(), headers: .bearer(first.accessToken.token)) {
                 response in #expect(response.status == .ok)
             }
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(first.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(first.accessToken.token)) {
                 response in
                 #expect(response.status == .unauthorized)
             }
@@ -255,15 +257,16 @@ import VaporTesting
             let alice = try await Self.signUp(app, "alice")
             let bob = try await Self.signUp(app, "bob")
             var bobSessions: SessionsResponse?
-            try await app.testing().test(.GET, "api/v1/auth/sessions", headers: .bearer(bob.accessToken.token)) {
+            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(bob.accessToken.token)) {
                 response in
                 bobSessions = try response.decode(SessionsResponse.self)
             }
             let bobSession = try #require(bobSessions?.sessions.first).id
             try await app.testing().test(
-                .DELETE, "api/v1/auth/sessions/\(bobSession)", headers: .bearer(alice.accessToken.token)
+                .DELETE, API.Auth.revokeSession.path("\(bobSession)"), headers: .bearer(alice.accessToken.token)
             ) { response in #expect(response.status == .notFound) }
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(bob.accessToken.token)) { response in
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(bob.accessToken.token)) {
+                response in
                 #expect(response.status == .ok)
             }
         }
@@ -271,7 +274,7 @@ import VaporTesting
 
     @Test func jwksPublishesTheSigningKey() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, ".well-known/jwks.json") { response in
+            try await app.testing().test(.GET, API.Operations.jwks.path()) { response in
                 #expect(response.status == .ok)
                 let text = response.body.string
                 #expect(

@@ -6,7 +6,7 @@ import VaporTesting
 
 @Suite struct BackupCodeTests {
     static func useCode(
-        _ app: Application, flow: String, code: String, path: String = "api/v1/auth/backup-codes/verify"
+        _ app: Application, flow: String, code: String, path: String = API.SecondStep.verifyBackupCode.path()
     )
         async throws -> (UInt, SecondStepResponse?, ProblemBody?)
     {
@@ -42,7 +42,9 @@ import VaporTesting
             #expect(again.2?.code == "invalid_code")
 
             for (index, code) in codes[1...6].enumerated() {
-                let path = index % 2 == 0 ? "api/v1/2fa/backup-codes/verify" : "api/v1/auth/backup-codes/verify"
+                let path =
+                    index % 2 == 0
+                    ? API.SecondStep.verifyBackupCodeSeed000.path() : API.SecondStep.verifyBackupCode.path()
                 let result = try await Self.useCode(
                     app, flow: try await TOTPSteps.startLogin(app), code: code, path: path)
                 #expect(result.0 == 200)
@@ -63,7 +65,8 @@ import VaporTesting
                 let result = try await Self.useCode(app, flow: flow, code: code)
                 #expect([401, 422].contains(result.0), "\(code.prefix(10))")
             }
-            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
+            {
                 response in
                 try #require(try response.decode(TwoFactorStatus.self).backupCodes.remaining == 10)
             }
@@ -77,14 +80,14 @@ import VaporTesting
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             try await app.testing().test(
-                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(older)
+                .POST, API.TwoFactor.backupCodesRegenerate.path(), headers: .bearer(older)
             ) { response in
                 #expect(response.status == .forbidden)
                 try #require(try response.problem().code == "step_up_required")
             }
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(older),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in
                 #expect(response.status == .ok)
@@ -92,7 +95,8 @@ import VaporTesting
             }
             var fresh: BackupCodesResponse?
             try await app.testing().test(
-                .POST, "api/v1/2fa/backup-codes/regenerate", headers: .bearer(try #require(stepped).accessToken.token)
+                .POST, API.TwoFactor.backupCodesRegenerate.path(),
+                headers: .bearer(try #require(stepped).accessToken.token)
             ) { response in
                 #expect(response.status == .ok)
                 fresh = try response.decode(BackupCodesResponse.self)
@@ -114,25 +118,25 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
-            try await app.testing().test(.DELETE, "api/v1/2fa/totp", headers: .bearer(older)) {
+            try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(older)) {
                 response in
                 #expect(response.status == .forbidden)
             }
             // Step up with a backup code, then remove.
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(older),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
                 body: json(["method": "backup", "code": codes[3]])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(
-                .DELETE, "api/v1/2fa/totp", headers: .bearer(try #require(stepped).accessToken.token)
+                .DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
             ) { response in #expect(response.status == .ok) }
             try #require(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
             try #require(try await AuditQueries.count(table: "backup_codes", on: app) == 0)
             try #require(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
             // A password alone signs in again.
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in
                 try #require(try response.decode(AuthTokensResponse.self).user.username == "alice")
@@ -147,19 +151,19 @@ import VaporTesting
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             try await app.testing().test(
-                .POST, "api/v1/auth/mfa/verify-login", headers: .bearer(flow),
+                .POST, API.SecondStep.verifyLogin.path(), headers: .bearer(flow),
                 body: json(["code": try TOTPSteps.code(secret, clock)])
             ) { response in #expect(response.status == .ok) }
             let second = try await TOTPSteps.startLogin(app)
             try await app.testing().test(
-                .POST, "api/v1/auth/mfa/verify-login", headers: jsonHeaders,
+                .POST, API.SecondStep.verifyLogin.path(), headers: jsonHeaders,
                 body: json(["code": codes[0], "method": "backup", "tempToken": second])
             ) { response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(SecondStepResponse.self).backupCodesRemaining == 9)
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/mfa/verify-login", headers: jsonHeaders,
+                .POST, API.SecondStep.verifyLogin.path(), headers: jsonHeaders,
                 body: json(["code": "123456", "method": "sms", "tempToken": try await TOTPSteps.startLogin(app)])
             ) { response in #expect(response.status == .unprocessableEntity) }
         }

@@ -16,17 +16,17 @@ import VaporTesting
             let victim = try await AuthFlowTests.signUp(app)
             var stolen: RefreshResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.6.6.6"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.6.6.6"),
                 body: json(["refreshToken": victim.refreshToken.token])
             ) { response in stolen = try response.decode(RefreshResponse.self) }
             clock.advance(by: 3 * 24 * 3600)
             try await Housekeeping.sweep(on: try #require(app.twofold.sql(app.db)), now: clock.now)
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": victim.refreshToken.token])
             ) { response in #expect(response.status == .unauthorized) }
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.6.6.6"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.6.6.6"),
                 body: json(["refreshToken": try #require(stolen).refreshToken.token])
             ) { response in #expect(response.status == .unauthorized, "the thief's family is revoked") }
             #expect(try await AuditQueries.count(type: "token.refresh_reused", on: app) == 1)
@@ -49,11 +49,11 @@ import VaporTesting
                 clock.advance(by: 25 * 60)  // past the growing factor lock, inside the day
             }
             #expect(locked)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in #expect(response.status == .unauthorized, "the old access token is refused")
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { response in #expect(response.status == .unauthorized, "and so is the refresh token") }
         }

@@ -43,7 +43,7 @@ import VaporTesting
         let code = try #require(try await deliver(app, clock: clock).last).1
         var token: String?
         try await app.testing().test(
-            .POST, "api/v1/auth/otp/verify", headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
+            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
         ) { response in
             #expect(response.status == .ok)
             token = try response.decode(SecondStepResponse.self).accessToken.token
@@ -58,7 +58,7 @@ import VaporTesting
 
     static func enableSMS(_ app: Application, token: String, clock: TestClock) async throws -> [String] {
         try await app.testing().test(
-            .POST, "api/v1/2fa/sms/setup", headers: .bearer(token),
+            .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(token),
             body: json(["phoneNumber": "+14155550123"])
         ) { response in
             #expect(response.status == .ok)
@@ -69,7 +69,7 @@ import VaporTesting
         let code = try #require(try await deliver(app, clock: clock).first).1
         var enabled: FactorEnabledResponse?
         try await app.testing().test(
-            .POST, "api/v1/2fa/sms/verify", headers: .bearer(token), body: json(["code": code])
+            .POST, API.TwoFactor.smsVerify.path(), headers: .bearer(token), body: json(["code": code])
         ) { response in
             #expect(response.status == .ok)
             enabled = try response.decode(FactorEnabledResponse.self)
@@ -80,7 +80,7 @@ import VaporTesting
     static func verifyOTP(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
         var result: (UInt, ProblemBody?) = (0, nil)
         try await app.testing().test(
-            .POST, "api/v1/auth/otp/verify", headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
+            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
         ) { response in result = (response.status.code, response.status == .ok ? nil : try response.problem()) }
         return result
     }
@@ -94,7 +94,7 @@ import VaporTesting
 
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
@@ -119,14 +119,15 @@ import VaporTesting
             _ = try await Self.deliver(app, clock: clock)
             for _ in 0..<3 { _ = try await Self.verifyOTP(app, flow: flow, code: "111111") }
             try await app.testing().test(
-                .POST, "api/v1/auth/otp/resend", headers: jsonHeaders, body: json(["otpFlowId": flow])
+                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
             ) { response in
                 #expect(response.status == .tooManyRequests)
                 #expect(response.headers.first(name: .retryAfter) == "60")
             }
             clock.advance(by: 60)
             try await app.testing().test(
-                .POST, "api/v1/auth/otp/resend", headers: jsonHeaders, body: json(["otpFlowId": flow, "method": "sms"])
+                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders,
+                body: json(["otpFlowId": flow, "method": "sms"])
             ) { response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
@@ -149,7 +150,7 @@ import VaporTesting
             for _ in 0..<4 {
                 clock.advance(by: 61)
                 try await app.testing().test(
-                    .POST, "api/v1/auth/otp/resend", headers: jsonHeaders, body: json(["otpFlowId": flow])
+                    .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
                 ) { response in statuses.append(response.status.code) }
             }
             #expect(statuses == [200, 200, 200, 429], "sends 3 to 5 go out, the sixth in the hour does not")
@@ -166,7 +167,7 @@ import VaporTesting
             let first = try #require(try await Self.deliver(app, clock: clock).first).1
             clock.advance(by: 60)
             try await app.testing().test(
-                .POST, "api/v1/auth/otp/resend", headers: jsonHeaders, body: json(["otpFlowId": flow])
+                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
             ) { response in #expect(response.status == .ok) }
             let second = try #require(try await Self.deliver(app, clock: clock).first).1
             if first != second {
@@ -183,7 +184,7 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await app.testing().test(
-                .POST, "api/v1/2fa/sms/setup", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])
             ) { _ in }
             let sql = try #require(app.db as? any SQLDatabase)
@@ -202,31 +203,31 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             // Adding a factor to an account that has one needs a recent second factor.
             let recent = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
-            try await app.testing().test(.POST, "api/v1/2fa/email/setup", headers: .bearer(recent)) {
+            try await app.testing().test(.POST, API.TwoFactor.emailSetup.path(), headers: .bearer(recent)) {
                 response in
                 try #require(try response.decode(CodeSentResponse.self).maskedDestination == "a•••@example.com")
             }
             let code = try #require(try await Self.deliver(app, clock: clock).first)
             #expect(code.0 == "email")
             try await app.testing().test(
-                .POST, "api/v1/2fa/email/verify", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["code": code.1])
             ) { response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(FactorEnabledResponse.self).backupCodes == nil, "not the first factor")
             }
             try await app.testing().test(
-                .PUT, "api/v1/2fa/primary-method", headers: .bearer(tokens.accessToken.token),
+                .PUT, API.TwoFactor.primaryMethod.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["method": "email"])
             ) { response in #expect(response.status == .ok) }
             try await app.testing().test(
-                .PUT, "api/v1/2fa/primary-method", headers: .bearer(tokens.accessToken.token),
+                .PUT, API.TwoFactor.primaryMethod.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["method": "sms"])
             ) { response in #expect(response.status == .unprocessableEntity) }
 
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             #expect(challenge?.availableMethods == ["email", "totp", "backup"])
@@ -244,17 +245,17 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             let backup = try await Self.enableSMS(app, tokens: tokens, clock: clock)
             let older = try await Self.laterCodeSession(app, clock: clock)
-            try await app.testing().test(.DELETE, "api/v1/2fa/sms", headers: .bearer(older)) {
+            try await app.testing().test(.DELETE, API.TwoFactor.smsDelete.path(), headers: .bearer(older)) {
                 response in
                 #expect(response.status == .forbidden)
             }
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(older),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
                 body: json(["method": "backup", "code": backup[0]])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(
-                .DELETE, "api/v1/2fa/sms", headers: .bearer(try #require(stepped).accessToken.token)
+                .DELETE, API.TwoFactor.smsDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
             ) {
                 response in #expect(response.status == .ok)
             }
@@ -266,7 +267,7 @@ import VaporTesting
         try await withTestApp(adjust: { $0.smsProvider = .disabled }) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await app.testing().test(
-                .POST, "api/v1/2fa/sms/setup", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])
             ) { response in #expect(response.status == .conflict) }
             try #require(try await AuditQueries.count(table: "outbox_messages", on: app) == 0)

@@ -122,7 +122,7 @@ import VaporTesting
             #expect(verified == 200)
             let signedIn = try Self.decode(DeviceTokenResponse.self, answer)
             #expect(signedIn.success && signedIn.message == "Authentication successful" && signedIn.refreshToken != nil)
-            try await app.testing().test(.GET, "api/v1/account", headers: .bearer(signedIn.token)) { response in
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(signedIn.token)) { response in
                 #expect(response.status == .ok, "the token is a Twofold access token")
             }
             // A raw 64-byte signature (r‖s) works too.
@@ -476,7 +476,7 @@ import VaporTesting
             let session = try Self.decode(SecondStepResponse.self, answer)
             var sessions: SessionsResponse?
             try await app.testing().test(
-                .GET, "api/v1/auth/sessions", headers: .bearer(session.accessToken.token)
+                .GET, API.Auth.sessions.path(), headers: .bearer(session.accessToken.token)
             ) { response in
                 sessions = try response.decode(SessionsResponse.self)
             }

@@ -211,7 +211,7 @@ struct DirectSQLiteTests {
             #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
             var signedIn: SecondStepResponse?
             try await app.testing().test(
-                .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+                .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
                 body: json(["tempToken": flow, "code": try TOTPSteps.code(bobSecret, clock)])
             ) { response in
                 #expect(response.status == .ok)
@@ -219,7 +219,7 @@ struct DirectSQLiteTests {
             }
             let refreshToken = try #require(signedIn?.refreshToken.token)
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"), body: json(["refreshToken": refreshToken])
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"), body: json(["refreshToken": refreshToken])
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -241,7 +241,7 @@ struct DirectSQLiteTests {
                 let flow = try await TOTPSteps.startLogin(app, name)
                 #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
                 try await app.testing().test(
-                    .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                    .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                     body: json(["refreshToken": tokens.refreshToken.token])
                 ) { response in #expect(response.status == .ok) }
             }

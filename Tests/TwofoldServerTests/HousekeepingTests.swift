@@ -11,7 +11,9 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(
+                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
+            ) {
                 _ in
             }
             try await Housekeeping.sweep(
@@ -28,7 +30,7 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await app.testing().test(
-                .POST, "api/v1/auth/refresh", headers: .client("10.0.0.1"),
+                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { _ in }
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)

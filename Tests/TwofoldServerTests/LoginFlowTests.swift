@@ -170,7 +170,7 @@ import VaporTesting
             }
             // The session remembers it: a refreshed token carries the same amr and auth_time.
             var sessions: SessionsResponse?
-            try await app.testing().test(.GET, "api/v1/auth/sessions", headers: .bearer(token)) { response in
+            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(token)) { response in
                 sessions = try response.decode(SessionsResponse.self)
             }
             #expect(try #require(sessions?.sessions.first).methods == ["pwd", "otp", "mfa"])
@@ -186,7 +186,7 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             for body in [["method": "totp", "code": "123456"], ["method": "carrier-pigeon"]] {
                 try await app.testing().test(
-                    .POST, "api/v1/auth/step-up", headers: .bearer(tokens.accessToken.token), body: json(body)
+                    .POST, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token), body: json(body)
                 ) { response in
                     #expect(response.status == .unprocessableEntity)
                     let problem = try response.problem()
@@ -197,7 +197,7 @@ import VaporTesting
                 response in
                 #expect(response.status == .forbidden)
             }
-            try await app.testing().test(.POST, "api/v1/auth/step-up", body: json(["method": "totp"])) { response in
+            try await app.testing().test(.POST, API.Auth.stepUp.path(), body: json(["method": "totp"])) { response in
                 #expect(response.status == .unauthorized)
             }
         }

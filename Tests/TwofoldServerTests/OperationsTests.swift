@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldAPI
 import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
@@ -7,7 +8,7 @@ import VaporTesting
 @Suite struct OperationsTests {
     @Test func healthAnswersOK() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, "healthz") { response in
+            try await app.testing().test(.GET, API.Operations.health.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.body.string == #"{"status":"ok"}"#)
             }
@@ -16,7 +17,7 @@ import VaporTesting
 
     @Test func readinessChecksTheDatabase() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, "readyz") { response in
+            try await app.testing().test(.GET, API.Operations.ready.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.body.string.contains(#""database":"ok""#))
             }
@@ -31,7 +32,7 @@ import VaporTesting
             dataDirectory: directory, database: .postgres(url: "postgres://nobody:x@127.0.0.1:1/none"))
         try await withApp { app in
             try await configure(app, with: configuration)
-            try await app.testing().test(.GET, "readyz") { response in
+            try await app.testing().test(.GET, API.Operations.ready.path()) { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(response.headers.first(name: .retryAfter) == "5")
                 let problem = try response.problem()
@@ -44,10 +45,10 @@ import VaporTesting
     @Test func metricsCountRequestsByRouteAndStatus() async throws {
         try await withTestApp { app in
             let tester = try app.testing()
-            try await tester.test(.GET, "healthz") { _ in }
-            try await tester.test(.GET, "healthz") { _ in }
+            try await tester.test(.GET, API.Operations.health.path()) { _ in }
+            try await tester.test(.GET, API.Operations.health.path()) { _ in }
             try await tester.test(.GET, "users/alice/secret") { _ in }
-            try await tester.test(.GET, "metrics") { response in
+            try await tester.test(.GET, API.Operations.metrics.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: .contentType)?.hasPrefix("text/plain; version=0.0.4") == true)
                 let text = response.body.string
@@ -63,7 +64,7 @@ import VaporTesting
         let onDisk = try String(
             contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         try await withTestApp { app in
-            try await app.testing().test(.GET, "openapi.yaml") { response in
+            try await app.testing().test(.GET, API.Operations.openAPI.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: .contentType)?.hasPrefix("application/yaml") == true)
                 #expect(response.body.string == onDisk)

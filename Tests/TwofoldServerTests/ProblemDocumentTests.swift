@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldAPI
 import VaporTesting
 
 @testable import TwofoldServer
@@ -34,7 +35,7 @@ import VaporTesting
 
     @Test func wrongMethodIsMethodNotAllowedWithAllow() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.DELETE, "healthz") { response in
+            try await app.testing().test(.DELETE, API.Operations.health.path()) { response in
                 #expect(response.status == .methodNotAllowed)
                 #expect(response.headers.first(name: .allow) == "GET")
                 let problem = try response.problem()
@@ -134,7 +135,7 @@ import VaporTesting
             ]
             for (contentType, body, status, code) in cases {
                 try await app.testing().test(
-                    .POST, "api/v1/2fa/totp/validate", headers: ["Content-Type": contentType],
+                    .POST, API.SecondStep.validateTOTP.path(), headers: ["Content-Type": contentType],
                     body: ByteBuffer(string: body)
                 ) { response in
                     #expect(response.status == status, "\(contentType) \(body)")
@@ -173,10 +174,11 @@ import VaporTesting
 
     @Test func requestIDIsEchoed() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, "healthz", headers: ["X-Request-Id": "trace-123"]) { response in
+            try await app.testing().test(.GET, API.Operations.health.path(), headers: ["X-Request-Id": "trace-123"]) {
+                response in
                 #expect(response.headers.first(name: .xRequestId) == "trace-123")
             }
-            try await app.testing().test(.GET, "healthz") { response in
+            try await app.testing().test(.GET, API.Operations.health.path()) { response in
                 #expect(response.headers.first(name: .xRequestId)?.isEmpty == false)
             }
         }

@@ -112,7 +112,7 @@ import VaporTesting
                 var created = 0
                 for index in 0..<30 {
                     try await app.testing().test(
-                        .POST, "api/v1/auth/register", headers: .client("10.9.9.9"),
+                        .POST, API.Auth.register.path(), headers: .client("10.9.9.9"),
                         body: json([
                             "username": "user\(index)", "email": "user\(index)@example.com",
                             "password": "correct horse battery staple",
@@ -161,7 +161,7 @@ import VaporTesting
         ) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await app.testing().test(
-                .POST, "api/v1/2fa/sms/setup", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])
             ) { response in
                 let sent = try response.decode(CodeSentResponse.self)
@@ -173,7 +173,7 @@ import VaporTesting
             // A password-only account steps up with a sign-in inside the window: 61 s is outside.
             clock.advance(by: 61)
             try await app.testing().test(
-                .PUT, "api/v1/account/phone", headers: .bearer(tokens.accessToken.token),
+                .PUT, API.Account.changePhone.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550124"])
             ) { response in
                 #expect(response.status == .forbidden, "\(response.body.string)")

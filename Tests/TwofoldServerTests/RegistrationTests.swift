@@ -31,7 +31,7 @@ import VaporTesting
     @Test("each invalid field is named and nothing is stored", arguments: invalid)
     func invalidFieldsAreRefused(input: ([String: String], String)) async throws {
         try await withTestApp { app in
-            try await app.testing().test(.POST, "api/v1/auth/register", headers: jsonHeaders, body: json(input.0)) {
+            try await app.testing().test(.POST, API.Auth.register.path(), headers: jsonHeaders, body: json(input.0)) {
                 response in
                 #expect(response.status == .unprocessableEntity)
                 let problem = try response.problem()
@@ -46,7 +46,7 @@ import VaporTesting
         try await withTestApp { app in
             for body in [#"{"username":"alice"}"#, #"{"username":1,"email":"a@example.com","password":"xxxxxxxxxx"}"#] {
                 try await app.testing().test(
-                    .POST, "api/v1/auth/register", headers: jsonHeaders, body: ByteBuffer(string: body)
+                    .POST, API.Auth.register.path(), headers: jsonHeaders, body: ByteBuffer(string: body)
                 ) { response in
                     #expect(response.status == .unprocessableEntity)
                 }
@@ -62,7 +62,7 @@ import VaporTesting
                 ["username": "ALICE", "email": "other@example.com", "password": AuthFlowTests.password],
                 ["username": "alice2", "email": "Alice@Example.com", "password": AuthFlowTests.password],
             ] {
-                try await app.testing().test(.POST, "api/v1/auth/register", headers: jsonHeaders, body: json(body)) {
+                try await app.testing().test(.POST, API.Auth.register.path(), headers: jsonHeaders, body: json(body)) {
                     response in
                     #expect(response.status == .conflict)
                     try #require(try response.problem().code == "conflict")
@@ -75,7 +75,7 @@ import VaporTesting
     @Test func registrationCanBeSwitchedOff() async throws {
         try await withTestApp(adjust: { $0.registrationEnabled = false }) { app in
             try await app.testing().test(
-                .POST, "api/v1/auth/register", headers: jsonHeaders,
+                .POST, API.Auth.register.path(), headers: jsonHeaders,
                 body: json(["username": "alice", "email": "a@example.com", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .forbidden)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldAPI
 import Vapor
 import VaporTesting
 
@@ -22,10 +23,10 @@ struct RouteResponderTests {
 
     @Test func routesAsVaporDoesHeadFallingBackToGetAndUnmatchedRequestsToAProblem() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, "healthz") { response in
+            try await app.testing().test(.GET, API.Operations.health.path()) { response in
                 #expect(response.status == .ok)
             }
-            try await app.testing().test(.HEAD, "healthz") { response in
+            try await app.testing().test(.HEAD, API.Operations.health.path()) { response in
                 #expect(response.status == .ok)
             }
             try await app.testing().test(.GET, "/healthz?verbose=1") { response in
@@ -35,7 +36,7 @@ struct RouteResponderTests {
                 #expect(response.status == .notFound)
                 #expect(response.headers.contentType?.description.hasPrefix("application/problem+json") == true)
             }
-            try await app.testing().test(.DELETE, "healthz") { response in
+            try await app.testing().test(.DELETE, API.Operations.health.path()) { response in
                 #expect(response.status == .methodNotAllowed)
                 #expect(response.headers.first(name: .allow)?.contains("GET") == true)
             }

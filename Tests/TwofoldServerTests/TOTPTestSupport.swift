@@ -11,7 +11,8 @@ enum TOTPSteps {
         -> (secret: [UInt8], backupCodes: [String])
     {
         var setup: TOTPSetupResponse?
-        try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+        try await app.testing().test(.POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token))
+        {
             response in
             #expect(response.status == .ok)
             setup = try response.decode(TOTPSetupResponse.self)
@@ -19,7 +20,7 @@ enum TOTPSteps {
         let secret = try Base32.decode(try #require(setup).secret)
         var enabled: FactorEnabledResponse?
         try await app.testing().test(
-            .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token),
+            .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
             body: json(["code": try code(secret, clock)])
         ) { response in
             #expect(response.status == .ok)
@@ -43,7 +44,7 @@ enum TOTPSteps {
         let flow = try await startLogin(app, name)
         var token: String?
         try await app.testing().test(
-            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
             body: json(["tempToken": flow, "code": try code(secret, clock)])
         ) { response in
             #expect(response.status == .ok)
@@ -59,7 +60,7 @@ enum TOTPSteps {
     {
         var challenge: LoginChallengeResponse?
         try await app.testing().test(
-            .POST, "api/v1/auth/login", headers: .client(address),
+            .POST, API.Auth.login.path(), headers: .client(address),
             body: json(["username": name, "password": AuthFlowTests.password])
         ) { response in
             #expect(response.status == .ok)
@@ -72,7 +73,8 @@ enum TOTPSteps {
     static func validate(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
         var result: (UInt, ProblemBody?) = (0, nil)
         try await app.testing().test(
-            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders, body: json(["tempToken": flow, "code": code])
+            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
+            body: json(["tempToken": flow, "code": code])
         ) { response in
             result = (response.status.code, response.status == .ok ? nil : try response.problem())
         }

@@ -11,7 +11,9 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             var setup: TOTPSetupResponse?
-            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(
+                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
+            ) {
                 response in setup = try response.decode(TOTPSetupResponse.self)
             }
             let answer = try #require(setup)
@@ -25,7 +27,7 @@ import VaporTesting
             let secret = try Base32.decode(answer.secret)
             var enabled: FactorEnabledResponse?
             try await app.testing().test(
-                .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["code": try TOTPSteps.code(secret, clock)])
             ) { response in enabled = try response.decode(FactorEnabledResponse.self) }
             let codes = try #require(enabled?.backupCodes)
@@ -34,7 +36,7 @@ import VaporTesting
 
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
@@ -43,7 +45,7 @@ import VaporTesting
 
             var signedIn: SecondStepResponse?
             try await app.testing().test(
-                .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+                .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
                 body: json([
                     "tempToken": flow.otpFlowId, "code": "\(CodeFormatter.display(try TOTPSteps.code(secret, clock)))",
                 ])
@@ -53,17 +55,20 @@ import VaporTesting
             }
             var sessions: SessionsResponse?
             try await app.testing().test(
-                .GET, "api/v1/auth/sessions", headers: .bearer(try #require(signedIn).accessToken.token)
+                .GET, API.Auth.sessions.path(), headers: .bearer(try #require(signedIn).accessToken.token)
             ) { response in sessions = try response.decode(SessionsResponse.self) }
             #expect(sessions?.sessions.first { $0.current }?.methods == ["pwd", "otp", "mfa"])
 
-            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
+            {
                 response in
                 let status = try response.decode(TwoFactorStatus.self)
                 #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == "totp")
                 #expect(status.backupCodes.remaining == 10)
             }
-            try await app.testing().test(.GET, "api/v1/auth/mfa/status", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(
+                .GET, API.TwoFactor.mfaStatus.path(), headers: .bearer(tokens.accessToken.token)
+            ) {
                 response in
                 let status = try response.decode(MFAStatus.self)
                 #expect(status.enabled && status.methods == ["totp", "backup"] && status.backupCodesRemaining == 10)
@@ -297,7 +302,7 @@ import VaporTesting
             }
             #expect(lockouts == [300, 600, 1200])
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("10.0.0.1"),
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in #expect(response.status == .forbidden) }
             #expect(try await AuditQueries.count(type: "account.locked", on: app) == 1)
@@ -309,13 +314,16 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             var setup: TOTPSetupResponse?
-            try await app.testing().test(.POST, "api/v1/2fa/totp/setup", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(
+                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
+            ) {
                 response in setup = try response.decode(TOTPSetupResponse.self)
             }
             clock.advance(by: 601)
             let code = try TOTP(secret: try Base32.decode(try #require(setup).secret)).code(at: clock.now)
             try await app.testing().test(
-                .POST, "api/v1/2fa/totp/verify", headers: .bearer(tokens.accessToken.token), body: json(["code": code])
+                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
+                body: json(["code": code])
             ) { response in
                 #expect(response.status == .gone)
                 let problem = try response.problem()

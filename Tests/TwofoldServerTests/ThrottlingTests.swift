@@ -14,7 +14,7 @@ import VaporTesting
                     group.addTask {
                         var result: (UInt, String?) = (0, nil)
                         try await app.testing().test(
-                            .POST, "api/v1/auth/login", headers: .client(attacker),
+                            .POST, API.Auth.login.path(), headers: .client(attacker),
                             body: json(["email": "alice@example.com", "password": "guess number \(index)"])
                         ) { response in
                             result = (response.status.code, response.headers.first(name: .retryAfter))
@@ -33,7 +33,7 @@ import VaporTesting
 
             // The attacker's address stays throttled, even with the right password.
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client(attacker),
+                .POST, API.Auth.login.path(), headers: .client(attacker),
                 body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .tooManyRequests)
@@ -41,7 +41,7 @@ import VaporTesting
             }
             // Alice, from her own address, signs in at once.
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("192.0.2.1"),
+                .POST, API.Auth.login.path(), headers: .client("192.0.2.1"),
                 body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .ok)
@@ -55,12 +55,12 @@ import VaporTesting
             _ = try await AuthFlowTests.signUp(app)
             for _ in 0..<5 {
                 try await app.testing().test(
-                    .POST, "api/v1/auth/login", headers: .client("198.51.100.7"),
+                    .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
                     body: json(["email": "alice@example.com", "password": "wrong password"])
                 ) { response in #expect(response.status == .unauthorized) }
             }
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("198.51.100.7"),
+                .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
                 body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .tooManyRequests)
@@ -68,7 +68,7 @@ import VaporTesting
             }
             clock.advance(by: 60)
             try await app.testing().test(
-                .POST, "api/v1/auth/login", headers: .client("198.51.100.7"),
+                .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
                 body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
             ) { response in #expect(response.status == .ok) }
         }

@@ -9,7 +9,7 @@ import VaporTesting
         let flow = try await TOTPSteps.startLogin(app)
         var result: (String, String?) = ("", nil)
         try await app.testing().test(
-            .POST, "api/v1/2fa/totp/validate", headers: jsonHeaders,
+            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
             body: ByteBuffer(
                 string: #"{"tempToken":"\#(flow)","code":"\#(try TOTPSteps.code(secret, clock))","trustDevice":true}"#)
         ) { response in
@@ -23,7 +23,7 @@ import VaporTesting
     static func login(_ app: Application, headers: HTTPHeaders) async throws -> (UInt, Bool) {
         var result: (UInt, Bool) = (0, false)
         try await app.testing().test(
-            .POST, "api/v1/auth/login", headers: headers,
+            .POST, API.Auth.login.path(), headers: headers,
             body: json(["username": "alice", "password": AuthFlowTests.password])
         ) { response in
             result = (response.status.code, response.body.string.contains("requires2FA"))
@@ -64,10 +64,11 @@ import VaporTesting
             let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
             var listed: TrustedDevicesResponse?
             try await app.testing().test(
-                .GET, "api/v1/auth/mfa/trusted-devices", headers: .bearer(tokens.accessToken.token)
+                .GET, API.TwoFactor.trustedDevices.path(), headers: .bearer(tokens.accessToken.token)
             ) { response in listed = try response.decode(TrustedDevicesResponse.self) }
             let entry = try #require(listed?.devices.first)
-            try await app.testing().test(.GET, "api/v1/2fa/status", headers: .bearer(tokens.accessToken.token)) {
+            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
+            {
                 response in
                 let status = try response.decode(TwoFactorStatus.self)
                 #expect(status.trustedDevices.count == 1)
@@ -77,10 +78,11 @@ import VaporTesting
 
             let bob = try await AuthFlowTests.signUp(app, "bob")
             try await app.testing().test(
-                .DELETE, "api/v1/auth/mfa/trusted-devices/\(entry.id)", headers: .bearer(bob.accessToken.token)
+                .DELETE, API.TwoFactor.revokeTrustedDevice.path("\(entry.id)"), headers: .bearer(bob.accessToken.token)
             ) { response in #expect(response.status == .notFound, "not bob's to revoke") }
             try await app.testing().test(
-                .DELETE, "api/v1/auth/mfa/trusted-devices/\(entry.id)", headers: .bearer(tokens.accessToken.token)
+                .DELETE, API.TwoFactor.revokeTrustedDevice.path("\(entry.id)"),
+                headers: .bearer(tokens.accessToken.token)
             ) { response in #expect(response.status == .ok) }
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
@@ -98,11 +100,11 @@ import VaporTesting
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             var stepped: StepUpResponse?
             try await app.testing().test(
-                .POST, "api/v1/auth/step-up", headers: .bearer(older),
+                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             try await app.testing().test(
-                .DELETE, "api/v1/2fa/totp", headers: .bearer(try #require(stepped).accessToken.token)
+                .DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
             ) { response in #expect(response.status == .ok) }
             // Enable again: the old remembered device no longer counts.
             clock.advance(by: 30)
