@@ -62,7 +62,9 @@ public func configure(
         secrets: secrets,
         delivery: DeliveryWorker(
             sms: sms, email: email, secrets: secrets),
-        sqlite: sqlite)
+        sqlite: sqlite,
+        database: DatabaseExecutor(
+            direct: sqlite, databases: app.databases, group: app.eventLoopGroup, logger: app.logger))
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host

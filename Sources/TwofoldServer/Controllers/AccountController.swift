@@ -47,7 +47,7 @@ struct AccountController: RouteCollection {
         try await user.update(on: request.db)
         _ = try await SessionService.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed", now: now, on: request.db)
-        try await TrustedDeviceService.revokeAll(userID: caller.userID, request: request)
+        try await request.twofold.trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
         // A device key signs in without the password, so a new password alone does not shut out
         // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
         // that remain.

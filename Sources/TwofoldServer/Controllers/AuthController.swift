@@ -108,7 +108,10 @@ struct AuthController: RouteCollection {
             on: request.db)
 
         let methods = try await SecondFactors.available(for: user, on: request.db)
-        if !methods.isEmpty, try await TrustedDeviceService.recognises(userID: try user.requireID(), request: request) {
+        if !methods.isEmpty,
+            try await request.twofold.trustedDevices.recognises(
+                userID: try user.requireID(), token: TrustedDeviceService.token(in: request))
+        {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
             let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)

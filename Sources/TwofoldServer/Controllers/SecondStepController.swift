@@ -215,7 +215,8 @@ struct SecondStepController: RouteCollection {
         try await AuditLog.record(
             .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)
         let deviceToken =
-            trustDevice ? try await TrustedDeviceService.remember(userID: flow.user.id, request: request) : nil
+            trustDevice
+            ? try await request.twofold.trustedDevices.remember(userID: flow.user.id, origin: request.origin) : nil
         return Completed(
             session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
     }

@@ -242,27 +242,21 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func trustedDevices(request: Request) async throws -> Response {
         let userID = try request.caller.userID
-        let devices = try await TrustedDevice.query(on: request.db).filter(\.$userID == userID)
-            .filter(\.$revokedAt == nil).filter(\.$expiresAt > request.twofold.clock.now())
-            .sort(\.$createdAt, .descending).all()
-        return try Response.json(TrustedDevicesResponse(devices: devices.map(\.dto)))
+        return try Response.json(
+            TrustedDevicesResponse(devices: try await request.twofold.trustedDevices.list(userID: userID)))
     }
 
     @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
         let userID = try request.caller.userID
-        guard let id = request.parameters.get("deviceID", as: UUID.self),
-            let device = try await TrustedDevice.find(id, on: request.db), device.userID == userID,
-            device.revokedAt == nil
-        else { throw Problem(status: 404, code: .notFound, title: "No such remembered device") }
-        device.revokedAt = request.twofold.clock.now()
-        try await device.update(on: request.db)
-        try await AuditLog.record(.trustedDeviceRevoked, user: userID, detail: device.name, request: request)
+        guard let id = request.parameters.get("deviceID", as: UUID.self) else {
+            throw Problem(status: 404, code: .notFound, title: "No such remembered device")
+        }
+        try await request.twofold.trustedDevices.revoke(id: id, userID: userID, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     static func trustedDeviceCount(_ userID: UUID, request: Request) async throws -> Int {
-        try await TrustedDevice.query(on: request.db).filter(\.$userID == userID).filter(\.$revokedAt == nil)
-            .filter(\.$expiresAt > request.twofold.clock.now()).count()
+        try await request.twofold.trustedDevices.list(userID: userID).count
     }
 
     static func user(_ request: Request) async throws -> User {

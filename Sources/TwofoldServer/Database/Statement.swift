@@ -121,12 +121,17 @@ struct StatementRowError: Error, CustomStringConvertible {
 }
 
 extension Request {
+    /// The database for this request's statements (as `TwofoldContext.database`, with the
+    /// request's own SQLKit handle for PostgreSQL).
+    var database: DatabaseExecutor {
+        DatabaseExecutor(direct: twofold.sqlite) { try self.sql }
+    }
+
     /// Runs `statement` and reads each row it returns with `read`.
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
-        if let direct = twofold.sqlite { return try await direct.database.rows(statement, read) }
-        return try await sql.raw(statement.query).all().map { try read(StatementRow($0)) }
+        try await database.rows(statement, read)
     }
 
     /// Runs `statement`, which only reads, where the request is: with an SQLite file, on this
@@ -141,22 +146,11 @@ extension Request {
     }
 
     /// Runs `statement` and counts the rows it returns.
-    func count(_ statement: Statement) async throws -> Int {
-        try await rows(statement) { _ in true }.count
-    }
+    func count(_ statement: Statement) async throws -> Int { try await database.count(statement) }
 
-    /// Runs `statement`, an INSERT, UPDATE or DELETE without a `RETURNING` clause, and answers
-    /// how many rows it inserted, updated or deleted: for a conditional update that claims
-    /// something, one when this request won it and none when another did (or the condition no
-    /// longer held). SQLite counts the rows itself; elsewhere the statement returns one row per
-    /// changed row (`RETURNING 1`, as PostgreSQL's upserts and updates allow) and those are counted.
-    func changes(_ statement: Statement) async throws -> Int {
-        if let direct = twofold.sqlite { return try await direct.database.changes(statement) }
-        return try await count(Statement(statement.sql + " RETURNING 1", statement.values))
-    }
+    /// `SQLExecutor.changes` on this request's database.
+    func changes(_ statement: Statement) async throws -> Int { try await database.changes(statement) }
 
     /// Runs `statement`, which returns no rows (or none that matter).
-    func run(_ statement: Statement) async throws {
-        _ = try await count(statement)
-    }
+    func run(_ statement: Statement) async throws { try await database.run(statement) }
 }

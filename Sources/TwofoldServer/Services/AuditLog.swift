@@ -1,6 +1,4 @@
-import Fluent
 import Foundation
-import SQLKit
 import Vapor
 
 /// Writes security events to the append-only `audit_events` table.
@@ -34,19 +32,27 @@ enum AuditLog {
         case deviceBiometricsRemoved = "device.biometrics_removed"
     }
 
-    /// Records `event`. `detail` is free text for people; never put a secret in it.
+    /// Records `event` for `request`. `detail` is free text for people; never put a secret in it.
     static func record(
         _ event: Event, user: UUID?, actor: UUID? = nil, detail: String = "", request: Request
     ) async throws {
-        // Plain SQL rather than `AuditEvent.create`: most requests write one.
-        let now = request.twofold.clock.now()
-        try await request.run(
-            Statement(
-                """
-                INSERT INTO audit_events (id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, .uuid(SecureRandom.timeOrderedUUID(at: now)), .date(now), .text(event.rawValue), .uuid(user),
-                .uuid(actor), .text(request.clientAddress),
-                .text(request.userAgent), .text(detail)))
+        try await request.twofold.audit.record(event, user: user, actor: actor, detail: detail, origin: request.origin)
+    }
+}
+
+/// Records security events in the audit log's store.
+struct Auditor: Sendable {
+    let store: any AuditStore
+    let clock: ServerClock
+
+    /// Records `event`. `detail` is free text for people; never put a secret in it.
+    func record(
+        _ event: AuditLog.Event, user: UUID?, actor: UUID? = nil, detail: String = "", origin: RequestOrigin
+    ) async throws {
+        let now = clock.now()
+        try await store.append(
+            AuditEntry(
+                id: SecureRandom.timeOrderedUUID(at: now), occurredAt: now, event: event, userID: user, actorID: actor,
+                origin: origin, detail: detail))
     }
 }

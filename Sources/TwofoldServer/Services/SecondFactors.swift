@@ -45,7 +45,7 @@ enum SecondFactors {
         guard try await available(for: user, on: request.db).isEmpty else { return }
         let userID = try user.requireID()
         try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
-        try await TrustedDeviceService.revokeAll(userID: userID, request: request)
+        try await request.twofold.trustedDevices.revokeAll(userID: userID, origin: request.origin)
     }
 
     /// The outcome of checking one second factor.

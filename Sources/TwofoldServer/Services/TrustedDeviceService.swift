@@ -1,59 +1,72 @@
-import Fluent
 import Foundation
-import SQLKit
 import TwofoldAPI
 import Vapor
 
 /// Remembered devices (seed 002): after a second step with `trustDevice`, the device gets a token
 /// (also as a secure, HTTP-only cookie) that lets `POST /auth/login` skip the second step for that
 /// user for 30 days (`ProductRules.trustedDeviceLifetime`), until it is revoked.
-enum TrustedDeviceService {
+///
+/// Built with what it uses (its store, the audit log, the clock, the lifetime) and given values,
+/// never a request: it is tested with in-memory stores, without Vapor.
+struct TrustedDeviceService: Sendable {
     static let header = "X-Trusted-Device"
     static let cookie = "twofold_trusted_device"
 
-    /// Remembers the requesting device for `userID`; returns the token to hand to it.
-    static func remember(userID: UUID, request: Request) async throws -> String {
-        let now = request.twofold.clock.now()
+    let store: any TrustedDeviceStore
+    let audit: Auditor
+    let clock: ServerClock
+    let lifetime: TimeInterval
+
+    /// Remembers a device of `userID` named after its `User-Agent`; returns the token to hand to it.
+    func remember(userID: UUID, origin: RequestOrigin) async throws -> String {
+        let now = clock.now()
         let token = SecureToken.generate()
-        let agent = request.headers.first(name: .userAgent).map { String($0.prefix(120)) } ?? "Unknown device"
-        try await TrustedDevice(
-            userID: userID, tokenHash: SecureToken.hash(token), name: agent, now: now,
-            expiresAt: now.addingTimeInterval(request.twofold.rules.trustedDeviceLifetime)
-        ).create(on: request.db)
-        try await AuditLog.record(.trustedDeviceAdded, user: userID, detail: agent, request: request)
+        let name = origin.userAgent.map { String($0.prefix(120)) } ?? "Unknown device"
+        try await store.insert(
+            TrustedDeviceRecord(
+                id: SecureRandom.timeOrderedUUID(at: now), userID: userID, tokenHash: SecureToken.hash(token),
+                name: name, createdAt: now, expiresAt: now.addingTimeInterval(lifetime)))
+        try await audit.record(.trustedDeviceAdded, user: userID, detail: name, origin: origin)
         return token
     }
 
-    /// `true` when the request carries a live trusted-device token of `userID` (header or
-    /// cookie); marks it used.
-    static func recognises(userID: UUID, request: Request) async throws -> Bool {
-        guard let token = request.headers.first(name: header) ?? request.cookies[cookie]?.string,
-            !token.isEmpty, token.count <= 128
-        else { return false }
-        let now = request.twofold.clock.now()
-        let rows = try await request.sql.raw(
-            """
-            UPDATE trusted_devices SET last_used_at = \(bind: now)
-            WHERE token_hash = \(bind: SecureToken.hash(token)) AND user_id = \(bind: userID)
-              AND revoked_at IS NULL AND expires_at > \(bind: now)
-            RETURNING id
-            """
-        ).all()
-        return !rows.isEmpty
+    /// Whether `token` (from the header or the cookie) is a live remembered device of `userID`;
+    /// marks it used.
+    func recognises(userID: UUID, token: String?) async throws -> Bool {
+        guard let token, !token.isEmpty, token.count <= 128 else { return false }
+        return try await store.markUsed(tokenHash: SecureToken.hash(token), userID: userID, now: clock.now())
+    }
+
+    /// The user's live remembered devices, newest first.
+    func list(userID: UUID) async throws -> [TrustedDeviceDTO] {
+        try await store.live(userID: userID, now: clock.now()).map {
+            TrustedDeviceDTO(
+                id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, expiresAt: $0.expiresAt)
+        }
+    }
+
+    /// Revokes one remembered device of `userID`; `404` when it has none by that id still live.
+    func revoke(id: UUID, userID: UUID, origin: RequestOrigin) async throws {
+        guard let name = try await store.revoke(id: id, userID: userID, now: clock.now()) else {
+            throw Problem(status: 404, code: .notFound, title: "No such remembered device")
+        }
+        try await audit.record(.trustedDeviceRevoked, user: userID, detail: name, origin: origin)
     }
 
     /// Revokes every remembered device of a user (password change, second factors reset).
-    static func revokeAll(userID: UUID, request: Request) async throws {
-        let rows = try await request.sql.raw(
-            """
-            UPDATE trusted_devices SET revoked_at = \(bind: request.twofold.clock.now())
-            WHERE user_id = \(bind: userID) AND revoked_at IS NULL RETURNING id
-            """
-        ).all()
-        if !rows.isEmpty {
-            try await AuditLog.record(
-                .trustedDeviceRevoked, user: userID, detail: "all \(rows.count) remembered devices", request: request)
+    func revokeAll(userID: UUID, origin: RequestOrigin) async throws {
+        let revoked = try await store.revokeAll(userID: userID, now: clock.now())
+        if revoked > 0 {
+            try await audit.record(
+                .trustedDeviceRevoked, user: userID, detail: "all \(revoked) remembered devices", origin: origin)
         }
+    }
+}
+
+extension TrustedDeviceService {
+    /// The remembered-device token a request carries: the header, else the cookie.
+    static func token(in request: Request) -> String? {
+        request.headers.first(name: header) ?? request.cookies[cookie]?.string
     }
 
     /// The cookie twin of the token: secure, HTTP-only, sent only to the sign-in endpoints.

@@ -16,6 +16,10 @@ final class TwofoldContext: Sendable {
     let delivery: DeliveryWorker
     /// Twofold's own connection to an SQLite file, which `Request.sql` uses; `nil` otherwise.
     let sqlite: DirectSQLite?
+    /// The database the stores run their statements on.
+    let database: DatabaseExecutor
+    let audit: Auditor
+    let trustedDevices: TrustedDeviceService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -29,7 +33,7 @@ final class TwofoldContext: Sendable {
 
     init(
         configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
-        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?
+        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor
     ) {
         self.configuration = configuration
         self.clock = clock
@@ -38,6 +42,12 @@ final class TwofoldContext: Sendable {
         self.secrets = secrets
         self.delivery = delivery
         self.sqlite = sqlite
+        self.database = database
+        let audit = Auditor(store: SQLAuditStore(database: database), clock: clock)
+        self.audit = audit
+        self.trustedDevices = TrustedDeviceService(
+            store: SQLTrustedDeviceStore(database: database), audit: audit, clock: clock,
+            lifetime: configuration.rules.trustedDeviceLifetime)
     }
 
     struct Key: StorageKey {
@@ -110,6 +120,9 @@ extension Request {
         guard !entry.isEmpty, entry.count <= 64 else { return nil }
         return entry
     }
+
+    /// Where the request came from, for the audit log and remembered devices.
+    var origin: RequestOrigin { RequestOrigin(address: clientAddress, userAgent: userAgent) }
 
     /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.
     var userAgent: String? {

@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateTrustedDevices: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(TrustedDevice.schema)
+        try await database.schema("trusted_devices")
             .id()
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
             .field("token_hash", .string, .required)
@@ -16,6 +16,6 @@ struct CreateTrustedDevices: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(TrustedDevice.schema).delete()
+        try await database.schema("trusted_devices").delete()
     }
 }

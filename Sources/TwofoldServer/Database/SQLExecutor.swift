@@ -1,0 +1,73 @@
+import FluentKit
+import Foundation
+import Logging
+import NIOCore
+import SQLKit
+
+/// Where a store's statements run: the one way to the database for code that is not a
+/// migration. Each `Statement` is written once, in SQL that SQLite and PostgreSQL both accept.
+protocol SQLExecutor: Sendable {
+    /// Runs `statement` and reads each row it returns with `read`.
+    func rows<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T]
+
+    /// Runs `statement`, an INSERT, UPDATE or DELETE without a `RETURNING` clause, and answers
+    /// how many rows it changed: for a conditional update that claims something, one when this
+    /// caller won it and none when another did (or the condition no longer held).
+    func changes(_ statement: Statement) async throws -> Int
+}
+
+extension SQLExecutor {
+    /// Runs `statement` and counts the rows it returns.
+    func count(_ statement: Statement) async throws -> Int {
+        try await rows(statement) { _ in true }.count
+    }
+
+    /// Runs `statement`, which returns no rows (or none that matter).
+    func run(_ statement: Statement) async throws {
+        _ = try await count(statement)
+    }
+}
+
+/// The server's database: Twofold's own connection for an SQLite file (inside a unit of work,
+/// that unit's transaction), else SQLKit on the database Fluent is configured with.
+struct DatabaseExecutor: SQLExecutor {
+    let direct: DirectSQLite?
+    /// SQLKit's view of the configured database, for PostgreSQL and in-memory SQLite.
+    let sql: @Sendable () throws -> any SQLDatabase
+
+    /// For `databases` (as configured at start-up), on any of `group`'s event loops.
+    init(direct: DirectSQLite?, databases: Databases, group: any EventLoopGroup, logger: Logger) {
+        self.direct = direct
+        self.sql = {
+            guard let sql = databases.database(logger: logger, on: group.any()) as? any SQLDatabase else {
+                throw DatabaseExecutorError.notSQL
+            }
+            return sql
+        }
+    }
+
+    init(direct: DirectSQLite?, sql: @escaping @Sendable () throws -> any SQLDatabase) {
+        self.direct = direct
+        self.sql = sql
+    }
+
+    func rows<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T] {
+        if let direct { return try await direct.database.rows(statement, read) }
+        return try await sql().raw(statement.query).all().map { try read(StatementRow($0)) }
+    }
+
+    func changes(_ statement: Statement) async throws -> Int {
+        if let direct { return try await direct.database.changes(statement) }
+        // PostgreSQL counts what it changed by returning a row for each.
+        return try await count(Statement(statement.sql + " RETURNING 1", statement.values))
+    }
+}
+
+enum DatabaseExecutorError: Error, CustomStringConvertible {
+    case notSQL
+    var description: String { "Twofold needs an SQL database" }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+@testable import TwofoldServer
+
+/// Stores kept in memory, for testing services without Vapor or a database. Each keeps the
+/// contract of its SQL twin (the store contract tests run both).
+actor InMemoryAuditStore: AuditStore {
+    private(set) var entries: [AuditEntry] = []
+
+    func append(_ entry: AuditEntry) async throws { entries.append(entry) }
+}
+
+actor InMemoryTrustedDeviceStore: TrustedDeviceStore {
+    private var devices: [UUID: TrustedDeviceRecord] = [:]
+
+    func insert(_ device: TrustedDeviceRecord) async throws { devices[device.id] = device }
+
+    func markUsed(tokenHash: String, userID: UUID, now: Date) async throws -> Bool {
+        guard
+            let id = devices.values.first(where: {
+                $0.tokenHash == tokenHash && $0.userID == userID && $0.revokedAt == nil && $0.expiresAt > now
+            })?.id
+        else { return false }
+        devices[id]?.lastUsedAt = now
+        return true
+    }
+
+    func live(userID: UUID, now: Date) async throws -> [TrustedDeviceRecord] {
+        devices.values.filter { $0.userID == userID && $0.revokedAt == nil && $0.expiresAt > now }
+            .sorted { $0.createdAt > $1.createdAt }
+    }
+
+    func revoke(id: UUID, userID: UUID, now: Date) async throws -> String? {
+        guard let device = devices[id], device.userID == userID, device.revokedAt == nil else { return nil }
+        devices[id]?.revokedAt = now
+        return device.name
+    }
+
+    func revokeAll(userID: UUID, now: Date) async throws -> Int {
+        let ids = devices.values.filter { $0.userID == userID && $0.revokedAt == nil }.map(\.id)
+        for id in ids { devices[id]?.revokedAt = now }
+        return ids.count
+    }
+}
