@@ -31,8 +31,8 @@ struct AccountController: RouteCollection {
         }
         let now = request.twofold.clock.now()
         let key = "password-change:\(caller.userID)"
-        if case .limited(let retryAfter) = try await RateLimiter.take(
-            key, rule: .init(request.twofold.rules.passwordChange), now: now, on: request.db)
+        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
+            key, rule: .init(request.twofold.rules.passwordChange), now: now)
         {
             throw AuthController.rateLimited(retryAfter)
         }
@@ -41,7 +41,7 @@ struct AccountController: RouteCollection {
                 status: 401, code: .invalidCredentials, title: "Wrong password",
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
-        try await RateLimiter.reset(key, rule: .init(request.twofold.rules.passwordChange), now: now, on: request.db)
+        try await request.twofold.rateLimiter.reset(key, rule: .init(request.twofold.rules.passwordChange), now: now)
         user.passwordHash = try await request.twofold.passwords.hash(body.newPassword)
         user.updatedAt = now
         try await user.update(on: request.db)

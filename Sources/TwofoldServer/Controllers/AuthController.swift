@@ -40,10 +40,9 @@ struct AuthController: RouteCollection {
         guard errors.isEmpty, let username, let email else { throw InputValidation.failure(errors) }
 
         let now = request.twofold.clock.now()
-        let limit = try await RateLimiter.take(
+        let limit = try await request.twofold.rateLimiter.take(
             "register:ip:\(request.clientAddress ?? "-")", rule: .init(request.twofold.rules.registerPerAddress),
-            now: now,
-            on: request.db)
+            now: now)
         if case .limited(let retryAfter) = limit { throw Self.rateLimited(retryAfter) }
 
         let hash = try await request.twofold.passwords.hash(body.password)
@@ -70,8 +69,8 @@ struct AuthController: RouteCollection {
         }
         let now = request.twofold.clock.now()
         let address = request.clientAddress ?? "-"
-        if case .limited(let retryAfter) = try await RateLimiter.take(
-            "login:ip:\(address)", rule: .init(request.twofold.rules.loginPerAddress), now: now, on: request.db)
+        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
+            "login:ip:\(address)", rule: .init(request.twofold.rules.loginPerAddress), now: now)
         {
             throw Self.rateLimited(retryAfter)
         }
@@ -88,7 +87,7 @@ struct AuthController: RouteCollection {
             ),
             ("login:account:\(account)", RateLimiter.Rule(request.twofold.rules.loginPerAccount)),
         ] {
-            if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
+            if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(key, rule: rule, now: now) {
                 throw Self.rateLimited(retryAfter)
             }
         }
@@ -102,10 +101,9 @@ struct AuthController: RouteCollection {
         guard user.status == .active else {
             throw Problem.accountLocked
         }
-        try await RateLimiter.reset(
+        try await request.twofold.rateLimiter.reset(
             "login:account-ip:\(account):\(address)", rule: .init(request.twofold.rules.loginPerAccountAndAddress),
-            now: now,
-            on: request.db)
+            now: now)
 
         let methods = try await SecondFactors.available(for: user, on: request.db)
         if !methods.isEmpty,

@@ -548,8 +548,8 @@ struct DeviceKeyController: RouteCollection {
 
     static func throttle(_ name: String, request: Request) async throws {
         let key = "\(name):ip:\(request.clientAddress ?? "-")"
-        if case .limited(let retryAfter) = try await RateLimiter.take(
-            key, rule: .init(request.twofold.rules.loginPerAddress), now: request.twofold.clock.now(), on: request.db)
+        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
+            key, rule: .init(request.twofold.rules.loginPerAddress), now: request.twofold.clock.now())
         {
             throw AuthController.rateLimited(retryAfter)
         }

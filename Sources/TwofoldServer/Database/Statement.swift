@@ -13,6 +13,7 @@ struct Statement: Sendable {
         case integer(Int?)
         case uuid(UUID?)
         case date(Date?)
+        case double(Double?)
     }
 
     let sql: String
@@ -47,6 +48,7 @@ struct Statement: Sendable {
             case .integer(let value): query.appendInterpolation(bind: value)
             case .uuid(let value): query.appendInterpolation(bind: value)
             case .date(let value): query.appendInterpolation(bind: value)
+            case .double(let value): query.appendInterpolation(bind: value)
             case nil: query.appendLiteral("?")  // more placeholders than values: the database refuses it
             }
             query.appendLiteral(String(piece))
@@ -84,6 +86,8 @@ struct StatementRow {
     func uuid(_ column: Int) throws -> UUID { try required(optionalUUID(column), column) }
     func optionalUUID(_ column: Int) throws -> UUID? { try read(column, DirectSQLiteConnection.Cursor.uuid) }
     func date(_ column: Int) throws -> Date { try required(optionalDate(column), column) }
+    func double(_ column: Int) throws -> Double { try required(optionalDouble(column), column) }
+    func optionalDouble(_ column: Int) throws -> Double? { try read(column, DirectSQLiteConnection.Cursor.double) }
     func optionalDate(_ column: Int) throws -> Date? { try read(column, DirectSQLiteConnection.Cursor.date) }
 
     /// A boolean: 0 or 1 in SQLite, a boolean column in PostgreSQL.

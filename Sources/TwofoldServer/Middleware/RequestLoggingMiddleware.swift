@@ -7,8 +7,10 @@ struct RequestLoggingMiddleware: Middleware {
     let level: Logger.Level
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        let path = request.url.path.removingPercentEncoding ?? request.url.path
-        request.logger.log(level: level, "\(request.method) \(LogText.escaped(path))")
+        // The message is built only when the level is logged: reading `url.path` costs.
+        request.logger.log(
+            level: level,
+            "\(request.method) \(LogText.escaped(request.url.path.removingPercentEncoding ?? request.url.path))")
         return next.respond(to: request)
     }
 }

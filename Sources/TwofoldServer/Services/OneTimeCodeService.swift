@@ -34,7 +34,7 @@ enum OneTimeCodeService {
             ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
             ("\(budget):\(userID)", hourly),
         ] {
-            if case .limited(let retryAfter) = try await RateLimiter.take(key, rule: rule, now: now, on: request.db) {
+            if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(key, rule: rule, now: now) {
                 throw Problem(
                     status: 429, code: .rateLimited, title: "Wait before asking for another code",
                     detail: "A new code can be sent in \(retryAfter) seconds.", retryAfter: retryAfter)

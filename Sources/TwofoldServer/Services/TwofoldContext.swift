@@ -20,6 +20,7 @@ final class TwofoldContext: Sendable {
     let database: DatabaseExecutor
     let audit: Auditor
     let trustedDevices: TrustedDeviceService
+    let rateLimiter: RateLimiter
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -48,6 +49,7 @@ final class TwofoldContext: Sendable {
         self.trustedDevices = TrustedDeviceService(
             store: SQLTrustedDeviceStore(database: database), audit: audit, clock: clock,
             lifetime: configuration.rules.trustedDeviceLifetime)
+        self.rateLimiter = RateLimiter(store: SQLRateLimitStore(database: database))
     }
 
     struct Key: StorageKey {

@@ -42,3 +42,27 @@ actor InMemoryTrustedDeviceStore: TrustedDeviceStore {
         return ids.count
     }
 }
+
+actor InMemoryRateLimitStore: RateLimitStore {
+    private var buckets: [String: (tokens: Double, updatedAt: Double)] = [:]
+
+    func take(_ key: String, capacity: Double, perSecond: Double, now: Date) async throws -> Bool {
+        let time = now.timeIntervalSince1970
+        let bucket = buckets[key] ?? (capacity, time)
+        let refilled =
+            time <= bucket.updatedAt
+            ? bucket.tokens : min(capacity, bucket.tokens + (time - bucket.updatedAt) * perSecond)
+        guard refilled >= 1 else {
+            buckets[key] = bucket
+            return false
+        }
+        buckets[key] = (refilled - 1, max(time, bucket.updatedAt))
+        return true
+    }
+
+    func tokens(_ key: String) async throws -> Double { buckets[key]?.tokens ?? 0 }
+
+    func refill(_ key: String, capacity: Double, now: Date) async throws {
+        if buckets[key] != nil { buckets[key] = (capacity, now.timeIntervalSince1970) }
+    }
+}

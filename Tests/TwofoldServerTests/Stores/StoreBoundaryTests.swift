@@ -11,7 +11,7 @@ import TwofoldTestSupport
         "AccountController.swift", "AdminController.swift", "AuthController.swift", "DeviceKeyController.swift",
         "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "BackupCodeService.swift", "FactorChanges.swift", "FactorGuard.swift",
-        "Housekeeping.swift", "LoginFlowService.swift", "OneTimeCodeService.swift", "RateLimiter.swift",
+        "Housekeeping.swift", "LoginFlowService.swift", "OneTimeCodeService.swift",
         "RepeatingJob.swift", "SecondFactors.swift", "SessionService.swift", "TOTPService.swift",
         "TwofoldContext.swift",
     ]

@@ -47,4 +47,51 @@ import VaporTesting
                 SQLTrustedDeviceStore(database: app.twofold.database), alice: alice, bob: bob)
         }
     }
+
+    static func rateLimitContract(_ store: any RateLimitStore) async throws {
+        var now = Date(timeIntervalSince1970: 1_800_000_000)
+        for _ in 0..<3 { #expect(try await store.take("k", capacity: 3, perSecond: 0.5, now: now)) }
+        #expect(try await !store.take("k", capacity: 3, perSecond: 0.5, now: now), "the bucket is empty")
+        #expect(try await store.tokens("k") == 0)
+        now.addTimeInterval(1)
+        #expect(try await !store.take("k", capacity: 3, perSecond: 0.5, now: now), "half a token after a second")
+        now.addTimeInterval(1)
+        #expect(try await store.take("k", capacity: 3, perSecond: 0.5, now: now), "a whole one after two")
+        #expect(
+            try await !store.take("k", capacity: 3, perSecond: 0.5, now: now.addingTimeInterval(-10)),
+            "a clock behind refills nothing")
+        now.addTimeInterval(3600)
+        for _ in 0..<3 { #expect(try await store.take("k", capacity: 3, perSecond: 0.5, now: now)) }
+        #expect(try await !store.take("k", capacity: 3, perSecond: 0.5, now: now), "refilled to its capacity, no more")
+        try await store.refill("k", capacity: 3, now: now)
+        #expect(try await store.tokens("k") == 3)
+        try await store.refill("other", capacity: 3, now: now)
+        #expect(try await store.tokens("other") == 0, "refilling a bucket that does not exist makes none")
+        #expect(try await store.take("other", capacity: 1, perSecond: 1, now: now))
+    }
+
+    @Test func rateLimitsInMemory() async throws {
+        try await Self.rateLimitContract(InMemoryRateLimitStore())
+    }
+
+    @Test func rateLimitsInTheDatabase() async throws {
+        try await withTestApp { app in
+            try await Self.rateLimitContract(SQLRateLimitStore(database: app.twofold.database))
+        }
+    }
+
+    /// Parallel takes from one bucket never take more than it holds.
+    @Test func parallelTakesHoldTheLimit() async throws {
+        try await withTestApp { app in
+            let store = SQLRateLimitStore(database: app.twofold.database)
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<40 {
+                    group.addTask { try await store.take("p", capacity: 10, perSecond: 0.001, now: now) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(taken == 10)
+        }
+    }
 }

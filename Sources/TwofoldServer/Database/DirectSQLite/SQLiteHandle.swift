@@ -180,6 +180,16 @@ final class SQLiteHandle {
             }
         }
 
+        func double(_ column: Int) throws -> Double? {
+            let index = Int32(column)
+            switch sqlite_nio_sqlite3_column_type(statement, index) {
+            case SQLITE_NULL: return nil
+            case SQLITE_FLOAT: return sqlite_nio_sqlite3_column_double(statement, index)
+            case SQLITE_INTEGER: return Double(sqlite_nio_sqlite3_column_int64(statement, index))
+            default: throw StatementRowError(column: column, reason: "is not a number")
+            }
+        }
+
         func uuid(_ column: Int) throws -> UUID? {
             let index = Int32(column)
             switch sqlite_nio_sqlite3_column_type(statement, index) {
@@ -263,7 +273,9 @@ final class SQLiteHandle {
             return bind(.text(uuid.canonicalText), at: index, to: statement)
         case .date(let date?):
             return sqlite_nio_sqlite3_bind_double(statement, index, date.timeIntervalSince1970)
-        case .text(nil), .integer(nil), .uuid(nil), .date(nil):
+        case .double(let double?):
+            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+        case .text(nil), .integer(nil), .uuid(nil), .date(nil), .double(nil):
             return sqlite_nio_sqlite3_bind_null(statement, index)
         }
     }
