@@ -146,8 +146,7 @@ import VaporTesting
         signedIn.post("test", "proven") { request async throws -> Response in
             try Response.json(
                 StepUpResponse(
-                    accessToken: try await SessionService.stepUp(
-                        caller: try request.caller, amr: "otp", request: request)))
+                    accessToken: try await request.twofold.sessions.stepUp(caller: try request.caller, amr: "otp")))
         }
         signedIn.get("test", "sensitive") { request async throws -> String in
             try request.requireRecentSecondFactor()

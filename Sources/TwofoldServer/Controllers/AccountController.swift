@@ -45,8 +45,8 @@ struct AccountController: RouteCollection {
         user.passwordHash = try await request.twofold.passwords.hash(body.newPassword)
         user.updatedAt = now
         try await user.update(on: request.db)
-        _ = try await SessionService.revokeAll(
-            userID: caller.userID, except: caller.sessionID, reason: "password changed", now: now, on: request.db)
+        try await request.twofold.sessions.revokeAll(
+            userID: caller.userID, except: caller.sessionID, reason: "password changed")
         try await request.twofold.trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
         // A device key signs in without the password, so a new password alone does not shut out
         // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
@@ -133,8 +133,8 @@ struct AccountController: RouteCollection {
         // A destination that carries sign-in codes is a factor added in this session; the old
         // destinations hear of the change first.
         let carriesCodes = channel == .sms ? user.smsEnabled : user.emailEnabled
-        try await SessionService.recordAdded(
-            carriesCodes ? [channel.rawValue] : [], sessionID: try request.caller.sessionID, request: request)
+        try await request.twofold.sessions.recordAdded(
+            carriesCodes ? [channel.rawValue] : [], sessionID: try request.caller.sessionID)
         try await FactorChanges.notify(
             user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
             body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "

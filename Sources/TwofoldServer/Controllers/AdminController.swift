@@ -22,13 +22,12 @@ struct AdminController: RouteCollection {
     @Sendable func user(request: Request) async throws -> Response {
         let user = try await Self.findUser(request)
         let userID = try user.requireID()
-        let sessions = try await Session.query(on: request.db).filter(\.$userID == userID)
-            .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
+        let sessions = try await request.twofold.sessions.list(userID: userID, current: nil)
         let events = try await AuditEvent.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$occurredAt, .descending).limit(50).all()
         return try Response.json(
             AdminUserDetail(
-                user: user.dto, sessions: sessions.map { $0.dto(current: nil) }, audit: events.map(\.dto)))
+                user: user.dto, sessions: sessions, audit: events.map(\.dto)))
     }
 
     @Sendable func unlock(request: Request) async throws -> Response {

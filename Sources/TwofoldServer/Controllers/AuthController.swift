@@ -112,7 +112,8 @@ struct AuthController: RouteCollection {
         {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
-            let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
+            let tokens = try await request.twofold.sessions.start(
+                user: user.dto, methods: ["pwd"], origin: request.origin)
             try await AuditLog.record(
                 .loginTrustedDevice, user: user.id, detail: "second step skipped", request: request)
             return try Response.json(tokens)
@@ -141,7 +142,7 @@ struct AuthController: RouteCollection {
                     maskedEmail: methods.contains("email") ? Masking.email(user.email) : nil,
                     expiresAt: flow.expiresAt, serverTime: now))
         }
-        let tokens = try await SessionService.start(user: user, methods: ["pwd"], request: request)
+        let tokens = try await request.twofold.sessions.start(user: user.dto, methods: ["pwd"], origin: request.origin)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "pwd", request: request)
         return try Response.json(tokens)
     }
@@ -151,29 +152,19 @@ struct AuthController: RouteCollection {
         guard !body.refreshToken.isEmpty, body.refreshToken.count <= 512 else {
             throw InputValidation.failure(["refreshToken": "is required"])
         }
-        return try Response.json(try await SessionService.refresh(body.refreshToken, request: request))
+        return try Response.json(try await request.twofold.sessions.refresh(body.refreshToken, origin: request.origin))
     }
 
     /// Ends the session the refresh token belongs to. Logging out twice is not an error.
     @Sendable func logout(request: Request) async throws -> Response {
         let body = try request.content.decode(RefreshRequest.self)
-        guard
-            let stored = try await RefreshToken.query(on: request.db)
-                .filter(\.$tokenHash == SecureToken.hash(body.refreshToken)).first()
-        else { throw SessionService.invalidRefreshToken }
-        if try await SessionService.revoke(
-            sessionID: stored.sessionID, reason: "logout", now: request.twofold.clock.now(), on: request.db)
-        {
-            let session = try await Session.find(stored.sessionID, on: request.db)
-            try await AuditLog.record(.sessionRevoked, user: session?.userID, detail: "logout", request: request)
-        }
+        try await request.twofold.sessions.logout(refreshToken: body.refreshToken, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     @Sendable func logoutAll(request: Request) async throws -> Response {
         let caller = try request.caller
-        let count = try await SessionService.revokeAll(
-            userID: caller.userID, reason: "logout_all", now: request.twofold.clock.now(), on: request.db)
+        let count = try await request.twofold.sessions.revokeAll(userID: caller.userID, reason: "logout_all")
         try await AuditLog.record(
             .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", request: request)
         return try Response.json(SuccessResponse())
@@ -181,21 +172,18 @@ struct AuthController: RouteCollection {
 
     @Sendable func sessions(request: Request) async throws -> Response {
         let caller = try request.caller
-        let sessions = try await Session.query(on: request.db).filter(\.$userID == caller.userID)
-            .filter(\.$revokedAt == nil).sort(\.$lastUsedAt, .descending).all()
-        return try Response.json(SessionsResponse(sessions: sessions.map { $0.dto(current: caller.sessionID) }))
+        return try Response.json(
+            SessionsResponse(
+                sessions: try await request.twofold.sessions.list(userID: caller.userID, current: caller.sessionID)))
     }
 
     @Sendable func revokeSession(request: Request) async throws -> Response {
         let caller = try request.caller
-        guard let id = request.parameters.get("sessionID", as: UUID.self),
-            let session = try await Session.find(id, on: request.db), session.userID == caller.userID
-        else { throw Problem(status: 404, code: .notFound, title: "No such session") }
-        if try await SessionService.revoke(
-            sessionID: id, reason: "revoked_by_user", now: request.twofold.clock.now(), on: request.db)
-        {
-            try await AuditLog.record(.sessionRevoked, user: caller.userID, detail: "session \(id)", request: request)
+        guard let id = request.parameters.get("sessionID", as: UUID.self) else {
+            throw Problem(status: 404, code: .notFound, title: "No such session")
         }
+        try await request.twofold.sessions.revoke(
+            sessionID: id, ofUser: caller.userID, reason: "revoked_by_user", origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
@@ -212,9 +200,8 @@ struct AuthController: RouteCollection {
         }
         // A factor this session added cannot vouch for it (issue S item 1): refused before the
         // factor is checked, so the refusal spends no attempt.
-        if try await SessionService.added(
-            FactorChanges.factorName(method: body.method, deviceID: body.deviceId), sessionID: caller.sessionID,
-            request: request)
+        if try await request.twofold.sessions.added(
+            FactorChanges.factorName(method: body.method, deviceID: body.deviceId), sessionID: caller.sessionID)
         {
             throw Problem(
                 status: 403, code: .stepUpRequired, title: "Factor added in this session",
@@ -231,7 +218,7 @@ struct AuthController: RouteCollection {
                 status: 422, code: .validationFailed, title: "Factor not enabled",
                 detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
         case .verified(let amr, _):
-            let token = try await SessionService.stepUp(caller: caller, amr: amr, request: request)
+            let token = try await request.twofold.sessions.stepUp(caller: caller, amr: amr)
             return try Response.json(StepUpResponse(accessToken: token))
         }
     }

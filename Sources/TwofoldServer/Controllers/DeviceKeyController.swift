@@ -296,7 +296,8 @@ struct DeviceKeyController: RouteCollection {
                 signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device, request: request)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await SessionService.start(user: user, methods: ["hwk", "mfa"], request: request)
+        let tokens = try await request.twofold.sessions.start(
+            user: user.dto, methods: ["hwk", "mfa"], origin: request.origin)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", request: request)
         return try Response.json(
             DeviceTokenResponse(
@@ -348,7 +349,7 @@ struct DeviceKeyController: RouteCollection {
                 guardFactor: Self.smsSignInFactor, countsTowardAccount: false, request: request)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await SessionService.start(user: user, methods: ["sms"], request: request)
+        let tokens = try await request.twofold.sessions.start(user: user.dto, methods: ["sms"], origin: request.origin)
         try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device SMS code", request: request)
         return try Response.json(
             DeviceTokenResponse(

@@ -114,7 +114,7 @@ struct SecondStepController: RouteCollection {
         }
         let remaining = completed.backupCodesRemaining
         let answer = SecondStepResponse(
-            tokens: try completed.signedTokens ?? SessionService.tokens(for: completed.session, request: request),
+            tokens: try completed.signedTokens ?? request.twofold.sessions.tokens(for: completed.session),
             backupCodesRemaining: remaining,
             backupCodesLow: remaining.map { $0 <= request.twofold.rules.backupCodesWarnAt },
             trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now())
@@ -161,9 +161,10 @@ struct SecondStepController: RouteCollection {
         }
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
-            SessionService.NewSession(user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], request: request)
+            request.twofold.sessions.newSession(
+                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], origin: request.origin)
         }
-        let tokens = try session.map { try SessionService.tokens(for: $0.recorded, request: request) }
+        let tokens = try session.map { try request.twofold.sessions.tokens(for: $0.recorded) }
         var completed = try await request.nextToTheDatabase {
             guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
             // A code that may be right claims the flow first: of parallel submissions on one flow,
@@ -197,8 +198,8 @@ struct SecondStepController: RouteCollection {
         case .notEnabled:
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
-            let session = SessionService.NewSession(
-                user: flow.user, methods: [flow.firstFactor, amr, "mfa"], request: request)
+            let session = request.twofold.sessions.newSession(
+                user: flow.user, methods: [flow.firstFactor, amr, "mfa"], origin: request.origin)
             return try await recordSession(
                 session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
                 request: request)
@@ -211,7 +212,7 @@ struct SecondStepController: RouteCollection {
         _ session: SessionService.NewSession, flow: PendingSecondStep, method: String, backupCodesRemaining: Int?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        let recorded = try await SessionService.record(session, request: request)
+        let recorded = try await request.twofold.sessions.record(session)
         try await AuditLog.record(
             .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)
         let deviceToken =

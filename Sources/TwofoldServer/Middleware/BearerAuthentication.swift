@@ -23,9 +23,9 @@ struct BearerAuthentication: AsyncMiddleware {
         guard let claims = await request.twofold.tokens.verify(bearer.token, now: now),
             let userID = UUID(canonicalText: claims.sub.value), let sessionID = UUID(canonicalText: claims.sid)
         else { throw Self.unauthorized("The access token is invalid or expired.") }
-        guard let session = try await Session.find(sessionID, on: request.db), session.userID == userID,
-            session.revokedAt == nil
-        else { throw Self.unauthorized("The session of this access token has ended.") }
+        guard try await request.twofold.sessions.isLive(sessionID: sessionID, userID: userID) else {
+            throw Self.unauthorized("The session of this access token has ended.")
+        }
         request.auth.login(
             AuthenticatedUser(
                 userID: userID, sessionID: sessionID, methods: claims.amr,

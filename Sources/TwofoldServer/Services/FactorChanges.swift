@@ -29,7 +29,7 @@ enum FactorChanges {
         async throws
     {
         let caller = try request.caller
-        try await SessionService.recordAdded(factors, sessionID: caller.sessionID, request: request)
+        try await request.twofold.sessions.recordAdded(factors, sessionID: caller.sessionID)
         try await notify(
             user, subject: "A sign-in method was added to your account",
             body: "Twofold: \(description) was added to your account. If this was not you, sign in, remove it "

@@ -113,7 +113,7 @@ enum FactorGuard {
             if locked > 0 {
                 // A locked account's sessions end with it (issue S item 8): its tokens would
                 // otherwise work until they expire.
-                try await SessionService.revokeAll(userID: userID, reason: "account locked", request: request)
+                try await request.twofold.sessions.revokeAll(userID: userID, reason: "account locked")
                 try await AuditLog.record(
                     .accountLocked, user: userID, detail: "\(rules.accountLockFailures) wrong codes in 24 hours",
                     request: request)

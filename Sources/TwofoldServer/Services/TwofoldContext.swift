@@ -21,6 +21,7 @@ final class TwofoldContext: Sendable {
     let audit: Auditor
     let trustedDevices: TrustedDeviceService
     let rateLimiter: RateLimiter
+    let sessions: SessionService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -50,6 +51,9 @@ final class TwofoldContext: Sendable {
             store: SQLTrustedDeviceStore(database: database), audit: audit, clock: clock,
             lifetime: configuration.rules.trustedDeviceLifetime)
         self.rateLimiter = RateLimiter(store: SQLRateLimitStore(database: database))
+        self.sessions = SessionService(
+            store: SQLSessionStore(database: database), signer: tokens, audit: audit, clock: clock,
+            refreshTokenLifetime: configuration.refreshTokenLifetime)
     }
 
     struct Key: StorageKey {

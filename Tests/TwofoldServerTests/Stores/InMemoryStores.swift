@@ -66,3 +66,62 @@ actor InMemoryRateLimitStore: RateLimitStore {
         if buckets[key] != nil { buckets[key] = (capacity, now.timeIntervalSince1970) }
     }
 }
+
+actor InMemorySessionStore: SessionStore {
+    private var sessions: [UUID: SessionRecord] = [:]
+    private var added: [UUID: [String]] = [:]
+    private var refreshTokens: [String: RefreshTokenRecord] = [:]
+
+    func insert(_ session: SessionRecord, firstRefreshToken: RefreshTokenRecord) async throws {
+        sessions[session.id] = session
+        try await insert(firstRefreshToken)
+    }
+
+    func insert(_ refreshToken: RefreshTokenRecord) async throws {
+        refreshTokens[refreshToken.tokenHash] = refreshToken
+    }
+
+    func useRefreshToken(hash: String, now: Date) async throws -> UUID? {
+        guard let token = refreshTokens[hash], token.usedAt == nil, token.expiresAt > now,
+            sessions[token.sessionID]?.revokedAt == nil, sessions[token.sessionID] != nil
+        else { return nil }
+        refreshTokens[hash]?.usedAt = now
+        return token.sessionID
+    }
+
+    func refreshToken(hash: String) async throws -> RefreshTokenRecord? { refreshTokens[hash] }
+    func session(id: UUID) async throws -> SessionRecord? { sessions[id] }
+
+    func liveSessions(userID: UUID) async throws -> [SessionRecord] {
+        sessions.values.filter { $0.userID == userID && $0.revokedAt == nil }.sorted { $0.lastUsedAt > $1.lastUsedAt }
+    }
+
+    func touch(sessionID: UUID, now: Date) async throws { sessions[sessionID]?.lastUsedAt = now }
+
+    func stepUp(sessionID: UUID, methods: [String], now: Date) async throws -> Bool {
+        guard sessions[sessionID]?.revokedAt == nil, sessions[sessionID] != nil else { return false }
+        sessions[sessionID]?.methods = methods
+        sessions[sessionID]?.authTime = now
+        sessions[sessionID]?.lastUsedAt = now
+        return true
+    }
+
+    func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool {
+        guard let session = sessions[sessionID], session.revokedAt == nil else { return false }
+        sessions[sessionID]?.revokedAt = now
+        return true
+    }
+
+    func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int {
+        let ids = sessions.values.filter { $0.userID == userID && $0.revokedAt == nil && $0.id != kept }.map(\.id)
+        for id in ids { sessions[id]?.revokedAt = now }
+        return ids.count
+    }
+
+    func recordAdded(_ factors: [String], sessionID: UUID) async throws {
+        guard sessions[sessionID] != nil else { return }
+        added[sessionID, default: []] += factors
+    }
+
+    func addedFactors(sessionID: UUID) async throws -> [String] { added[sessionID] ?? [] }
+}

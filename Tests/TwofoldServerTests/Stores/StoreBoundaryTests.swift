@@ -12,7 +12,7 @@ import TwofoldTestSupport
         "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "BackupCodeService.swift", "FactorChanges.swift", "FactorGuard.swift",
         "Housekeeping.swift", "LoginFlowService.swift", "OneTimeCodeService.swift",
-        "RepeatingJob.swift", "SecondFactors.swift", "SessionService.swift", "TOTPService.swift",
+        "RepeatingJob.swift", "SecondFactors.swift", "TOTPService.swift",
         "TwofoldContext.swift",
     ]
 

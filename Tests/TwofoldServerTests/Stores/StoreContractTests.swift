@@ -94,4 +94,73 @@ import VaporTesting
             #expect(taken == 10)
         }
     }
+
+    static func sessionContract(_ store: any SessionStore, alice: UUID, bob: UUID) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func session(_ user: UUID, used: TimeInterval) -> SessionRecord {
+            SessionRecord(
+                id: UUID(), userID: user, authTime: now, methods: ["pwd", "otp", "mfa"], createdAt: now,
+                lastUsedAt: now.addingTimeInterval(used), ipAddress: "10.0.0.1", userAgent: nil)
+        }
+        func token(_ session: SessionRecord, _ name: String, expires: TimeInterval = 3600) -> RefreshTokenRecord {
+            RefreshTokenRecord(
+                id: UUID(), sessionID: session.id, tokenHash: "hash-\(name)", createdAt: now,
+                expiresAt: now.addingTimeInterval(expires))
+        }
+        let first = session(alice, used: 0)
+        let second = session(alice, used: 10)
+        let bobs = session(bob, used: 5)
+        try await store.insert(first, firstRefreshToken: token(first, "a1"))
+        try await store.insert(second, firstRefreshToken: token(second, "b1", expires: -1))
+        try await store.insert(bobs, firstRefreshToken: token(bobs, "c1"))
+
+        #expect(try await store.session(id: first.id) == first)
+        #expect(try await store.liveSessions(userID: alice).map(\.id) == [second.id, first.id])
+        #expect(try await store.useRefreshToken(hash: "hash-a1", now: now) == first.id)
+        #expect(try await store.useRefreshToken(hash: "hash-a1", now: now) == nil, "used once")
+        #expect(try await store.refreshToken(hash: "hash-a1")?.usedAt == now)
+        #expect(try await store.useRefreshToken(hash: "hash-b1", now: now) == nil, "expired")
+        #expect(try await store.useRefreshToken(hash: "hash-none", now: now) == nil)
+        try await store.insert(token(first, "a2"))
+        try await store.touch(sessionID: first.id, now: now.addingTimeInterval(20))
+        #expect(try await store.liveSessions(userID: alice).first?.id == first.id)
+
+        #expect(
+            try await store.stepUp(
+                sessionID: first.id, methods: ["pwd", "hwk", "mfa"], now: now.addingTimeInterval(30)))
+        let stepped = try await store.session(id: first.id)
+        #expect(stepped?.methods == ["pwd", "hwk", "mfa"] && stepped?.authTime == now.addingTimeInterval(30))
+
+        try await store.recordAdded(["totp", "deviceKey:iphone"], sessionID: first.id)
+        try await store.recordAdded(["sms"], sessionID: first.id)
+        #expect(try await store.addedFactors(sessionID: first.id) == ["totp", "deviceKey:iphone", "sms"])
+        #expect(try await store.addedFactors(sessionID: second.id).isEmpty)
+
+        #expect(try await store.revoke(sessionID: first.id, reason: "logout", now: now))
+        #expect(try await !store.revoke(sessionID: first.id, reason: "logout", now: now), "once")
+        #expect(try await store.useRefreshToken(hash: "hash-a2", now: now) == nil, "a revoked session's token")
+        #expect(try await !store.stepUp(sessionID: first.id, methods: ["pwd"], now: now))
+        try await store.insert(session(alice, used: 1), firstRefreshToken: token(first, "x"))
+        #expect(try await store.revokeAll(userID: alice, except: second.id, reason: "password changed", now: now) == 1)
+        #expect(try await store.revokeAll(userID: alice, except: nil, reason: "locked", now: now) == 1)
+        #expect(try await store.liveSessions(userID: alice).isEmpty)
+        #expect(try await store.liveSessions(userID: bob).map(\.id) == [bobs.id])
+    }
+
+    @Test func sessionsInMemory() async throws {
+        try await Self.sessionContract(InMemorySessionStore(), alice: UUID(), bob: UUID())
+    }
+
+    @Test func sessionsInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let store = SQLSessionStore(database: app.twofold.database)
+            // Signing up signed them in: those sessions end first, so the contract starts empty.
+            for user in [alice, bob] {
+                _ = try await store.revokeAll(userID: user, except: nil, reason: "test", now: Date())
+            }
+            try await Self.sessionContract(store, alice: alice, bob: bob)
+        }
+    }
 }

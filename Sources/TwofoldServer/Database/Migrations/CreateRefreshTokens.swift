@@ -2,9 +2,9 @@ import Fluent
 
 struct CreateRefreshTokens: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(RefreshToken.schema)
+        try await database.schema("refresh_tokens")
             .id()
-            .field("session_id", .uuid, .required, .references(Session.schema, .id, onDelete: .cascade))
+            .field("session_id", .uuid, .required, .references("sessions", .id, onDelete: .cascade))
             .field("token_hash", .string, .required)
             .field("created_at", .datetime, .required)
             .field("expires_at", .datetime, .required)
@@ -14,6 +14,6 @@ struct CreateRefreshTokens: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(RefreshToken.schema).delete()
+        try await database.schema("refresh_tokens").delete()
     }
 }

@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateSessions: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(Session.schema)
+        try await database.schema("sessions")
             .id()
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
             .field("auth_time", .datetime, .required)
@@ -17,6 +17,6 @@ struct CreateSessions: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(Session.schema).delete()
+        try await database.schema("sessions").delete()
     }
 }

@@ -4,10 +4,10 @@ import Fluent
 /// that session's step-up, or a stolen session could add its own factor and step up with it.
 struct UpdateSessionsAddAddedFactors: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(Session.schema).field("added_factors", .string).update()
+        try await database.schema("sessions").field("added_factors", .string).update()
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(Session.schema).deleteField("added_factors").update()
+        try await database.schema("sessions").deleteField("added_factors").update()
     }
 }
