@@ -40,7 +40,7 @@ struct AdminController: RouteCollection {
             try await user.update(on: request.db)
         }
         // Factor lockouts and the 24-hour failure count start again too.
-        try await FactorGuard.reset(userID: try user.requireID(), on: request.db)
+        try await request.twofold.guards.reset(userID: try user.requireID())
         try await AuditLog.record(
             .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
             request: request)

@@ -386,7 +386,7 @@ struct DeviceKeyController: RouteCollection {
                 detail: "A challenge is valid for 5 minutes; ask for a new one.")
         }
         let guardFactor = purpose == .signIn ? signInFactor : factor
-        try await FactorGuard.begin(guardFactor, userID: userID, request: request)
+        try await request.twofold.guards.begin(guardFactor, userID: userID)
         guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
             let key = try? DevicePublicKey(base64: keyText), let bytes = Data(base64Encoded: challenge.challenge),
             key.isValidSignature(signature, for: bytes)
@@ -400,7 +400,7 @@ struct DeviceKeyController: RouteCollection {
             """
         ).all()
         // The signature is right either way, so the attempt is not a failure.
-        try await FactorGuard.succeeded(guardFactor, userID: userID, request: request)
+        try await request.twofold.guards.succeeded(guardFactor, userID: userID)
         guard !claimed.isEmpty else { throw challengeUsed }
         device.lastUsedAt = now
         try await device.update(on: request.db)
@@ -415,8 +415,8 @@ struct DeviceKeyController: RouteCollection {
         async throws -> Never
     {
         do {
-            try await FactorGuard.failed(
-                guardFactor, userID: userID, countsTowardAccount: countsTowardAccount, request: request)
+            try await request.twofold.guards.failed(
+                guardFactor, userID: userID, countsTowardAccount: countsTowardAccount, origin: request.origin)
         } catch var problem as Problem where problem.code == .invalidCode {
             problem.code = .signatureInvalid
             problem.title = "Signature invalid"

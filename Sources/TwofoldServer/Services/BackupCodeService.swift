@@ -46,7 +46,7 @@ enum BackupCodeService {
 
     /// Checks and uses up one code under the factor guard; returns how many remain.
     static func use(_ input: String, userID: UUID, request: Request) async throws -> Int {
-        try await FactorGuard.begin(factor, userID: userID, request: request)
+        try await request.twofold.guards.begin(factor, userID: userID)
         let normalized = BackupCodes.normalize(input)
         let row: BackupCode? =
             if let normalized {
@@ -59,15 +59,19 @@ enum BackupCodeService {
         let matches = try await request.twofold.passwords.threadPool.runIfActive {
             try Bcrypt.verify(candidate, created: hash)
         }
-        guard matches, let row else { try await FactorGuard.failed(factor, userID: userID, request: request) }
+        guard matches, let row else {
+            try await request.twofold.guards.failed(factor, userID: userID, origin: request.origin)
+        }
         let claimed = try await request.sql.raw(
             """
             UPDATE backup_codes SET used_at = \(bind: request.twofold.clock.now())
             WHERE id = \(bind: try row.requireID()) AND used_at IS NULL RETURNING id
             """
         ).all()
-        guard !claimed.isEmpty else { try await FactorGuard.failed(factor, userID: userID, request: request) }
-        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        guard !claimed.isEmpty else {
+            try await request.twofold.guards.failed(factor, userID: userID, origin: request.origin)
+        }
+        try await request.twofold.guards.succeeded(factor, userID: userID)
         return try await remaining(for: userID, on: request.db)
     }
 

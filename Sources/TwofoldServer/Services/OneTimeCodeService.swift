@@ -84,13 +84,13 @@ enum OneTimeCodeService {
             .filter(\.$failures < maximumFailures)
         if let flowID { query = query.filter(\.$flowID == flowID) }
         guard let live = try await query.sort(\.$createdAt, .descending).first() else { throw wrongCode }
-        try await FactorGuard.begin(factor, userID: userID, request: request)
+        try await request.twofold.guards.begin(factor, userID: userID)
         let candidate = code.filter { !$0.isWhitespace && $0 != "-" }
         let id = try live.requireID()
         guard ConstantTime.equals(hash(candidate, userID: userID, request: request), live.codeHash) else {
             try await request.sql.raw("UPDATE one_time_codes SET failures = failures + 1 WHERE id = \(bind: id)").run()
-            try await FactorGuard.failed(
-                factor, userID: userID, countsTowardAccount: countsTowardAccount, request: request)
+            try await request.twofold.guards.failed(
+                factor, userID: userID, countsTowardAccount: countsTowardAccount, origin: request.origin)
         }
         let claimed = try await request.sql.raw(
             """
@@ -100,10 +100,10 @@ enum OneTimeCodeService {
         ).all()
         // The right code, used a moment ago by a parallel request: a duplicate, not a guess.
         guard !claimed.isEmpty else {
-            try await FactorGuard.succeeded(factor, userID: userID, request: request)
+            try await request.twofold.guards.succeeded(factor, userID: userID)
             throw alreadyUsed
         }
-        try await FactorGuard.succeeded(factor, userID: userID, request: request)
+        try await request.twofold.guards.succeeded(factor, userID: userID)
         return String(
             decoding: try request.twofold.secrets.open(live.destinationCiphertext, boundTo: id), as: UTF8.self)
     }

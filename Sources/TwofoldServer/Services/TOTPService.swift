@@ -90,8 +90,8 @@ enum TOTPService {
     /// judged before the lock than the guard allows and the verdict is told only then; then the
     /// failure.
     static func refuse(userID: UUID, request: Request) async throws -> Never {
-        try await FactorGuard.begin(factor, userID: userID, request: request)
-        try await FactorGuard.failed(factor, userID: userID, request: request)
+        try await request.twofold.guards.begin(factor, userID: userID)
+        try await request.twofold.guards.failed(factor, userID: userID, origin: request.origin)
     }
 
     /// Records a code right for `step`: refused while the factor is locked (`FactorGuard.admit`:
@@ -100,7 +100,7 @@ enum TOTPService {
     /// wrong code), and only a claimed step starts the count again.
     static func settle(_ step: UInt64, secret: Secret, request: Request) async throws {
         let userID = secret.userID
-        let counted = try await FactorGuard.admit(factor, userID: userID, request: request)
+        let counted = try await request.twofold.guards.admit(factor, userID: userID)
         let claimed = try await request.changes(
             Statement(
                 """
@@ -110,7 +110,7 @@ enum TOTPService {
         // The step already used: a duplicate of a code just accepted (or a replay of one seen),
         // which guesses nothing, so it is refused without counting (issue S item 11).
         guard claimed > 0 else { throw replayed }
-        if counted { try await FactorGuard.succeeded(factor, userID: userID, request: request) }
+        if counted { try await request.twofold.guards.succeeded(factor, userID: userID) }
     }
 
     static let replayed = Problem(

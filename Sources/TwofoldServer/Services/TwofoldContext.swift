@@ -22,6 +22,7 @@ final class TwofoldContext: Sendable {
     let trustedDevices: TrustedDeviceService
     let rateLimiter: RateLimiter
     let sessions: SessionService
+    let guards: FactorGuard
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -54,6 +55,9 @@ final class TwofoldContext: Sendable {
         self.sessions = SessionService(
             store: SQLSessionStore(database: database), signer: tokens, audit: audit, clock: clock,
             refreshTokenLifetime: configuration.refreshTokenLifetime)
+        self.guards = FactorGuard(
+            store: SQLFactorGuardStore(database: database), users: SQLUserStore(database: database),
+            sessions: sessions, audit: audit, clock: clock, rules: configuration.rules)
     }
 
     struct Key: StorageKey {

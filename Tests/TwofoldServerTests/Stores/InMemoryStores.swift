@@ -125,3 +125,69 @@ actor InMemorySessionStore: SessionStore {
 
     func addedFactors(sessionID: UUID) async throws -> [String] { added[sessionID] ?? [] }
 }
+
+actor InMemoryFactorGuardStore: FactorGuardStore {
+    private var guards: [String: FactorGuardState] = [:]
+    private var failures: [(userID: UUID, at: Date)] = []
+
+    private func key(_ userID: UUID, _ factor: String) -> String { "\(userID)|\(factor)" }
+
+    func takeSlot(userID: UUID, factor: String, limit: Int, now: Date) async throws -> Bool {
+        let key = key(userID, factor)
+        guard var state = guards[key] else {
+            guards[key] = FactorGuardState(attempts: 1, lockouts: 0, lockedUntil: nil)
+            return true
+        }
+        if let until = state.lockedUntil {
+            guard until <= now else { return false }
+            state.attempts = 1
+            state.lockedUntil = nil
+        } else {
+            guard state.attempts < limit else { return false }
+            state.attempts += 1
+        }
+        guards[key] = state
+        return true
+    }
+
+    func state(userID: UUID, factor: String) async throws -> FactorGuardState? { guards[key(userID, factor)] }
+
+    func clear(userID: UUID, factor: String) async throws {
+        if guards[key(userID, factor)] != nil {
+            guards[key(userID, factor)] = FactorGuardState(attempts: 0, lockouts: 0, lockedUntil: nil)
+        }
+    }
+
+    func clearAll(userID: UUID) async throws {
+        for key in guards.keys where key.hasPrefix("\(userID)|") {
+            guards[key] = FactorGuardState(attempts: 0, lockouts: 0, lockedUntil: nil)
+        }
+        failures.removeAll { $0.userID == userID }
+    }
+
+    func recordFailure(id: UUID, userID: UUID, factor: String, at: Date) async throws {
+        failures.append((userID, at))
+    }
+
+    func tally(userID: UUID, factor: String, since: Date) async throws -> FactorTally {
+        let state = guards[key(userID, factor)]
+        return FactorTally(
+            failures: failures.filter { $0.userID == userID && $0.at > since }.count, attempts: state?.attempts,
+            lockouts: state?.lockouts)
+    }
+
+    func lock(userID: UUID, factor: String, until: Date, limit: Int) async throws -> Bool {
+        let key = key(userID, factor)
+        guard var state = guards[key], state.lockedUntil == nil, state.attempts >= limit else { return false }
+        state.lockedUntil = until
+        state.lockouts += 1
+        guards[key] = state
+        return true
+    }
+}
+
+actor InMemoryUserStore: UserStore {
+    private(set) var locked: Set<UUID> = []
+
+    func lock(userID: UUID, now: Date) async throws -> Bool { locked.insert(userID).inserted }
+}

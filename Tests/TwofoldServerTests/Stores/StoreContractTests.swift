@@ -163,4 +163,49 @@ import VaporTesting
             try await Self.sessionContract(store, alice: alice, bob: bob)
         }
     }
+
+    static func factorGuardContract(_ store: any FactorGuardStore, alice: UUID) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(try await store.state(userID: alice, factor: "totp") == nil)
+        for _ in 0..<3 { #expect(try await store.takeSlot(userID: alice, factor: "totp", limit: 3, now: now)) }
+        #expect(try await !store.takeSlot(userID: alice, factor: "totp", limit: 3, now: now), "no slot left")
+        #expect(try await store.takeSlot(userID: alice, factor: "sms", limit: 3, now: now), "another factor")
+        #expect(try await !store.lock(userID: alice, factor: "sms", until: now, limit: 3), "one attempt is not three")
+        #expect(try await store.lock(userID: alice, factor: "totp", until: now.addingTimeInterval(60), limit: 3))
+        #expect(try await !store.lock(userID: alice, factor: "totp", until: now.addingTimeInterval(60), limit: 3))
+        #expect(
+            try await store.state(userID: alice, factor: "totp")
+                == FactorGuardState(attempts: 3, lockouts: 1, lockedUntil: now.addingTimeInterval(60)))
+        #expect(try await !store.takeSlot(userID: alice, factor: "totp", limit: 3, now: now.addingTimeInterval(59)))
+        #expect(try await store.takeSlot(userID: alice, factor: "totp", limit: 3, now: now.addingTimeInterval(60)))
+        #expect(
+            try await store.state(userID: alice, factor: "totp")
+                == FactorGuardState(attempts: 1, lockouts: 1, lockedUntil: nil), "the lock ran out: counting again")
+        for offset in [-100.0, -10, 0] {
+            try await store.recordFailure(
+                id: UUID(), userID: alice, factor: "totp", at: now.addingTimeInterval(offset))
+        }
+        #expect(
+            try await store.tally(userID: alice, factor: "totp", since: now.addingTimeInterval(-50))
+                == FactorTally(failures: 2, attempts: 1, lockouts: 1))
+        #expect(
+            try await store.tally(userID: alice, factor: "email", since: now.addingTimeInterval(-50))
+                == FactorTally(failures: 2, attempts: nil, lockouts: nil))
+        try await store.clear(userID: alice, factor: "totp")
+        #expect(try await store.state(userID: alice, factor: "totp") == FactorGuardState(attempts: 0, lockouts: 0))
+        try await store.clearAll(userID: alice)
+        #expect(try await store.tally(userID: alice, factor: "sms", since: .distantPast).failures == 0)
+        #expect(try await store.state(userID: alice, factor: "sms")?.attempts == 0)
+    }
+
+    @Test func factorGuardsInMemory() async throws {
+        try await Self.factorGuardContract(InMemoryFactorGuardStore(), alice: UUID())
+    }
+
+    @Test func factorGuardsInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            try await Self.factorGuardContract(SQLFactorGuardStore(database: app.twofold.database), alice: alice)
+        }
+    }
 }

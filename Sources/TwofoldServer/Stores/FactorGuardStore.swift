@@ -1,0 +1,136 @@
+import Foundation
+
+/// A factor's wrong-code count and lock for one user (`factor_guards`).
+struct FactorGuardState: Sendable, Equatable {
+    var attempts: Int
+    var lockouts: Int
+    var lockedUntil: Date?
+}
+
+/// What `FactorGuardStore.tally` read.
+struct FactorTally: Sendable, Equatable {
+    var failures: Int
+    var attempts: Int?
+    var lockouts: Int?
+}
+
+/// Factor guards and the day's failures (`factor_guards`, `factor_failures`). Taking an attempt
+/// slot and setting a lock are each one conditional statement, so however many requests race, no
+/// more codes are checked than the limit allows.
+protocol FactorGuardStore: Sendable {
+    /// Takes an attempt slot: the first attempt makes the guard; later ones take a slot only while
+    /// the factor is not locked with fewer than `limit` attempts, or its lock has run out at `now`
+    /// (which starts the count again). Whether a slot was taken.
+    func takeSlot(userID: UUID, factor: String, limit: Int, now: Date) async throws -> Bool
+    func state(userID: UUID, factor: String) async throws -> FactorGuardState?
+    /// The count starts again: no attempts, no lockouts, no lock.
+    func clear(userID: UUID, factor: String) async throws
+    /// Clears every guard of the user and forgets their failures (an admin unlock).
+    func clearAll(userID: UUID) async throws
+    func recordFailure(id: UUID, userID: UUID, factor: String, at: Date) async throws
+    /// The user's failures after `since`, and the factor's attempts and lockouts (`nil` without a
+    /// guard), in one read.
+    func tally(userID: UUID, factor: String, since: Date) async throws -> FactorTally
+    /// Locks the factor until `until` if it is not locked and has `limit` attempts; whether this
+    /// call did (and counted the lockout).
+    func lock(userID: UUID, factor: String, until: Date, limit: Int) async throws -> Bool
+}
+
+/// `FactorGuardStore` on the server's database.
+struct SQLFactorGuardStore: FactorGuardStore {
+    let database: any SQLExecutor
+
+    func takeSlot(userID: UUID, factor: String, limit: Int, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                """
+                INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (?, ?, 1, 0)
+                ON CONFLICT (user_id, factor) DO UPDATE SET
+                  attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+                    THEN 1 ELSE factor_guards.attempts + 1 END,
+                  locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+                    THEN NULL ELSE factor_guards.locked_until END
+                WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
+                  OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
+                """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(limit), .date(now))) > 0
+    }
+
+    func state(userID: UUID, factor: String) async throws -> FactorGuardState? {
+        try await database.rows(
+            Statement(
+                "SELECT attempts, lockouts, locked_until FROM factor_guards WHERE user_id = ? AND factor = ?",
+                .uuid(userID), .text(factor)),
+            {
+                FactorGuardState(
+                    attempts: try $0.integer(0), lockouts: try $0.integer(1), lockedUntil: try $0.optionalDate(2))
+            }
+        ).first
+    }
+
+    func clear(userID: UUID, factor: String) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
+                .uuid(userID), .text(factor)))
+    }
+
+    func clearAll(userID: UUID) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ?",
+                .uuid(userID)))
+        try await database.run(Statement("DELETE FROM factor_failures WHERE user_id = ?", .uuid(userID)))
+    }
+
+    func recordFailure(id: UUID, userID: UUID, factor: String, at: Date) async throws {
+        try await database.run(
+            Statement(
+                "INSERT INTO factor_failures (id, user_id, factor, occurred_at) VALUES (?, ?, ?, ?)", .uuid(id),
+                .uuid(userID), .text(factor), .date(at)))
+    }
+
+    func tally(userID: UUID, factor: String, since: Date) async throws -> FactorTally {
+        try await database.rows(
+            Statement(
+                """
+                SELECT
+                  (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?) AS failures,
+                  (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?) AS attempts,
+                  (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?) AS lockouts
+                """, .uuid(userID), .date(since), .uuid(userID), .text(factor), .uuid(userID), .text(factor)),
+            {
+                FactorTally(
+                    failures: try $0.integer(0), attempts: try $0.optionalInteger(1),
+                    lockouts: try $0.optionalInteger(2))
+            }
+        ).first ?? FactorTally(failures: 0, attempts: nil, lockouts: nil)
+    }
+
+    func lock(userID: UUID, factor: String, until: Date, limit: Int) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                """
+                UPDATE factor_guards SET locked_until = ?, lockouts = lockouts + 1
+                WHERE user_id = ? AND factor = ? AND locked_until IS NULL AND attempts >= ?
+                """, .date(until), .uuid(userID), .text(factor), .integer(limit))) > 0
+    }
+}
+
+/// Users (`users`). Only what the stores' services need so far; the rest of the table is still
+/// read and written through the `User` model while it moves here.
+protocol UserStore: Sendable {
+    /// Locks an active account; whether this call did.
+    func lock(userID: UUID, now: Date) async throws -> Bool
+}
+
+/// `UserStore` on the server's database.
+struct SQLUserStore: UserStore {
+    let database: any SQLExecutor
+
+    func lock(userID: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active'", .date(now),
+                .uuid(userID))) > 0
+    }
+}
