@@ -19,14 +19,16 @@ import VaporTesting
         app.post("test", "flows", ":username") { request async throws -> String in
             let name = try #require(request.parameters.get("username"))
             let user = try #require(try await User.query(on: request.db).filter(\.$username == name).first())
-            return try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request).token
+            return try await request.twofold.loginFlows.start(
+                userID: try user.requireID(), firstFactor: "pwd", origin: request.origin
+            ).token
         }
         app.post("test", "flows", "complete") { request async throws -> String in
             let body = try request.content.decode(FlowRequest.self)
             // The owner check of `active`, then what a second step reads and consumes.
-            _ = try await LoginFlowService.active(body.token, userID: body.userId, request: request)
-            let flow = try await LoginFlowService.pending(body.token, request: request)
-            try await LoginFlowService.consume(flow, request: request)
+            _ = try await request.twofold.loginFlows.active(body.token, userID: body.userId)
+            let flow = try await request.twofold.loginFlows.pending(body.token)
+            try await request.twofold.loginFlows.consume(flow)
             return "completed"
         }
     }

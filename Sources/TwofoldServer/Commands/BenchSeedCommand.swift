@@ -38,7 +38,7 @@ struct BenchSeedCommand: AsyncCommand {
         for start in stride(from: 0, to: count, by: 500) {
             var users: [User] = []
             var credentials: [TOTPCredential] = []
-            var flows: [LoginFlow] = []
+            var flows: [LoginFlowRecord] = []
             for index in start..<min(start + 500, count) {
                 let userID = UUID()
                 let user = User(
@@ -53,9 +53,9 @@ struct BenchSeedCommand: AsyncCommand {
                 let (ok, wrong) = (SecureToken.generate(), SecureToken.generate())
                 for token in [ok, wrong] {
                     flows.append(
-                        LoginFlow(
-                            tokenHash: SecureToken.hash(token), userID: userID, firstFactor: "pwd", now: now,
-                            expiresAt: now.addingTimeInterval(app.twofold.rules.loginFlowLifetime), ipAddress: nil))
+                        LoginFlowRecord(
+                            id: UUID(), tokenHash: SecureToken.hash(token), userID: userID, firstFactor: "pwd",
+                            createdAt: now, expiresAt: now.addingTimeInterval(app.twofold.rules.loginFlowLifetime)))
                 }
                 users.append(user)
                 credentials.append(credential)
@@ -65,8 +65,8 @@ struct BenchSeedCommand: AsyncCommand {
             try await app.db.transaction { database in
                 try await batchUsers.create(on: database)
                 try await batchCredentials.create(on: database)
-                try await batchFlows.create(on: database)
             }
+            try await app.twofold.loginFlows.store.insert(batchFlows)
         }
         // Codes for the time step at the end of seeding, so they stay valid as long as possible.
         let at = Date()

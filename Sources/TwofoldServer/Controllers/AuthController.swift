@@ -119,7 +119,8 @@ struct AuthController: RouteCollection {
             return try Response.json(tokens)
         }
         if !methods.isEmpty {
-            let (token, flow) = try await LoginFlowService.start(user: user, firstFactor: "pwd", request: request)
+            let (token, flow) = try await request.twofold.loginFlows.start(
+                userID: try user.requireID(), firstFactor: "pwd", origin: request.origin)
             try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)
             // An SMS or email primary sends its code as soon as the password is accepted.
             // Over the hourly send limit the flow still starts; another method or a later resend
@@ -130,7 +131,7 @@ struct AuthController: RouteCollection {
                 do {
                     try await OneTimeCodeService.send(
                         primary, purpose: .login, to: destination, userID: try user.requireID(),
-                        flowID: try flow.requireID(), request: request)
+                        flowID: flow.id, request: request)
                 } catch let problem as Problem where problem.code == .rateLimited {
                     request.logger.notice("login code not sent: send limit reached")
                 }

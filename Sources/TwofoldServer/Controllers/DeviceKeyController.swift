@@ -215,12 +215,12 @@ struct DeviceKeyController: RouteCollection {
         guard let token = body.otpFlowId ?? body.tempToken, !token.isEmpty, token.count <= 128 else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
         }
-        let flow = try await LoginFlowService.active(token, request: request)
+        let flow = try await request.twofold.loginFlows.active(token)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
         let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
         return try Response.json(
             try await Self.issueChallenge(
-                for: device, purpose: .loginFlow, flowID: try flow.requireID(), request: request))
+                for: device, purpose: .loginFlow, flowID: flow.id, request: request))
     }
 
     /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).

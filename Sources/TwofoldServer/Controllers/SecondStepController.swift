@@ -19,9 +19,9 @@ struct SecondStepController: RouteCollection {
     @Sendable func verifyOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(OTPVerifyRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
+        let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
         guard
-            let sent = try await OneTimeCode.query(on: request.db).filter(\.$flowID == flow.requireID())
+            let sent = try await OneTimeCode.query(on: request.db).filter(\.$flowID == flow.id)
                 .sort(\.$createdAt, .descending).first()
         else {
             throw Problem(
@@ -37,7 +37,7 @@ struct SecondStepController: RouteCollection {
     @Sendable func resendOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(OTPResendRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await LoginFlowService.active(body.otpFlowId, request: request)
+        let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
         let available = try await SecondFactors.available(for: user, on: request.db).filter {
             OutboxMessage.Channel(rawValue: $0) != nil
@@ -50,7 +50,7 @@ struct SecondStepController: RouteCollection {
         }
         return try Response.json(
             try await OneTimeCodeService.send(
-                channel, purpose: .login, to: destination, userID: flow.userID, flowID: try flow.requireID(),
+                channel, purpose: .login, to: destination, userID: flow.userID, flowID: flow.id,
                 request: request))
     }
 
@@ -96,7 +96,7 @@ struct SecondStepController: RouteCollection {
         trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await LoginFlowService.pending(token, request: request)
+        let flow = try await request.twofold.loginFlows.pending(token)
         guard flow.userStatus == .active else { throw Problem.accountLocked }
         let completed: Completed
         if method == "totp" {
@@ -169,7 +169,7 @@ struct SecondStepController: RouteCollection {
             guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
             // A code that may be right claims the flow first: of parallel submissions on one flow,
             // one settles its step and the rest are told the flow is used, none counted wrong.
-            try await LoginFlowService.claimed(flow, request: request) { _ in
+            try await request.twofold.loginFlows.claimed(flow) { _ in
                 try await TOTPService.settle(step, secret: secret, request: request)
             }
             return try await recordSession(
@@ -188,7 +188,7 @@ struct SecondStepController: RouteCollection {
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
         // parallel submissions on one flow, only one uses up a backup code or a one-time code.
-        let verification = try await LoginFlowService.claimed(flow, request: request) { _ in
+        let verification = try await request.twofold.loginFlows.claimed(flow) { _ in
             let verification = try await SecondFactors.verify(
                 method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
             if case .notEnabled = verification { throw methodNotAvailable(method) }

@@ -16,9 +16,21 @@ protocol SQLExecutor: Sendable {
     /// how many rows it changed: for a conditional update that claims something, one when this
     /// caller won it and none when another did (or the condition no longer held).
     func changes(_ statement: Statement) async throws -> Int
+
+    /// Runs `statement`, which only reads, where the caller is: the last committed state, so not
+    /// the writes of a unit of work still running (read before the unit, not inside it).
+    func readCommitted<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T]
 }
 
 extension SQLExecutor {
+    func readCommitted<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T] {
+        try await rows(statement, read)
+    }
+
     /// Runs `statement` and counts the rows it returns.
     func count(_ statement: Statement) async throws -> Int {
         try await rows(statement) { _ in true }.count
@@ -58,6 +70,15 @@ struct DatabaseExecutor: SQLExecutor {
     ) async throws -> [T] {
         if let direct { return try await direct.database.rows(statement, read) }
         return try await sql().raw(statement.query).all().map { try read(StatementRow($0)) }
+    }
+
+    /// With an SQLite file, on this thread's read-only connection (`SQLiteReaders`), without a
+    /// hop to the writer's thread or time taken from it.
+    func readCommitted<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
+    ) async throws -> [T] {
+        if let direct { return try direct.readers.rows(statement, read) }
+        return try await rows(statement, read)
     }
 
     func changes(_ statement: Statement) async throws -> Int {

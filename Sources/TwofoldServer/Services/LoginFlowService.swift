@@ -1,110 +1,82 @@
-import Fluent
 import Foundation
-import SQLKit
 import TwofoldAPI
-import Vapor
 
 /// Login flows: the state between a first factor and the second (`otpFlowId` / `tempToken`).
 /// A flow lives 5 minutes in the database (seed 003; `ProductRules.loginFlowLifetime`), belongs
 /// to one user, and is consumed exactly once, by a single conditional update, when a second step
 /// succeeds.
-enum LoginFlowService {
+struct LoginFlowService: Sendable {
+    let store: any LoginFlowStore
+    let users: any UserStore
+    let clock: ServerClock
+    let lifetime: TimeInterval
 
-    /// Starts a flow for `user`, who has proven `firstFactor`; returns the token the client holds.
-    static func start(user: User, firstFactor: String, request: Request) async throws -> (
-        token: String, flow: LoginFlow
+    /// Starts a flow for `userID`, who has proven `firstFactor`; returns the token the client holds.
+    func start(userID: UUID, firstFactor: String, origin: RequestOrigin) async throws -> (
+        token: String, flow: LoginFlowRecord
     ) {
-        let now = request.twofold.clock.now()
+        let now = clock.now()
         let token = SecureToken.generate()
-        let flow = LoginFlow(
-            tokenHash: SecureToken.hash(token), userID: try user.requireID(), firstFactor: firstFactor, now: now,
-            expiresAt: now.addingTimeInterval(request.twofold.rules.loginFlowLifetime),
-            ipAddress: request.clientAddress)
-        try await flow.create(on: request.db)
+        let flow = LoginFlowRecord(
+            id: SecureRandom.timeOrderedUUID(at: now), tokenHash: SecureToken.hash(token), userID: userID,
+            firstFactor: firstFactor, createdAt: now, expiresAt: now.addingTimeInterval(lifetime),
+            ipAddress: origin.address)
+        try await store.insert(flow)
         return (token, flow)
     }
 
     /// The live flow named by `token`, without consuming it (a second step checks its code
     /// first). Refuses unknown, expired and consumed flows, and flows of another user when
     /// `userID` is given.
-    /// Read with one SQL statement: every second step starts here, and a Fluent query costs
-    /// several times as much (it reflects over the model's properties).
-    static func active(_ token: String, userID: UUID? = nil, request: Request) async throws -> LoginFlow {
-        let hash = SecureToken.hash(token)
-        guard
-            let flow = try await request.rows(
-                Statement("SELECT \(LoginFlow.columns) FROM login_flows WHERE token_hash = ?", .text(hash)),
-                { try LoginFlow(row: $0, tokenHash: hash) }
-            ).first
-        else { throw unknownFlow }
-        if let userID, flow.userID != userID { throw unknownFlow }
-        try refuseIfUnusable(consumedAt: flow.consumedAt, expiresAt: flow.expiresAt, request: request)
+    func active(_ token: String, userID: UUID? = nil) async throws -> LoginFlowRecord {
+        guard !token.isEmpty, token.count <= 128, let flow = try await store.flow(tokenHash: SecureToken.hash(token))
+        else { throw Self.unknownFlow }
+        if let userID, flow.userID != userID { throw Self.unknownFlow }
+        try refuseIfUnusable(consumedAt: flow.consumedAt, expiresAt: flow.expiresAt)
         return flow
     }
 
-    private static func refuseIfUnusable(consumedAt: Date?, expiresAt: Date, request: Request) throws {
-        if consumedAt != nil { throw alreadyUsed }
-        if expiresAt <= request.twofold.clock.now() { throw expired }
+    private func refuseIfUnusable(consumedAt: Date?, expiresAt: Date) throws {
+        if consumedAt != nil { throw Self.alreadyUsed }
+        if expiresAt <= clock.now() { throw Self.expired }
     }
 
     /// The live flow named by `token` with its user and the user's active authenticator-app
-    /// secret, read with one statement on the request's own thread (`Request.read`): every
-    /// second step reads this before its unit of work, and the most common one needs nothing
-    /// more. Refuses as `active(_:)` does, and a flow whose user is gone.
-    static func pending(_ token: String, request: Request) async throws -> PendingSecondStep {
-        let hash = SecureToken.hash(token)
-        guard
-            let pending = try await request.read(PendingSecondStep.query(tokenHash: hash), PendingSecondStep.init)
-                .first
-        else { throw unknownFlow }
-        try refuseIfUnusable(consumedAt: pending.consumedAt, expiresAt: pending.expiresAt, request: request)
+    /// secret, read with one statement where the request runs: every second step reads this
+    /// before its unit of work, and the most common one needs nothing more. Refuses as
+    /// `active(_:)` does, and a flow whose user is gone.
+    func pending(_ token: String) async throws -> PendingSecondStep {
+        guard !token.isEmpty, token.count <= 128,
+            let pending = try await store.pending(tokenHash: SecureToken.hash(token))
+        else { throw Self.unknownFlow }
+        try refuseIfUnusable(consumedAt: pending.consumedAt, expiresAt: pending.expiresAt)
         return pending
     }
 
     /// Consumes the flow: succeeds for exactly one caller, however many race, and only while
-    /// its user is active (the flow and user may have been read before a lock).
-    /// Returns the time it was consumed at, which names this claim.
+    /// its user is active (the flow and user may have been read before a lock). Returns the
+    /// time it was consumed at, which names this claim.
     @discardableResult
-    static func consume(_ flow: PendingSecondStep, request: Request) async throws -> Date {
-        let now = request.twofold.clock.now()
-        let consumed = try await request.changes(
-            Statement(
-                """
-                UPDATE login_flows SET consumed_at = ?
-                WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
-                  AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
-                """, .date(now), .uuid(flow.flowID), .date(now)))
-        guard consumed > 0 else {
-            if flow.expiresAt <= now { throw expired }
-            let inactive = try await request.count(
-                Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(flow.user.id)))
-            if inactive > 0 { throw Problem.accountLocked }
-            throw alreadyUsed
+    func consume(_ flow: PendingSecondStep) async throws -> Date {
+        let now = clock.now()
+        guard try await store.consume(flowID: flow.flowID, now: now) else {
+            if flow.expiresAt <= now { throw Self.expired }
+            if try await users.isInactive(userID: flow.user.id) { throw Problem.accountLocked }
+            throw Self.alreadyUsed
         }
         return now
     }
 
-    /// Gives back a flow claimed by `consume` whose factor then proved wrong, so the user can
-    /// try again on it (issue S item 11: the flow is claimed before its factor is checked, so
-    /// parallel submissions on one flow check, and use up, at most one factor).
-    /// `claimedAt` is what `consume` returned: only that claim is given back.
-    static func release(_ flow: PendingSecondStep, claimedAt: Date, request: Request) async throws {
-        try await request.run(
-            Statement(
-                "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flow.flowID),
-                .date(claimedAt)))
-    }
-
-    /// Claims the flow, runs `check` (its factor) with the claim's time, and gives the flow
-    /// back when `check` throws.
-    static func claimed<T>(_ flow: PendingSecondStep, request: Request, _ check: (Date) async throws -> T)
-        async throws -> T
-    {
-        let claimedAt = try await consume(flow, request: request)
+    /// Claims the flow, runs `check` (its factor) with the claim's time, and gives the flow back
+    /// when `check` throws, so the user can try again on it (issue S item 11: the flow is claimed
+    /// before its factor is checked, so parallel submissions on one flow check, and use up, at
+    /// most one factor). Only this claim is given back.
+    func claimed<T>(_ flow: PendingSecondStep, _ check: (Date) async throws -> T) async throws -> T {
+        let claimedAt = try await consume(flow)
         do {
             return try await check(claimedAt)
         } catch {
-            try await release(flow, claimedAt: claimedAt, request: request)
+            try await store.release(flowID: flow.flowID, claimedAt: claimedAt)
             throw error
         }
     }

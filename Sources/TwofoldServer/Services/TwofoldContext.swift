@@ -23,6 +23,7 @@ final class TwofoldContext: Sendable {
     let rateLimiter: RateLimiter
     let sessions: SessionService
     let guards: FactorGuard
+    let loginFlows: LoginFlowService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -55,9 +56,13 @@ final class TwofoldContext: Sendable {
         self.sessions = SessionService(
             store: SQLSessionStore(database: database), signer: tokens, audit: audit, clock: clock,
             refreshTokenLifetime: configuration.refreshTokenLifetime)
+        let users = SQLUserStore(database: database)
         self.guards = FactorGuard(
-            store: SQLFactorGuardStore(database: database), users: SQLUserStore(database: database),
-            sessions: sessions, audit: audit, clock: clock, rules: configuration.rules)
+            store: SQLFactorGuardStore(database: database), users: users, sessions: sessions, audit: audit,
+            clock: clock, rules: configuration.rules)
+        self.loginFlows = LoginFlowService(
+            store: SQLLoginFlowStore(database: database), users: users, clock: clock,
+            lifetime: configuration.rules.loginFlowLifetime)
     }
 
     struct Key: StorageKey {

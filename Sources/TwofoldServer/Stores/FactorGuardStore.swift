@@ -115,22 +115,3 @@ struct SQLFactorGuardStore: FactorGuardStore {
                 """, .date(until), .uuid(userID), .text(factor), .integer(limit))) > 0
     }
 }
-
-/// Users (`users`). Only what the stores' services need so far; the rest of the table is still
-/// read and written through the `User` model while it moves here.
-protocol UserStore: Sendable {
-    /// Locks an active account; whether this call did.
-    func lock(userID: UUID, now: Date) async throws -> Bool
-}
-
-/// `UserStore` on the server's database.
-struct SQLUserStore: UserStore {
-    let database: any SQLExecutor
-
-    func lock(userID: UUID, now: Date) async throws -> Bool {
-        try await database.changes(
-            Statement(
-                "UPDATE users SET status = 'locked', updated_at = ? WHERE id = ? AND status = 'active'", .date(now),
-                .uuid(userID))) > 0
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 
 @testable import TwofoldServer
 
@@ -190,4 +191,38 @@ actor InMemoryUserStore: UserStore {
     private(set) var locked: Set<UUID> = []
 
     func lock(userID: UUID, now: Date) async throws -> Bool { locked.insert(userID).inserted }
+    func isInactive(userID: UUID) async throws -> Bool { locked.contains(userID) }
+}
+
+actor InMemoryLoginFlowStore: LoginFlowStore {
+    private var flows: [UUID: LoginFlowRecord] = [:]
+    /// The users flows belong to, as `pending` joins them; a user not here reads as gone.
+    var users: [UUID: (user: UserDTO, status: User.Status)] = [:]
+
+    func addUser(_ user: UserDTO, status: User.Status = .active) { users[user.id] = (user, status) }
+    func setStatus(_ status: User.Status, of userID: UUID) { users[userID]?.status = status }
+
+    func insert(_ flow: LoginFlowRecord) async throws { flows[flow.id] = flow }
+    func insert(_ flows: [LoginFlowRecord]) async throws { for flow in flows { self.flows[flow.id] = flow } }
+    func flow(tokenHash: String) async throws -> LoginFlowRecord? { flows.values.first { $0.tokenHash == tokenHash } }
+
+    func pending(tokenHash: String) async throws -> PendingSecondStep? {
+        guard let flow = flows.values.first(where: { $0.tokenHash == tokenHash }), let user = users[flow.userID]
+        else { return nil }
+        return PendingSecondStep(
+            flowID: flow.id, firstFactor: flow.firstFactor, expiresAt: flow.expiresAt, consumedAt: flow.consumedAt,
+            user: user.user, userStatus: user.status, totp: nil)
+    }
+
+    func consume(flowID: UUID, now: Date) async throws -> Bool {
+        guard let flow = flows[flowID], flow.consumedAt == nil, flow.expiresAt > now,
+            users[flow.userID]?.status == .active
+        else { return false }
+        flows[flowID]?.consumedAt = now
+        return true
+    }
+
+    func release(flowID: UUID, claimedAt: Date) async throws {
+        if flows[flowID]?.consumedAt == claimedAt { flows[flowID]?.consumedAt = nil }
+    }
 }

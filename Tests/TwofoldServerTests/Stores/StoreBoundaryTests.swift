@@ -11,7 +11,7 @@ import TwofoldTestSupport
         "AccountController.swift", "AdminController.swift", "AuthController.swift", "DeviceKeyController.swift",
         "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "BackupCodeService.swift", "FactorChanges.swift",
-        "Housekeeping.swift", "LoginFlowService.swift", "OneTimeCodeService.swift",
+        "Housekeeping.swift", "OneTimeCodeService.swift",
         "RepeatingJob.swift", "SecondFactors.swift", "TOTPService.swift",
         "TwofoldContext.swift",
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldAPI
 import VaporTesting
 
 @testable import TwofoldServer
@@ -206,6 +207,58 @@ import VaporTesting
         try await withTestApp { app in
             let alice = try await AuthFlowTests.signUp(app, "alice").user.id
             try await Self.factorGuardContract(SQLFactorGuardStore(database: app.twofold.database), alice: alice)
+        }
+    }
+
+    /// `lock` locks `alice`'s account (in the database, or in the in-memory twin).
+    static func loginFlowContract(
+        _ store: any LoginFlowStore, alice: UUID, lock: @Sendable () async throws -> Void
+    ) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func flow(_ name: String, expires: TimeInterval = 300) -> LoginFlowRecord {
+            LoginFlowRecord(
+                id: UUID(), tokenHash: "hash-\(name)", userID: alice, firstFactor: "pwd", createdAt: now,
+                expiresAt: now.addingTimeInterval(expires), ipAddress: "10.0.0.1")
+        }
+        let first = flow("first")
+        try await store.insert(first)
+        try await store.insert([flow("second"), flow("old", expires: -1), flow("third")])
+        #expect(try await store.flow(tokenHash: "hash-first") == first)
+        #expect(try await store.flow(tokenHash: "hash-none") == nil)
+        let pending = try #require(try await store.pending(tokenHash: "hash-first"))
+        #expect(pending.flowID == first.id && pending.user.id == alice && pending.userStatus == .active)
+        #expect(pending.totp == nil && pending.firstFactor == "pwd" && pending.consumedAt == nil)
+
+        #expect(try await store.consume(flowID: first.id, now: now))
+        #expect(try await !store.consume(flowID: first.id, now: now), "consumed once")
+        try await store.release(flowID: first.id, claimedAt: now.addingTimeInterval(1))
+        #expect(try await !store.consume(flowID: first.id, now: now), "another claim's time gives nothing back")
+        try await store.release(flowID: first.id, claimedAt: now)
+        #expect(try await store.consume(flowID: first.id, now: now), "given back, claimed again")
+        let old = try #require(try await store.flow(tokenHash: "hash-old"))
+        #expect(try await !store.consume(flowID: old.id, now: now), "expired")
+        try await lock()
+        let second = try #require(try await store.flow(tokenHash: "hash-second"))
+        #expect(try await !store.consume(flowID: second.id, now: now), "the user is locked")
+    }
+
+    @Test func loginFlowsInMemory() async throws {
+        let store = InMemoryLoginFlowStore()
+        let alice = UUID()
+        await store.addUser(
+            UserDTO(
+                id: alice, username: "alice", email: "a@example.com", phoneNumber: nil, role: "user", status: "active",
+                createdAt: Date()))
+        try await Self.loginFlowContract(store, alice: alice) { await store.setStatus(.locked, of: alice) }
+    }
+
+    @Test func loginFlowsInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let users = SQLUserStore(database: app.twofold.database)
+            try await Self.loginFlowContract(SQLLoginFlowStore(database: app.twofold.database), alice: alice) {
+                _ = try await users.lock(userID: alice, now: Date())
+            }
         }
     }
 }

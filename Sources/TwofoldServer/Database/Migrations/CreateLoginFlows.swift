@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateLoginFlows: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(LoginFlow.schema)
+        try await database.schema("login_flows")
             .id()
             .field("token_hash", .string, .required)
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
@@ -16,6 +16,6 @@ struct CreateLoginFlows: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(LoginFlow.schema).delete()
+        try await database.schema("login_flows").delete()
     }
 }

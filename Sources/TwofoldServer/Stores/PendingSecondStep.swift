@@ -35,7 +35,10 @@ struct PendingSecondStep: Sendable {
         LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
         WHERE token_hash = ?
         """
+}
 
+extension PendingSecondStep {
+    /// A row of `query(tokenHash:)`.
     init(row: StatementRow) throws {
         flowID = try row.uuid(0)
         firstFactor = try row.text(1)

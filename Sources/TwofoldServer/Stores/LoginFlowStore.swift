@@ -1,0 +1,100 @@
+import Foundation
+
+/// A sign-in waiting for its second step (`login_flows`; `otpFlowId` / `tempToken`). The token the
+/// client holds is stored only as a hash; the flow belongs to one user and is consumed once.
+struct LoginFlowRecord: Sendable, Equatable {
+    var id: UUID
+    var tokenHash: String
+    var userID: UUID
+    /// The factor already proven, as an RFC 8176 value (`pwd`).
+    var firstFactor: String
+    var createdAt: Date
+    var expiresAt: Date
+    var consumedAt: Date?
+    var ipAddress: String?
+}
+
+/// Login flows. Consuming one is a single conditional update, so of any number of parallel
+/// second steps on one flow exactly one wins.
+protocol LoginFlowStore: Sendable {
+    func insert(_ flow: LoginFlowRecord) async throws
+    /// Many flows at once (`twofold-server bench-seed`), a few hundred to a statement.
+    func insert(_ flows: [LoginFlowRecord]) async throws
+    func flow(tokenHash: String) async throws -> LoginFlowRecord?
+    /// The flow with its user and the user's active authenticator-app secret, in one read of the
+    /// last committed state (`SQLExecutor.readCommitted`).
+    func pending(tokenHash: String) async throws -> PendingSecondStep?
+    /// Consumes the flow at `now` if it is not consumed, not expired and its user is active;
+    /// whether this call did.
+    func consume(flowID: UUID, now: Date) async throws -> Bool
+    /// Gives back the claim `consume` made at `claimedAt` (and only that one).
+    func release(flowID: UUID, claimedAt: Date) async throws
+}
+
+/// `LoginFlowStore` on the server's database.
+struct SQLLoginFlowStore: LoginFlowStore {
+    let database: any SQLExecutor
+
+    private static let columns =
+        "id, token_hash, user_id, first_factor, created_at, expires_at, consumed_at, ip_address"
+
+    func insert(_ flow: LoginFlowRecord) async throws {
+        try await database.run(
+            Statement(
+                "INSERT INTO login_flows (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", .uuid(flow.id),
+                .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor), .date(flow.createdAt),
+                .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress)))
+    }
+
+    func insert(_ flows: [LoginFlowRecord]) async throws {
+        var start = flows.startIndex
+        while start < flows.endIndex {
+            let chunk = flows[start..<min(start + 200, flows.endIndex)]
+            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            try await database.run(
+                Statement(
+                    "INSERT INTO login_flows (\(Self.columns)) VALUES \(rows)",
+                    chunk.flatMap { flow -> [Statement.Value] in
+                        [
+                            .uuid(flow.id), .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor),
+                            .date(flow.createdAt), .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress),
+                        ]
+                    }))
+            start = chunk.endIndex
+        }
+    }
+
+    func flow(tokenHash: String) async throws -> LoginFlowRecord? {
+        try await database.rows(
+            Statement("SELECT \(Self.columns) FROM login_flows WHERE token_hash = ?", .text(tokenHash)),
+            {
+                LoginFlowRecord(
+                    id: try $0.uuid(0), tokenHash: try $0.text(1), userID: try $0.uuid(2), firstFactor: try $0.text(3),
+                    createdAt: try $0.date(4), expiresAt: try $0.date(5), consumedAt: try $0.optionalDate(6),
+                    ipAddress: try $0.optionalText(7))
+            }
+        ).first
+    }
+
+    func pending(tokenHash: String) async throws -> PendingSecondStep? {
+        try await database.readCommitted(PendingSecondStep.query(tokenHash: tokenHash), PendingSecondStep.init)
+            .first
+    }
+
+    func consume(flowID: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                """
+                UPDATE login_flows SET consumed_at = ?
+                WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
+                  AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
+                """, .date(now), .uuid(flowID), .date(now))) > 0
+    }
+
+    func release(flowID: UUID, claimedAt: Date) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flowID),
+                .date(claimedAt)))
+    }
+}
