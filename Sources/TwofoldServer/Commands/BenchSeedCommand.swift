@@ -37,7 +37,7 @@ struct BenchSeedCommand: AsyncCommand {
         var seeded: [(userID: UUID, secret: [UInt8], ok: String, wrong: String)] = []
         for start in stride(from: 0, to: count, by: 500) {
             var users: [User] = []
-            var credentials: [TOTPCredential] = []
+            var credentials: [TOTPCredentialRecord] = []
             var flows: [LoginFlowRecord] = []
             for index in start..<min(start + 500, count) {
                 let userID = UUID()
@@ -45,11 +45,10 @@ struct BenchSeedCommand: AsyncCommand {
                     id: userID, username: "bench-\(run)-\(index)", email: "bench-\(run)-\(index)@bench.invalid",
                     phone: nil, role: .user, passwordHash: passwordHash, now: now)
                 let secret = SecureRandom.bytes(20)
-                let credential = TOTPCredential(
-                    userID: userID, secretCiphertext: try secrets.seal(secret, boundTo: userID), now: now,
-                    expiresAt: now)
-                credential.status = .active
-                credential.confirmedAt = now
+                let credential = TOTPCredentialRecord(
+                    id: UUID(), userID: userID, status: .active,
+                    secretCiphertext: try secrets.seal(secret, boundTo: userID), createdAt: now, expiresAt: now,
+                    confirmedAt: now)
                 let (ok, wrong) = (SecureToken.generate(), SecureToken.generate())
                 for token in [ok, wrong] {
                     flows.append(
@@ -62,10 +61,8 @@ struct BenchSeedCommand: AsyncCommand {
                 seeded.append((userID, secret, ok, wrong))
             }
             let (batchUsers, batchCredentials, batchFlows) = (users, credentials, flows)
-            try await app.db.transaction { database in
-                try await batchUsers.create(on: database)
-                try await batchCredentials.create(on: database)
-            }
+            try await batchUsers.create(on: app.db)
+            try await app.twofold.totp.store.insert(batchCredentials)
             try await app.twofold.loginFlows.store.insert(batchFlows)
         }
         // Codes for the time step at the end of seeding, so they stay valid as long as possible.

@@ -155,8 +155,8 @@ struct SecondStepController: RouteCollection {
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }
-        let step = try TOTPService.matchingStep(code, secret: secret, request: request)
-        if step == nil, try TOTPService.isUsedStep(code, secret: secret, request: request) {
+        let step = try request.twofold.totp.matchingStep(code, secret: secret)
+        if step == nil, try request.twofold.totp.isUsedStep(code, secret: secret) {
             throw TOTPService.replayed
         }
         // Made only for a code that may be right: a guess does not pay for a token.
@@ -166,11 +166,13 @@ struct SecondStepController: RouteCollection {
         }
         let tokens = try session.map { try request.twofold.sessions.tokens(for: $0.recorded) }
         var completed = try await request.nextToTheDatabase {
-            guard let step, let session else { try await TOTPService.refuse(userID: secret.userID, request: request) }
+            guard let step, let session else {
+                try await request.twofold.totp.refuse(userID: secret.userID, origin: request.origin)
+            }
             // A code that may be right claims the flow first: of parallel submissions on one flow,
             // one settles its step and the rest are told the flow is used, none counted wrong.
             try await request.twofold.loginFlows.claimed(flow) { _ in
-                try await TOTPService.settle(step, secret: secret, request: request)
+                try await request.twofold.totp.settle(step, secret: secret)
             }
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,

@@ -29,7 +29,8 @@ struct TwoFactorController: RouteCollection {
     @Sendable func setupTOTP(request: Request) async throws -> Response {
         let user = try await Self.user(request)
         try await FactorChanges.requireStepUp(for: user, request: request)
-        return try Response.json(try await TOTPService.setup(for: user, request: request))
+        return try Response.json(
+            try await request.twofold.totp.setup(userID: try user.requireID(), account: user.email))
     }
 
     @Sendable func verifyTOTP(request: Request) async throws -> Response {
@@ -37,24 +38,7 @@ struct TwoFactorController: RouteCollection {
         let userID = try user.requireID()
         let body = try request.content.decode(CodeRequest.self)
         let now = request.twofold.clock.now()
-        guard
-            let pending = try await TOTPCredential.query(on: request.db).filter(\.$userID == userID)
-                .filter(\.$status == .pending).first()
-        else {
-            throw Problem(
-                status: 409, code: .conflict, title: "No authenticator app being set up",
-                detail: "Start with POST /api/v1/2fa/totp/setup.")
-        }
-        guard pending.expiresAt > now else {
-            try await pending.delete(on: request.db)
-            throw Problem(
-                status: 410, code: .expired, title: "Setup expired",
-                detail: "More than 10 minutes passed since setup; start again.")
-        }
-        try await TOTPService.check(body.code, credential: pending, request: request)
-        pending.status = .active
-        pending.confirmedAt = now
-        try await pending.update(on: request.db)
+        try await request.twofold.totp.confirm(body.code, userID: userID, origin: request.origin)
         try await AuditLog.record(.factorAdded, user: userID, detail: "totp", request: request)
         // The first second factor also hands out the backup codes.
         let codes: [String]? =
@@ -70,10 +54,9 @@ struct TwoFactorController: RouteCollection {
         try request.requireRecentSecondFactor()
         let user = try await Self.user(request)
         let userID = try user.requireID()
-        guard try await TOTPService.active(for: userID, request: request) != nil else {
+        guard try await request.twofold.totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
-        try await TOTPCredential.query(on: request.db).filter(\.$userID == userID).delete()
         try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
         return try Response.json(SuccessResponse())
@@ -96,7 +79,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable func status(request: Request) async throws -> Response {
         let user = try await Self.user(request)
         let userID = try user.requireID()
-        let totp = try await TOTPService.active(for: userID, request: request)
+        let totp = try await request.twofold.totp.active(for: userID)
         let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
             .sort(\.$createdAt, .descending).first()?.createdAt
         return try Response.json(

@@ -74,7 +74,7 @@ enum SecondFactors {
         let userID = try user.requireID()
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
         // (one statement fewer on the most common second step).
-        let totp = method == "totp" ? try await TOTPService.active(for: userID, request: request) : nil
+        let totp = method == "totp" ? try await request.twofold.totp.active(for: userID) : nil
         if method == "totp" {
             guard totp != nil else { return .notEnabled }
         } else {
@@ -90,7 +90,7 @@ enum SecondFactors {
         switch method {
         case "totp":
             guard let credential = totp else { return .notEnabled }
-            try await TOTPService.check(code, credential: credential, request: request)
+            try await request.twofold.totp.check(code, credential: credential, origin: request.origin)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":
             let channel: OutboxMessage.Channel = method == "sms" ? .sms : .email

@@ -24,6 +24,7 @@ final class TwofoldContext: Sendable {
     let sessions: SessionService
     let guards: FactorGuard
     let loginFlows: LoginFlowService
+    let totp: TOTPService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -63,6 +64,9 @@ final class TwofoldContext: Sendable {
         self.loginFlows = LoginFlowService(
             store: SQLLoginFlowStore(database: database), users: users, clock: clock,
             lifetime: configuration.rules.loginFlowLifetime)
+        self.totp = TOTPService(
+            store: SQLTOTPCredentialStore(database: database), guards: guards, secrets: secrets, clock: clock,
+            issuer: configuration.totpIssuer, pendingLifetime: configuration.rules.pendingTOTPLifetime)
     }
 
     struct Key: StorageKey {

@@ -226,3 +226,41 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
         if flows[flowID]?.consumedAt == claimedAt { flows[flowID]?.consumedAt = nil }
     }
 }
+
+actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
+    private var credentials: [UUID: TOTPCredentialRecord] = [:]
+
+    func credential(userID: UUID, status: TOTPCredentialRecord.Status) async throws -> TOTPCredentialRecord? {
+        credentials.values.first { $0.userID == userID && $0.status == status }
+    }
+
+    func deleteAll(userID: UUID) async throws -> Int {
+        let ids = credentials.values.filter { $0.userID == userID }.map(\.id)
+        for id in ids { credentials[id] = nil }
+        return ids.count
+    }
+
+    func replace(with pending: TOTPCredentialRecord) async throws {
+        _ = try await deleteAll(userID: pending.userID)
+        credentials[pending.id] = pending
+    }
+
+    func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool {
+        guard let credential = credentials[credentialID], (credential.lastUsedStep ?? Int64.min) < step else {
+            return false
+        }
+        credentials[credentialID]?.lastUsedStep = step
+        return true
+    }
+
+    func activate(credentialID: UUID, now: Date) async throws -> Bool {
+        guard credentials[credentialID]?.status == .pending else { return false }
+        credentials[credentialID]?.status = .active
+        credentials[credentialID]?.confirmedAt = now
+        return true
+    }
+
+    func insert(_ credentials: [TOTPCredentialRecord]) async throws {
+        for credential in credentials { self.credentials[credential.id] = credential }
+    }
+}

@@ -12,7 +12,7 @@ import TwofoldTestSupport
         "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "BackupCodeService.swift", "FactorChanges.swift",
         "Housekeeping.swift", "OneTimeCodeService.swift",
-        "RepeatingJob.swift", "SecondFactors.swift", "TOTPService.swift",
+        "RepeatingJob.swift", "SecondFactors.swift",
         "TwofoldContext.swift",
     ]
 

@@ -261,4 +261,45 @@ import VaporTesting
             }
         }
     }
+
+    static func totpContract(_ store: any TOTPCredentialStore, alice: UUID, bob: UUID) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func pending(_ user: UUID) -> TOTPCredentialRecord {
+            TOTPCredentialRecord(
+                id: UUID(), userID: user, status: .pending, secretCiphertext: "sealed-\(user)", createdAt: now,
+                expiresAt: now.addingTimeInterval(600))
+        }
+        let first = pending(alice)
+        try await store.replace(with: first)
+        #expect(try await store.credential(userID: alice, status: .pending) == first)
+        #expect(try await store.credential(userID: alice, status: .active) == nil)
+        let second = pending(alice)
+        try await store.replace(with: second)
+        #expect(try await store.credential(userID: alice, status: .pending)?.id == second.id, "replaced")
+        #expect(try await store.activate(credentialID: second.id, now: now))
+        #expect(try await !store.activate(credentialID: second.id, now: now), "once")
+        let active = try #require(try await store.credential(userID: alice, status: .active))
+        #expect(active.confirmedAt == now && active.lastUsedStep == nil && active.digits == 6 && active.period == 30)
+        #expect(try await store.claimStep(100, credentialID: second.id))
+        #expect(try await !store.claimStep(100, credentialID: second.id), "a step once")
+        #expect(try await !store.claimStep(99, credentialID: second.id), "never an earlier one")
+        #expect(try await store.claimStep(101, credentialID: second.id))
+        #expect(try await store.credential(userID: alice, status: .active)?.lastUsedStep == 101)
+        try await store.insert([pending(bob)])
+        #expect(try await store.deleteAll(userID: alice) == 1)
+        #expect(try await store.credential(userID: alice, status: .active) == nil)
+        #expect(try await store.credential(userID: bob, status: .pending) != nil)
+    }
+
+    @Test func totpCredentialsInMemory() async throws {
+        try await Self.totpContract(InMemoryTOTPCredentialStore(), alice: UUID(), bob: UUID())
+    }
+
+    @Test func totpCredentialsInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            try await Self.totpContract(SQLTOTPCredentialStore(database: app.twofold.database), alice: alice, bob: bob)
+        }
+    }
 }

@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateTOTPCredentials: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(TOTPCredential.schema)
+        try await database.schema("totp_credentials")
             .id()
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
             .field("status", .string, .required)
@@ -19,6 +19,6 @@ struct CreateTOTPCredentials: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(TOTPCredential.schema).delete()
+        try await database.schema("totp_credentials").delete()
     }
 }

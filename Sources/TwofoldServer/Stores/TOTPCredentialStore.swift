@@ -1,0 +1,112 @@
+import Foundation
+
+/// A user's authenticator-app secret (`totp_credentials`): pending after setup, active once a code
+/// confirmed it. The secret is stored only encrypted (AES-GCM, key outside the database).
+struct TOTPCredentialRecord: Sendable, Equatable {
+    enum Status: String, Sendable { case pending, active }
+
+    var id: UUID
+    var userID: UUID
+    var status: Status
+    /// base64 of AES-GCM `nonce ‖ ciphertext ‖ tag`, bound to the user id as associated data.
+    var secretCiphertext: String
+    var algorithm = "SHA1"
+    var digits = 6
+    var period = 30
+    var createdAt: Date
+    /// When a pending secret is discarded.
+    var expiresAt: Date
+    var confirmedAt: Date?
+    /// The last time step accepted; a step is never accepted twice (RFC 6238 §5.2).
+    var lastUsedStep: Int64?
+}
+
+/// Authenticator-app secrets. Claiming a time step and confirming a pending secret are each one
+/// conditional update.
+protocol TOTPCredentialStore: Sendable {
+    func credential(userID: UUID, status: TOTPCredentialRecord.Status) async throws -> TOTPCredentialRecord?
+    /// Removes the user's secrets, pending or active; how many.
+    @discardableResult
+    func deleteAll(userID: UUID) async throws -> Int
+    /// Replaces the user's secrets with `pending` (two statements).
+    func replace(with pending: TOTPCredentialRecord) async throws
+    /// Sets the last used step to `step` if it is after the one stored; whether this call did.
+    func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool
+    /// Makes a pending secret active at `now`; whether this call did.
+    func activate(credentialID: UUID, now: Date) async throws -> Bool
+    /// Many at once (`twofold-server bench-seed`).
+    func insert(_ credentials: [TOTPCredentialRecord]) async throws
+}
+
+/// `TOTPCredentialStore` on the server's database.
+struct SQLTOTPCredentialStore: TOTPCredentialStore {
+    let database: any SQLExecutor
+
+    private static let columns =
+        "id, user_id, status, secret_ciphertext, algorithm, digits, period, created_at, expires_at, confirmed_at, last_used_step"
+
+    private static func record(_ row: StatementRow) throws -> TOTPCredentialRecord {
+        guard let status = TOTPCredentialRecord.Status(rawValue: try row.text(2)) else {
+            throw StatementRowError(column: 2, reason: "is not a TOTP credential status")
+        }
+        return TOTPCredentialRecord(
+            id: try row.uuid(0), userID: try row.uuid(1), status: status, secretCiphertext: try row.text(3),
+            algorithm: try row.text(4), digits: try row.integer(5), period: try row.integer(6),
+            createdAt: try row.date(7), expiresAt: try row.date(8), confirmedAt: try row.optionalDate(9),
+            lastUsedStep: try row.optionalInteger(10).map(Int64.init))
+    }
+
+    private static func values(_ credential: TOTPCredentialRecord) -> [Statement.Value] {
+        [
+            .uuid(credential.id), .uuid(credential.userID), .text(credential.status.rawValue),
+            .text(credential.secretCiphertext), .text(credential.algorithm), .integer(credential.digits),
+            .integer(credential.period), .date(credential.createdAt), .date(credential.expiresAt),
+            .date(credential.confirmedAt), .integer(credential.lastUsedStep.map(Int.init)),
+        ]
+    }
+
+    func credential(userID: UUID, status: TOTPCredentialRecord.Status) async throws -> TOTPCredentialRecord? {
+        try await database.rows(
+            Statement(
+                "SELECT \(Self.columns) FROM totp_credentials WHERE user_id = ? AND status = ?", .uuid(userID),
+                .text(status.rawValue)), Self.record
+        ).first
+    }
+
+    func deleteAll(userID: UUID) async throws -> Int {
+        try await database.changes(Statement("DELETE FROM totp_credentials WHERE user_id = ?", .uuid(userID)))
+    }
+
+    func replace(with pending: TOTPCredentialRecord) async throws {
+        try await deleteAll(userID: pending.userID)
+        try await insert([pending])
+    }
+
+    func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                """
+                UPDATE totp_credentials SET last_used_step = ?
+                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
+                """, .integer(Int(step)), .uuid(credentialID), .integer(Int(step)))) > 0
+    }
+
+    func activate(credentialID: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                "UPDATE totp_credentials SET status = 'active', confirmed_at = ? WHERE id = ? AND status = 'pending'",
+                .date(now), .uuid(credentialID))) > 0
+    }
+
+    func insert(_ credentials: [TOTPCredentialRecord]) async throws {
+        var start = credentials.startIndex
+        while start < credentials.endIndex {
+            let chunk = credentials[start..<min(start + 200, credentials.endIndex)]
+            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            try await database.run(
+                Statement(
+                    "INSERT INTO totp_credentials (\(Self.columns)) VALUES \(rows)", chunk.flatMap(Self.values)))
+            start = chunk.endIndex
+        }
+    }
+}
