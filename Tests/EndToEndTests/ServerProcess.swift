@@ -9,17 +9,32 @@ import TwofoldTestSupport
 /// The built `twofold-server` binary running in a temporary data folder on a free port.
 final class ServerProcess: @unchecked Sendable {
     // Safe: the process handle is only touched from the test that owns this object.
-    let process = Process()
-    let port: Int
+    private(set) var process = Process()
+    private(set) var port: Int
     let dataDirectory: URL
-    let logFile: URL
+    private(set) var logFile: URL
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Starts the server and waits until `/healthz` answers.
+    /// Starts the server on a free port and waits until `/healthz` answers. A port another
+    /// process took between choosing and binding it is chosen again.
     init(dataDirectory: URL, environment extra: [String: String] = [:]) async throws {
         self.dataDirectory = dataDirectory
-        port = Int.random(in: 20_000...60_000)
+        port = SMTPSink.freePort()
         logFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("server-\(port).log")
+        for attempt in 1...5 {
+            do {
+                try await start(environment: extra)
+                return
+            } catch ServerProcessError.exited(let status, let log) where log.contains("Address already in use") {
+                guard attempt < 5 else { throw ServerProcessError.exited(status: status, log: log) }
+                port = SMTPSink.freePort()
+                logFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("server-\(port).log")
+                process = Process()
+            }
+        }
+    }
+
+    private func start(environment extra: [String: String]) async throws {
         FileManager.default.createFile(atPath: logFile.path, contents: nil)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TWOFOLD_") }
         environment["DATABASE_URL"] = nil

@@ -42,8 +42,8 @@ struct TwoFactorController: RouteCollection {
         try await AuditLog.record(.factorAdded, user: userID, detail: "totp", request: request)
         // The first second factor also hands out the backup codes.
         let codes: [String]? =
-            try await BackupCodeService.exist(for: userID, on: request.db)
-            ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+            try await request.twofold.backupCodes.exist(for: userID)
+            ? nil : try await request.twofold.backupCodes.regenerate(for: userID)
         try await FactorChanges.added(
             codes == nil ? ["totp"] : ["totp", "backup"], describedAs: "An authenticator app", user: user,
             request: request)
@@ -71,7 +71,7 @@ struct TwoFactorController: RouteCollection {
                 status: 409, code: .conflict, title: "No second factor",
                 detail: "Enable an authenticator app first; backup codes stand in for it.")
         }
-        let codes = try await BackupCodeService.regenerate(for: userID, request: request)
+        let codes = try await request.twofold.backupCodes.regenerate(for: userID)
         try await AuditLog.record(.factorAdded, user: userID, detail: "backup codes regenerated", request: request)
         return try Response.json(BackupCodesResponse(backupCodes: codes))
     }
@@ -80,16 +80,14 @@ struct TwoFactorController: RouteCollection {
         let user = try await Self.user(request)
         let userID = try user.requireID()
         let totp = try await request.twofold.totp.active(for: userID)
-        let generatedAt = try await BackupCode.query(on: request.db).filter(\.$userID == userID)
-            .sort(\.$createdAt, .descending).first()?.createdAt
+        let backupCodes = try await request.twofold.backupCodes.summary(for: userID)
         return try Response.json(
             TwoFactorStatus(
                 methods: try await SecondFactors.available(for: user, on: request.db),
                 totpConfiguredAt: totp?.confirmedAt,
                 sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
                 email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
-                backupCodesRemaining: try await BackupCodeService.remaining(for: userID, on: request.db),
-                backupCodesGeneratedAt: generatedAt,
+                backupCodesRemaining: backupCodes.unused, backupCodesGeneratedAt: backupCodes.generatedAt,
                 trustedDeviceCount: try await Self.trustedDeviceCount(userID, request: request),
                 serverTime: request.twofold.clock.now()))
     }
@@ -100,7 +98,7 @@ struct TwoFactorController: RouteCollection {
         return try Response.json(
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
-                backupCodesRemaining: try await BackupCodeService.remaining(for: try user.requireID(), on: request.db),
+                backupCodesRemaining: try await request.twofold.backupCodes.remaining(for: try user.requireID()),
                 trustedDeviceCount: try await Self.trustedDeviceCount(try user.requireID(), request: request),
                 serverTime: request.twofold.clock.now()))
     }
@@ -179,7 +177,7 @@ struct TwoFactorController: RouteCollection {
         let destination = try await OneTimeCodeService.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, request: request)
         let now = request.twofold.clock.now()
-        let hadBackupCodes = try await BackupCodeService.exist(for: userID, on: request.db)
+        let hadBackupCodes = try await request.twofold.backupCodes.exist(for: userID)
         // Told at the destinations on file before the change, so a number that replaces the
         // owner's is not the only one to hear of it.
         try await FactorChanges.added(
@@ -198,7 +196,7 @@ struct TwoFactorController: RouteCollection {
         try await user.update(on: request.db)
         try await AuditLog.record(.factorAdded, user: userID, detail: channel.rawValue, request: request)
         let codes: [String]? =
-            hadBackupCodes ? nil : try await BackupCodeService.regenerate(for: userID, request: request)
+            hadBackupCodes ? nil : try await request.twofold.backupCodes.regenerate(for: userID)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 

@@ -1,7 +1,6 @@
 import Crypto
-import Fluent
 import Foundation
-import SQLKit
+import NIOPosix
 import TwofoldAPI
 import TwofoldCore
 import Vapor
@@ -9,74 +8,71 @@ import Vapor
 /// Backup codes (seed 000, seed 002): 10 single-use `XXXX-XXXX` codes. Each is stored as an HMAC
 /// lookup value (keyed with a key outside the database) and a bcrypt hash; a code is found by its
 /// lookup, checked against its hash in constant time, and claimed by a conditional update.
-enum BackupCodeService {
+/// Built with what it uses and given values, never a request.
+struct BackupCodeService: Sendable {
     static let factor = "backup"
     static let hashCost = 8
     /// Checked when no code matches, so a miss takes as long as a hit.
     static let dummyHash = (try? Bcrypt.hash("no such backup code", cost: hashCost)) ?? ""
 
+    let store: any BackupCodeStore
+    let guards: FactorGuard
+    let secrets: SecretBox
+    /// Where bcrypt runs (the password hasher's threads, off the event loops).
+    let hashing: NIOThreadPool
+    let clock: ServerClock
+
     /// Replaces the user's codes with a fresh set and returns them (shown once).
-    static func regenerate(for userID: UUID, request: Request) async throws -> [String] {
+    func regenerate(for userID: UUID) async throws -> [String] {
         let codes = BackupCodes.generate()
-        let now = request.twofold.clock.now()
-        var rows: [BackupCode] = []
+        let now = clock.now()
+        var rows: [BackupCodeRecord] = []
         for code in codes {
-            let normalized = BackupCodes.normalize(code)!
-            let hash = try await request.twofold.passwords.threadPool.runIfActive {
-                try Bcrypt.hash(normalized, cost: hashCost)
+            guard let normalized = BackupCodes.normalize(code) else {
+                throw Abort(.internalServerError, reason: "a generated backup code did not normalise")
             }
+            let hash = try await hashing.runIfActive { try Bcrypt.hash(normalized, cost: Self.hashCost) }
             rows.append(
-                BackupCode(userID: userID, lookup: lookup(normalized, request: request), codeHash: hash, now: now))
+                BackupCodeRecord(
+                    id: SecureRandom.timeOrderedUUID(at: now), userID: userID, lookup: lookup(normalized),
+                    codeHash: hash, createdAt: now))
         }
-        let fresh = rows
-        try await request.db.transaction { database in
-            try await BackupCode.query(on: database).filter(\.$userID == userID).delete()
-            for row in fresh { try await row.create(on: database) }
-        }
+        try await store.replace(userID: userID, with: rows)
         return codes
     }
 
-    static func remaining(for userID: UUID, on database: any Database) async throws -> Int {
-        try await BackupCode.query(on: database).filter(\.$userID == userID).filter(\.$usedAt == nil).count()
-    }
-
-    static func exist(for userID: UUID, on database: any Database) async throws -> Bool {
-        try await BackupCode.query(on: database).filter(\.$userID == userID).count() > 0
-    }
+    func summary(for userID: UUID) async throws -> BackupCodeSummary { try await store.summary(userID: userID) }
+    func remaining(for userID: UUID) async throws -> Int { try await store.summary(userID: userID).unused }
+    func exist(for userID: UUID) async throws -> Bool { try await store.summary(userID: userID).total > 0 }
+    func deleteAll(for userID: UUID) async throws { try await store.deleteAll(userID: userID) }
 
     /// Checks and uses up one code under the factor guard; returns how many remain.
-    static func use(_ input: String, userID: UUID, request: Request) async throws -> Int {
-        try await request.twofold.guards.begin(factor, userID: userID)
+    func use(_ input: String, userID: UUID, origin: RequestOrigin) async throws -> Int {
+        try await guards.begin(Self.factor, userID: userID)
         let normalized = BackupCodes.normalize(input)
-        let row: BackupCode? =
-            if let normalized {
-                try await BackupCode.query(on: request.db).filter(\.$userID == userID)
-                    .filter(\.$lookup == lookup(normalized, request: request)).filter(\.$usedAt == nil).first()
-            } else { nil }
+        let row = try await normalized.asyncMap { try await store.unused(userID: userID, lookup: lookup($0)) } ?? nil
         // Always one bcrypt check, so a miss costs the same time as a hit.
-        let hash = row?.codeHash ?? dummyHash
+        let hash = row?.codeHash ?? Self.dummyHash
         let candidate = normalized ?? "-"
-        let matches = try await request.twofold.passwords.threadPool.runIfActive {
-            try Bcrypt.verify(candidate, created: hash)
+        let matches = try await hashing.runIfActive { try Bcrypt.verify(candidate, created: hash) }
+        guard matches, let row else { try await guards.failed(Self.factor, userID: userID, origin: origin) }
+        guard try await store.use(id: row.id, now: clock.now()) else {
+            try await guards.failed(Self.factor, userID: userID, origin: origin)
         }
-        guard matches, let row else {
-            try await request.twofold.guards.failed(factor, userID: userID, origin: request.origin)
-        }
-        let claimed = try await request.sql.raw(
-            """
-            UPDATE backup_codes SET used_at = \(bind: request.twofold.clock.now())
-            WHERE id = \(bind: try row.requireID()) AND used_at IS NULL RETURNING id
-            """
-        ).all()
-        guard !claimed.isEmpty else {
-            try await request.twofold.guards.failed(factor, userID: userID, origin: request.origin)
-        }
-        try await request.twofold.guards.succeeded(factor, userID: userID)
-        return try await remaining(for: userID, on: request.db)
+        try await guards.succeeded(Self.factor, userID: userID)
+        return try await remaining(for: userID)
     }
 
-    private static func lookup(_ normalized: String, request: Request) -> String {
-        let key = request.twofold.secrets.lookupKey(purpose: "backup codes")
+    private func lookup(_ normalized: String) -> String {
+        let key = secrets.lookupKey(purpose: "backup codes")
         return Data(HMAC<SHA256>.authenticationCode(for: Data(normalized.utf8), using: key)).base64URLEncodedString()
+    }
+}
+
+extension Optional {
+    /// `map` with an asynchronous transform.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }

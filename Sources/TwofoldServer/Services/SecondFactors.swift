@@ -44,7 +44,7 @@ enum SecondFactors {
     static func purgeIfNoneLeft(for user: User, request: Request) async throws {
         guard try await available(for: user, on: request.db).isEmpty else { return }
         let userID = try user.requireID()
-        try await BackupCode.query(on: request.db).filter(\.$userID == userID).delete()
+        try await request.twofold.backupCodes.deleteAll(for: userID)
         try await request.twofold.trustedDevices.revokeAll(userID: userID, origin: request.origin)
     }
 
@@ -100,7 +100,7 @@ enum SecondFactors {
                 request: request)
             return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
-            let remaining = try await BackupCodeService.use(code, userID: userID, request: request)
+            let remaining = try await request.twofold.backupCodes.use(code, userID: userID, origin: request.origin)
             return .verified(amr: "otp", backupCodesRemaining: remaining)
         default:
             return .notEnabled

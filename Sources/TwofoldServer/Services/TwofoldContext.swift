@@ -25,6 +25,7 @@ final class TwofoldContext: Sendable {
     let guards: FactorGuard
     let loginFlows: LoginFlowService
     let totp: TOTPService
+    let backupCodes: BackupCodeService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -67,6 +68,9 @@ final class TwofoldContext: Sendable {
         self.totp = TOTPService(
             store: SQLTOTPCredentialStore(database: database), guards: guards, secrets: secrets, clock: clock,
             issuer: configuration.totpIssuer, pendingLifetime: configuration.rules.pendingTOTPLifetime)
+        self.backupCodes = BackupCodeService(
+            store: SQLBackupCodeStore(database: database), guards: guards, secrets: secrets,
+            hashing: passwords.threadPool, clock: clock)
     }
 
     struct Key: StorageKey {

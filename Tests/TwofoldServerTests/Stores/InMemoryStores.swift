@@ -264,3 +264,33 @@ actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
         for credential in credentials { self.credentials[credential.id] = credential }
     }
 }
+
+actor InMemoryBackupCodeStore: BackupCodeStore {
+    private var codes: [UUID: BackupCodeRecord] = [:]
+
+    func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws {
+        for code in codes { self.codes[code.id] = code }
+        let kept = Set(codes.map(\.id))
+        for (id, code) in self.codes where code.userID == userID && !kept.contains(id) { self.codes[id] = nil }
+    }
+
+    func unused(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {
+        codes.values.first { $0.userID == userID && $0.lookup == lookup && $0.usedAt == nil }
+    }
+
+    func use(id: UUID, now: Date) async throws -> Bool {
+        guard codes[id] != nil, codes[id]?.usedAt == nil else { return false }
+        codes[id]?.usedAt = now
+        return true
+    }
+
+    func summary(userID: UUID) async throws -> BackupCodeSummary {
+        let mine = codes.values.filter { $0.userID == userID }
+        return BackupCodeSummary(
+            unused: mine.filter { $0.usedAt == nil }.count, total: mine.count, generatedAt: mine.map(\.createdAt).max())
+    }
+
+    func deleteAll(userID: UUID) async throws {
+        for (id, code) in codes where code.userID == userID { codes[id] = nil }
+    }
+}

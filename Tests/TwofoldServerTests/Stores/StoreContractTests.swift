@@ -302,4 +302,43 @@ import VaporTesting
             try await Self.totpContract(SQLTOTPCredentialStore(database: app.twofold.database), alice: alice, bob: bob)
         }
     }
+
+    static func backupCodeContract(_ store: any BackupCodeStore, alice: UUID, bob: UUID) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func codes(_ user: UUID, _ prefix: String, at time: Date) -> [BackupCodeRecord] {
+            (0..<3).map {
+                BackupCodeRecord(
+                    id: UUID(), userID: user, lookup: "\(prefix)\($0)", codeHash: "hash", createdAt: time)
+            }
+        }
+        #expect(try await store.summary(userID: alice) == BackupCodeSummary(unused: 0, total: 0, generatedAt: nil))
+        let first = codes(alice, "a", at: now)
+        try await store.replace(userID: alice, with: first)
+        try await store.replace(userID: bob, with: codes(bob, "a", at: now))
+        #expect(try await store.unused(userID: alice, lookup: "a1")?.id == first[1].id)
+        #expect(try await store.use(id: first[1].id, now: now))
+        #expect(try await !store.use(id: first[1].id, now: now), "once")
+        #expect(try await store.unused(userID: alice, lookup: "a1") == nil)
+        #expect(try await store.summary(userID: alice) == BackupCodeSummary(unused: 2, total: 3, generatedAt: now))
+        let later = now.addingTimeInterval(60)
+        try await store.replace(userID: alice, with: codes(alice, "b", at: later))
+        #expect(try await store.unused(userID: alice, lookup: "a0") == nil, "the old set is gone")
+        #expect(try await store.summary(userID: alice) == BackupCodeSummary(unused: 3, total: 3, generatedAt: later))
+        #expect(try await store.summary(userID: bob).unused == 3, "another user's set stays")
+        try await store.deleteAll(userID: alice)
+        #expect(try await store.summary(userID: alice).total == 0)
+    }
+
+    @Test func backupCodesInMemory() async throws {
+        try await Self.backupCodeContract(InMemoryBackupCodeStore(), alice: UUID(), bob: UUID())
+    }
+
+    @Test func backupCodesInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            try await Self.backupCodeContract(
+                SQLBackupCodeStore(database: app.twofold.database), alice: alice, bob: bob)
+        }
+    }
 }

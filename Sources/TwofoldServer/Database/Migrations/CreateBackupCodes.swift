@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateBackupCodes: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(BackupCode.schema)
+        try await database.schema("backup_codes")
             .id()
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
             .field("lookup", .string, .required)
@@ -14,6 +14,6 @@ struct CreateBackupCodes: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(BackupCode.schema).delete()
+        try await database.schema("backup_codes").delete()
     }
 }
