@@ -56,15 +56,14 @@ public func configure(
     case .postgres(let url):
         app.databases.use(try .postgres(url: url), as: .psql)
     }
+    let database = DatabaseExecutor(
+        direct: sqlite, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
         passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),
         secrets: secrets,
-        delivery: DeliveryWorker(
-            sms: sms, email: email, secrets: secrets),
-        sqlite: sqlite,
-        database: DatabaseExecutor(
-            direct: sqlite, databases: app.databases, group: app.eventLoopGroup, logger: app.logger))
+        delivery: DeliveryWorker(store: SQLOutboxStore(database: database), sms: sms, email: email, secrets: secrets),
+        sqlite: sqlite, database: database)
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host
@@ -107,9 +106,8 @@ public func configure(
                 try await Housekeeping.sweep(on: sql, now: app.twofold.clock.now())
             })
         app.lifecycle.use(
-            RepeatingJob(name: "delivery", interval: .seconds(1)) { app, database in
-                try await app.twofold.delivery.runOnce(
-                    on: database, sql: app.twofold.sql(database), now: app.twofold.clock.now(), logger: app.logger)
+            RepeatingJob(name: "delivery", interval: .seconds(1)) { app, _ in
+                try await app.twofold.delivery.runOnce(now: app.twofold.clock.now(), logger: app.logger)
             })
     }
     app.asyncCommands.use(AdminCommand(), as: "admin")

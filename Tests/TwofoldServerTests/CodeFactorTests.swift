@@ -29,8 +29,10 @@ import VaporTesting
     /// Delivers what is queued and returns every message, notices included.
     static func deliverAll(_ app: Application, clock: TestClock) async throws -> [OutgoingMessage] {
         let recorder = RecordingProvider()
-        let worker = DeliveryWorker(sms: recorder, email: recorder, secrets: app.twofold.secrets)
-        try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger)
+        let worker = DeliveryWorker(
+            store: SQLOutboxStore(database: app.twofold.database), sms: recorder, email: recorder,
+            secrets: app.twofold.secrets)
+        try await worker.runOnce(now: clock.now, logger: app.logger)
         return recorder.delivered
     }
 

@@ -32,19 +32,19 @@ final class RecordingProvider: MessageProvider, @unchecked Sendable {
 
 @Suite struct DeliveryTests {
     static func enqueue(_ app: Application, _ body: String, to destination: String = "+14155550123") async throws {
-        try await Outbox.enqueue(
-            .sms, to: destination, body: body, secrets: app.twofold.secrets, now: app.twofold.clock.now(),
-            on: app.db)
+        try await app.twofold.outbox.enqueue(.sms, to: destination, body: body, now: app.twofold.clock.now())
     }
 
     @Test func aMessageIsDeliveredOnceAndItsTextWiped() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let provider = RecordingProvider()
-            let worker = DeliveryWorker(sms: provider, email: provider, secrets: app.twofold.secrets)
+            let worker = DeliveryWorker(
+                store: SQLOutboxStore(database: app.twofold.database), sms: provider, email: provider,
+                secrets: app.twofold.secrets)
             try await Self.enqueue(app, "Your Twofold code is 123456")
-            #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 1)
-            #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 0)
+            #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 1)
+            #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 0)
             #expect(provider.delivered.map(\.body) == ["Your Twofold code is 123456"])
             #expect(provider.delivered.map(\.destination) == ["+14155550123"])
             let stored = try #require(try await OutboxMessage.query(on: app.db).first())
@@ -56,20 +56,22 @@ final class RecordingProvider: MessageProvider, @unchecked Sendable {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let provider = RecordingProvider(failures: 3)
-            let worker = DeliveryWorker(sms: provider, email: provider, secrets: app.twofold.secrets)
+            let worker = DeliveryWorker(
+                store: SQLOutboxStore(database: app.twofold.database), sms: provider, email: provider,
+                secrets: app.twofold.secrets)
             try await Self.enqueue(app, "code 111111")
             var waits: [TimeInterval] = []
             for _ in 0..<3 {
-                #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 0)
+                #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 0)
                 let stored = try #require(try await OutboxMessage.query(on: app.db).first())
                 #expect(stored.status == .pending && stored.lastError == "provider outage")
                 waits.append(stored.nextAttemptAt.timeIntervalSince(clock.now))
                 // Not before the back-off has passed.
-                #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 0)
+                #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 0)
                 clock.advance(by: stored.nextAttemptAt.timeIntervalSince(clock.now))
             }
             #expect(waits == [2, 4, 8])
-            #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 1)
+            #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 1)
             #expect(provider.delivered.count == 1)
         }
     }
@@ -78,10 +80,12 @@ final class RecordingProvider: MessageProvider, @unchecked Sendable {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let provider = RecordingProvider(failures: 100)
-            let worker = DeliveryWorker(sms: provider, email: provider, secrets: app.twofold.secrets)
+            let worker = DeliveryWorker(
+                store: SQLOutboxStore(database: app.twofold.database), sms: provider, email: provider,
+                secrets: app.twofold.secrets)
             try await Self.enqueue(app, "code 222222")
             for _ in 0..<10 {
-                try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger)
+                try await worker.runOnce(now: clock.now, logger: app.logger)
                 clock.advance(by: 301)
             }
             let stored = try #require(try await OutboxMessage.query(on: app.db).first())
@@ -93,16 +97,18 @@ final class RecordingProvider: MessageProvider, @unchecked Sendable {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let provider = RecordingProvider()
-            let worker = DeliveryWorker(sms: provider, email: provider, secrets: app.twofold.secrets)
+            let worker = DeliveryWorker(
+                store: SQLOutboxStore(database: app.twofold.database), sms: provider, email: provider,
+                secrets: app.twofold.secrets)
             for index in 0..<30 { try await Self.enqueue(app, "message \(index)") }
             let logger = app.logger
             let now = clock.now
             try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<6 { group.addTask { try await worker.runOnce(on: app.db, now: now, logger: logger) } }
-                for _ in 0..<6 { group.addTask { try await worker.runOnce(on: app.db, now: now, logger: logger) } }
+                for _ in 0..<6 { group.addTask { try await worker.runOnce(now: now, logger: logger) } }
+                for _ in 0..<6 { group.addTask { try await worker.runOnce(now: now, logger: logger) } }
                 try await group.waitForAll()
             }
-            try await worker.runOnce(on: app.db, now: now, logger: logger)
+            try await worker.runOnce(now: now, logger: logger)
             #expect(provider.delivered.count == 30)
             #expect(Set(provider.delivered.map(\.body)).count == 30)
         }
@@ -174,11 +180,13 @@ final class LockedLines: @unchecked Sendable {
         try await Self.withReceiver(statuses: [.serviceUnavailable]) { url, received in
             try await withTestApp(clock: clock) { app in
                 let provider = WebhookSMSProvider(url: url, secret: "s3cret", client: app.client)
-                let worker = DeliveryWorker(sms: provider, email: provider, secrets: app.twofold.secrets)
+                let worker = DeliveryWorker(
+                    store: SQLOutboxStore(database: app.twofold.database), sms: provider, email: provider,
+                    secrets: app.twofold.secrets)
                 try await DeliveryTests.enqueue(app, "Your Twofold code is 424242")
-                #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 0)
+                #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 0)
                 clock.advance(by: 2)
-                #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 1)
+                #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 1)
 
                 let requests = received()
                 #expect(requests.count == 2)

@@ -104,16 +104,18 @@ import VaporTesting
             let settings = Configuration.SMTPSettings(
                 host: "127.0.0.1", port: port, security: .none, from: "no-reply@twofold.example")
             let provider = try SMTPEmailProvider(settings: settings)
-            let worker = DeliveryWorker(sms: RecordingProvider(), email: provider, secrets: app.twofold.secrets)
-            try await Outbox.enqueue(
+            let worker = DeliveryWorker(
+                store: SQLOutboxStore(database: app.twofold.database), sms: RecordingProvider(), email: provider,
+                secrets: app.twofold.secrets)
+            try await app.twofold.outbox.enqueue(
                 .email, to: "alice@example.com", subject: "Your Twofold code", body: "Your Twofold code is 654321.",
-                secrets: app.twofold.secrets, now: clock.now, on: app.db)
-            #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 0, "nobody listens")
+                now: clock.now)
+            #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 0, "nobody listens")
 
             let sink = try SMTPSink(python: python, security: "none", port: port)
             defer { sink.stop() }
             clock.advance(by: 2)
-            #expect(try await worker.runOnce(on: app.db, now: clock.now, logger: app.logger) == 1)
+            #expect(try await worker.runOnce(now: clock.now, logger: app.logger) == 1)
             let received = try #require(try sink.messages().first)
             #expect(received.data.contains("Your Twofold code is 654321."))
         }

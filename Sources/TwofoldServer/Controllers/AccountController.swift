@@ -116,14 +116,13 @@ struct AccountController: RouteCollection {
                 throw Self.emailTaken
             }
             let response = try Response.json(
-                try await OneTimeCodeService.send(
-                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil, request: request
-                ))
+                try await request.twofold.codes.send(
+                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil))
             response.status = .accepted
             return response
         }
-        let confirmed = try await OneTimeCodeService.verify(
-            code, channel: channel, purpose: .changeDestination, userID: userID, flowID: nil, request: request)
+        let confirmed = try await request.twofold.codes.verify(
+            code, channel: channel, purpose: .changeDestination, userID: userID, flowID: nil, origin: request.origin)
         guard confirmed == destination else {
             throw Problem(
                 status: 409, code: .conflict, title: "The code was sent elsewhere",

@@ -129,9 +129,9 @@ struct AuthController: RouteCollection {
                 let destination = user.destination(for: primary)
             {
                 do {
-                    try await OneTimeCodeService.send(
+                    try await request.twofold.codes.send(
                         primary, purpose: .login, to: destination, userID: try user.requireID(),
-                        flowID: flow.id, request: request)
+                        flowID: flow.id)
                 } catch let problem as Problem where problem.code == .rateLimited {
                     request.logger.notice("login code not sent: send limit reached")
                 }
@@ -238,8 +238,8 @@ struct AuthController: RouteCollection {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
         }
         return try Response.json(
-            try await OneTimeCodeService.send(
-                channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+            try await request.twofold.codes.send(
+                channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil)
         )
     }
 

@@ -144,13 +144,12 @@ struct DeviceKeyController: RouteCollection {
         let notice =
             "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
             + "with SMS codes. If this was not you, sign in and review your devices."
-        try await Self.saveKeyChange(device, now: now, request: request) { database in
-            try await Outbox.enqueue(
-                .sms, to: phone, subject: "", body: notice, secrets: request.twofold.secrets, now: now, on: database)
-            try await Outbox.enqueue(
-                .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice,
-                secrets: request.twofold.secrets, now: now, on: database)
-        }
+        // The notices first: were the server to stop between, the owner hears of a change that
+        // did not happen, rather than not hearing of one that did.
+        try await request.twofold.outbox.enqueue(.sms, to: phone, body: notice, now: now)
+        try await request.twofold.outbox.enqueue(
+            .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
+        try await Self.saveKeyChange(device, now: now, request: request)
         try await AuditLog.record(
             .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP", request: request)
         return try Response.json(
@@ -322,9 +321,8 @@ struct DeviceKeyController: RouteCollection {
                 .filter(\.$method == .smsOTP).count() > 0
         {
             do {
-                try await OneTimeCodeService.send(
-                    .sms, purpose: .deviceSignIn, to: phone, userID: try user.requireID(), flowID: nil, request: request
-                )
+                try await request.twofold.codes.send(
+                    .sms, purpose: .deviceSignIn, to: phone, userID: try user.requireID(), flowID: nil)
             } catch let problem as Problem where problem.code == .rateLimited {
                 request.logger.notice("device sign-in code not sent: send limit reached")
             }
@@ -344,9 +342,9 @@ struct DeviceKeyController: RouteCollection {
             throw OneTimeCodeService.wrongCode
         }
         try await Self.anonymous {
-            _ = try await OneTimeCodeService.verify(
+            _ = try await request.twofold.codes.verify(
                 body.otp, channel: .sms, purpose: .deviceSignIn, userID: try user.requireID(), flowID: nil,
-                guardFactor: Self.smsSignInFactor, countsTowardAccount: false, request: request)
+                guardFactor: Self.smsSignInFactor, countsTowardAccount: false, origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await request.twofold.sessions.start(user: user.dto, methods: ["sms"], origin: request.origin)
@@ -533,8 +531,7 @@ struct DeviceKeyController: RouteCollection {
     /// challenges issued for its old key (every one, or only those of `purpose`), so the old key
     /// stops working at once; `alongside` adds more writes to that transaction.
     static func saveKeyChange(
-        _ device: EnrolledDevice, now: Date, retiring purpose: DeviceChallenge.Purpose? = nil, request: Request,
-        alongside: @escaping @Sendable (any Database) async throws -> Void = { _ in }
+        _ device: EnrolledDevice, now: Date, retiring purpose: DeviceChallenge.Purpose? = nil, request: Request
     ) async throws {
         device.updatedAt = now
         try await request.db.transaction { database in
@@ -543,7 +540,6 @@ struct DeviceKeyController: RouteCollection {
                 .filter(\.$usedAt == nil)
             if let purpose { open = open.filter(\.$purpose == purpose) }
             try await open.set(\.$usedAt, to: now).update()
-            try await alongside(database)
         }
     }
 

@@ -20,16 +20,13 @@ struct SecondStepController: RouteCollection {
         let body = try request.decodeJSONBody(OTPVerifyRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
-        guard
-            let sent = try await OneTimeCode.query(on: request.db).filter(\.$flowID == flow.id)
-                .sort(\.$createdAt, .descending).first()
-        else {
+        guard let channel = try await request.twofold.codes.channelSent(forFlow: flow.id) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No code was sent",
                 detail: "Ask for one with POST /api/v1/auth/otp/resend.")
         }
         return try await Self.complete(
-            flow: body.otpFlowId, method: sent.channel.rawValue, code: body.code,
+            flow: body.otpFlowId, method: channel.rawValue, code: body.code,
             trustDevice: body.trustDevice ?? false, request: request)
     }
 
@@ -49,9 +46,8 @@ struct SecondStepController: RouteCollection {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
         }
         return try Response.json(
-            try await OneTimeCodeService.send(
-                channel, purpose: .login, to: destination, userID: flow.userID, flowID: flow.id,
-                request: request))
+            try await request.twofold.codes.send(
+                channel, purpose: .login, to: destination, userID: flow.userID, flowID: flow.id))
     }
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {

@@ -165,8 +165,8 @@ struct TwoFactorController: RouteCollection {
                 status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server")
         }
         return try Response.json(
-            try await OneTimeCodeService.send(
-                channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil, request: request)
+            try await request.twofold.codes.send(
+                channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil)
         )
     }
 
@@ -174,8 +174,8 @@ struct TwoFactorController: RouteCollection {
         let user = try await Self.user(request)
         let userID = try user.requireID()
         let body = try request.content.decode(CodeRequest.self)
-        let destination = try await OneTimeCodeService.verify(
-            body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, request: request)
+        let destination = try await request.twofold.codes.verify(
+            body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, origin: request.origin)
         let now = request.twofold.clock.now()
         let hadBackupCodes = try await request.twofold.backupCodes.exist(for: userID)
         // Told at the destinations on file before the change, so a number that replaces the

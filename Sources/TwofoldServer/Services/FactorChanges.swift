@@ -40,17 +40,11 @@ enum FactorChanges {
     /// Sends `body` to the user's email address and, when one is verified, phone number.
     static func notify(_ user: User, subject: String, body: String, request: Request) async throws {
         let now = request.twofold.clock.now()
-        let secrets = request.twofold.secrets
-        let sms = TwoFactorController.channelIsOn(.sms, request: request) ? user.verifiedPhone : nil
-        let email = TwoFactorController.channelIsOn(.email, request: request) ? user.email : nil
-        try await request.db.transaction { database in
-            if let email {
-                try await Outbox.enqueue(
-                    .email, to: email, subject: subject, body: body, secrets: secrets, now: now, on: database)
-            }
-            if let sms {
-                try await Outbox.enqueue(.sms, to: sms, body: body, secrets: secrets, now: now, on: database)
-            }
+        if TwoFactorController.channelIsOn(.email, request: request) {
+            try await request.twofold.outbox.enqueue(.email, to: user.email, subject: subject, body: body, now: now)
+        }
+        if TwoFactorController.channelIsOn(.sms, request: request), let sms = user.verifiedPhone {
+            try await request.twofold.outbox.enqueue(.sms, to: sms, body: body, now: now)
         }
     }
 }

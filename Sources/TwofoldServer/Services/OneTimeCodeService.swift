@@ -1,27 +1,35 @@
 import Crypto
-import Fluent
 import Foundation
-import SQLKit
 import TwofoldAPI
 import TwofoldCore
-import Vapor
 
 /// SMS and email codes (seeds 002, 003): 6 digits, single use, stored as a keyed hash; by
 /// default (`ProductRules`) they work 5 minutes, take at most 5 wrong tries each, and a new one is
-/// sent at most every 60 seconds and 5 an hour per user. The code and its message are written
-/// in one transaction; the delivery worker sends it.
-enum OneTimeCodeService {
+/// sent at most every 60 seconds and 5 an hour per user. The delivery worker sends the message.
+/// Built with what it uses and given values, never a request.
+struct OneTimeCodeService: Sendable {
+    let store: any OneTimeCodeStore
+    let outbox: Outbox
+    let rateLimiter: RateLimiter
+    let guards: FactorGuard
+    let secrets: SecretBox
+    let clock: ServerClock
+    let rules: ProductRules
 
     /// Sends a fresh code to `destination`; earlier unused codes of the same kind stop working.
     /// Returns the answer for the client: when the next send is allowed, where it went (masked),
     /// when the code expires. Throws `429 rate_limited` inside the cooldown or over the hourly limit.
+    ///
+    /// Three writes, ordered so that a server stopping between any two leaves nothing harmful:
+    /// the earlier codes end, the code is stored, and only then is its message queued (a code
+    /// whose message never went out is asked for again; a message whose code was never stored
+    /// cannot happen).
     @discardableResult
-    static func send(
-        _ channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, to destination: String, userID: UUID,
-        flowID: UUID?, request: Request
+    func send(
+        _ channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, to destination: String, userID: UUID,
+        flowID: UUID?
     ) async throws -> CodeSentResponse {
-        let now = request.twofold.clock.now()
-        let rules = request.twofold.rules
+        let now = clock.now()
         let lifetime = rules.codeLifetime
         let cooldown = RateLimiter.Rule(capacity: 1, perSecond: 1 / rules.codeResendAfter)
         let hourly = RateLimiter.Rule(
@@ -34,7 +42,7 @@ enum OneTimeCodeService {
             ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
             ("\(budget):\(userID)", hourly),
         ] {
-            if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(key, rule: rule, now: now) {
+            if case .limited(let retryAfter) = try await rateLimiter.take(key, rule: rule, now: now) {
                 throw Problem(
                     status: 429, code: .rateLimited, title: "Wait before asking for another code",
                     detail: "A new code can be sent in \(retryAfter) seconds.", retryAfter: retryAfter)
@@ -42,28 +50,26 @@ enum OneTimeCodeService {
         }
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
-        let id = UUID()
-        let secrets = request.twofold.secrets
-        let record = OneTimeCode(
-            id: id, userID: userID, channel: channel, purpose: purpose, flowID: flowID,
-            destinationCiphertext: try secrets.seal(Array(destination.utf8), boundTo: id),
-            codeHash: hash(code, userID: userID, request: request), now: now,
-            expiresAt: now.addingTimeInterval(lifetime))
+        let id = SecureRandom.timeOrderedUUID(at: now)
         let minutes = Int((lifetime / 60).rounded(.up))
         let text =
             "Your Twofold code is \(code). It expires in \(minutes) minute\(minutes == 1 ? "" : "s"). Never share it."
-        try await request.db.transaction { database in
-            try await OneTimeCode.query(on: database).filter(\.$userID == userID).filter(\.$channel == channel)
-                .filter(\.$purpose == purpose).filter(\.$usedAt == nil).set(\.$usedAt, to: now).update()
-            try await record.create(on: database)
-            try await Outbox.enqueue(
-                channel, to: destination, subject: "Your Twofold code", body: text, secrets: secrets, now: now,
-                on: database)
-        }
+        try await store.supersede(userID: userID, channel: channel, purpose: purpose, now: now)
+        try await store.insert(
+            OneTimeCodeRecord(
+                id: id, userID: userID, channel: channel, purpose: purpose, flowID: flowID,
+                destinationCiphertext: try secrets.seal(Array(destination.utf8), boundTo: id),
+                codeHash: hash(code, userID: userID), createdAt: now, expiresAt: now.addingTimeInterval(lifetime)))
+        try await outbox.enqueue(channel, to: destination, subject: "Your Twofold code", body: text, now: now)
         return CodeSentResponse(
             nextAllowedAt: now.addingTimeInterval(rules.codeResendAfter),
             maskedDestination: Masking.destination(destination, channel: channel),
             expiresAt: now.addingTimeInterval(lifetime))
+    }
+
+    /// The channel of the newest code sent for a login flow, if one was sent.
+    func channelSent(forFlow flowID: UUID) async throws -> OutboxMessage.Channel? {
+        try await store.latest(flowID: flowID)?.channel
     }
 
     /// Checks `code` against the live code of this kind under the factor guard and uses it up.
@@ -72,40 +78,31 @@ enum OneTimeCodeService {
     /// Without a live code nothing is guessed, so the guard is not touched and nothing is
     /// counted: the answer is a plain wrong code (issue S item 3). `guardFactor` names the guard
     /// (the channel by default); `countsTowardAccount` is `FactorGuard.failed`'s.
-    static func verify(
-        _ code: String, channel: OutboxMessage.Channel, purpose: OneTimeCode.Purpose, userID: UUID, flowID: UUID?,
-        guardFactor: String? = nil, countsTowardAccount: Bool = true, request: Request
+    func verify(
+        _ code: String, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, userID: UUID,
+        flowID: UUID?, guardFactor: String? = nil, countsTowardAccount: Bool = true, origin: RequestOrigin
     ) async throws -> String {
         let factor = guardFactor ?? channel.rawValue
-        let now = request.twofold.clock.now()
-        let maximumFailures = request.twofold.rules.lockAfterFailures
-        var query = OneTimeCode.query(on: request.db).filter(\.$userID == userID).filter(\.$channel == channel)
-            .filter(\.$purpose == purpose).filter(\.$usedAt == nil).filter(\.$expiresAt > now)
-            .filter(\.$failures < maximumFailures)
-        if let flowID { query = query.filter(\.$flowID == flowID) }
-        guard let live = try await query.sort(\.$createdAt, .descending).first() else { throw wrongCode }
-        try await request.twofold.guards.begin(factor, userID: userID)
+        let now = clock.now()
+        let maximumFailures = rules.lockAfterFailures
+        guard
+            let live = try await store.live(
+                userID: userID, channel: channel, purpose: purpose, flowID: flowID, now: now,
+                maximumFailures: maximumFailures)
+        else { throw Self.wrongCode }
+        try await guards.begin(factor, userID: userID)
         let candidate = code.filter { !$0.isWhitespace && $0 != "-" }
-        let id = try live.requireID()
-        guard ConstantTime.equals(hash(candidate, userID: userID, request: request), live.codeHash) else {
-            try await request.sql.raw("UPDATE one_time_codes SET failures = failures + 1 WHERE id = \(bind: id)").run()
-            try await request.twofold.guards.failed(
-                factor, userID: userID, countsTowardAccount: countsTowardAccount, origin: request.origin)
+        guard ConstantTime.equals(hash(candidate, userID: userID), live.codeHash) else {
+            try await store.addFailure(id: live.id)
+            try await guards.failed(factor, userID: userID, countsTowardAccount: countsTowardAccount, origin: origin)
         }
-        let claimed = try await request.sql.raw(
-            """
-            UPDATE one_time_codes SET used_at = \(bind: now)
-            WHERE id = \(bind: id) AND used_at IS NULL AND failures < \(bind: maximumFailures) RETURNING id
-            """
-        ).all()
         // The right code, used a moment ago by a parallel request: a duplicate, not a guess.
-        guard !claimed.isEmpty else {
-            try await request.twofold.guards.succeeded(factor, userID: userID)
-            throw alreadyUsed
+        guard try await store.use(id: live.id, now: now, maximumFailures: maximumFailures) else {
+            try await guards.succeeded(factor, userID: userID)
+            throw Self.alreadyUsed
         }
-        try await request.twofold.guards.succeeded(factor, userID: userID)
-        return String(
-            decoding: try request.twofold.secrets.open(live.destinationCiphertext, boundTo: id), as: UTF8.self)
+        try await guards.succeeded(factor, userID: userID)
+        return String(decoding: try secrets.open(live.destinationCiphertext, boundTo: live.id), as: UTF8.self)
     }
 
     /// A wrong code, with no count: what is answered when there is no live code to check.
@@ -117,8 +114,8 @@ enum OneTimeCodeService {
         detail: "That code was just used; each code works once.")
 
     /// HMAC of the code with a key outside the database, bound to the user.
-    private static func hash(_ code: String, userID: UUID, request: Request) -> String {
-        let key = request.twofold.secrets.lookupKey(purpose: "one-time codes")
+    private func hash(_ code: String, userID: UUID) -> String {
+        let key = secrets.lookupKey(purpose: "one-time codes")
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(userID.uuidString):\(code)".utf8), using: key)
         return mac.hexString
     }

@@ -95,9 +95,9 @@ enum SecondFactors {
         case "sms", "email":
             let channel: OutboxMessage.Channel = method == "sms" ? .sms : .email
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
-            _ = try await OneTimeCodeService.verify(
+            _ = try await request.twofold.codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
-                request: request)
+                origin: request.origin)
             return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
             let remaining = try await request.twofold.backupCodes.use(code, userID: userID, origin: request.origin)

@@ -26,6 +26,8 @@ final class TwofoldContext: Sendable {
     let loginFlows: LoginFlowService
     let totp: TOTPService
     let backupCodes: BackupCodeService
+    let outbox: Outbox
+    let codes: OneTimeCodeService
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -71,6 +73,10 @@ final class TwofoldContext: Sendable {
         self.backupCodes = BackupCodeService(
             store: SQLBackupCodeStore(database: database), guards: guards, secrets: secrets,
             hashing: passwords.threadPool, clock: clock)
+        self.outbox = Outbox(store: SQLOutboxStore(database: database), secrets: secrets)
+        self.codes = OneTimeCodeService(
+            store: SQLOneTimeCodeStore(database: database), outbox: outbox, rateLimiter: rateLimiter, guards: guards,
+            secrets: secrets, clock: clock, rules: configuration.rules)
     }
 
     struct Key: StorageKey {

@@ -294,3 +294,77 @@ actor InMemoryBackupCodeStore: BackupCodeStore {
         for (id, code) in codes where code.userID == userID { codes[id] = nil }
     }
 }
+
+actor InMemoryOutboxStore: OutboxStore {
+    private(set) var messages: [UUID: OutboxRecord] = [:]
+
+    func insert(_ message: OutboxRecord) async throws { messages[message.id] = message }
+
+    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [UUID] {
+        let due = messages.values.filter { ($0.status == .pending || $0.status == .sending) && $0.nextAttemptAt <= now }
+            .sorted { $0.nextAttemptAt < $1.nextAttemptAt }.prefix(limit).map(\.id)
+        for id in due {
+            messages[id]?.status = .sending
+            messages[id]?.attempts += 1
+            messages[id]?.nextAttemptAt = leaseUntil
+        }
+        return due
+    }
+
+    func message(id: UUID) async throws -> OutboxRecord? { messages[id] }
+
+    func markSent(id: UUID, now: Date) async throws {
+        messages[id]?.status = .sent
+        messages[id]?.sentAt = now
+        messages[id]?.bodyCiphertext = ""
+        messages[id]?.lastError = nil
+    }
+
+    func markUndelivered(id: UUID, error: String, retryAt: Date?) async throws {
+        messages[id]?.lastError = error
+        if let retryAt {
+            messages[id]?.status = .pending
+            messages[id]?.nextAttemptAt = retryAt
+        } else {
+            messages[id]?.status = .failed
+            messages[id]?.bodyCiphertext = ""
+        }
+    }
+}
+
+actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
+    private var codes: [UUID: OneTimeCodeRecord] = [:]
+
+    func supersede(userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, now: Date)
+        async throws
+    {
+        for (id, code) in codes
+        where code.userID == userID && code.channel == channel && code.purpose == purpose && code.usedAt == nil {
+            codes[id]?.usedAt = now
+        }
+    }
+
+    func insert(_ code: OneTimeCodeRecord) async throws { codes[code.id] = code }
+
+    func live(
+        userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
+        maximumFailures: Int
+    ) async throws -> OneTimeCodeRecord? {
+        codes.values.filter {
+            $0.userID == userID && $0.channel == channel && $0.purpose == purpose && $0.usedAt == nil
+                && $0.expiresAt > now && $0.failures < maximumFailures && (flowID == nil || $0.flowID == flowID)
+        }.max { $0.createdAt < $1.createdAt }
+    }
+
+    func latest(flowID: UUID) async throws -> OneTimeCodeRecord? {
+        codes.values.filter { $0.flowID == flowID }.max { $0.createdAt < $1.createdAt }
+    }
+
+    func addFailure(id: UUID) async throws { codes[id]?.failures += 1 }
+
+    func use(id: UUID, now: Date, maximumFailures: Int) async throws -> Bool {
+        guard let code = codes[id], code.usedAt == nil, code.failures < maximumFailures else { return false }
+        codes[id]?.usedAt = now
+        return true
+    }
+}

@@ -11,7 +11,7 @@ import TwofoldTestSupport
         "AccountController.swift", "AdminController.swift", "AuthController.swift", "DeviceKeyController.swift",
         "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "FactorChanges.swift",
-        "Housekeeping.swift", "OneTimeCodeService.swift",
+        "Housekeeping.swift",
         "RepeatingJob.swift", "SecondFactors.swift",
         "TwofoldContext.swift",
     ]

@@ -341,4 +341,99 @@ import VaporTesting
                 SQLBackupCodeStore(database: app.twofold.database), alice: alice, bob: bob)
         }
     }
+
+    static func outboxContract(_ store: any OutboxStore) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func message(_ due: TimeInterval) -> OutboxRecord {
+            OutboxRecord(
+                id: UUID(), channel: .sms, destinationCiphertext: "to", subject: "", bodyCiphertext: "body",
+                nextAttemptAt: now.addingTimeInterval(due), createdAt: now)
+        }
+        let (early, later, future) = (message(-20), message(-10), message(60))
+        for record in [later, future, early] { try await store.insert(record) }
+        let lease = now.addingTimeInterval(60)
+        #expect(try await store.claimDue(now: now, leaseUntil: lease, limit: 1) == [early.id], "the earliest first")
+        #expect(try await store.claimDue(now: now, leaseUntil: lease, limit: 10) == [later.id])
+        #expect(try await store.claimDue(now: now, leaseUntil: lease, limit: 10).isEmpty, "leased")
+        let claimed = try #require(try await store.message(id: early.id))
+        #expect(claimed.status == .sending && claimed.attempts == 1 && claimed.nextAttemptAt == lease)
+        try await store.markSent(id: early.id, now: now)
+        let sent = try #require(try await store.message(id: early.id))
+        #expect(sent.status == .sent && sent.bodyCiphertext.isEmpty && sent.sentAt == now)
+        try await store.markUndelivered(id: later.id, error: "outage", retryAt: now.addingTimeInterval(2))
+        #expect(try await store.message(id: later.id)?.status == .pending)
+        #expect(
+            try await store.claimDue(now: lease, leaseUntil: lease.addingTimeInterval(60), limit: 10).sorted {
+                $0.uuidString < $1.uuidString
+            } == [later.id, future.id].sorted { $0.uuidString < $1.uuidString }, "a lease run out, a retry due")
+        try await store.markUndelivered(id: later.id, error: "gave up", retryAt: nil)
+        let failed = try #require(try await store.message(id: later.id))
+        #expect(failed.status == .failed && failed.bodyCiphertext.isEmpty && failed.lastError == "gave up")
+    }
+
+    @Test func outboxInMemory() async throws { try await Self.outboxContract(InMemoryOutboxStore()) }
+
+    @Test func outboxInTheDatabase() async throws {
+        try await withTestApp { app in try await Self.outboxContract(SQLOutboxStore(database: app.twofold.database)) }
+    }
+
+    static func oneTimeCodeContract(_ store: any OneTimeCodeStore, alice: UUID) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let flow = UUID()
+        func code(_ purpose: OneTimeCodeRecord.Purpose, flow: UUID? = nil, created: TimeInterval = 0)
+            -> OneTimeCodeRecord
+        {
+            OneTimeCodeRecord(
+                id: UUID(), userID: alice, channel: .sms, purpose: purpose, flowID: flow, destinationCiphertext: "d",
+                codeHash: "h", createdAt: now.addingTimeInterval(created), expiresAt: now.addingTimeInterval(300))
+        }
+        let first = code(.login, flow: flow, created: -10)
+        let second = code(.login, flow: flow)
+        try await store.insert(first)
+        try await store.insert(second)
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .login, flowID: flow, now: now, maximumFailures: 5)?.id
+                == second.id)
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .login, flowID: UUID(), now: now, maximumFailures: 5) == nil)
+        #expect(
+            try await store.live(
+                userID: alice, channel: .email, purpose: .login, flowID: nil, now: now, maximumFailures: 5) == nil)
+        #expect(try await store.latest(flowID: flow)?.id == second.id)
+        for _ in 0..<2 { try await store.addFailure(id: second.id) }
+        #expect(try await !store.use(id: second.id, now: now, maximumFailures: 2), "too many wrong tries")
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .login, flowID: flow, now: now, maximumFailures: 2)?.id
+                == first.id)
+        #expect(try await store.use(id: first.id, now: now, maximumFailures: 5))
+        #expect(try await !store.use(id: first.id, now: now, maximumFailures: 5), "once")
+        let stepUp = code(.stepUp)
+        try await store.insert(stepUp)
+        try await store.supersede(userID: alice, channel: .sms, purpose: .stepUp, now: now)
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .stepUp, flowID: nil, now: now, maximumFailures: 5) == nil)
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .login, flowID: nil, now: now, maximumFailures: 5)?.id
+                == second.id, "another purpose stays")
+        #expect(
+            try await store.live(
+                userID: alice, channel: .sms, purpose: .login, flowID: nil, now: now.addingTimeInterval(300),
+                maximumFailures: 5) == nil, "expired")
+    }
+
+    @Test func oneTimeCodesInMemory() async throws {
+        try await Self.oneTimeCodeContract(InMemoryOneTimeCodeStore(), alice: UUID())
+    }
+
+    @Test func oneTimeCodesInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            try await Self.oneTimeCodeContract(SQLOneTimeCodeStore(database: app.twofold.database), alice: alice)
+        }
+    }
 }

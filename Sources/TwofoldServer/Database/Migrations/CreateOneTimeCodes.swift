@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateOneTimeCodes: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(OneTimeCode.schema)
+        try await database.schema("one_time_codes")
             .id()
             .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
             .field("channel", .string, .required)
@@ -18,6 +18,6 @@ struct CreateOneTimeCodes: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(OneTimeCode.schema).delete()
+        try await database.schema("one_time_codes").delete()
     }
 }
