@@ -10,7 +10,7 @@ import VaporTesting
 /// Twofold's own SQLite connection (`DirectSQLite`): one commit for a unit of work, its writes
 /// visible to Fluent's connections before anything else reads them, failed statements undone
 /// alone. SQLite only: PostgreSQL has no such connection.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"] == nil))
+@Suite(.enabled(if: TestDatabase.isSQLiteFile))
 struct DirectSQLiteTests {
     static func request(_ app: Application) -> Request {
         Request(application: app, method: .POST, url: "/", on: app.eventLoopGroup.next())

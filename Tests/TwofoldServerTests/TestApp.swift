@@ -48,12 +48,23 @@ func withTestApp(
 /// An SQLite file in the test's folder (so the server runs as in production: WAL, and its own
 /// direct connection beside Fluent's), or — when `TWOFOLD_TEST_POSTGRES_URL` names a PostgreSQL
 /// server, as `scripts/test` does for its second run — a fresh PostgreSQL database per test,
-/// dropped after.
+/// dropped after; or, with `TWOFOLD_TEST_SQLITE_MEMORY=1` (its third run), `sqlite::memory:`.
 struct TestDatabase {
     let configuration: Configuration.Database
     let drop: @Sendable () async throws -> Void
 
+    /// Whether tests run on an SQLite file (not PostgreSQL, not `sqlite::memory:`): Twofold's own
+    /// SQLite connection exists only then.
+    static var isSQLiteFile: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["TWOFOLD_TEST_POSTGRES_URL"].map(\.isEmpty) ?? true
+            && environment["TWOFOLD_TEST_SQLITE_MEMORY"] != "1"
+    }
+
     static func make(in directory: URL) async throws -> TestDatabase {
+        if ProcessInfo.processInfo.environment["TWOFOLD_TEST_SQLITE_MEMORY"] == "1" {
+            return TestDatabase(configuration: .sqliteInMemory, drop: {})
+        }
         guard let admin = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !admin.isEmpty else {
             let path = directory.appendingPathComponent("twofold.sqlite").path
             return TestDatabase(configuration: .sqlite(path: path), drop: {})
