@@ -101,9 +101,8 @@ public func configure(
 
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
-            RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, database in
-                guard let sql = app.twofold.sql(database) else { return }
-                try await Housekeeping.sweep(on: sql, now: app.twofold.clock.now())
+            RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, _ in
+                try await app.twofold.housekeeping.sweep(now: app.twofold.clock.now())
             })
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app, _ in

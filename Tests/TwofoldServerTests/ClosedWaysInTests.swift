@@ -20,7 +20,7 @@ import VaporTesting
                 body: json(["refreshToken": victim.refreshToken.token])
             ) { response in stolen = try response.decode(RefreshResponse.self) }
             clock.advance(by: 3 * 24 * 3600)
-            try await Housekeeping.sweep(on: try #require(app.twofold.sql(app.db)), now: clock.now)
+            try await app.twofold.housekeeping.sweep(now: clock.now)
             try await app.testing().test(
                 .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": victim.refreshToken.token])

@@ -246,7 +246,7 @@ struct DirectSQLiteTests {
                 ) { response in #expect(response.status == .ok) }
             }
             let before = try await direct.statementCosts()
-            try await Housekeeping.sweep(on: direct.database, now: clock.now.addingTimeInterval(25 * 3600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(25 * 3600))
             #expect(try await AuditQueries.count(table: "login_flows", on: app) == 0)
             #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0)
             #expect(try await direct.statementCosts().fullScanSteps == before.fullScanSteps)

@@ -16,11 +16,9 @@ import VaporTesting
             ) {
                 _ in
             }
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(599))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(599))
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 1)
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(600))
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
         }
     }
@@ -34,21 +32,17 @@ import VaporTesting
                 body: json(["refreshToken": tokens.refreshToken.token])
             ) { _ in }
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(3600))
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(25 * 3600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(3600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(25 * 3600))
             #expect(
                 try await AuditQueries.count(table: "refresh_tokens", on: app) == 2,
                 "the used token stays for reuse detection until it would have expired")
             #expect(try await AuditQueries.count(table: "rate_limit_buckets", on: app) == 0)
             // Past their lifetime (30 days), used or not: swept by expiry alone.
             let lifetime = app.twofold.configuration.refreshTokenLifetime
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(lifetime - 60))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(lifetime - 60))
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(lifetime + 1))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(lifetime + 1))
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 0, "an expired token goes")
         }
     }
@@ -59,11 +53,9 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             _ = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: .init())
             _ = try await DeviceSignInTests.challenge(app)
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(300 + 23 * 3600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(300 + 23 * 3600))
             #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 1)
-            try await Housekeeping.sweep(
-                on: try #require(app.twofold.sql(app.db)), now: clock.now.addingTimeInterval(300 + 24 * 3600))
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(300 + 24 * 3600))
             #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 0)
             #expect(try await AuditQueries.count(table: "devices", on: app) == 1, "the device stays")
         }

@@ -28,6 +28,7 @@ final class TwofoldContext: Sendable {
     let backupCodes: BackupCodeService
     let outbox: Outbox
     let codes: OneTimeCodeService
+    let housekeeping: Housekeeping
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -77,6 +78,10 @@ final class TwofoldContext: Sendable {
         self.codes = OneTimeCodeService(
             store: SQLOneTimeCodeStore(database: database), outbox: outbox, rateLimiter: rateLimiter, guards: guards,
             secrets: secrets, clock: clock, rules: configuration.rules)
+        self.housekeeping = Housekeeping(
+            totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),
+            sessions: SQLSessionStore(database: database), rateLimits: SQLRateLimitStore(database: database),
+            guards: SQLFactorGuardStore(database: database), devices: SQLDeviceStore(database: database))
     }
 
     struct Key: StorageKey {

@@ -34,6 +34,9 @@ protocol FactorGuardStore: Sendable {
     /// Locks the factor until `until` if it is not locked and has `limit` attempts; whether this
     /// call did (and counted the lockout).
     func lock(userID: UUID, factor: String, until: Date, limit: Int) async throws -> Bool
+    /// Deletes failures that happened by `before` (housekeeping).
+    func deleteFailures(before: Date) async throws
+
 }
 
 /// `FactorGuardStore` on the server's database.
@@ -113,5 +116,9 @@ struct SQLFactorGuardStore: FactorGuardStore {
                 UPDATE factor_guards SET locked_until = ?, lockouts = lockouts + 1
                 WHERE user_id = ? AND factor = ? AND locked_until IS NULL AND attempts >= ?
                 """, .date(until), .uuid(userID), .text(factor), .integer(limit))) > 0
+    }
+
+    func deleteFailures(before: Date) async throws {
+        try await database.run(Statement("DELETE FROM factor_failures WHERE occurred_at <= ?", .date(before)))
     }
 }

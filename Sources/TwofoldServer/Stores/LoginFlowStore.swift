@@ -29,6 +29,9 @@ protocol LoginFlowStore: Sendable {
     func consume(flowID: UUID, now: Date) async throws -> Bool
     /// Gives back the claim `consume` made at `claimedAt` (and only that one).
     func release(flowID: UUID, claimedAt: Date) async throws
+    /// Deletes flows that expired by `before` (housekeeping).
+    func deleteExpired(before: Date) async throws
+
 }
 
 /// `LoginFlowStore` on the server's database.
@@ -96,5 +99,9 @@ struct SQLLoginFlowStore: LoginFlowStore {
             Statement(
                 "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flowID),
                 .date(claimedAt)))
+    }
+
+    func deleteExpired(before: Date) async throws {
+        try await database.run(Statement("DELETE FROM login_flows WHERE expires_at <= ?", .date(before)))
     }
 }

@@ -11,6 +11,9 @@ protocol RateLimitStore: Sendable {
     func tokens(_ key: String) async throws -> Double
     /// Fills bucket `key` to `capacity`, if it exists.
     func refill(_ key: String, capacity: Double, now: Date) async throws
+    /// Deletes buckets untouched since `before` (housekeeping): a full bucket is what a missing one means.
+    func deleteIdle(before: Date) async throws
+
 }
 
 /// `RateLimitStore` on the server's database.
@@ -52,5 +55,10 @@ struct SQLRateLimitStore: RateLimitStore {
             Statement(
                 "UPDATE rate_limit_buckets SET tokens = ?, updated_at = ? WHERE key = ?", .double(capacity),
                 .double(now.timeIntervalSince1970), .text(key)))
+    }
+
+    func deleteIdle(before: Date) async throws {
+        try await database.run(
+            Statement("DELETE FROM rate_limit_buckets WHERE updated_at <= ?", .double(before.timeIntervalSince1970)))
     }
 }

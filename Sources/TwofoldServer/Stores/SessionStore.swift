@@ -54,6 +54,10 @@ protocol SessionStore: Sendable {
     func recordAdded(_ factors: [String], sessionID: UUID) async throws
     /// The factors the session added.
     func addedFactors(sessionID: UUID) async throws -> [String]
+    /// Deletes refresh tokens, used or not, that expired by `now` (housekeeping). A used one is
+    /// kept until then: presented again before, it is a copy and ends its session.
+    func deleteExpiredRefreshTokens(now: Date) async throws
+
 }
 
 /// `SessionStore` on the server's database.
@@ -178,5 +182,9 @@ struct SQLSessionStore: SessionStore {
         let stored = try await database.rows(
             Statement("SELECT added_factors FROM sessions WHERE id = ?", .uuid(sessionID)), { try $0.optionalText(0) })
         return (stored.first ?? nil)?.split(separator: "\n").map(String.init) ?? []
+    }
+
+    func deleteExpiredRefreshTokens(now: Date) async throws {
+        try await database.run(Statement("DELETE FROM refresh_tokens WHERE expires_at <= ?", .date(now)))
     }
 }

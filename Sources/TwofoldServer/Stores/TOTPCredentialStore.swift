@@ -36,6 +36,9 @@ protocol TOTPCredentialStore: Sendable {
     func activate(credentialID: UUID, now: Date) async throws -> Bool
     /// Many at once (`twofold-server bench-seed`).
     func insert(_ credentials: [TOTPCredentialRecord]) async throws
+    /// Deletes pending secrets not confirmed by `now` (housekeeping).
+    func deleteExpiredPending(now: Date) async throws
+
 }
 
 /// `TOTPCredentialStore` on the server's database.
@@ -108,5 +111,10 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
                     "INSERT INTO totp_credentials (\(Self.columns)) VALUES \(rows)", chunk.flatMap(Self.values)))
             start = chunk.endIndex
         }
+    }
+
+    func deleteExpiredPending(now: Date) async throws {
+        try await database.run(
+            Statement("DELETE FROM totp_credentials WHERE status = 'pending' AND expires_at <= ?", .date(now)))
     }
 }

@@ -66,6 +66,10 @@ actor InMemoryRateLimitStore: RateLimitStore {
     func refill(_ key: String, capacity: Double, now: Date) async throws {
         if buckets[key] != nil { buckets[key] = (capacity, now.timeIntervalSince1970) }
     }
+
+    func deleteIdle(before: Date) async throws {
+        for (key, bucket) in buckets where bucket.updatedAt <= before.timeIntervalSince1970 { buckets[key] = nil }
+    }
 }
 
 actor InMemorySessionStore: SessionStore {
@@ -125,6 +129,10 @@ actor InMemorySessionStore: SessionStore {
     }
 
     func addedFactors(sessionID: UUID) async throws -> [String] { added[sessionID] ?? [] }
+
+    func deleteExpiredRefreshTokens(now: Date) async throws {
+        for (hash, token) in refreshTokens where token.expiresAt <= now { refreshTokens[hash] = nil }
+    }
 }
 
 actor InMemoryFactorGuardStore: FactorGuardStore {
@@ -185,6 +193,8 @@ actor InMemoryFactorGuardStore: FactorGuardStore {
         guards[key] = state
         return true
     }
+
+    func deleteFailures(before: Date) async throws { failures.removeAll { $0.at <= before } }
 }
 
 actor InMemoryUserStore: UserStore {
@@ -225,6 +235,10 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
     func release(flowID: UUID, claimedAt: Date) async throws {
         if flows[flowID]?.consumedAt == claimedAt { flows[flowID]?.consumedAt = nil }
     }
+
+    func deleteExpired(before: Date) async throws {
+        for (id, flow) in flows where flow.expiresAt <= before { flows[id] = nil }
+    }
 }
 
 actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
@@ -262,6 +276,12 @@ actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
 
     func insert(_ credentials: [TOTPCredentialRecord]) async throws {
         for credential in credentials { self.credentials[credential.id] = credential }
+    }
+
+    func deleteExpiredPending(now: Date) async throws {
+        for (id, credential) in credentials where credential.status == .pending && credential.expiresAt <= now {
+            credentials[id] = nil
+        }
     }
 }
 

@@ -69,6 +69,9 @@ import VaporTesting
         try await store.refill("other", capacity: 3, now: now)
         #expect(try await store.tokens("other") == 0, "refilling a bucket that does not exist makes none")
         #expect(try await store.take("other", capacity: 1, perSecond: 1, now: now))
+        try await store.deleteIdle(before: now.addingTimeInterval(1))
+        #expect(try await store.tokens("k") == 0, "idle buckets deleted")
+        #expect(try await store.tokens("other") == 0)
     }
 
     @Test func rateLimitsInMemory() async throws {
@@ -121,6 +124,9 @@ import VaporTesting
         #expect(try await store.useRefreshToken(hash: "hash-a1", now: now) == nil, "used once")
         #expect(try await store.refreshToken(hash: "hash-a1")?.usedAt == now)
         #expect(try await store.useRefreshToken(hash: "hash-b1", now: now) == nil, "expired")
+        try await store.deleteExpiredRefreshTokens(now: now)
+        #expect(try await store.refreshToken(hash: "hash-b1") == nil)
+        #expect(try await store.refreshToken(hash: "hash-a1") != nil)
         #expect(try await store.useRefreshToken(hash: "hash-none", now: now) == nil)
         try await store.insert(token(first, "a2"))
         try await store.touch(sessionID: first.id, now: now.addingTimeInterval(20))
@@ -192,6 +198,8 @@ import VaporTesting
         #expect(
             try await store.tally(userID: alice, factor: "email", since: now.addingTimeInterval(-50))
                 == FactorTally(failures: 2, attempts: nil, lockouts: nil))
+        try await store.deleteFailures(before: now.addingTimeInterval(-50))
+        #expect(try await store.tally(userID: alice, factor: "totp", since: .distantPast).failures == 2)
         try await store.clear(userID: alice, factor: "totp")
         #expect(try await store.state(userID: alice, factor: "totp") == FactorGuardState(attempts: 0, lockouts: 0))
         try await store.clearAll(userID: alice)
@@ -237,6 +245,9 @@ import VaporTesting
         #expect(try await store.consume(flowID: first.id, now: now), "given back, claimed again")
         let old = try #require(try await store.flow(tokenHash: "hash-old"))
         #expect(try await !store.consume(flowID: old.id, now: now), "expired")
+        try await store.deleteExpired(before: now)
+        #expect(try await store.flow(tokenHash: "hash-old") == nil)
+        #expect(try await store.flow(tokenHash: "hash-first") != nil)
         try await lock()
         let second = try #require(try await store.flow(tokenHash: "hash-second"))
         #expect(try await !store.consume(flowID: second.id, now: now), "the user is locked")
@@ -289,6 +300,8 @@ import VaporTesting
         #expect(try await store.deleteAll(userID: alice) == 1)
         #expect(try await store.credential(userID: alice, status: .active) == nil)
         #expect(try await store.credential(userID: bob, status: .pending) != nil)
+        try await store.deleteExpiredPending(now: now.addingTimeInterval(600))
+        #expect(try await store.credential(userID: bob, status: .pending) == nil, "an unconfirmed setup expires")
     }
 
     @Test func totpCredentialsInMemory() async throws {
