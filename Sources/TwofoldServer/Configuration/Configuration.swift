@@ -376,3 +376,10 @@ struct EnvironmentReader {
 
 extension Configuration.Mode: CaseIterable {}
 extension Configuration.LogFormat: CaseIterable {}
+
+extension Configuration {
+    /// Whether this server delivers `channel` (its provider is not `disabled`).
+    func delivers(_ channel: OutboxMessage.Channel) -> Bool {
+        channel == .sms ? smsProvider != .disabled : emailProvider != .disabled
+    }
+}

@@ -14,14 +14,14 @@ struct AccountController: RouteCollection {
     }
 
     @Sendable func show(request: Request) async throws -> Response {
-        try Response.json(try await TwoFactorController.user(request).dto)
+        try Response.json(try await request.currentUser().dto)
     }
 
     /// The current password proves ownership; the new one must meet the password policy. Every
     /// other session and every remembered device is revoked, so a thief who had either is out.
     @Sendable func changePassword(request: Request) async throws -> Response {
         let caller = try request.caller
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         let body = try request.content.decode(PasswordChangeRequest.self)
         guard !body.currentPassword.isEmpty, body.currentPassword.count <= 256 else {
             throw InputValidation.failure(["currentPassword": "is required"])
@@ -34,7 +34,7 @@ struct AccountController: RouteCollection {
         if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
             key, rule: .init(request.twofold.rules.passwordChange), now: now)
         {
-            throw AuthController.rateLimited(retryAfter)
+            throw Problem.rateLimited(retryAfter)
         }
         guard try await request.twofold.passwords.verify(body.currentPassword, against: user.passwordHash) else {
             throw Problem(
@@ -100,12 +100,12 @@ struct AccountController: RouteCollection {
     static func changeDestination(
         _ channel: OutboxMessage.Channel, to destination: String, code: String?, request: Request
     ) async throws -> Response {
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         let field = channel == .sms ? "phoneNumber" : "email"
         guard let code else {
             try await request.requireStepUp(for: user)
-            guard TwoFactorController.channelIsOn(channel, request: request) else {
+            guard request.twofold.configuration.delivers(channel) else {
                 throw Problem(
                     status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server",
                     detail: "A new \(field) cannot be confirmed without sending it a code.")

@@ -43,7 +43,7 @@ struct AuthController: RouteCollection {
         let limit = try await request.twofold.rateLimiter.take(
             "register:ip:\(request.clientAddress ?? "-")", rule: .init(request.twofold.rules.registerPerAddress),
             now: now)
-        if case .limited(let retryAfter) = limit { throw Self.rateLimited(retryAfter) }
+        if case .limited(let retryAfter) = limit { throw Problem.rateLimited(retryAfter) }
 
         let hash = try await request.twofold.passwords.hash(body.password)
         let user = User(username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)
@@ -72,7 +72,7 @@ struct AuthController: RouteCollection {
         if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
             "login:ip:\(address)", rule: .init(request.twofold.rules.loginPerAddress), now: now)
         {
-            throw Self.rateLimited(retryAfter)
+            throw Problem.rateLimited(retryAfter)
         }
         let user = try await User.find(identifier: identifier, on: request.db)
         // The account buckets are the account's, whichever of its names was typed (issue S item
@@ -88,7 +88,7 @@ struct AuthController: RouteCollection {
             ("login:account:\(account)", RateLimiter.Rule(request.twofold.rules.loginPerAccount)),
         ] {
             if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(key, rule: rule, now: now) {
-                throw Self.rateLimited(retryAfter)
+                throw Problem.rateLimited(retryAfter)
             }
         }
         guard try await request.twofold.passwords.verify(body.password, against: user?.passwordHash), let user else {
@@ -227,7 +227,7 @@ struct AuthController: RouteCollection {
     /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`), to the
     /// destination on file, with the same cooldown and hourly limit as login codes.
     @Sendable func sendStepUpCode(request: Request) async throws -> Response {
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         let body = try request.content.decode(StepUpSendRequest.self)
         let codeMethods = try await SecondFactors.available(for: user, on: request.db).filter {
             OutboxMessage.Channel(rawValue: $0) != nil
@@ -241,12 +241,6 @@ struct AuthController: RouteCollection {
             try await request.twofold.codes.send(
                 channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil)
         )
-    }
-
-    static func rateLimited(_ retryAfter: Int) -> Problem {
-        Problem(
-            status: 429, code: .rateLimited, title: "Too many attempts",
-            detail: "Wait \(retryAfter) seconds before trying again.", retryAfter: retryAfter)
     }
 
 }

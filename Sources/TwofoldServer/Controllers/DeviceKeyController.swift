@@ -225,7 +225,7 @@ struct DeviceKeyController: RouteCollection {
     /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
     @Sendable func stepUpChallenge(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceKeyChallengeRequest.self)
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         let device = try await Self.keyDevice(body.deviceId, of: user, request: request)
         return try Response.json(
             try await Self.issueChallenge(for: device, purpose: .stepUp, flowID: nil, request: request))
@@ -442,7 +442,7 @@ struct DeviceKeyController: RouteCollection {
 
     /// The caller's own account, named by `username` in the body; another name is `403`.
     static func owner(named username: String, request: Request) async throws -> User {
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         guard [user.username, user.email].contains(username.trimmingCharacters(in: .whitespaces).lowercased()) else {
             throw Problem(
                 status: 403, code: .forbidden, title: "Not your account",
@@ -548,7 +548,7 @@ struct DeviceKeyController: RouteCollection {
         if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
             key, rule: .init(request.twofold.rules.loginPerAddress), now: request.twofold.clock.now())
         {
-            throw AuthController.rateLimited(retryAfter)
+            throw Problem.rateLimited(retryAfter)
         }
     }
 }

@@ -220,7 +220,7 @@ struct DeviceSecondFactorController: RouteCollection {
     /// The caller's device named in the path; another user's device is `404`, like a missing one.
     static func callersDevice(_ request: Request) async throws -> EnrolledDevice {
         let deviceID = try DeviceKeyController.validDeviceID(request.parameters.get("deviceID") ?? "")
-        let user = try await TwoFactorController.user(request)
+        let user = try await request.currentUser()
         guard let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db) else {
             throw Problem(status: 404, code: .notFound, title: "No such device")
         }

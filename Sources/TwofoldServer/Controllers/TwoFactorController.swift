@@ -27,14 +27,14 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         try await FactorChanges.requireStepUp(for: user, request: request)
         return try Response.json(
             try await request.twofold.totp.setup(userID: try user.requireID(), account: user.email))
     }
 
     @Sendable func verifyTOTP(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         let body = try request.content.decode(CodeRequest.self)
         let now = request.twofold.clock.now()
@@ -52,7 +52,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         guard try await request.twofold.totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
@@ -64,7 +64,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         guard try await !SecondFactors.available(for: user, on: request.db).isEmpty else {
             throw Problem(
@@ -77,7 +77,7 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func status(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         let totp = try await request.twofold.totp.active(for: userID)
         let backupCodes = try await request.twofold.backupCodes.summary(for: userID)
@@ -93,7 +93,7 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func flatStatus(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let methods = try await SecondFactors.available(for: user, on: request.db)
         return try Response.json(
             MFAStatus(
@@ -106,7 +106,7 @@ struct TwoFactorController: RouteCollection {
     // MARK: SMS and email codes
 
     @Sendable func setupSMS(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         try await FactorChanges.requireStepUp(for: user, request: request)
         let body = try request.content.decode(SMSSetupRequest.self)
         var destination = user.phone
@@ -123,7 +123,7 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func setupEmail(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         try await FactorChanges.requireStepUp(for: user, request: request)
         return try await Self.sendEnableCode(.email, to: user.email, user: user, request: request)
     }
@@ -145,7 +145,7 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let body = try request.content.decode(PrimaryMethodRequest.self)
         let enabled = try await SecondFactors.available(for: user, on: request.db).filter { $0 != "backup" }
         guard enabled.contains(body.method) else {
@@ -160,7 +160,7 @@ struct TwoFactorController: RouteCollection {
     static func sendEnableCode(
         _ channel: OutboxMessage.Channel, to destination: String, user: User, request: Request
     ) async throws -> Response {
-        guard Self.channelIsOn(channel, request: request) else {
+        guard request.twofold.configuration.delivers(channel) else {
             throw Problem(
                 status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server")
         }
@@ -171,7 +171,7 @@ struct TwoFactorController: RouteCollection {
     }
 
     static func confirmEnableCode(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         let body = try request.content.decode(CodeRequest.self)
         let destination = try await request.twofold.codes.verify(
@@ -202,7 +202,7 @@ struct TwoFactorController: RouteCollection {
 
     static func disableCodeFactor(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
-        let user = try await Self.user(request)
+        let user = try await request.currentUser()
         let userID = try user.requireID()
         guard channel == .sms ? user.smsEnabled : user.emailEnabled else {
             throw Problem(status: 404, code: .notFound, title: "\(channel.rawValue) codes are not enabled")
@@ -214,11 +214,6 @@ struct TwoFactorController: RouteCollection {
         try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: channel.rawValue, request: request)
         return try Response.json(SuccessResponse())
-    }
-
-    static func channelIsOn(_ channel: OutboxMessage.Channel, request: Request) -> Bool {
-        let configuration = request.twofold.configuration
-        return channel == .sms ? configuration.smsProvider != .disabled : configuration.emailProvider != .disabled
     }
 
     @Sendable func trustedDevices(request: Request) async throws -> Response {
@@ -240,10 +235,4 @@ struct TwoFactorController: RouteCollection {
         try await request.twofold.trustedDevices.list(userID: userID).count
     }
 
-    static func user(_ request: Request) async throws -> User {
-        guard let user = try await User.find(try request.caller.userID, on: request.db) else {
-            throw BearerAuthentication.unauthorized("The account no longer exists.")
-        }
-        return user
-    }
 }

@@ -101,3 +101,13 @@ struct AdminOnly: AsyncMiddleware {
         return try await next.respond(to: request)
     }
 }
+
+extension Request {
+    /// The signed-in caller's account (after `BearerAuthentication`); `401` when it is gone.
+    func currentUser() async throws -> User {
+        guard let user = try await User.find(try caller.userID, on: db) else {
+            throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        return user
+    }
+}

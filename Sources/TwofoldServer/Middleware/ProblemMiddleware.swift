@@ -181,3 +181,12 @@ extension JSONEncoder {
         return encoder
     }
 }
+
+extension Problem {
+    /// `429 rate_limited`: a throttle refused the request for `retryAfter` seconds.
+    static func rateLimited(_ retryAfter: Int) -> Problem {
+        Problem(
+            status: 429, code: .rateLimited, title: "Too many attempts",
+            detail: "Wait \(retryAfter) seconds before trying again.", retryAfter: retryAfter)
+    }
+}

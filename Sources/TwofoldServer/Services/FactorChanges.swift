@@ -40,10 +40,10 @@ enum FactorChanges {
     /// Sends `body` to the user's email address and, when one is verified, phone number.
     static func notify(_ user: User, subject: String, body: String, request: Request) async throws {
         let now = request.twofold.clock.now()
-        if TwoFactorController.channelIsOn(.email, request: request) {
+        if request.twofold.configuration.delivers(.email) {
             try await request.twofold.outbox.enqueue(.email, to: user.email, subject: subject, body: body, now: now)
         }
-        if TwoFactorController.channelIsOn(.sms, request: request), let sms = user.verifiedPhone {
+        if request.twofold.configuration.delivers(.sms), let sms = user.verifiedPhone {
             try await request.twofold.outbox.enqueue(.sms, to: sms, body: body, now: now)
         }
     }
