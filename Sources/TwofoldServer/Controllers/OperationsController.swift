@@ -1,6 +1,4 @@
-import Fluent
 import Prometheus
-import SQLKit
 import TwofoldAPI
 import Vapor
 
@@ -24,10 +22,7 @@ struct OperationsController: RouteCollection {
     /// The process can do its work: the database answers a query.
     @Sendable func ready(request: Request) async throws -> Response {
         do {
-            guard let sql = request.db as? any SQLDatabase else {
-                throw Abort(.internalServerError, reason: "database driver does not speak SQL")
-            }
-            try await sql.raw("SELECT 1").run()
+            try await request.twofold.database.run(Statement("SELECT 1"))
         } catch {
             request.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
             let reason = DatabaseOutage.reason(for: error) ?? "the check query failed: \(type(of: error))"

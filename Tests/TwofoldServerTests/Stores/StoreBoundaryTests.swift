@@ -9,7 +9,7 @@ import TwofoldTestSupport
 @Suite struct StoreBoundaryTests {
     static let notYetMoved: Set<String> = [
         "AccountController.swift", "AdminController.swift", "AuthController.swift", "DeviceKeyController.swift",
-        "DeviceSecondFactorController.swift", "OperationsController.swift", "SecondStepController.swift",
+        "DeviceSecondFactorController.swift", "SecondStepController.swift",
         "TwoFactorController.swift", "FactorChanges.swift", "RepeatingJob.swift", "SecondFactors.swift",
         "TwofoldContext.swift",
     ]
