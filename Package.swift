@@ -92,7 +92,7 @@ let package = Package(
                 "TwofoldCore", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI"]),
+        .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
         .testTarget(
             name: "TwofoldServerTests",
             dependencies: [
