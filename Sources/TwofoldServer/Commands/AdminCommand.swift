@@ -56,11 +56,9 @@ struct AdminCommand: AsyncCommand {
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw CommandError("a user with that username or email address already exists")
         }
-        try await AuditEvent(
-            type: AuditLog.Event.adminCreated.rawValue, userID: user.id, actorID: nil, ipAddress: nil,
-            userAgent: "twofold-server admin create", detail: "created from the command line",
-            now: app.twofold.clock.now()
-        ).create(on: app.db)
+        try await app.twofold.audit.record(
+            .adminCreated, user: user.id, detail: "created from the command line",
+            origin: RequestOrigin(address: nil, userAgent: "twofold-server admin create"))
         context.console.print("Created administrator \(username) <\(email)>.")
         if generated {
             // Printed once, to the terminal only; it is not logged.

@@ -23,11 +23,8 @@ struct AdminController: RouteCollection {
         let user = try await Self.findUser(request)
         let userID = try user.requireID()
         let sessions = try await request.twofold.sessions.list(userID: userID, current: nil)
-        let events = try await AuditEvent.query(on: request.db).filter(\.$userID == userID)
-            .sort(\.$occurredAt, .descending).limit(50).all()
-        return try Response.json(
-            AdminUserDetail(
-                user: user.dto, sessions: sessions, audit: events.map(\.dto)))
+        let events = try await request.twofold.audit.events(userID: userID)
+        return try Response.json(AdminUserDetail(user: user.dto, sessions: sessions, audit: events))
     }
 
     @Sendable func unlock(request: Request) async throws -> Response {
@@ -49,11 +46,11 @@ struct AdminController: RouteCollection {
 
     @Sendable func audit(request: Request) async throws -> Response {
         let page = try Page(request)
-        var query = AuditEvent.query(on: request.db).sort(\.$occurredAt, .descending)
-        if let userID = try? request.query.get(UUID.self, at: "userId") { query = query.filter(\.$userID == userID) }
-        if let type = try? request.query.get(String.self, at: "type") { query = query.filter(\.$type == type) }
-        let events = try await query.range(page.range).all()
-        return try Response.json(AuditEventsResponse(events: events.map(\.dto)))
+        let events = try await request.twofold.audit.events(
+            userID: try? request.query.get(UUID.self, at: "userId"),
+            type: try? request.query.get(String.self, at: "type"),
+            offset: page.range.lowerBound, limit: page.range.count)
+        return try Response.json(AuditEventsResponse(events: events))
     }
 
     static func findUser(_ request: Request) async throws -> User {
@@ -75,13 +72,5 @@ struct AdminController: RouteCollection {
             }
             range = offset..<(offset + limit)
         }
-    }
-}
-
-extension AuditEvent {
-    var dto: AuditEventDTO {
-        AuditEventDTO(
-            id: id!, occurredAt: occurredAt, type: type, userId: userID, actorId: actorID, ipAddress: ipAddress,
-            userAgent: userAgent, detail: detail)
     }
 }

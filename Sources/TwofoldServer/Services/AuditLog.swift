@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 import Vapor
 
 /// Writes security events to the append-only `audit_events` table.
@@ -54,5 +55,12 @@ struct Auditor: Sendable {
             AuditEntry(
                 id: SecureRandom.timeOrderedUUID(at: now), occurredAt: now, event: event, userID: user, actorID: actor,
                 origin: origin, detail: detail))
+    }
+
+    /// Events, newest first (the admin's audit trail).
+    func events(userID: UUID? = nil, type: String? = nil, offset: Int = 0, limit: Int = 50) async throws
+        -> [AuditEventDTO]
+    {
+        try await store.events(userID: userID, type: type, offset: offset, limit: limit)
     }
 }

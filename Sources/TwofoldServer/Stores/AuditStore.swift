@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 
 /// Where a request came from, as the audit log and remembered devices record it.
 struct RequestOrigin: Sendable, Equatable {
@@ -20,9 +21,12 @@ struct AuditEntry: Sendable, Equatable {
     var detail: String
 }
 
-/// The audit log's table.
+/// The audit log's table (append-only: nothing updates or deletes its rows).
 protocol AuditStore: Sendable {
     func append(_ entry: AuditEntry) async throws
+    /// Events, newest first, of one user and of one type when given, `limit` of them after the
+    /// first `offset`.
+    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO]
 }
 
 /// `AuditStore` on the server's database.
@@ -38,5 +42,33 @@ struct SQLAuditStore: AuditStore {
                 """, .uuid(entry.id), .date(entry.occurredAt), .text(entry.event.rawValue), .uuid(entry.userID),
                 .uuid(entry.actorID), .text(entry.origin.address), .text(entry.origin.userAgent),
                 .text(entry.detail)))
+    }
+
+    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO] {
+        var conditions: [String] = []
+        var values: [Statement.Value] = []
+        if let userID {
+            conditions.append("user_id = ?")
+            values.append(.uuid(userID))
+        }
+        if let type {
+            conditions.append("type = ?")
+            values.append(.text(type))
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return try await database.rows(
+            Statement(
+                """
+                SELECT id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail FROM audit_events\(filter)
+                ORDER BY occurred_at DESC, id DESC LIMIT ? OFFSET ?
+                """, values + [.integer(limit), .integer(offset)]),
+            {
+                AuditEventDTO(
+                    id: try $0.uuid(0), occurredAt: try $0.date(1), type: try $0.text(2),
+                    userId: try $0.optionalUUID(3),
+                    actorId: try $0.optionalUUID(4), ipAddress: try $0.optionalText(5),
+                    userAgent: try $0.optionalText(6),
+                    detail: try $0.text(7))
+            })
     }
 }

@@ -9,6 +9,17 @@ actor InMemoryAuditStore: AuditStore {
     private(set) var entries: [AuditEntry] = []
 
     func append(_ entry: AuditEntry) async throws { entries.append(entry) }
+
+    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO] {
+        entries.filter { (userID == nil || $0.userID == userID) && (type == nil || $0.event.rawValue == type) }
+            .sorted { ($0.occurredAt, $0.id.uuidString) > ($1.occurredAt, $1.id.uuidString) }.dropFirst(offset)
+            .prefix(limit).map {
+                AuditEventDTO(
+                    id: $0.id, occurredAt: $0.occurredAt, type: $0.event.rawValue, userId: $0.userID,
+                    actorId: $0.actorID, ipAddress: $0.origin.address, userAgent: $0.origin.userAgent, detail: $0.detail
+                )
+            }
+    }
 }
 
 actor InMemoryTrustedDeviceStore: TrustedDeviceStore {

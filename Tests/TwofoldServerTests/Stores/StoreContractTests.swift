@@ -449,4 +449,37 @@ import VaporTesting
             try await Self.oneTimeCodeContract(SQLOneTimeCodeStore(database: app.twofold.database), alice: alice)
         }
     }
+
+    static func auditContract(_ store: any AuditStore, alice: UUID) async throws {
+        // Later than anything the test app wrote (its clock starts at 1,800,000,000).
+        let now = Date(timeIntervalSince1970: 1_900_000_000)
+        let events: [(AuditLog.Event, UUID?, TimeInterval)] = [
+            (.loginFailed, nil, 0), (.loginSucceeded, alice, 1), (.loginFailed, alice, 2), (.lockout, alice, 3),
+        ]
+        for (event, user, offset) in events {
+            try await store.append(
+                AuditEntry(
+                    id: UUID(), occurredAt: now.addingTimeInterval(offset), event: event, userID: user, actorID: nil,
+                    origin: RequestOrigin(address: "10.0.0.1", userAgent: "ua"), detail: "d\(Int(offset))"))
+        }
+        let mine = try await store.events(userID: alice, type: nil, offset: 0, limit: 10).filter {
+            $0.occurredAt >= now
+        }
+        #expect(mine.map(\.detail) == ["d3", "d2", "d1"], "newest first")
+        #expect(mine.first?.ipAddress == "10.0.0.1" && mine.first?.userAgent == "ua")
+        let failed = try await store.events(userID: nil, type: "login.failed", offset: 0, limit: 10).filter {
+            $0.occurredAt >= now
+        }
+        #expect(failed.map(\.detail) == ["d2", "d0"])
+        #expect(try await store.events(userID: alice, type: nil, offset: 1, limit: 1).first?.detail == "d2")
+    }
+
+    @Test func auditInMemory() async throws { try await Self.auditContract(InMemoryAuditStore(), alice: UUID()) }
+
+    @Test func auditInTheDatabase() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            try await Self.auditContract(SQLAuditStore(database: app.twofold.database), alice: alice)
+        }
+    }
 }
