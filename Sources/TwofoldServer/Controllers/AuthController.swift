@@ -105,7 +105,7 @@ struct AuthController: RouteCollection {
             "login:account-ip:\(account):\(address)", rule: .init(request.twofold.rules.loginPerAccountAndAddress),
             now: now)
 
-        let methods = try await SecondFactors.available(for: user, on: request.db)
+        let methods = try await SecondFactors.available(for: user, in: request.twofold.users)
         if !methods.isEmpty,
             try await request.twofold.trustedDevices.recognises(
                 userID: try user.requireID(), token: TrustedDeviceService.token(in: request))
@@ -229,7 +229,7 @@ struct AuthController: RouteCollection {
     @Sendable func sendStepUpCode(request: Request) async throws -> Response {
         let user = try await request.currentUser()
         let body = try request.content.decode(StepUpSendRequest.self)
-        let codeMethods = try await SecondFactors.available(for: user, on: request.db).filter {
+        let codeMethods = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
             OutboxMessage.Channel(rawValue: $0) != nil
         }
         guard codeMethods.contains(body.method), let channel = OutboxMessage.Channel(rawValue: body.method),

@@ -36,7 +36,7 @@ struct SecondStepController: RouteCollection {
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
         guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
-        let available = try await SecondFactors.available(for: user, on: request.db).filter {
+        let available = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
             OutboxMessage.Channel(rawValue: $0) != nil
         }
         let method = body.method ?? available.first ?? ""

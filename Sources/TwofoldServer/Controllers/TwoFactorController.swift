@@ -66,7 +66,7 @@ struct TwoFactorController: RouteCollection {
         try request.requireRecentSecondFactor()
         let user = try await request.currentUser()
         let userID = try user.requireID()
-        guard try await !SecondFactors.available(for: user, on: request.db).isEmpty else {
+        guard try await !SecondFactors.available(for: user, in: request.twofold.users).isEmpty else {
             throw Problem(
                 status: 409, code: .conflict, title: "No second factor",
                 detail: "Enable an authenticator app first; backup codes stand in for it.")
@@ -83,7 +83,7 @@ struct TwoFactorController: RouteCollection {
         let backupCodes = try await request.twofold.backupCodes.summary(for: userID)
         return try Response.json(
             TwoFactorStatus(
-                methods: try await SecondFactors.available(for: user, on: request.db),
+                methods: try await SecondFactors.available(for: user, in: request.twofold.users),
                 totpConfiguredAt: totp?.confirmedAt,
                 sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
                 email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
@@ -94,7 +94,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func flatStatus(request: Request) async throws -> Response {
         let user = try await request.currentUser()
-        let methods = try await SecondFactors.available(for: user, on: request.db)
+        let methods = try await SecondFactors.available(for: user, in: request.twofold.users)
         return try Response.json(
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
@@ -147,7 +147,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
         let user = try await request.currentUser()
         let body = try request.content.decode(PrimaryMethodRequest.self)
-        let enabled = try await SecondFactors.available(for: user, on: request.db).filter { $0 != "backup" }
+        let enabled = try await SecondFactors.available(for: user, in: request.twofold.users).filter { $0 != "backup" }
         guard enabled.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
         }

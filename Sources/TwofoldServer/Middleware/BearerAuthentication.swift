@@ -78,7 +78,7 @@ extension Request {
     /// protected by a password alone, a sign-in within the step-up window (the strongest proof it
     /// can give).
     func requireStepUp(for user: User) async throws {
-        if try await !SecondFactors.available(for: user, on: db).isEmpty {
+        if try await !SecondFactors.available(for: user, in: twofold.users).isEmpty {
             return try requireRecentSecondFactor()
         }
         let window = twofold.rules.stepUpWindow

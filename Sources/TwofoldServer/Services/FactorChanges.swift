@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import Vapor
 
@@ -14,7 +13,7 @@ enum FactorChanges {
     /// Step-up for adding a factor: a recent second factor (not an SMS code alone) when the
     /// account already has one; nothing for an account protected by a password alone.
     static func requireStepUp(for user: User, request: Request) async throws {
-        guard try await !SecondFactors.available(for: user, on: request.db).isEmpty else { return }
+        guard try await !SecondFactors.available(for: user, in: request.twofold.users).isEmpty else { return }
         try request.requireRecentSecondFactor()
     }
 

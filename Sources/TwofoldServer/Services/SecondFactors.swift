@@ -1,6 +1,4 @@
-import Fluent
 import Foundation
-import SQLKit
 import Vapor
 
 /// Which second factors a user has, and checking one of them. Each factor's capability adds
@@ -9,24 +7,9 @@ enum SecondFactors {
     /// The methods a login flow offers this user, most preferred first; empty when the user has
     /// no second factor (then a password alone signs in). Backup codes count only beside a
     /// real factor.
-    static func available(for user: User, on database: any Database) async throws -> [String] {
-        let userID = try user.requireID()
-        guard let sql = database as? any SQLDatabase else { throw Abort(.internalServerError) }
-        // One statement for the three stored factors: this runs on every second step.
-        let counts = try await sql.raw(
-            """
-            SELECT
-              (SELECT COUNT(*) FROM totp_credentials WHERE user_id = \(bind: userID) AND status = 'active') AS totp,
-              (SELECT COUNT(*) FROM devices WHERE user_id = \(bind: userID) AND method = 'secureEnclave'
-                 AND public_key IS NOT NULL) AS device_keys,
-              (SELECT COUNT(*) FROM backup_codes WHERE user_id = \(bind: userID) AND used_at IS NULL) AS backup
-            """
-        ).first()
-        // Fail closed: a row that cannot be read must never look like "no second factor".
-        guard let counts else { throw Abort(.internalServerError) }
-        let totp = try counts.decode(column: "totp", as: Int.self)
-        let deviceKeys = try counts.decode(column: "device_keys", as: Int.self)
-        let backup = try counts.decode(column: "backup", as: Int.self)
+    static func available(for user: User, in users: any UserStore) async throws -> [String] {
+        let stored = try await users.storedFactors(userID: try user.requireID())
+        let (totp, deviceKeys, backup) = (stored.activeTOTP, stored.deviceKeys, stored.unusedBackupCodes)
         var methods: [String] = []
         if totp > 0 { methods.append("totp") }
         if deviceKeys > 0 { methods.append("deviceKey") }
@@ -42,7 +25,7 @@ enum SecondFactors {
     /// After a factor is removed: with no second factor left, backup codes would be a password
     /// alone and remembered devices would skip nothing, so both go (2FA reset).
     static func purgeIfNoneLeft(for user: User, request: Request) async throws {
-        guard try await available(for: user, on: request.db).isEmpty else { return }
+        guard try await available(for: user, in: request.twofold.users).isEmpty else { return }
         let userID = try user.requireID()
         try await request.twofold.backupCodes.deleteAll(for: userID)
         try await request.twofold.trustedDevices.revokeAll(userID: userID, origin: request.origin)
@@ -78,7 +61,7 @@ enum SecondFactors {
         if method == "totp" {
             guard totp != nil else { return .notEnabled }
         } else {
-            guard try await available(for: user, on: request.db).contains(method) else { return .notEnabled }
+            guard try await available(for: user, in: request.twofold.users).contains(method) else { return .notEnabled }
         }
         if method == "deviceKey" {
             try await DeviceKeyController.checkSecondFactor(deviceKey, of: user, flowID: flowID, request: request)

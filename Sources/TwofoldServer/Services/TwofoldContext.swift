@@ -29,6 +29,7 @@ final class TwofoldContext: Sendable {
     let outbox: Outbox
     let codes: OneTimeCodeService
     let housekeeping: Housekeeping
+    let users: any UserStore
 
     /// The database as SQL, for the statements Fluent's query builder cannot express (requests
     /// and background jobs alike): Twofold's own SQLite connection for a database file, else
@@ -62,6 +63,7 @@ final class TwofoldContext: Sendable {
             store: SQLSessionStore(database: database), signer: tokens, audit: audit, clock: clock,
             refreshTokenLifetime: configuration.refreshTokenLifetime)
         let users = SQLUserStore(database: database)
+        self.users = users
         self.guards = FactorGuard(
             store: SQLFactorGuardStore(database: database), users: users, sessions: sessions, audit: audit,
             clock: clock, rules: configuration.rules)

@@ -213,6 +213,12 @@ actor InMemoryUserStore: UserStore {
 
     func lock(userID: UUID, now: Date) async throws -> Bool { locked.insert(userID).inserted }
     func isInactive(userID: UUID) async throws -> Bool { locked.contains(userID) }
+
+    /// The stored factors a test gives a user (none unless set).
+    var factors: [UUID: StoredFactors] = [:]
+    func storedFactors(userID: UUID) async throws -> StoredFactors {
+        factors[userID] ?? StoredFactors(activeTOTP: 0, deviceKeys: 0, unusedBackupCodes: 0)
+    }
 }
 
 actor InMemoryLoginFlowStore: LoginFlowStore {

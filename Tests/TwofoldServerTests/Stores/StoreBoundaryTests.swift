@@ -10,7 +10,7 @@ import TwofoldTestSupport
     static let notYetMoved: Set<String> = [
         "AccountController.swift", "AdminController.swift", "AuthController.swift", "DeviceKeyController.swift",
         "DeviceSecondFactorController.swift", "SecondStepController.swift",
-        "TwoFactorController.swift", "FactorChanges.swift", "RepeatingJob.swift", "SecondFactors.swift",
+        "TwoFactorController.swift", "RepeatingJob.swift",
         "TwofoldContext.swift",
     ]
 

@@ -482,4 +482,20 @@ import VaporTesting
             try await Self.auditContract(SQLAuditStore(database: app.twofold.database), alice: alice)
         }
     }
+
+    /// The stored factors a user has, as every second step reads them.
+    @Test func storedFactorsInTheDatabase() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app, "alice")
+            let users = SQLUserStore(database: app.twofold.database)
+            #expect(
+                try await users.storedFactors(userID: tokens.user.id)
+                    == StoredFactors(activeTOTP: 0, deviceKeys: 0, unusedBackupCodes: 0))
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            #expect(
+                try await users.storedFactors(userID: tokens.user.id)
+                    == StoredFactors(activeTOTP: 1, deviceKeys: 0, unusedBackupCodes: 10))
+        }
+    }
 }
