@@ -40,6 +40,23 @@ extension SQLExecutor {
     func run(_ statement: Statement) async throws {
         _ = try await count(statement)
     }
+
+    /// Inserts `rows` (each one value per column of `columns`, a comma-separated list) into
+    /// `table`, `chunk` rows to a statement: within both databases' limits on bound values.
+    func insert(into table: String, columns: String, rows: [[Statement.Value]], chunk: Int = 200) async throws {
+        let width = columns.split(separator: ",").count
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let part = rows[start..<min(start + chunk, rows.endIndex)]
+            try await run(
+                Statement(
+                    "INSERT INTO \(table) (\(columns)) VALUES "
+                        + Array(repeating: tuple, count: part.count).joined(separator: ", "),
+                    part.flatMap { $0 }))
+            start = part.endIndex
+        }
+    }
 }
 
 /// The server's database: Twofold's own connection for an SQLite file (inside a unit of work,

@@ -39,16 +39,11 @@ struct SQLBackupCodeStore: BackupCodeStore {
 
     func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws {
         guard !codes.isEmpty else { return try await deleteAll(userID: userID) }
-        let rows = Array(repeating: "(?, ?, ?, ?, ?)", count: codes.count).joined(separator: ", ")
-        try await database.run(
-            Statement(
-                "INSERT INTO backup_codes (id, user_id, lookup, code_hash, created_at) VALUES \(rows)",
-                codes.flatMap { code -> [Statement.Value] in
-                    [
-                        .uuid(code.id), .uuid(code.userID), .text(code.lookup), .text(code.codeHash),
-                        .date(code.createdAt),
-                    ]
-                }))
+        try await database.insert(
+            into: "backup_codes", columns: "id, user_id, lookup, code_hash, created_at",
+            rows: codes.map {
+                [.uuid($0.id), .uuid($0.userID), .text($0.lookup), .text($0.codeHash), .date($0.createdAt)]
+            })
         let kept = Array(repeating: "?", count: codes.count).joined(separator: ", ")
         try await database.run(
             Statement(

@@ -41,30 +41,17 @@ struct SQLLoginFlowStore: LoginFlowStore {
     private static let columns =
         "id, token_hash, user_id, first_factor, created_at, expires_at, consumed_at, ip_address"
 
-    func insert(_ flow: LoginFlowRecord) async throws {
-        try await database.run(
-            Statement(
-                "INSERT INTO login_flows (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", .uuid(flow.id),
-                .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor), .date(flow.createdAt),
-                .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress)))
+    private static func values(_ flow: LoginFlowRecord) -> [Statement.Value] {
+        [
+            .uuid(flow.id), .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor), .date(flow.createdAt),
+            .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress),
+        ]
     }
 
+    func insert(_ flow: LoginFlowRecord) async throws { try await insert([flow]) }
+
     func insert(_ flows: [LoginFlowRecord]) async throws {
-        var start = flows.startIndex
-        while start < flows.endIndex {
-            let chunk = flows[start..<min(start + 200, flows.endIndex)]
-            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try await database.run(
-                Statement(
-                    "INSERT INTO login_flows (\(Self.columns)) VALUES \(rows)",
-                    chunk.flatMap { flow -> [Statement.Value] in
-                        [
-                            .uuid(flow.id), .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor),
-                            .date(flow.createdAt), .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress),
-                        ]
-                    }))
-            start = chunk.endIndex
-        }
+        try await database.insert(into: "login_flows", columns: Self.columns, rows: flows.map(Self.values))
     }
 
     func flow(tokenHash: String) async throws -> LoginFlowRecord? {

@@ -102,15 +102,7 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
     }
 
     func insert(_ credentials: [TOTPCredentialRecord]) async throws {
-        var start = credentials.startIndex
-        while start < credentials.endIndex {
-            let chunk = credentials[start..<min(start + 200, credentials.endIndex)]
-            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try await database.run(
-                Statement(
-                    "INSERT INTO totp_credentials (\(Self.columns)) VALUES \(rows)", chunk.flatMap(Self.values)))
-            start = chunk.endIndex
-        }
+        try await database.insert(into: "totp_credentials", columns: Self.columns, rows: credentials.map(Self.values))
     }
 
     func deleteExpiredPending(now: Date) async throws {
