@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import Vapor
@@ -15,7 +14,7 @@ struct AdminController: RouteCollection {
 
     @Sendable func users(request: Request) async throws -> Response {
         let page = try Page(request)
-        let users = try await User.query(on: request.db).sort(\.$createdAt).range(page.range).all()
+        let users = try await request.twofold.users.users(offset: page.range.lowerBound, limit: page.range.count)
         return try Response.json(AdminUsersResponse(users: users.map(\.dto)))
     }
 
@@ -28,14 +27,11 @@ struct AdminController: RouteCollection {
     }
 
     @Sendable func unlock(request: Request) async throws -> Response {
-        let user = try await Self.findUser(request)
+        var user = try await Self.findUser(request)
         let caller = try request.caller
-        let wasLocked = user.status == .locked
-        if wasLocked {
-            user.status = .active
-            user.updatedAt = request.twofold.clock.now()
-            try await user.update(on: request.db)
-        }
+        let wasLocked = try await request.twofold.users.unlock(
+            userID: try user.requireID(), now: request.twofold.clock.now())
+        if wasLocked { user = try await Self.findUser(request) }
         // Factor lockouts and the 24-hour failure count start again too.
         try await request.twofold.guards.reset(userID: try user.requireID())
         try await AuditLog.record(
@@ -55,7 +51,7 @@ struct AdminController: RouteCollection {
 
     static func findUser(_ request: Request) async throws -> User {
         guard let id = request.parameters.get("userID", as: UUID.self),
-            let user = try await User.find(id, on: request.db)
+            let user = try await request.twofold.users.user(id: id)
         else { throw Problem(status: 404, code: .notFound, title: "No such user") }
         return user
     }

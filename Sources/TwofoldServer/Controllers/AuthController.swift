@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import Vapor
@@ -46,10 +45,9 @@ struct AuthController: RouteCollection {
         if case .limited(let retryAfter) = limit { throw Problem.rateLimited(retryAfter) }
 
         let hash = try await request.twofold.passwords.hash(body.password)
-        let user = User(username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)
-        do {
-            try await user.create(on: request.db)
-        } catch let error as any DatabaseError where error.isConstraintFailure {
+        let user = User(
+            id: UUID(), username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)
+        guard try await request.twofold.users.insert(user) else {
             throw Problem(
                 status: 409, code: .conflict, title: "Account exists",
                 detail: "That username or email address is already registered.")
@@ -74,7 +72,7 @@ struct AuthController: RouteCollection {
         {
             throw Problem.rateLimited(retryAfter)
         }
-        let user = try await User.find(identifier: identifier, on: request.db)
+        let user = try await request.twofold.users.user(identifier: identifier)
         // The account buckets are the account's, whichever of its names was typed (issue S item
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
         // Taken before the password is checked, atomically, so parallel guesses cannot all slip
@@ -196,7 +194,7 @@ struct AuthController: RouteCollection {
         guard methods.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of \(methods.sorted().joined(separator: ", "))"])
         }
-        guard let user = try await User.find(caller.userID, on: request.db) else {
+        guard let user = try await request.twofold.users.user(id: caller.userID) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
         // A factor this session added cannot vouch for it (issue S item 1): refused before the

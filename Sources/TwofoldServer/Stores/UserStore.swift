@@ -1,8 +1,19 @@
+import FluentKit
 import Foundation
 
-/// Users (`users`). Only what the stores' services need so far; the rest of the table is still
-/// read and written through the `User` model while it moves here.
+/// Users (`users`). Reads answer `User` values (the model type, read here by column rather than
+/// through Fluent); the account changes of `AccountController` and the factor settings of
+/// `TwoFactorController` are still written through the model while they move here.
 protocol UserStore: Sendable {
+    func user(id: UUID) async throws -> User?
+    /// The user whose (canonical, lower-case) email address or username is `identifier`.
+    func user(identifier: String) async throws -> User?
+    /// Users in the order they registered, `limit` of them after the first `offset`.
+    func users(offset: Int, limit: Int) async throws -> [User]
+    /// Writes a new account; `false` when its username or email address is taken.
+    func insert(_ user: User) async throws -> Bool
+    /// Makes a locked account active again at `now`; whether this call did.
+    func unlock(userID: UUID, now: Date) async throws -> Bool
     /// Locks an active account; whether this call did.
     func lock(userID: UUID, now: Date) async throws -> Bool
     /// Whether the user exists and is not active (locked or disabled).
@@ -21,6 +32,70 @@ struct StoredFactors: Sendable, Equatable {
 /// `UserStore` on the server's database.
 struct SQLUserStore: UserStore {
     let database: any SQLExecutor
+
+    private static let columns = """
+        id, username, email, phone, role, status, password_hash, created_at, updated_at, sms_enabled, \
+        email_enabled, primary_method, phone_verified_at
+        """
+
+    private static func user(_ row: StatementRow) throws -> User {
+        guard let role = User.Role(rawValue: try row.text(4)) else {
+            throw StatementRowError(column: 4, reason: "is not a user role")
+        }
+        guard let status = User.Status(rawValue: try row.text(5)) else {
+            throw StatementRowError(column: 5, reason: "is not a user status")
+        }
+        let user = User(
+            id: try row.uuid(0), username: try row.text(1), email: try row.text(2), phone: try row.optionalText(3),
+            role: role, passwordHash: try row.text(6), now: try row.date(7))
+        user.$id.exists = true
+        user.status = status
+        user.updatedAt = try row.date(8)
+        user.smsEnabled = try row.bool(9)
+        user.emailEnabled = try row.bool(10)
+        user.primaryMethod = try row.optionalText(11)
+        user.phoneVerifiedAt = try row.optionalDate(12)
+        return user
+    }
+
+    func user(id: UUID) async throws -> User? {
+        try await database.rows(Statement("SELECT \(Self.columns) FROM users WHERE id = ?", .uuid(id)), Self.user)
+            .first
+    }
+
+    func user(identifier: String) async throws -> User? {
+        try await database.rows(
+            Statement(
+                "SELECT \(Self.columns) FROM users WHERE email = ? OR username = ?", .text(identifier),
+                .text(identifier)), Self.user
+        ).first
+    }
+
+    func users(offset: Int, limit: Int) async throws -> [User] {
+        try await database.rows(
+            Statement(
+                "SELECT \(Self.columns) FROM users ORDER BY created_at LIMIT ? OFFSET ?", .integer(limit),
+                .integer(offset)), Self.user)
+    }
+
+    func insert(_ user: User) async throws -> Bool {
+        // `sms_enabled` and `email_enabled` take their defaults (off), as for every new account.
+        try await database.changes(
+            Statement(
+                """
+                INSERT INTO users (id, username, email, phone, role, status, password_hash, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """, .uuid(try user.requireID()), .text(user.username), .text(user.email), .text(user.phone),
+                .text(user.role.rawValue), .text(user.status.rawValue), .text(user.passwordHash),
+                .date(user.createdAt), .date(user.updatedAt))) > 0
+    }
+
+    func unlock(userID: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                "UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'locked'", .date(now),
+                .uuid(userID))) > 0
+    }
 
     func lock(userID: UUID, now: Date) async throws -> Bool {
         try await database.changes(

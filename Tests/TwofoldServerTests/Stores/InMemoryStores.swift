@@ -210,9 +210,27 @@ actor InMemoryFactorGuardStore: FactorGuardStore {
 
 actor InMemoryUserStore: UserStore {
     private(set) var locked: Set<UUID> = []
+    private var accounts: [User] = []
 
     func lock(userID: UUID, now: Date) async throws -> Bool { locked.insert(userID).inserted }
     func isInactive(userID: UUID) async throws -> Bool { locked.contains(userID) }
+
+    func user(id: UUID) async throws -> User? { accounts.first { $0.id == id } }
+    func user(identifier: String) async throws -> User? {
+        accounts.first { $0.email == identifier || $0.username == identifier }
+    }
+    func users(offset: Int, limit: Int) async throws -> [User] {
+        // Appended in the order they registered, which is the order asked for.
+        Array(accounts.dropFirst(offset).prefix(limit))
+    }
+    func insert(_ user: User) async throws -> Bool {
+        guard !accounts.contains(where: { $0.username == user.username || $0.email == user.email }) else {
+            return false
+        }
+        accounts.append(user)
+        return true
+    }
+    func unlock(userID: UUID, now: Date) async throws -> Bool { locked.remove(userID) != nil }
 
     /// The stored factors a test gives a user (none unless set).
     var factors: [UUID: StoredFactors] = [:]
