@@ -181,4 +181,44 @@ import VaporTesting
             }
         }
     }
+
+    /// The PIN's attempts and the device challenge's lifetime follow their settings.
+    @Test func deviceRulesFollowTheirSettings() async throws {
+        try await withTestApp(
+            adjust: {
+                $0.rules.pinAttempts = 5
+                $0.rules.deviceChallengeLifetime = 60
+            }
+        ) { app in
+            let token = try await DeviceSecondFactorTests.enrolled(app)
+            #expect(try await DeviceSignInTests.challenge(app).expiresIn == 60)
+            let set = try await DeviceSecondFactorTests.setPIN(
+                app, DevicePINChangeRequest(newPin: "4826"), token: token)
+            #expect(set.0 == 200, "\(set.1)")
+            for remaining in [4, 3, 2, 1] {
+                let (status, body) = try await DeviceSecondFactorTests.verifyPIN(app, "9999", token: token)
+                #expect(status == 401 && body.contains(#""attemptsRemaining":\#(remaining)"#), "\(body)")
+            }
+            let (status, body) = try await DeviceSecondFactorTests.verifyPIN(app, "9999", token: token)
+            #expect(status == 403 && body.contains("pin_blocked"), "the fifth wrong PIN blocks it: \(body)")
+        }
+    }
+
+    /// `backupCodesLow` turns on at the configured count.
+    @Test func theBackupCodeWarningFollowsItsSetting() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock, adjust: { $0.rules.backupCodesWarnAt = 8 }) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var low: [Bool?] = []
+            for code in codes.prefix(2) {
+                let flow = try await TOTPSteps.startLogin(app)
+                try await app.testing().test(
+                    .POST, API.SecondStep.verifyBackupCode.path(), headers: .client("10.0.0.1"),
+                    body: json(["otpFlowId": flow, "backupCode": code])
+                ) { response in low.append(try response.decode(SecondStepResponse.self).backupCodesLow) }
+            }
+            #expect(low == [false, true], "9 left is above 8; 8 left is at it")
+        }
+    }
 }
