@@ -101,11 +101,11 @@ public func configure(
 
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
-            RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app, _ in
+            RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app in
                 try await app.twofold.housekeeping.sweep(now: app.twofold.clock.now())
             })
         app.lifecycle.use(
-            RepeatingJob(name: "delivery", interval: .seconds(1)) { app, _ in
+            RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
                 try await app.twofold.delivery.runOnce(now: app.twofold.clock.now(), logger: app.logger)
             })
     }

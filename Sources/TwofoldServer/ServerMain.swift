@@ -35,7 +35,7 @@ public enum ServerMain {
                 try await app.autoMigrate()
             }
             if command == "serve" {
-                if try await User.query(on: app.db).filter(\.$role == .admin).count() == 0 {
+                if try await !app.twofold.users.hasAdministrator() {
                     app.logger.notice(
                         "No administrator yet. Create one: twofold-server admin create --username NAME --email ADDRESS")
                 }

@@ -10,9 +10,7 @@ import VaporTesting
     /// Makes `alice` an administrator directly in the database, then signs her in.
     static func adminTokens(_ app: Application) async throws -> AuthTokensResponse {
         _ = try await AuthFlowTests.signUp(app, "alice")
-        let alice = try #require(try await User.query(on: app.db).filter(\.$username == "alice").first())
-        alice.role = .admin
-        try await alice.update(on: app.db)
+        try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'alice'"))
         var tokens: AuthTokensResponse?
         try await app.testing().test(
             .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
@@ -39,9 +37,7 @@ import VaporTesting
         try await withTestApp { app in
             let admin = try await Self.adminTokens(app)
             let bob = try await AuthFlowTests.signUp(app, "bob")
-            let stored = try #require(try await User.find(bob.user.id, on: app.db))
-            stored.status = .locked
-            try await stored.update(on: app.db)
+            #expect(try await app.twofold.users.lock(userID: bob.user.id, now: Date()))
 
             try await app.testing().test(.GET, API.Admin.users.path(), headers: .bearer(admin.accessToken.token)) {
                 response in

@@ -346,9 +346,8 @@ import VaporTesting
                     #expect(response.status == .ok, "\(path)")
                 }
             }
-            let alice = try #require(try await User.query(on: app.db).filter(\.$username == "alice").first())
-            alice.status = .locked
-            try await alice.update(on: app.db)
+            let alice = try #require(try await app.twofold.users.user(identifier: "alice"))
+            #expect(try await app.twofold.users.lock(userID: alice.id, now: Date()))
             try await app.testing().test(.GET, "api/v1/devices/bob", headers: .bearer(admin.accessToken.token)) {
                 response in #expect(response.status == .forbidden)
             }

@@ -18,9 +18,9 @@ import VaporTesting
     static let routes: @Sendable (Application) throws -> Void = { app in
         app.post("test", "flows", ":username") { request async throws -> String in
             let name = try #require(request.parameters.get("username"))
-            let user = try #require(try await User.query(on: request.db).filter(\.$username == name).first())
+            let user = try #require(try await request.twofold.users.user(identifier: name))
             return try await request.twofold.loginFlows.start(
-                userID: try user.requireID(), firstFactor: "pwd", origin: request.origin
+                userID: user.id, firstFactor: "pwd", origin: request.origin
             ).token
         }
         app.post("test", "flows", "complete") { request async throws -> String in

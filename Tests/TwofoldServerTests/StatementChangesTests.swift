@@ -21,11 +21,11 @@ struct StatementChangesTests {
 
     static func userID(_ app: Application) async throws -> UUID {
         _ = try await AuthFlowTests.signUp(app)
-        return try #require(try await User.query(on: app.db).first()?.requireID())
+        return try #require(try await app.twofold.users.users(offset: 0, limit: 1).first?.id)
     }
 
     static func attempts(_ user: UUID, _ request: Request) async throws -> [Int] {
-        try await request.rows(
+        try await request.database.rows(
             Statement("SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = 'test'", .uuid(user)),
             { try $0.integer(0) })
     }
@@ -36,20 +36,21 @@ struct StatementChangesTests {
             let request = DirectSQLiteTests.request(app)
             let upsert = Statement(Self.upsert, .uuid(user), .text("test"), .integer(2))
             // Inserted, then updated once, then refused by the update's condition.
-            #expect(try await request.changes(upsert) == 1)
-            #expect(try await request.changes(upsert) == 1)
-            #expect(try await request.changes(upsert) == 0)
+            #expect(try await request.database.changes(upsert) == 1)
+            #expect(try await request.database.changes(upsert) == 1)
+            #expect(try await request.database.changes(upsert) == 0)
             #expect(try await Self.attempts(user, request) == [2])
 
             let claim = Statement(Self.claim, .uuid(user), .text("test"), .integer(3))
             let counted = try await request.nextToTheDatabase {
-                [try await request.changes(claim), try await request.changes(claim)]
+                [try await request.database.changes(claim), try await request.database.changes(claim)]
             }
             #expect(counted == [1, 0])
             #expect(try await Self.attempts(user, request) == [3])
             // No row matches: nothing changed, whatever the statement before changed.
             #expect(
-                try await request.changes(Statement(Self.claim, .uuid(UUID()), .text("test"), .integer(9))) == 0)
+                try await request.database.changes(Statement(Self.claim, .uuid(UUID()), .text("test"), .integer(9)))
+                    == 0)
         }
     }
 
@@ -57,13 +58,15 @@ struct StatementChangesTests {
         try await withTestApp { app in
             let user = try await Self.userID(app)
             let request = DirectSQLiteTests.request(app)
-            #expect(try await request.changes(Statement(Self.upsert, .uuid(user), .text("test"), .integer(1))) == 1)
+            #expect(
+                try await request.database.changes(Statement(Self.upsert, .uuid(user), .text("test"), .integer(1))) == 1
+            )
             let once = Statement(Self.claim, .uuid(user), .text("test"), .integer(2))
             let won = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<40 {
                     group.addTask {
                         let request = DirectSQLiteTests.request(app)
-                        return try await request.nextToTheDatabase { try await request.changes(once) }
+                        return try await request.nextToTheDatabase { try await request.database.changes(once) }
                     }
                 }
                 return try await group.reduce(0, +)

@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import Vapor
 
@@ -51,9 +50,7 @@ struct AdminCommand: AsyncCommand {
         let user = User(
             username: username, email: email, phone: nil, role: .admin, passwordHash: hash,
             now: app.twofold.clock.now())
-        do {
-            try await user.create(on: app.db)
-        } catch let error as any DatabaseError where error.isConstraintFailure {
+        guard try await app.twofold.users.insert(user) else {
             throw CommandError("a user with that username or email address already exists")
         }
         try await app.twofold.audit.record(

@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldCore
 import Vapor
@@ -61,7 +60,7 @@ struct BenchSeedCommand: AsyncCommand {
                 seeded.append((userID, secret, ok, wrong))
             }
             let (batchUsers, batchCredentials, batchFlows) = (users, credentials, flows)
-            try await batchUsers.create(on: app.db)
+            try await app.twofold.users.insert(batchUsers)
             try await app.twofold.totp.store.insert(batchCredentials)
             try await app.twofold.loginFlows.store.insert(batchFlows)
         }

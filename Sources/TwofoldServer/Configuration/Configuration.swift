@@ -379,7 +379,7 @@ extension Configuration.LogFormat: CaseIterable {}
 
 extension Configuration {
     /// Whether this server delivers `channel` (its provider is not `disabled`).
-    func delivers(_ channel: OutboxMessage.Channel) -> Bool {
+    func delivers(_ channel: DeliveryChannel) -> Bool {
         channel == .sms ? smsProvider != .disabled : emailProvider != .disabled
     }
 }

@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import Vapor
@@ -42,26 +41,25 @@ struct AccountController: RouteCollection {
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
         try await request.twofold.rateLimiter.reset(key, rule: .init(request.twofold.rules.passwordChange), now: now)
-        user.passwordHash = try await request.twofold.passwords.hash(body.newPassword)
-        user.updatedAt = now
-        try await user.update(on: request.db)
+        try await request.twofold.users.setPasswordHash(
+            try await request.twofold.passwords.hash(body.newPassword), userID: caller.userID, now: now)
         try await request.twofold.sessions.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed")
         try await request.twofold.trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
         // A device key signs in without the password, so a new password alone does not shut out
         // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
         // that remain.
-        let keyDevices = try await EnrolledDevice.query(on: request.db).filter(\.$userID == caller.userID)
-            .filter(\.$method == .secureEnclave).sort(\.$enrolledAt).all()
+        let keyDevices = try await request.twofold.deviceKeys.store.devices(userID: caller.userID)
+            .filter { $0.method == .secureEnclave }
         var remaining = keyDevices
         if body.removeDeviceKeys == true, !keyDevices.isEmpty {
-            try await EnrolledDevice.query(on: request.db).filter(\.$id ~~ keyDevices.compactMap(\.id)).delete()
+            try await request.twofold.deviceKeys.store.delete(deviceRowIDs: keyDevices.map(\.id))
             for device in keyDevices {
                 try await AuditLog.record(
                     .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
                     request: request)
             }
-            try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+            try await SecondFactors.purgeIfNoneLeft(userID: user.id, request: request)
             remaining = []
         }
         let keys =
@@ -98,10 +96,10 @@ struct AccountController: RouteCollection {
     }
 
     static func changeDestination(
-        _ channel: OutboxMessage.Channel, to destination: String, code: String?, request: Request
+        _ channel: DeliveryChannel, to destination: String, code: String?, request: Request
     ) async throws -> Response {
-        let user = try await request.currentUser()
-        let userID = try user.requireID()
+        var user = try await request.currentUser()
+        let userID = user.id
         let field = channel == .sms ? "phoneNumber" : "email"
         guard let code else {
             try await request.requireStepUp(for: user)
@@ -111,7 +109,7 @@ struct AccountController: RouteCollection {
                     detail: "A new \(field) cannot be confirmed without sending it a code.")
             }
             if channel == .email, destination != user.email,
-                try await User.query(on: request.db).filter(\.$email == destination).count() > 0
+                try await request.twofold.users.emailInUse(destination, except: userID)
             {
                 throw Self.emailTaken
             }
@@ -141,17 +139,16 @@ struct AccountController: RouteCollection {
                 + "your password.", request: request)
         let now = request.twofold.clock.now()
         if channel == .sms {
+            try await request.twofold.users.setVerifiedPhone(destination, userID: userID, now: now)
             user.phone = destination
             user.phoneVerifiedAt = now
         } else {
+            guard try await request.twofold.users.setEmail(destination, userID: userID, now: now) else {
+                throw Self.emailTaken
+            }
             user.email = destination
         }
         user.updatedAt = now
-        do {
-            try await user.update(on: request.db)
-        } catch let error as any DatabaseError where error.isConstraintFailure {
-            throw Self.emailTaken
-        }
         try await AuditLog.record(
             channel == .sms ? .phoneChanged : .emailChanged, user: userID,
             detail: Masking.destination(destination, channel: channel), request: request)

@@ -20,7 +20,7 @@ struct AdminController: RouteCollection {
 
     @Sendable func user(request: Request) async throws -> Response {
         let user = try await Self.findUser(request)
-        let userID = try user.requireID()
+        let userID = user.id
         let sessions = try await request.twofold.sessions.list(userID: userID, current: nil)
         let events = try await request.twofold.audit.events(userID: userID)
         return try Response.json(AdminUserDetail(user: user.dto, sessions: sessions, audit: events))
@@ -30,10 +30,10 @@ struct AdminController: RouteCollection {
         var user = try await Self.findUser(request)
         let caller = try request.caller
         let wasLocked = try await request.twofold.users.unlock(
-            userID: try user.requireID(), now: request.twofold.clock.now())
+            userID: user.id, now: request.twofold.clock.now())
         if wasLocked { user = try await Self.findUser(request) }
         // Factor lockouts and the 24-hour failure count start again too.
-        try await request.twofold.guards.reset(userID: try user.requireID())
+        try await request.twofold.guards.reset(userID: user.id)
         try await AuditLog.record(
             .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
             request: request)

@@ -77,7 +77,7 @@ struct AuthController: RouteCollection {
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
         // Taken before the password is checked, atomically, so parallel guesses cannot all slip
         // past the limit (privacyIDEA #3741).
-        let account = user?.id.map { "user:\($0.uuidString)" } ?? "name:\(identifier)"
+        let account = user.map { "user:\($0.id.uuidString)" } ?? "name:\(identifier)"
         for (key, rule) in [
             (
                 "login:account-ip:\(account):\(address)",
@@ -106,7 +106,7 @@ struct AuthController: RouteCollection {
         let methods = try await SecondFactors.available(for: user, in: request.twofold.users)
         if !methods.isEmpty,
             try await request.twofold.trustedDevices.recognises(
-                userID: try user.requireID(), token: TrustedDeviceService.token(in: request))
+                userID: user.id, token: TrustedDeviceService.token(in: request))
         {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
@@ -118,17 +118,17 @@ struct AuthController: RouteCollection {
         }
         if !methods.isEmpty {
             let (token, flow) = try await request.twofold.loginFlows.start(
-                userID: try user.requireID(), firstFactor: "pwd", origin: request.origin)
+                userID: user.id, firstFactor: "pwd", origin: request.origin)
             try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)
             // An SMS or email primary sends its code as soon as the password is accepted.
             // Over the hourly send limit the flow still starts; another method or a later resend
             // completes it.
-            if let primary = methods.first.flatMap(OutboxMessage.Channel.init(rawValue:)),
+            if let primary = methods.first.flatMap(DeliveryChannel.init(rawValue:)),
                 let destination = user.destination(for: primary)
             {
                 do {
                     try await request.twofold.codes.send(
-                        primary, purpose: .login, to: destination, userID: try user.requireID(),
+                        primary, purpose: .login, to: destination, userID: user.id,
                         flowID: flow.id)
                 } catch let problem as Problem where problem.code == .rateLimited {
                     request.logger.notice("login code not sent: send limit reached")
@@ -228,16 +228,16 @@ struct AuthController: RouteCollection {
         let user = try await request.currentUser()
         let body = try request.content.decode(StepUpSendRequest.self)
         let codeMethods = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
-            OutboxMessage.Channel(rawValue: $0) != nil
+            DeliveryChannel(rawValue: $0) != nil
         }
-        guard codeMethods.contains(body.method), let channel = OutboxMessage.Channel(rawValue: body.method),
+        guard codeMethods.contains(body.method), let channel = DeliveryChannel(rawValue: body.method),
             let destination = user.destination(for: channel)
         else {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
         }
         return try Response.json(
             try await request.twofold.codes.send(
-                channel, purpose: .stepUp, to: destination, userID: try user.requireID(), flowID: nil)
+                channel, purpose: .stepUp, to: destination, userID: user.id, flowID: nil)
         )
     }
 

@@ -1,8 +1,5 @@
-import Fluent
 import Foundation
-import SQLKit
 import TwofoldAPI
-import TwofoldCore
 import Vapor
 
 /// Seed 001's device second factor, server side: a PIN the server verifies (a slow salted hash;
@@ -33,25 +30,21 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func setPIN(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(DevicePINChangeRequest.self)
-        try Self.requireAcceptablePIN(body.newPin, field: "newPin")
+        try DeviceInput.acceptablePIN(body.newPin, field: "newPin")
+        let deviceKeys = request.twofold.deviceKeys
         let changing = device.pinHash != nil
         if changing {
-            try await Self.checkProof(
+            try await deviceKeys.checkProof(
                 pin: body.pin, biometric: body.biometric, device: device,
-                biometricAllowed: !request.twofold.configuration.disallowPinChangeWithBiometric, request: request)
+                biometricAllowed: !request.twofold.configuration.disallowPinChangeWithBiometric, origin: request.origin)
         }
         let hash = try await request.twofold.passwords.hash(body.newPin)
-        let now = request.twofold.clock.now()
         // A first PIN is set only while there is none, so a PIN set meanwhile is never replaced
         // without proof.
-        let written = try await request.sql.raw(
-            """
-            UPDATE devices SET pin_hash = \(bind: hash), pin_failures = 0, pin_blocked = \(bind: false),
-              updated_at = \(bind: now)
-            WHERE id = \(bind: device.requireID()) \(unsafeRaw: changing ? "" : "AND pin_hash IS NULL") RETURNING id
-            """
-        ).all()
-        guard !written.isEmpty else {
+        guard
+            try await deviceKeys.store.setPIN(
+                hash: hash, deviceRowID: device.id, onlyIfNone: !changing, now: request.twofold.clock.now())
+        else {
             throw Problem(
                 status: 409, code: .conflict, title: "PIN already set",
                 detail: "A PIN was set meanwhile; change it with the current PIN or a biometric.")
@@ -67,7 +60,7 @@ struct DeviceSecondFactorController: RouteCollection {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(DeviceFactorProof.self)
         guard let pin = body.pin else { throw InputValidation.failure(["pin": "is required"]) }
-        try await Self.checkPIN(pin, device: device, request: request)
+        try await request.twofold.deviceKeys.checkPIN(pin, device: device, origin: request.origin)
         return try Response.json(DeviceFactorVerifiedResponse())
     }
 
@@ -77,17 +70,16 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func addBiometrics(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(DeviceBiometricsAddRequest.self)
-        let key = try DeviceKeyController.validKey(body.publicKey, field: "publicKey")
-        try await Self.checkPIN(body.pin, device: device, request: request)
+        let key = try DeviceInput.key(body.publicKey, field: "publicKey")
+        try await request.twofold.deviceKeys.checkPIN(body.pin, device: device, origin: request.origin)
         return try await Self.changeBiometricKey(
             to: key, of: device, audit: .deviceBiometricsAdded, detail: "device \(device.deviceID)", request: request)
     }
 
     @Sendable func biometricChallenge(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
-        try Self.requireBiometrics(device)
-        let issued = try await DeviceKeyController.issueChallenge(
-            for: device, purpose: .biometric, flowID: nil, request: request)
+        try DeviceKeyService.requireBiometrics(device)
+        let issued = try await request.twofold.deviceKeys.issueChallenge(for: device, purpose: .biometric, flowID: nil)
         return try Response.json(
             BiometricChallengeResponse(
                 challengeId: issued.challengeId, challenge: issued.challenge, expiresIn: issued.expiresIn))
@@ -97,16 +89,11 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func verifyBiometrics(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(BiometricSignature.self)
-        try await Self.checkBiometric(body, fields: "", device: device, request: request)
+        let deviceKeys = request.twofold.deviceKeys
+        try await deviceKeys.checkBiometric(body, fields: "", device: device, origin: request.origin)
         var unblocked = false
         if !request.twofold.configuration.disallowPinChangeWithBiometric {
-            let rows = try await request.sql.raw(
-                """
-                UPDATE devices SET pin_failures = 0, pin_blocked = \(bind: false)
-                WHERE id = \(bind: device.requireID()) AND pin_blocked = \(bind: true) RETURNING id
-                """
-            ).all()
-            unblocked = !rows.isEmpty
+            unblocked = try await deviceKeys.store.unblockPIN(deviceRowID: device.id)
             if unblocked {
                 try await AuditLog.record(
                     .devicePinUnblocked, user: device.userID, detail: "device \(device.deviceID): by biometrics",
@@ -119,8 +106,9 @@ struct DeviceSecondFactorController: RouteCollection {
     @Sendable func removeBiometrics(request: Request) async throws -> Response {
         let device = try await Self.callersDevice(request)
         let body = try request.content.decode(DeviceFactorProof.self)
-        try Self.requireBiometrics(device)
-        try await Self.checkProof(pin: body.pin, biometric: body.biometric, device: device, request: request)
+        try DeviceKeyService.requireBiometrics(device)
+        try await request.twofold.deviceKeys.checkProof(
+            pin: body.pin, biometric: body.biometric, device: device, origin: request.origin)
         return try await Self.changeBiometricKey(
             to: nil, of: device, audit: .deviceBiometricsRemoved, detail: "device \(device.deviceID)",
             request: request)
@@ -137,136 +125,27 @@ struct DeviceSecondFactorController: RouteCollection {
             detail: "device \(device.deviceID): biometric set changed on the device", request: request)
     }
 
-    // MARK: Checking the device's factors
-
-    /// Checks `pin` against the device's PIN. An attempt takes its slot before the hash is
-    /// compared, with one conditional update, so however many requests race, at most 3 wrong
-    /// PINs (`ProductRules.pinAttempts`) are ever evaluated; the last of them blocks the PIN
-    /// (`403 pin_blocked`). A right PIN starts the count again.
-    static func checkPIN(_ pin: String, device: EnrolledDevice, request: Request) async throws {
-        let maximumPINFailures = request.twofold.rules.pinAttempts
-        // Something that cannot be a PIN is bad input: refused before it takes an attempt.
-        _ = try wellFormedPIN(pin, field: "pin")
-        guard let hash = device.pinHash else {
-            throw Problem(
-                status: 409, code: .conflict, title: "No PIN set",
-                detail: "Set the device's PIN first with PUT /api/v1/device/{deviceId}/pin.")
-        }
-        let sql = try request.sql
-        let deviceRowID = try device.requireID()
-        let slot = try await sql.raw(
-            """
-            UPDATE devices SET pin_failures = pin_failures + 1
-            WHERE id = \(bind: deviceRowID) AND pin_blocked = \(bind: false)
-              AND pin_failures < \(bind: maximumPINFailures)
-            RETURNING pin_failures
-            """
-        ).first()
-        guard let taken = try slot?.decode(column: "pin_failures", as: Int.self) else { throw pinBlocked }
-        if try await request.twofold.passwords.verify(pin, against: hash) {
-            try await sql.raw("UPDATE devices SET pin_failures = 0 WHERE id = \(bind: deviceRowID)").run()
-            return
-        }
-        guard taken >= maximumPINFailures else {
-            throw Problem(
-                status: 401, code: .invalidCode, title: "Wrong PIN", detail: "That PIN is not right.",
-                attemptsRemaining: maximumPINFailures - taken)
-        }
-        let blocked = try await sql.raw(
-            """
-            UPDATE devices SET pin_blocked = \(bind: true)
-            WHERE id = \(bind: deviceRowID) AND pin_blocked = \(bind: false) RETURNING id
-            """
-        ).all()
-        if !blocked.isEmpty {
-            try await AuditLog.record(
-                .devicePinBlocked, user: device.userID,
-                detail: "device \(device.deviceID): \(maximumPINFailures) wrong PINs in a row", request: request)
-        }
-        throw pinBlocked
-    }
-
-    /// Checks the proof of the device's current factor: its PIN, or (when `biometricAllowed`) a
-    /// biometric signature; neither is `422`.
-    static func checkProof(
-        pin: String?, biometric: BiometricSignature?, device: EnrolledDevice, biometricAllowed: Bool = true,
-        request: Request
-    ) async throws {
-        if let pin {
-            try await checkPIN(pin, device: device, request: request)
-        } else if let biometric {
-            guard biometricAllowed else { throw biometricsMayNotReplacePIN }
-            try await checkBiometric(biometric, device: device, request: request)
-        } else {
-            throw InputValidation.failure(["pin": "the PIN, or a biometric signature, is required"])
-        }
-    }
-
-    /// Checks a signature by the device's biometric key over one of its biometric challenges
-    /// (single use, 5 minutes; wrong signatures count like wrong codes).
-    /// `fields` prefixes the names in a `422` (`biometric.` where the signature is nested).
-    static func checkBiometric(
-        _ proof: BiometricSignature, fields: String = "biometric.", device: EnrolledDevice, request: Request
-    ) async throws {
-        try requireBiometrics(device)
-        let challengeID = try DeviceKeyController.validChallengeID(proof.challengeId, field: fields + "challengeId")
-        let signature = try DeviceKeyController.validSignature(proof.signature, field: fields + "signature")
-        try await DeviceKeyController.check(
-            signature, challengeID: challengeID, purpose: .biometric, flowID: nil, device: device, request: request)
-    }
-
     // MARK: Helpers
 
     /// The caller's device named in the path; another user's device is `404`, like a missing one.
-    static func callersDevice(_ request: Request) async throws -> EnrolledDevice {
-        let deviceID = try DeviceKeyController.validDeviceID(request.parameters.get("deviceID") ?? "")
-        let user = try await request.currentUser()
-        guard let device = try await EnrolledDevice.find(deviceID, of: user, on: request.db) else {
-            throw Problem(status: 404, code: .notFound, title: "No such device")
-        }
-        return device
-    }
-
-    /// 4 to 16 ASCII digits, not common (`TwofoldCore.CommonPIN`, the same rule as the app's `PIN`).
-    static func requireAcceptablePIN(_ pin: String, field: String) throws {
-        let digits = try wellFormedPIN(pin, field: field)
-        guard !CommonPIN.isCommon(digits) else {
-            throw InputValidation.failure([field: "is too easy to guess; choose a less common PIN"])
-        }
-    }
-
-    /// The digit values (0…9) of a PIN of 4 to 16 ASCII digits; anything else is `422` naming
-    /// `field`.
-    static func wellFormedPIN(_ pin: String, field: String) throws -> [UInt8] {
-        let characters = Array(pin.utf8)
-        guard (4...16).contains(characters.count), characters.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw InputValidation.failure([field: "must be 4 to 16 digits"])
-        }
-        return characters.map { $0 - 0x30 }
-    }
-
-    static func requireBiometrics(_ device: EnrolledDevice) throws {
-        guard device.biometricKey != nil else {
-            throw Problem(
-                status: 409, code: .conflict, title: "Biometrics not enabled",
-                detail: "This device has no biometric key; add one with PUT /api/v1/device/{deviceId}/biometrics.")
-        }
+    static func callersDevice(_ request: Request) async throws -> DeviceRecord {
+        try await request.twofold.deviceKeys.device(
+            request.parameters.get("deviceID") ?? "", userID: try await request.currentUser().id)
     }
 
     /// Sets (or, with `nil`, removes) the biometric key and retires the device's open biometric
     /// challenges in the same transaction, so a replaced key stops working at once; audits it and
     /// answers the device's state.
     static func changeBiometricKey(
-        to key: String?, of device: EnrolledDevice, audit event: AuditLog.Event, detail: String, request: Request
+        to key: String?, of device: DeviceRecord, audit event: AuditLog.Event, detail: String, request: Request
     ) async throws -> Response {
-        device.biometricKey = key
-        try await DeviceKeyController.saveKeyChange(
-            device, now: request.twofold.clock.now(), retiring: .biometric, request: request)
+        try await request.twofold.deviceKeys.store.changeBiometricKey(
+            key, deviceRowID: device.id, now: request.twofold.clock.now())
         try await AuditLog.record(event, user: device.userID, detail: detail, request: request)
         return try await freshState(of: device, request: request)
     }
 
-    static func state(of device: EnrolledDevice, request: Request) throws -> DeviceSecondFactorResponse {
+    static func state(of device: DeviceRecord, request: Request) throws -> DeviceSecondFactorResponse {
         DeviceSecondFactorResponse(
             deviceId: device.deviceID, hasPin: device.pinHash != nil, pinBlocked: device.pinBlocked,
             pinAttemptsRemaining: device.pinBlocked
@@ -276,20 +155,10 @@ struct DeviceSecondFactorController: RouteCollection {
     }
 
     /// The device as stored now (the checks above update it with SQL), as the answer.
-    static func freshState(of device: EnrolledDevice, request: Request) async throws -> Response {
-        guard let stored = try await EnrolledDevice.find(try device.requireID(), on: request.db) else {
+    static func freshState(of device: DeviceRecord, request: Request) async throws -> Response {
+        guard let stored = try await request.twofold.deviceKeys.store.device(id: device.id) else {
             throw Problem(status: 404, code: .notFound, title: "No such device")
         }
         return try Response.json(state(of: stored, request: request))
     }
-
-    static let pinBlocked = Problem(
-        status: 403, code: .pinBlocked, title: "PIN blocked",
-        detail: "3 wrong PINs in a row blocked this device's PIN. Verify with biometrics to unblock it, "
-            + "or remove the device and enrol it again.")
-
-    static let biometricsMayNotReplacePIN = Problem(
-        status: 403, code: .forbidden, title: "Biometrics cannot change the PIN here",
-        detail: "This server does not let a biometric verification stand in for the PIN "
-            + "(TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC).")
 }

@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import Vapor
@@ -35,12 +34,14 @@ struct SecondStepController: RouteCollection {
         let body = try request.decodeJSONBody(OTPResendRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
-        guard let user = try await User.find(flow.userID, on: request.db) else { throw LoginFlowService.unknownFlow }
+        guard let user = try await request.twofold.users.user(id: flow.userID) else {
+            throw LoginFlowService.unknownFlow
+        }
         let available = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
-            OutboxMessage.Channel(rawValue: $0) != nil
+            DeliveryChannel(rawValue: $0) != nil
         }
         let method = body.method ?? available.first ?? ""
-        guard available.contains(method), let channel = OutboxMessage.Channel(rawValue: method),
+        guard available.contains(method), let channel = DeliveryChannel(rawValue: method),
             let destination = user.destination(for: channel)
         else {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
@@ -99,7 +100,7 @@ struct SecondStepController: RouteCollection {
             completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)
         } else {
             // The other factors read what they need of the user from the model.
-            guard let user = try await User.find(flow.user.id, on: request.db) else {
+            guard let user = try await request.twofold.users.user(id: flow.user.id) else {
                 throw LoginFlowService.unknownFlow
             }
             completed = try await request.nextToTheDatabase {

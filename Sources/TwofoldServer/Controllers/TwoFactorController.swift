@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import TwofoldCore
@@ -30,12 +29,12 @@ struct TwoFactorController: RouteCollection {
         let user = try await request.currentUser()
         try await FactorChanges.requireStepUp(for: user, request: request)
         return try Response.json(
-            try await request.twofold.totp.setup(userID: try user.requireID(), account: user.email))
+            try await request.twofold.totp.setup(userID: user.id, account: user.email))
     }
 
     @Sendable func verifyTOTP(request: Request) async throws -> Response {
         let user = try await request.currentUser()
-        let userID = try user.requireID()
+        let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
         let now = request.twofold.clock.now()
         try await request.twofold.totp.confirm(body.code, userID: userID, origin: request.origin)
@@ -53,11 +52,11 @@ struct TwoFactorController: RouteCollection {
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
         let user = try await request.currentUser()
-        let userID = try user.requireID()
+        let userID = user.id
         guard try await request.twofold.totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
-        try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+        try await SecondFactors.purgeIfNoneLeft(userID: user.id, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
         return try Response.json(SuccessResponse())
     }
@@ -65,7 +64,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
         let user = try await request.currentUser()
-        let userID = try user.requireID()
+        let userID = user.id
         guard try await !SecondFactors.available(for: user, in: request.twofold.users).isEmpty else {
             throw Problem(
                 status: 409, code: .conflict, title: "No second factor",
@@ -78,7 +77,7 @@ struct TwoFactorController: RouteCollection {
 
     @Sendable func status(request: Request) async throws -> Response {
         let user = try await request.currentUser()
-        let userID = try user.requireID()
+        let userID = user.id
         let totp = try await request.twofold.totp.active(for: userID)
         let backupCodes = try await request.twofold.backupCodes.summary(for: userID)
         return try Response.json(
@@ -98,8 +97,8 @@ struct TwoFactorController: RouteCollection {
         return try Response.json(
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
-                backupCodesRemaining: try await request.twofold.backupCodes.remaining(for: try user.requireID()),
-                trustedDeviceCount: try await Self.trustedDeviceCount(try user.requireID(), request: request),
+                backupCodesRemaining: try await request.twofold.backupCodes.remaining(for: user.id),
+                trustedDeviceCount: try await Self.trustedDeviceCount(user.id, request: request),
                 serverTime: request.twofold.clock.now()))
     }
 
@@ -151,14 +150,13 @@ struct TwoFactorController: RouteCollection {
         guard enabled.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
         }
-        user.primaryMethod = body.method
-        user.updatedAt = request.twofold.clock.now()
-        try await user.update(on: request.db)
+        try await request.twofold.users.setPrimaryMethod(
+            body.method, userID: user.id, now: request.twofold.clock.now())
         return try Response.json(SuccessResponse())
     }
 
     static func sendEnableCode(
-        _ channel: OutboxMessage.Channel, to destination: String, user: User, request: Request
+        _ channel: DeliveryChannel, to destination: String, user: User, request: Request
     ) async throws -> Response {
         guard request.twofold.configuration.delivers(channel) else {
             throw Problem(
@@ -166,13 +164,13 @@ struct TwoFactorController: RouteCollection {
         }
         return try Response.json(
             try await request.twofold.codes.send(
-                channel, purpose: .enable, to: destination, userID: try user.requireID(), flowID: nil)
+                channel, purpose: .enable, to: destination, userID: user.id, flowID: nil)
         )
     }
 
-    static func confirmEnableCode(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
+    static func confirmEnableCode(_ channel: DeliveryChannel, request: Request) async throws -> Response {
         let user = try await request.currentUser()
-        let userID = try user.requireID()
+        let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
         let destination = try await request.twofold.codes.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, origin: request.origin)
@@ -185,33 +183,24 @@ struct TwoFactorController: RouteCollection {
             describedAs: channel == .sms
                 ? "SMS codes to \(Masking.phone(destination))" : "Email codes to \(Masking.email(destination))",
             user: user, request: request)
-        if channel == .sms {
-            user.phone = destination
-            user.phoneVerifiedAt = now
-            user.smsEnabled = true
-        } else {
-            user.emailEnabled = true
-        }
-        user.updatedAt = now
-        try await user.update(on: request.db)
+        try await request.twofold.users.enableCodes(
+            channel, phone: channel == .sms ? destination : nil, userID: userID, now: now)
         try await AuditLog.record(.factorAdded, user: userID, detail: channel.rawValue, request: request)
         let codes: [String]? =
             hadBackupCodes ? nil : try await request.twofold.backupCodes.regenerate(for: userID)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
-    static func disableCodeFactor(_ channel: OutboxMessage.Channel, request: Request) async throws -> Response {
+    static func disableCodeFactor(_ channel: DeliveryChannel, request: Request) async throws -> Response {
         try request.requireRecentSecondFactor()
         let user = try await request.currentUser()
-        let userID = try user.requireID()
-        guard channel == .sms ? user.smsEnabled : user.emailEnabled else {
+        let userID = user.id
+        // One conditional update: of two removals at once, one finds the codes on.
+        guard try await request.twofold.users.disableCodes(channel, userID: userID, now: request.twofold.clock.now())
+        else {
             throw Problem(status: 404, code: .notFound, title: "\(channel.rawValue) codes are not enabled")
         }
-        if channel == .sms { user.smsEnabled = false } else { user.emailEnabled = false }
-        if user.primaryMethod == channel.rawValue { user.primaryMethod = nil }
-        user.updatedAt = request.twofold.clock.now()
-        try await user.update(on: request.db)
-        try await SecondFactors.purgeIfNoneLeft(for: user, request: request)
+        try await SecondFactors.purgeIfNoneLeft(userID: userID, request: request)
         try await AuditLog.record(.factorRemoved, user: userID, detail: channel.rawValue, request: request)
         return try Response.json(SuccessResponse())
     }

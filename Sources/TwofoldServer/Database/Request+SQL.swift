@@ -8,7 +8,7 @@ extension Request {
     var sql: any SQLDatabase {
         get throws {
             if let cached = storage[SQLDatabaseKey.self] { return cached }
-            guard let sql = twofold.sql(db) else {
+            guard let sql = twofold.sqlite?.database ?? db as? any SQLDatabase else {
                 throw Abort(.internalServerError, reason: "Twofold needs an SQL database")
             }
             storage[SQLDatabaseKey.self] = sql

@@ -130,31 +130,4 @@ extension Request {
     var database: DatabaseExecutor {
         DatabaseExecutor(direct: twofold.sqlite) { try self.sql }
     }
-
-    /// Runs `statement` and reads each row it returns with `read`.
-    func rows<T: Sendable>(
-        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
-    ) async throws -> [T] {
-        try await database.rows(statement, read)
-    }
-
-    /// Runs `statement`, which only reads, where the request is: with an SQLite file, on this
-    /// thread's read-only connection (`SQLiteReaders`), without a hop to the writer's thread or
-    /// time taken from it; elsewhere as `rows`. It reads the last committed state, so not the
-    /// writes of a unit of work still running: read before the unit, not inside it.
-    func read<T: Sendable>(
-        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
-    ) async throws -> [T] {
-        if let direct = twofold.sqlite { return try direct.readers.rows(statement, read) }
-        return try await rows(statement, read)
-    }
-
-    /// Runs `statement` and counts the rows it returns.
-    func count(_ statement: Statement) async throws -> Int { try await database.count(statement) }
-
-    /// `SQLExecutor.changes` on this request's database.
-    func changes(_ statement: Statement) async throws -> Int { try await database.changes(statement) }
-
-    /// Runs `statement`, which returns no rows (or none that matter).
-    func run(_ statement: Statement) async throws { try await database.run(statement) }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// One message to hand to a provider.
 struct OutgoingMessage: Sendable {
-    let channel: OutboxMessage.Channel
+    let channel: DeliveryChannel
     /// E.164 number or email address.
     let destination: String
     let subject: String
@@ -20,4 +20,9 @@ protocol MessageProvider: Sendable {
 struct DeliveryError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// How a code or notice reaches a person: a text message to a phone or an email.
+enum DeliveryChannel: String, Codable, Sendable {
+    case sms, email
 }

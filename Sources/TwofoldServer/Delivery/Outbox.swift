@@ -7,7 +7,7 @@ struct Outbox: Sendable {
     let secrets: SecretBox
 
     func enqueue(
-        _ channel: OutboxMessage.Channel, to destination: String, subject: String = "", body: String, now: Date
+        _ channel: DeliveryChannel, to destination: String, subject: String = "", body: String, now: Date
     ) async throws {
         let id = SecureRandom.timeOrderedUUID(at: now)
         try await store.insert(

@@ -1,4 +1,3 @@
-import Fluent
 import Foundation
 import TwofoldAPI
 import Vapor
@@ -95,7 +94,7 @@ extension Request {
 struct AdminOnly: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let caller = try request.caller
-        guard let user = try await User.find(caller.userID, on: request.db), user.isActiveAdmin else {
+        guard let user = try await request.twofold.users.user(id: caller.userID), user.isActiveAdmin else {
             throw Problem(status: 403, code: .forbidden, title: "Forbidden", detail: "This needs an administrator.")
         }
         return try await next.respond(to: request)
@@ -105,7 +104,7 @@ struct AdminOnly: AsyncMiddleware {
 extension Request {
     /// The signed-in caller's account (after `BearerAuthentication`); `401` when it is gone.
     func currentUser() async throws -> User {
-        guard let user = try await User.find(try caller.userID, on: db) else {
+        guard let user = try await twofold.users.user(id: try caller.userID) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
         return user

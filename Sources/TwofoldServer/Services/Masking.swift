@@ -11,7 +11,7 @@ enum Masking {
         return String(address[address.startIndex]) + "•••" + address[at...]
     }
 
-    static func destination(_ destination: String, channel: OutboxMessage.Channel) -> String {
+    static func destination(_ destination: String, channel: DeliveryChannel) -> String {
         channel == .sms ? phone(destination) : email(destination)
     }
 }

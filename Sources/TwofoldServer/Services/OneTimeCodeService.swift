@@ -26,7 +26,7 @@ struct OneTimeCodeService: Sendable {
     /// cannot happen).
     @discardableResult
     func send(
-        _ channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, to destination: String, userID: UUID,
+        _ channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, to destination: String, userID: UUID,
         flowID: UUID?
     ) async throws -> CodeSentResponse {
         let now = clock.now()
@@ -68,7 +68,7 @@ struct OneTimeCodeService: Sendable {
     }
 
     /// The channel of the newest code sent for a login flow, if one was sent.
-    func channelSent(forFlow flowID: UUID) async throws -> OutboxMessage.Channel? {
+    func channelSent(forFlow flowID: UUID) async throws -> DeliveryChannel? {
         try await store.latest(flowID: flowID)?.channel
     }
 
@@ -79,7 +79,7 @@ struct OneTimeCodeService: Sendable {
     /// counted: the answer is a plain wrong code (issue S item 3). `guardFactor` names the guard
     /// (the channel by default); `countsTowardAccount` is `FactorGuard.failed`'s.
     func verify(
-        _ code: String, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, userID: UUID,
+        _ code: String, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, userID: UUID,
         flowID: UUID?, guardFactor: String? = nil, countsTowardAccount: Bool = true, origin: RequestOrigin
     ) async throws -> String {
         let factor = guardFactor ?? channel.rawValue

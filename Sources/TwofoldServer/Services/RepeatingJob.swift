@@ -1,25 +1,21 @@
-import Fluent
 import Foundation
 import NIOCore
 import Vapor
 
 /// Background work run every `interval` while the application is up (housekeeping, delivery).
-/// Failures are logged and the next run tries again. Shutting down waits for a run in progress,
-/// and a run never starts once the databases are gone.
+/// Failures are logged and the next run tries again. Shutting down (before the databases close)
+/// cancels the job and waits for a run in progress, so no run starts once they are gone.
 struct RepeatingJob: LifecycleHandler {
     let name: String
     let interval: TimeAmount
-    let work: @Sendable (Application, any Database) async throws -> Void
+    let work: @Sendable (Application) async throws -> Void
 
     func didBoot(_ application: Application) throws {
         let eventLoop = application.eventLoopGroup.next()
         let task = eventLoop.scheduleRepeatedAsyncTask(initialDelay: interval, delay: interval) { [name, work] _ in
             eventLoop.makeFutureWithTask {
-                guard let database = application.databases.database(logger: application.logger, on: eventLoop) else {
-                    return
-                }
                 do {
-                    try await work(application, database)
+                    try await work(application)
                 } catch {
                     application.logger.warning("\(name) failed", metadata: ["error": "\(error)"])
                 }

@@ -8,7 +8,7 @@ enum SecondFactors {
     /// no second factor (then a password alone signs in). Backup codes count only beside a
     /// real factor.
     static func available(for user: User, in users: any UserStore) async throws -> [String] {
-        let stored = try await users.storedFactors(userID: try user.requireID())
+        let stored = try await users.storedFactors(userID: user.id)
         let (totp, deviceKeys, backup) = (stored.activeTOTP, stored.deviceKeys, stored.unusedBackupCodes)
         var methods: [String] = []
         if totp > 0 { methods.append("totp") }
@@ -24,9 +24,11 @@ enum SecondFactors {
 
     /// After a factor is removed: with no second factor left, backup codes would be a password
     /// alone and remembered devices would skip nothing, so both go (2FA reset).
-    static func purgeIfNoneLeft(for user: User, request: Request) async throws {
-        guard try await available(for: user, in: request.twofold.users).isEmpty else { return }
-        let userID = try user.requireID()
+    /// Reads the user afresh, as the removal left them.
+    static func purgeIfNoneLeft(userID: UUID, request: Request) async throws {
+        guard let user = try await request.twofold.users.user(id: userID),
+            try await available(for: user, in: request.twofold.users).isEmpty
+        else { return }
         try await request.twofold.backupCodes.deleteAll(for: userID)
         try await request.twofold.trustedDevices.revokeAll(userID: userID, origin: request.origin)
     }
@@ -54,7 +56,7 @@ enum SecondFactors {
         method: String, code: String?, deviceKey: DeviceKeyProof? = nil, for user: User, flowID: UUID? = nil,
         request: Request
     ) async throws -> Verification {
-        let userID = try user.requireID()
+        let userID = user.id
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
         // (one statement fewer on the most common second step).
         let totp = method == "totp" ? try await request.twofold.totp.active(for: userID) : nil
@@ -64,7 +66,8 @@ enum SecondFactors {
             guard try await available(for: user, in: request.twofold.users).contains(method) else { return .notEnabled }
         }
         if method == "deviceKey" {
-            try await DeviceKeyController.checkSecondFactor(deviceKey, of: user, flowID: flowID, request: request)
+            try await request.twofold.deviceKeys.checkSecondFactor(
+                deviceKey, userID: userID, flowID: flowID, origin: request.origin)
             return .verified(amr: "hwk", backupCodesRemaining: nil)
         }
         guard let code, !code.isEmpty, code.count <= 64 else {
@@ -76,7 +79,7 @@ enum SecondFactors {
             try await request.twofold.totp.check(code, credential: credential, origin: request.origin)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":
-            let channel: OutboxMessage.Channel = method == "sms" ? .sms : .email
+            let channel: DeliveryChannel = method == "sms" ? .sms : .email
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
             _ = try await request.twofold.codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,

@@ -1,7 +1,5 @@
-import FluentKit
 import Foundation
 import NIOPosix
-import SQLKit
 import Vapor
 
 /// What every request handler needs besides the database: the clock, token signing, password
@@ -14,7 +12,7 @@ final class TwofoldContext: Sendable {
     let passwords: PasswordHasher
     let secrets: SecretBox
     let delivery: DeliveryWorker
-    /// Twofold's own connection to an SQLite file, which `Request.sql` uses; `nil` otherwise.
+    /// Twofold's own connection to an SQLite file, which `database` uses; `nil` otherwise.
     let sqlite: DirectSQLite?
     /// The database the stores run their statements on.
     let database: DatabaseExecutor
@@ -30,13 +28,7 @@ final class TwofoldContext: Sendable {
     let codes: OneTimeCodeService
     let housekeeping: Housekeeping
     let users: any UserStore
-
-    /// The database as SQL, for the statements Fluent's query builder cannot express (requests
-    /// and background jobs alike): Twofold's own SQLite connection for a database file, else
-    /// `database`, Fluent's (made only when needed: a request's `db` builds a new handle).
-    func sql(_ database: @autoclosure () -> any Database) -> (any SQLDatabase)? {
-        sqlite?.database ?? database() as? any SQLDatabase
-    }
+    let deviceKeys: DeviceKeyService
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -80,6 +72,9 @@ final class TwofoldContext: Sendable {
         self.codes = OneTimeCodeService(
             store: SQLOneTimeCodeStore(database: database), outbox: outbox, rateLimiter: rateLimiter, guards: guards,
             secrets: secrets, clock: clock, rules: configuration.rules)
+        self.deviceKeys = DeviceKeyService(
+            store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
+            clock: clock, rules: configuration.rules)
         self.housekeeping = Housekeeping(
             totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),
             sessions: SQLSessionStore(database: database), rateLimits: SQLRateLimitStore(database: database),

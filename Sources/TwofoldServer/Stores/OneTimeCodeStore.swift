@@ -14,7 +14,7 @@ struct OneTimeCodeRecord: Sendable, Equatable {
 
     var id: UUID
     var userID: UUID
-    var channel: OutboxMessage.Channel
+    var channel: DeliveryChannel
     var purpose: Purpose
     var flowID: UUID?
     /// The phone number or address the code went to, encrypted (it becomes the one on file when
@@ -30,13 +30,13 @@ struct OneTimeCodeRecord: Sendable, Equatable {
 /// One-time codes. Using one is a single conditional update.
 protocol OneTimeCodeStore: Sendable {
     /// Ends the user's unused codes of this channel and purpose (a new one replaces them).
-    func supersede(userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, now: Date)
+    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
         async throws
     func insert(_ code: OneTimeCodeRecord) async throws
     /// The newest unused, unexpired code of this kind (and flow, when given) with fewer than
     /// `maximumFailures` wrong tries.
     func live(
-        userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
         maximumFailures: Int
     ) async throws -> OneTimeCodeRecord?
     /// The newest code sent for a login flow, used or not.
@@ -57,7 +57,7 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
         """
 
     private static func record(_ row: StatementRow) throws -> OneTimeCodeRecord {
-        guard let channel = OutboxMessage.Channel(rawValue: try row.text(2)) else {
+        guard let channel = DeliveryChannel(rawValue: try row.text(2)) else {
             throw StatementRowError(column: 2, reason: "is not a channel")
         }
         guard let purpose = OneTimeCodeRecord.Purpose(rawValue: try row.text(3)) else {
@@ -70,7 +70,7 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
             usedAt: try row.optionalDate(10))
     }
 
-    func supersede(userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, now: Date)
+    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
         async throws
     {
         try await database.run(
@@ -91,7 +91,7 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
     }
 
     func live(
-        userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
         maximumFailures: Int
     ) async throws -> OneTimeCodeRecord? {
         let conditions = """

@@ -7,7 +7,7 @@ struct OutboxRecord: Sendable, Equatable {
     enum Status: String, Sendable { case pending, sending, sent, failed }
 
     var id: UUID
-    var channel: OutboxMessage.Channel
+    var channel: DeliveryChannel
     var destinationCiphertext: String
     var subject: String
     var bodyCiphertext: String
@@ -68,7 +68,7 @@ struct SQLOutboxStore: OutboxStore {
         try await database.rows(
             Statement("SELECT \(Self.columns) FROM outbox_messages WHERE id = ?", .uuid(id)),
             { row in
-                guard let channel = OutboxMessage.Channel(rawValue: try row.text(1)),
+                guard let channel = DeliveryChannel(rawValue: try row.text(1)),
                     let status = OutboxRecord.Status(rawValue: try row.text(5))
                 else { throw StatementRowError(column: 1, reason: "is not a known channel or status") }
                 return OutboxRecord(

@@ -1,9 +1,8 @@
 import FluentKit
 import Foundation
 
-/// Users (`users`). Reads answer `User` values (the model type, read here by column rather than
-/// through Fluent); the account changes of `AccountController` and the factor settings of
-/// `TwoFactorController` are still written through the model while they move here.
+/// Users (`users`). Each change is one statement that writes only the columns it is about, so
+/// two changes at once (a lock and a new phone number, say) never undo each other.
 protocol UserStore: Sendable {
     func user(id: UUID) async throws -> User?
     /// The user whose (canonical, lower-case) email address or username is `identifier`.
@@ -12,14 +11,30 @@ protocol UserStore: Sendable {
     func users(offset: Int, limit: Int) async throws -> [User]
     /// Writes a new account; `false` when its username or email address is taken.
     func insert(_ user: User) async throws -> Bool
+    /// Many new accounts at once (`twofold-server bench-seed`); fails on any name taken.
+    func insert(_ users: [User]) async throws
     /// Makes a locked account active again at `now`; whether this call did.
     func unlock(userID: UUID, now: Date) async throws -> Bool
     /// Locks an active account; whether this call did.
     func lock(userID: UUID, now: Date) async throws -> Bool
+    /// Whether any account is an administrator (start-up says how to create the first).
+    func hasAdministrator() async throws -> Bool
     /// Whether the user exists and is not active (locked or disabled).
     func isInactive(userID: UUID) async throws -> Bool
     /// How many of each stored second factor the user has, in one read (every second step asks).
     func storedFactors(userID: UUID) async throws -> StoredFactors
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws
+    /// Makes `phone` the verified number on file.
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws
+    /// Makes `email` the address on file; `false` when another account uses it.
+    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool
+    /// Whether an account other than `userID` has the address `email`.
+    func emailInUse(_ email: String, except userID: UUID) async throws -> Bool
+    /// Turns codes by `channel` on (for SMS, to `phone`, which becomes the verified number).
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws
+    /// Turns codes by `channel` off, and clears it as the primary method; whether they were on.
+    func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool
+    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws
 }
 
 /// The user's second factors kept in their own tables (SMS and email are flags on the user).
@@ -45,10 +60,9 @@ struct SQLUserStore: UserStore {
         guard let status = User.Status(rawValue: try row.text(5)) else {
             throw StatementRowError(column: 5, reason: "is not a user status")
         }
-        let user = User(
+        var user = User(
             id: try row.uuid(0), username: try row.text(1), email: try row.text(2), phone: try row.optionalText(3),
             role: role, passwordHash: try row.text(6), now: try row.date(7))
-        user.$id.exists = true
         user.status = status
         user.updatedAt = try row.date(8)
         user.smsEnabled = try row.bool(9)
@@ -85,9 +99,20 @@ struct SQLUserStore: UserStore {
                 """
                 INSERT INTO users (id, username, email, phone, role, status, password_hash, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """, .uuid(try user.requireID()), .text(user.username), .text(user.email), .text(user.phone),
+                """, .uuid(user.id), .text(user.username), .text(user.email), .text(user.phone),
                 .text(user.role.rawValue), .text(user.status.rawValue), .text(user.passwordHash),
                 .date(user.createdAt), .date(user.updatedAt))) > 0
+    }
+
+    func insert(_ users: [User]) async throws {
+        try await database.insert(
+            into: "users", columns: "id, username, email, phone, role, status, password_hash, created_at, updated_at",
+            rows: users.map {
+                [
+                    .uuid($0.id), .text($0.username), .text($0.email), .text($0.phone), .text($0.role.rawValue),
+                    .text($0.status.rawValue), .text($0.passwordHash), .date($0.createdAt), .date($0.updatedAt),
+                ]
+            })
     }
 
     func unlock(userID: UUID, now: Date) async throws -> Bool {
@@ -126,8 +151,79 @@ struct SQLUserStore: UserStore {
         return counts
     }
 
+    func hasAdministrator() async throws -> Bool {
+        try await database.count(Statement("SELECT id FROM users WHERE role = 'admin' LIMIT 1")) > 0
+    }
+
     func isInactive(userID: UUID) async throws -> Bool {
         try await database.count(
             Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(userID))) > 0
+    }
+
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?", .text(hash), .date(now),
+                .uuid(userID)))
+    }
+
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE users SET phone = ?, phone_verified_at = ?, updated_at = ? WHERE id = ?", .text(phone),
+                .date(now), .date(now), .uuid(userID)))
+    }
+
+    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+        // The condition answers the usual case; the unique index, a change racing this one.
+        do {
+            return try await database.changes(
+                Statement(
+                    """
+                    UPDATE users SET email = ?, updated_at = ?
+                    WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users AS other WHERE other.email = ? AND other.id <> ?)
+                    """, .text(email), .date(now), .uuid(userID), .text(email), .uuid(userID))) > 0
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            return false
+        }
+    }
+
+    func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
+        try await database.count(
+            Statement("SELECT id FROM users WHERE email = ? AND id <> ?", .text(email), .uuid(userID))) > 0
+    }
+
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws {
+        switch channel {
+        case .sms:
+            try await database.run(
+                Statement(
+                    """
+                    UPDATE users SET sms_enabled = true, phone = ?, phone_verified_at = ?, updated_at = ?
+                    WHERE id = ?
+                    """, .text(phone), .date(now), .date(now), .uuid(userID)))
+        case .email:
+            try await database.run(
+                Statement(
+                    "UPDATE users SET email_enabled = true, updated_at = ? WHERE id = ?", .date(now), .uuid(userID)))
+        }
+    }
+
+    func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool {
+        let flag = channel == .sms ? "sms_enabled" : "email_enabled"
+        return try await database.changes(
+            Statement(
+                """
+                UPDATE users SET \(flag) = false, updated_at = ?,
+                  primary_method = CASE WHEN primary_method = ? THEN NULL ELSE primary_method END
+                WHERE id = ? AND \(flag) = true
+                """, .date(now), .text(channel.rawValue), .uuid(userID))) > 0
+    }
+
+    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE users SET primary_method = ?, updated_at = ? WHERE id = ?", .text(method), .date(now),
+                .uuid(userID)))
     }
 }

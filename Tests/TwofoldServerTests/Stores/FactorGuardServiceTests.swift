@@ -20,6 +20,10 @@ import TwofoldAPI
         let sessions = SessionService(
             store: sessionStore, signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []),
             audit: auditor, clock: clock, refreshTokenLifetime: 86_400)
+        _ = try await users.insert(
+            User(
+                id: alice, username: "alice", email: "alice@example.com", phone: nil, role: .user,
+                passwordHash: "hash", now: clock.now()))
         return FactorGuard(store: store, users: users, sessions: sessions, audit: auditor, clock: clock, rules: rules)
     }
 

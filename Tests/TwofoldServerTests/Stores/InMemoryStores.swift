@@ -209,11 +209,30 @@ actor InMemoryFactorGuardStore: FactorGuardStore {
 }
 
 actor InMemoryUserStore: UserStore {
-    private(set) var locked: Set<UUID> = []
     private var accounts: [User] = []
+    /// The ids of the locked accounts.
+    var locked: Set<UUID> { Set(accounts.filter { $0.status == .locked }.map(\.id)) }
 
-    func lock(userID: UUID, now: Date) async throws -> Bool { locked.insert(userID).inserted }
-    func isInactive(userID: UUID) async throws -> Bool { locked.contains(userID) }
+    private func change(_ userID: UUID, now: Date, _ body: (inout User) -> Void) {
+        guard let index = accounts.firstIndex(where: { $0.id == userID }) else { return }
+        body(&accounts[index])
+        accounts[index].updatedAt = now
+    }
+
+    func lock(userID: UUID, now: Date) async throws -> Bool {
+        guard accounts.contains(where: { $0.id == userID && $0.status == .active }) else { return false }
+        change(userID, now: now) { $0.status = .locked }
+        return true
+    }
+    func unlock(userID: UUID, now: Date) async throws -> Bool {
+        guard accounts.contains(where: { $0.id == userID && $0.status == .locked }) else { return false }
+        change(userID, now: now) { $0.status = .active }
+        return true
+    }
+    func isInactive(userID: UUID) async throws -> Bool {
+        accounts.contains { $0.id == userID && $0.status != .active }
+    }
+    func hasAdministrator() async throws -> Bool { accounts.contains { $0.role == .admin } }
 
     func user(id: UUID) async throws -> User? { accounts.first { $0.id == id } }
     func user(identifier: String) async throws -> User? {
@@ -227,10 +246,53 @@ actor InMemoryUserStore: UserStore {
         guard !accounts.contains(where: { $0.username == user.username || $0.email == user.email }) else {
             return false
         }
+        var user = user
+        (user.smsEnabled, user.emailEnabled, user.primaryMethod, user.phoneVerifiedAt) = (false, false, nil, nil)
         accounts.append(user)
         return true
     }
-    func unlock(userID: UUID, now: Date) async throws -> Bool { locked.remove(userID) != nil }
+    func insert(_ users: [User]) async throws {
+        for user in users where try await !insert(user) { throw InMemoryStoreError.conflict }
+    }
+
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws {
+        change(userID, now: now) { $0.passwordHash = hash }
+    }
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws {
+        change(userID, now: now) { ($0.phone, $0.phoneVerifiedAt) = (phone, now) }
+    }
+    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+        guard try await !emailInUse(email, except: userID), accounts.contains(where: { $0.id == userID }) else {
+            return false
+        }
+        change(userID, now: now) { $0.email = email }
+        return true
+    }
+    func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
+        accounts.contains { $0.email == email && $0.id != userID }
+    }
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws {
+        change(userID, now: now) {
+            if channel == .sms {
+                ($0.smsEnabled, $0.phone, $0.phoneVerifiedAt) = (true, phone, now)
+            } else {
+                $0.emailEnabled = true
+            }
+        }
+    }
+    func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool {
+        guard let user = accounts.first(where: { $0.id == userID }),
+            channel == .sms ? user.smsEnabled : user.emailEnabled
+        else { return false }
+        change(userID, now: now) {
+            if channel == .sms { $0.smsEnabled = false } else { $0.emailEnabled = false }
+            if $0.primaryMethod == channel.rawValue { $0.primaryMethod = nil }
+        }
+        return true
+    }
+    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws {
+        change(userID, now: now) { $0.primaryMethod = method }
+    }
 
     /// The stored factors a test gives a user (none unless set).
     var factors: [UUID: StoredFactors] = [:]
@@ -390,7 +452,7 @@ actor InMemoryOutboxStore: OutboxStore {
 actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
     private var codes: [UUID: OneTimeCodeRecord] = [:]
 
-    func supersede(userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, now: Date)
+    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
         async throws
     {
         for (id, code) in codes
@@ -402,7 +464,7 @@ actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
     func insert(_ code: OneTimeCodeRecord) async throws { codes[code.id] = code }
 
     func live(
-        userID: UUID, channel: OutboxMessage.Channel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
         maximumFailures: Int
     ) async throws -> OneTimeCodeRecord? {
         codes.values.filter {
@@ -421,5 +483,108 @@ actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
         guard let code = codes[id], code.usedAt == nil, code.failures < maximumFailures else { return false }
         codes[id]?.usedAt = now
         return true
+    }
+}
+
+/// What an in-memory twin throws where the database would refuse a statement.
+enum InMemoryStoreError: Error {
+    /// A unique name or key already taken.
+    case conflict
+}
+
+actor InMemoryDeviceStore: DeviceStore {
+    private var devices: [DeviceRecord] = []
+    private var challenges: [UUID: DeviceChallengeRecord] = [:]
+
+    private func change(_ id: UUID, _ body: (inout DeviceRecord) -> Void) {
+        guard let index = devices.firstIndex(where: { $0.id == id }) else { return }
+        body(&devices[index])
+    }
+
+    func device(id: UUID) async throws -> DeviceRecord? { devices.first { $0.id == id } }
+    func device(_ deviceID: String, userID: UUID) async throws -> DeviceRecord? {
+        devices.first { $0.deviceID == deviceID && $0.userID == userID }
+    }
+    func devices(deviceID: String) async throws -> [DeviceRecord] {
+        devices.filter { $0.deviceID == deviceID }.sorted { $0.enrolledAt < $1.enrolledAt }
+    }
+    func devices(userID: UUID) async throws -> [DeviceRecord] {
+        devices.filter { $0.userID == userID }.sorted { $0.enrolledAt < $1.enrolledAt }
+    }
+    func insert(_ device: DeviceRecord) async throws -> Bool {
+        guard
+            !devices.contains(where: {
+                $0.id == device.id || ($0.userID == device.userID && $0.deviceID == device.deviceID)
+            })
+        else { return false }
+        devices.append(device)
+        return true
+    }
+    func changeKey(
+        deviceRowID: UUID, method: DeviceRecord.Method, publicKey: String?, deviceModel: String?,
+        enrolledAt: Date?, pinHash: String?, now: Date
+    ) async throws {
+        change(deviceRowID) {
+            ($0.method, $0.publicKey, $0.updatedAt) = (method, publicKey, now)
+            if let deviceModel { $0.deviceModel = deviceModel }
+            if let enrolledAt { $0.enrolledAt = enrolledAt }
+            if let pinHash { ($0.pinHash, $0.pinFailures, $0.pinBlocked) = (pinHash, 0, false) }
+        }
+        retire(deviceRowID, purpose: nil, now: now)
+    }
+    func changeBiometricKey(_ key: String?, deviceRowID: UUID, now: Date) async throws {
+        change(deviceRowID) { ($0.biometricKey, $0.updatedAt) = (key, now) }
+        retire(deviceRowID, purpose: .biometric, now: now)
+    }
+    private func retire(_ deviceRowID: UUID, purpose: DeviceChallengeRecord.Purpose?, now: Date) {
+        for (id, challenge) in challenges
+        where challenge.deviceRowID == deviceRowID && challenge.usedAt == nil
+            && (purpose == nil || challenge.purpose == purpose)
+        {
+            challenges[id]?.usedAt = now
+        }
+    }
+    func delete(deviceRowIDs: [UUID]) async throws -> Int {
+        let before = devices.count
+        devices.removeAll { deviceRowIDs.contains($0.id) }
+        challenges = challenges.filter { !deviceRowIDs.contains($0.value.deviceRowID) }
+        return before - devices.count
+    }
+    func markUsed(deviceRowID: UUID, now: Date) async throws { change(deviceRowID) { $0.lastUsedAt = now } }
+
+    func setPIN(hash: String, deviceRowID: UUID, onlyIfNone: Bool, now: Date) async throws -> Bool {
+        guard let device = devices.first(where: { $0.id == deviceRowID }), !onlyIfNone || device.pinHash == nil
+        else { return false }
+        change(deviceRowID) { ($0.pinHash, $0.pinFailures, $0.pinBlocked, $0.updatedAt) = (hash, 0, false, now) }
+        return true
+    }
+    func takePINAttempt(deviceRowID: UUID, maximum: Int) async throws -> Int? {
+        guard let device = devices.first(where: { $0.id == deviceRowID }), !device.pinBlocked,
+            device.pinFailures < maximum
+        else { return nil }
+        change(deviceRowID) { $0.pinFailures += 1 }
+        return device.pinFailures + 1
+    }
+    func clearPINFailures(deviceRowID: UUID) async throws { change(deviceRowID) { $0.pinFailures = 0 } }
+    func blockPIN(deviceRowID: UUID) async throws -> Bool {
+        guard devices.contains(where: { $0.id == deviceRowID && !$0.pinBlocked }) else { return false }
+        change(deviceRowID) { $0.pinBlocked = true }
+        return true
+    }
+    func unblockPIN(deviceRowID: UUID) async throws -> Bool {
+        guard devices.contains(where: { $0.id == deviceRowID && $0.pinBlocked }) else { return false }
+        change(deviceRowID) { ($0.pinBlocked, $0.pinFailures) = (false, 0) }
+        return true
+    }
+
+    func insertChallenge(_ challenge: DeviceChallengeRecord) async throws { challenges[challenge.id] = challenge }
+    func challenge(id: UUID) async throws -> DeviceChallengeRecord? { challenges[id] }
+    func claimChallenge(id: UUID, now: Date) async throws -> Bool {
+        guard let challenge = challenges[id], challenge.usedAt == nil, challenge.expiresAt > now else { return false }
+        challenges[id]?.usedAt = now
+        return true
+    }
+    func deleteChallenges(expiredBefore before: Date) async throws {
+        challenges = challenges.filter { $0.value.expiresAt > before }
     }
 }

@@ -498,33 +498,4 @@ import VaporTesting
                     == StoredFactors(activeTOTP: 1, deviceKeys: 0, unusedBackupCodes: 10))
         }
     }
-
-    /// Accounts: found by id or either name, listed in order, written once per name, unlocked once.
-    @Test func usersInTheDatabase() async throws {
-        try await withTestApp { app in
-            let users = SQLUserStore(database: app.twofold.database)
-            let now = Date(timeIntervalSince1970: 1_900_000_000)
-            let carol = User(
-                id: UUID(), username: "carol", email: "carol@example.com", phone: "+14155550199", role: .user,
-                passwordHash: "hash", now: now)
-            #expect(try await users.insert(carol))
-            let sameName = User(
-                id: UUID(), username: "carol", email: "other@example.com", phone: nil, role: .user,
-                passwordHash: "hash", now: now)
-            #expect(try await !users.insert(sameName), "the username is taken")
-            let read = try #require(try await users.user(identifier: "carol@example.com"))
-            #expect(read.id == carol.id && read.username == "carol" && read.phone == "+14155550199")
-            #expect(read.status == .active && read.role == .user && !read.smsEnabled && !read.emailEnabled)
-            #expect(read.createdAt == now && read.phoneVerifiedAt == nil)
-            #expect(try await users.user(identifier: "carol")?.id == carol.id)
-            #expect(try await users.user(id: UUID()) == nil)
-            #expect(try await users.users(offset: 0, limit: 10).last?.id == carol.id, "newest last")
-            #expect(try await users.users(offset: 0, limit: 0).isEmpty)
-            #expect(try await !users.unlock(userID: try carol.requireID(), now: now), "not locked")
-            #expect(try await users.lock(userID: try carol.requireID(), now: now))
-            #expect(try await users.isInactive(userID: try carol.requireID()))
-            #expect(try await users.unlock(userID: try carol.requireID(), now: now))
-            #expect(try await users.user(id: try carol.requireID())?.status == .active)
-        }
-    }
 }

@@ -3,7 +3,7 @@ import Fluent
 struct CreateAuditEvents: AsyncMigration {
     func prepare(on database: any Database) async throws {
         // No foreign keys: the audit trail outlives the users it mentions.
-        try await database.schema(AuditEvent.schema)
+        try await database.schema("audit_events")
             .id()
             .field("occurred_at", .datetime, .required)
             .field("type", .string, .required)
@@ -16,6 +16,6 @@ struct CreateAuditEvents: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(AuditEvent.schema).delete()
+        try await database.schema("audit_events").delete()
     }
 }

@@ -2,9 +2,9 @@ import Fluent
 
 struct CreateDevices: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(EnrolledDevice.schema)
+        try await database.schema("devices")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("device_id", .string, .required)
             .field("device_model", .string)
             .field("method", .string, .required)
@@ -18,10 +18,10 @@ struct CreateDevices: AsyncMigration {
             .field("biometric_key", .string)
             .unique(on: "user_id", "device_id")
             .create()
-        try await database.schema(DeviceChallenge.schema)
+        try await database.schema("device_challenges")
             .id()
-            .field("device_id", .uuid, .required, .references(EnrolledDevice.schema, .id, onDelete: .cascade))
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("device_id", .uuid, .required, .references("devices", .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("purpose", .string, .required)
             .field("flow_id", .uuid)
             .field("challenge", .string, .required)
@@ -32,7 +32,7 @@ struct CreateDevices: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(DeviceChallenge.schema).delete()
-        try await database.schema(EnrolledDevice.schema).delete()
+        try await database.schema("device_challenges").delete()
+        try await database.schema("devices").delete()
     }
 }

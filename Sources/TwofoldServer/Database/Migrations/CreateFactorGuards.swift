@@ -6,7 +6,7 @@ import SQLKit
 struct CreateFactorGuards: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema("factor_guards")
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("factor", .string, .required)
             .field("attempts", .int, .required)
             .field("locked_until", .datetime)
@@ -15,7 +15,7 @@ struct CreateFactorGuards: AsyncMigration {
             .create()
         try await database.schema("factor_failures")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("factor", .string, .required)
             .field("occurred_at", .datetime, .required)
             .create()

@@ -5,7 +5,7 @@ struct CreateLoginFlows: AsyncMigration {
         try await database.schema("login_flows")
             .id()
             .field("token_hash", .string, .required)
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("first_factor", .string, .required)
             .field("created_at", .datetime, .required)
             .field("expires_at", .datetime, .required)

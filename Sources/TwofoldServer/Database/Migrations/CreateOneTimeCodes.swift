@@ -4,7 +4,7 @@ struct CreateOneTimeCodes: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema("one_time_codes")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("channel", .string, .required)
             .field("purpose", .string, .required)
             .field("flow_id", .uuid)

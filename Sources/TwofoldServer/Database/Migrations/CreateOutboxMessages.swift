@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateOutboxMessages: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(OutboxMessage.schema)
+        try await database.schema("outbox_messages")
             .id()
             .field("channel", .string, .required)
             .field("destination_ciphertext", .string, .required)
@@ -18,6 +18,6 @@ struct CreateOutboxMessages: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(OutboxMessage.schema).delete()
+        try await database.schema("outbox_messages").delete()
     }
 }

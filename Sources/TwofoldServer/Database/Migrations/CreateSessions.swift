@@ -4,7 +4,7 @@ struct CreateSessions: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema("sessions")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("auth_time", .datetime, .required)
             .field("amr", .string, .required)
             .field("created_at", .datetime, .required)

@@ -4,7 +4,7 @@ struct CreateTOTPCredentials: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema("totp_credentials")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("status", .string, .required)
             .field("secret_ciphertext", .string, .required)
             .field("algorithm", .string, .required)

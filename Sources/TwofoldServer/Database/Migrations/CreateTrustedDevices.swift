@@ -4,7 +4,7 @@ struct CreateTrustedDevices: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema("trusted_devices")
             .id()
-            .field("user_id", .uuid, .required, .references(User.schema, .id, onDelete: .cascade))
+            .field("user_id", .uuid, .required, .references("users", .id, onDelete: .cascade))
             .field("token_hash", .string, .required)
             .field("name", .string, .required)
             .field("created_at", .datetime, .required)

@@ -2,7 +2,7 @@ import Fluent
 
 struct CreateUsers: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(User.schema)
+        try await database.schema("users")
             .id()
             .field("username", .string, .required)
             .field("email", .string, .required)
@@ -18,6 +18,6 @@ struct CreateUsers: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(User.schema).delete()
+        try await database.schema("users").delete()
     }
 }

@@ -7,7 +7,7 @@ import SQLKit
 /// verified.
 struct UpdateUsersAddPhoneVerifiedAt: AsyncMigration {
     func prepare(on database: any Database) async throws {
-        try await database.schema(User.schema).field("phone_verified_at", .datetime).update()
+        try await database.schema("users").field("phone_verified_at", .datetime).update()
         guard let sql = database as? any SQLDatabase else { return }
         try await sql.raw(
             "UPDATE users SET phone_verified_at = updated_at WHERE sms_enabled = \(bind: true) AND phone IS NOT NULL"
@@ -15,6 +15,6 @@ struct UpdateUsersAddPhoneVerifiedAt: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(User.schema).deleteField("phone_verified_at").update()
+        try await database.schema("users").deleteField("phone_verified_at").update()
     }
 }
