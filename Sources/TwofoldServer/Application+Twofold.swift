@@ -84,18 +84,26 @@ public func configure(
     app.middleware.use(RequestIDMiddleware())
     app.middleware.use(RequestLoggingMiddleware(level: .info))
     app.middleware.use(ProblemMiddleware(isProduction: configuration.mode == .production))
+    if configuration.trustProxy {
+        app.middleware.use(ForwardedClientMiddleware(trustedHops: configuration.trustedProxyHops))
+    }
 
-    try app.register(
-        collection: OperationsController(registry: registry, openAPIDocument: try OpenAPIDocument.load()))
-    try app.register(collection: JWKSController())
-    // Each controller registers its handlers from the endpoints of `API` (paths from the root).
-    try app.register(collection: AuthController())
-    try app.register(collection: AccountController())
-    try app.register(collection: DeviceKeyController())
-    try app.register(collection: DeviceSecondFactorController())
-    try app.register(collection: AdminController())
-    try app.register(collection: TwoFactorController())
-    try app.register(collection: SecondStepController())
+    // Each controller registers its handlers from the endpoints of `API` (paths from the root),
+    // and is built with what it uses.
+    let context = app.twofold
+    let routes = EndpointRoutes(
+        app.routes,
+        bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
+        adminOnly: AdminOnly(users: context.users))
+    let controllers: [any EndpointCollection] = [
+        OperationsController(
+            registry: registry, openAPIDocument: try OpenAPIDocument.load(), database: context.database),
+        JWKSController(tokens: context.tokens, clock: context.clock),
+        AuthController(context), AccountController(context), DeviceKeyController(context),
+        DeviceSecondFactorController(context), AdminController(context), TwoFactorController(context),
+        SecondStepController(context),
+    ]
+    for controller in controllers { controller.boot(routes: routes) }
     // Vapor's responder, but for how it reads each request's path (`RouteResponder`).
     app.responder.use { app in RouteResponder(app) }
 

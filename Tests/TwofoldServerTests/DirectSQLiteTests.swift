@@ -53,14 +53,15 @@ struct DirectSQLiteTests {
                 connection.busyWithin = .seconds(60)
             }.get()
             let request = Self.request(app)
-            try await AuditLog.record(.userUnlocked, user: nil, detail: "makes the database busy", request: request)
+            try await request.application.twofold.audit.record(
+                .userUnlocked, user: nil, detail: "makes the database busy", origin: request.origin)
             let before = try await direct.commitCount()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for unit in 0..<5 {
                     group.addTask {
-                        try await request.nextToTheDatabase {
-                            try await AuditLog.record(
-                                .userUnlocked, user: nil, detail: "unit \(unit)", request: request)
+                        try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
+                            try await request.application.twofold.audit.record(
+                                .userUnlocked, user: nil, detail: "unit \(unit)", origin: .none)
                         }
                     }
                     try await Task.sleep(for: .milliseconds(10))
@@ -124,7 +125,7 @@ struct DirectSQLiteTests {
             let connection = direct.database.connection
             // Busy: a commit within the last minute (a loaded test machine may take a while).
             try await direct.thread.loop.submit { connection.busyWithin = .seconds(60) }.get()
-            try await AuditLog.record(.userUnlocked, user: nil, detail: "commits", request: Self.request(app))
+            try await app.twofold.audit.record(.userUnlocked, user: nil, detail: "commits", origin: .none)
             let shared = try await direct.thread.loop.submit {
                 let first = connection.admission()
                 return first != nil && first == connection.admission()
@@ -140,11 +141,13 @@ struct DirectSQLiteTests {
     @Test func aUnitsWritesAreSeenByFluentWithinTheUnitAndCommittedBeforeItAnswers() async throws {
         try await withTestApp { app in
             let request = Self.request(app)
-            let seenInside = try await request.nextToTheDatabase {
-                try await AuditLog.record(.userUnlocked, user: nil, detail: "first", request: request)
+            let seenInside = try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
+                try await request.application.twofold.audit.record(
+                    .userUnlocked, user: nil, detail: "first", origin: request.origin)
                 // Fluent reads on a connection of its own: the group is committed before it starts.
                 let count = try await Self.fluentCount("admin.user_unlocked", request.db)
-                try await AuditLog.record(.userUnlocked, user: nil, detail: "second", request: request)
+                try await request.application.twofold.audit.record(
+                    .userUnlocked, user: nil, detail: "second", origin: request.origin)
                 return count
             }
             #expect(seenInside == 1)
@@ -172,15 +175,15 @@ struct DirectSQLiteTests {
             let request = Self.request(app)
             let id = UUID()
             let insert: @Sendable (String) async throws -> Void = { detail in
-                try await request.sql.raw(
+                try await try #require(request.application.twofold.sqlite).database.raw(
                     """
                     INSERT INTO audit_events (id, occurred_at, type, detail)
                     VALUES (\(bind: detail == "duplicate" ? id : UUID()), \(bind: Date()), 'test.event', \(bind: detail))
                     """
                 ).run()
             }
-            let failure: (any Error)? = try await request.nextToTheDatabase {
-                try await request.sql.raw(
+            let failure: (any Error)? = try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
+                try await try #require(request.application.twofold.sqlite).database.raw(
                     "INSERT INTO audit_events (id, occurred_at, type, detail) VALUES (\(bind: id), \(bind: Date()), 'test.event', 'first')"
                 ).run()
                 var caught: (any Error)?
@@ -264,11 +267,13 @@ struct DirectSQLiteTests {
     @Test func aReadSeesWhatIsCommittedAndCannotWrite() async throws {
         try await withTestApp { app in
             let request = Self.request(app)
-            try await AuditLog.record(.userUnlocked, user: nil, detail: "committed", request: request)
+            try await request.application.twofold.audit.record(
+                .userUnlocked, user: nil, detail: "committed", origin: request.origin)
             let count = Statement("SELECT COUNT(*) FROM audit_events WHERE type = ?", .text("admin.user_unlocked"))
-            #expect(try await request.database.readCommitted(count) { try $0.integer(0) } == [1])
+            #expect(try await request.application.twofold.database.readCommitted(count) { try $0.integer(0) } == [1])
             await #expect(throws: DirectSQLiteError.self) {
-                _ = try await request.database.readCommitted(Statement("DELETE FROM audit_events")) { _ in 0 }
+                _ = try await request.application.twofold.database.readCommitted(Statement("DELETE FROM audit_events"))
+                { _ in 0 }
             }
             #expect(try await Self.events(of: .userUnlocked, app) == 1)
         }
@@ -278,9 +283,13 @@ struct DirectSQLiteTests {
         try await withTestApp { app in
             let request = Self.request(app)
             // A kept statement keeps its last values; one bound short must not run with them.
-            try await request.sql.raw("SELECT COUNT(*) AS n FROM users WHERE id = \(bind: UUID())").run()
+            try await try #require(request.application.twofold.sqlite).database.raw(
+                "SELECT COUNT(*) AS n FROM users WHERE id = \(bind: UUID())"
+            ).run()
             await #expect(throws: DirectSQLiteError.self) {
-                try await request.sql.raw("SELECT COUNT(*) AS n FROM users WHERE id = \(unsafeRaw: "?")").run()
+                try await try #require(request.application.twofold.sqlite).database.raw(
+                    "SELECT COUNT(*) AS n FROM users WHERE id = \(unsafeRaw: "?")"
+                ).run()
             }
         }
     }
@@ -290,7 +299,7 @@ struct DirectSQLiteTests {
     @Test func aCheckpointAnswersTheFramesInTheLogAndThoseMovedIntoTheDatabase() async throws {
         try await withTestApp { app in
             let direct = try #require(app.twofold.sqlite)
-            try await AuditLog.record(.userUnlocked, user: nil, detail: "a write", request: Self.request(app))
+            try await app.twofold.audit.record(.userUnlocked, user: nil, detail: "a write", origin: .none)
             let checkpoints = direct.checkpoints
             func checkpoint() async throws -> (frames: Int, backfilled: Int)? {
                 try await direct.checkpointer.loop.submit { try DirectSQLite.checkpoint(checkpoints) }.get()
@@ -313,7 +322,8 @@ struct DirectSQLiteTests {
             let direct = try #require(app.twofold.sqlite)
             #expect(!direct.thread.isCurrent)
             let before = try await direct.commitCount()
-            try await AuditLog.record(.userUnlocked, user: nil, detail: "from elsewhere", request: request)
+            try await request.application.twofold.audit.record(
+                .userUnlocked, user: nil, detail: "from elsewhere", origin: request.origin)
             #expect(try await direct.commitCount() == before + 1)
             #expect(try await Self.events(of: .userUnlocked, app) == 1)
         }

@@ -18,17 +18,17 @@ import VaporTesting
     static let routes: @Sendable (Application) throws -> Void = { app in
         app.post("test", "flows", ":username") { request async throws -> String in
             let name = try #require(request.parameters.get("username"))
-            let user = try #require(try await request.twofold.users.user(identifier: name))
-            return try await request.twofold.loginFlows.start(
+            let user = try #require(try await request.application.twofold.users.user(identifier: name))
+            return try await request.application.twofold.loginFlows.start(
                 userID: user.id, firstFactor: "pwd", origin: request.origin
             ).token
         }
         app.post("test", "flows", "complete") { request async throws -> String in
             let body = try request.content.decode(FlowRequest.self)
             // The owner check of `active`, then what a second step reads and consumes.
-            _ = try await request.twofold.loginFlows.active(body.token, userID: body.userId)
-            let flow = try await request.twofold.loginFlows.pending(body.token)
-            try await request.twofold.loginFlows.consume(flow)
+            _ = try await request.application.twofold.loginFlows.active(body.token, userID: body.userId)
+            let flow = try await request.application.twofold.loginFlows.pending(body.token)
+            try await request.application.twofold.loginFlows.consume(flow)
             return "completed"
         }
     }
@@ -126,8 +126,11 @@ import VaporTesting
 @Suite struct StepUpTests {
     @Test func aPasswordOnlySessionMustStepUp() async throws {
         try await withTestApp(routes: { app in
-            app.grouped(BearerAuthentication()).get("test", "sensitive") { request async throws -> String in
-                try request.requireRecentSecondFactor()
+            app.grouped(
+                BearerAuthentication(
+                    tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock)
+            ).get("test", "sensitive") { request async throws -> String in
+                try app.twofold.stepUp.requireRecentSecondFactor(request.caller)
                 return "ok"
             }
         }) { app in
@@ -144,14 +147,16 @@ import VaporTesting
 @Suite struct StepUpSessionTests {
     /// Stands in for a factor's check succeeding, to prove what step-up does to the session.
     static let routes: @Sendable (Application) throws -> Void = { app in
-        let signedIn = app.grouped(BearerAuthentication())
+        let signedIn = app.grouped(
+            BearerAuthentication(tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock))
         signedIn.post("test", "proven") { request async throws -> Response in
             try Response.json(
                 StepUpResponse(
-                    accessToken: try await request.twofold.sessions.stepUp(caller: try request.caller, amr: "otp")))
+                    accessToken: try await request.application.twofold.sessions.stepUp(
+                        caller: try request.caller, amr: "otp")))
         }
         signedIn.get("test", "sensitive") { request async throws -> String in
-            try request.requireRecentSecondFactor()
+            try app.twofold.stepUp.requireRecentSecondFactor(request.caller)
             return "ok"
         }
     }

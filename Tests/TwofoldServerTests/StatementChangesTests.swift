@@ -25,7 +25,7 @@ struct StatementChangesTests {
     }
 
     static func attempts(_ user: UUID, _ request: Request) async throws -> [Int] {
-        try await request.database.rows(
+        try await request.application.twofold.database.rows(
             Statement("SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = 'test'", .uuid(user)),
             { try $0.integer(0) })
     }
@@ -36,20 +36,24 @@ struct StatementChangesTests {
             let request = DirectSQLiteTests.request(app)
             let upsert = Statement(Self.upsert, .uuid(user), .text("test"), .integer(2))
             // Inserted, then updated once, then refused by the update's condition.
-            #expect(try await request.database.changes(upsert) == 1)
-            #expect(try await request.database.changes(upsert) == 1)
-            #expect(try await request.database.changes(upsert) == 0)
+            #expect(try await request.application.twofold.database.changes(upsert) == 1)
+            #expect(try await request.application.twofold.database.changes(upsert) == 1)
+            #expect(try await request.application.twofold.database.changes(upsert) == 0)
             #expect(try await Self.attempts(user, request) == [2])
 
             let claim = Statement(Self.claim, .uuid(user), .text("test"), .integer(3))
-            let counted = try await request.nextToTheDatabase {
-                [try await request.database.changes(claim), try await request.database.changes(claim)]
+            let counted = try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
+                [
+                    try await request.application.twofold.database.changes(claim),
+                    try await request.application.twofold.database.changes(claim),
+                ]
             }
             #expect(counted == [1, 0])
             #expect(try await Self.attempts(user, request) == [3])
             // No row matches: nothing changed, whatever the statement before changed.
             #expect(
-                try await request.database.changes(Statement(Self.claim, .uuid(UUID()), .text("test"), .integer(9)))
+                try await request.application.twofold.database.changes(
+                    Statement(Self.claim, .uuid(UUID()), .text("test"), .integer(9)))
                     == 0)
         }
     }
@@ -59,14 +63,17 @@ struct StatementChangesTests {
             let user = try await Self.userID(app)
             let request = DirectSQLiteTests.request(app)
             #expect(
-                try await request.database.changes(Statement(Self.upsert, .uuid(user), .text("test"), .integer(1))) == 1
+                try await request.application.twofold.database.changes(
+                    Statement(Self.upsert, .uuid(user), .text("test"), .integer(1))) == 1
             )
             let once = Statement(Self.claim, .uuid(user), .text("test"), .integer(2))
             let won = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<40 {
                     group.addTask {
                         let request = DirectSQLiteTests.request(app)
-                        return try await request.nextToTheDatabase { try await request.database.changes(once) }
+                        return try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
+                            try await request.application.twofold.database.changes(once)
+                        }
                     }
                 }
                 return try await group.reduce(0, +)

@@ -4,8 +4,40 @@ import Vapor
 
 /// The signed-in user's own account: read it, change the password, change the phone number or
 /// email address that SMS and email codes go to.
-struct AccountController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct AccountController: EndpointCollection {
+    let configuration: Configuration
+    let clock: ServerClock
+    let passwords: PasswordHasher
+    let audit: Auditor
+    let trustedDevices: TrustedDeviceService
+    let rateLimiter: RateLimiter
+    let sessions: SessionService
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let deviceKeys: DeviceKeyService
+    let rules: ProductRules
+    let secondFactors: SecondFactors
+    let factorChanges: FactorChanges
+    let stepUp: StepUp
+
+    init(_ context: TwofoldContext) {
+        configuration = context.configuration
+        clock = context.clock
+        passwords = context.passwords
+        audit = context.audit
+        trustedDevices = context.trustedDevices
+        rateLimiter = context.rateLimiter
+        sessions = context.sessions
+        codes = context.codes
+        users = context.users
+        deviceKeys = context.deviceKeys
+        rules = context.rules
+        secondFactors = context.secondFactors
+        factorChanges = context.factorChanges
+        stepUp = context.stepUp
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.Account.show, use: show)
         routes.on(API.Account.changePassword, use: changePassword)
         routes.on(API.Account.changePhone, use: changePhone)
@@ -13,14 +45,14 @@ struct AccountController: RouteCollection {
     }
 
     @Sendable func show(request: Request) async throws -> Response {
-        try Response.json(try await request.currentUser().dto)
+        try Response.json(try await request.currentUser(in: users).dto)
     }
 
     /// The current password proves ownership; the new one must meet the password policy. Every
     /// other session and every remembered device is revoked, so a thief who had either is out.
     @Sendable func changePassword(request: Request) async throws -> Response {
         let caller = try request.caller
-        let user = try await request.currentUser()
+        let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PasswordChangeRequest.self)
         guard !body.currentPassword.isEmpty, body.currentPassword.count <= 256 else {
             throw InputValidation.failure(["currentPassword": "is required"])
@@ -28,38 +60,38 @@ struct AccountController: RouteCollection {
         if let problem = InputValidation.passwordProblem(body.newPassword, username: user.username, email: user.email) {
             throw InputValidation.failure(["newPassword": problem])
         }
-        let now = request.twofold.clock.now()
+        let now = clock.now()
         let key = "password-change:\(caller.userID)"
-        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
-            key, rule: .init(request.twofold.rules.passwordChange), now: now)
+        if case .limited(let retryAfter) = try await rateLimiter.take(
+            key, rule: .init(rules.passwordChange), now: now)
         {
             throw Problem.rateLimited(retryAfter)
         }
-        guard try await request.twofold.passwords.verify(body.currentPassword, against: user.passwordHash) else {
+        guard try await passwords.verify(body.currentPassword, against: user.passwordHash) else {
             throw Problem(
                 status: 401, code: .invalidCredentials, title: "Wrong password",
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
-        try await request.twofold.rateLimiter.reset(key, rule: .init(request.twofold.rules.passwordChange), now: now)
-        try await request.twofold.users.setPasswordHash(
-            try await request.twofold.passwords.hash(body.newPassword), userID: caller.userID, now: now)
-        try await request.twofold.sessions.revokeAll(
+        try await rateLimiter.reset(key, rule: .init(rules.passwordChange), now: now)
+        try await users.setPasswordHash(
+            try await passwords.hash(body.newPassword), userID: caller.userID, now: now)
+        try await sessions.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed")
-        try await request.twofold.trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
+        try await trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
         // A device key signs in without the password, so a new password alone does not shut out
         // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
         // that remain.
-        let keyDevices = try await request.twofold.deviceKeys.store.devices(userID: caller.userID)
+        let keyDevices = try await deviceKeys.store.devices(userID: caller.userID)
             .filter { $0.method == .secureEnclave }
         var remaining = keyDevices
         if body.removeDeviceKeys == true, !keyDevices.isEmpty {
-            try await request.twofold.deviceKeys.store.delete(deviceRowIDs: keyDevices.map(\.id))
+            try await deviceKeys.store.delete(deviceRowIDs: keyDevices.map(\.id))
             for device in keyDevices {
-                try await AuditLog.record(
+                try await audit.record(
                     .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
-                    request: request)
+                    origin: request.origin)
             }
-            try await SecondFactors.purgeIfNoneLeft(userID: user.id, request: request)
+            try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
             remaining = []
         }
         let keys =
@@ -68,11 +100,10 @@ struct AccountController: RouteCollection {
             : "These device keys can still sign in without the password: "
                 + remaining.map { "\($0.deviceModel ?? "a device") (\($0.deviceID))" }.joined(separator: ", ")
                 + ". Remove any you do not recognise."
-        try await FactorChanges.notify(
+        try await factorChanges.notify(
             user, subject: "Your password was changed",
-            body: "Twofold: your password was changed and your other sessions were signed out. \(keys)",
-            request: request)
-        try await AuditLog.record(.passwordChanged, user: caller.userID, request: request)
+            body: "Twofold: your password was changed and your other sessions were signed out. \(keys)")
+        try await audit.record(.passwordChanged, user: caller.userID, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
@@ -83,7 +114,7 @@ struct AccountController: RouteCollection {
         guard let number = InputValidation.phone(body.phoneNumber) else {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
-        return try await Self.changeDestination(.sms, to: number, code: body.code, request: request)
+        return try await changeDestination(.sms, to: number, code: body.code, request: request)
     }
 
     /// As `changePhone`, for the email address (which is also the sign-in name).
@@ -92,34 +123,34 @@ struct AccountController: RouteCollection {
         guard let address = InputValidation.email(body.email) else {
             throw InputValidation.failure(["email": "must be an email address"])
         }
-        return try await Self.changeDestination(.email, to: address, code: body.code, request: request)
+        return try await changeDestination(.email, to: address, code: body.code, request: request)
     }
 
-    static func changeDestination(
+    func changeDestination(
         _ channel: DeliveryChannel, to destination: String, code: String?, request: Request
     ) async throws -> Response {
-        var user = try await request.currentUser()
+        var user = try await request.currentUser(in: users)
         let userID = user.id
         let field = channel == .sms ? "phoneNumber" : "email"
         guard let code else {
-            try await request.requireStepUp(for: user)
-            guard request.twofold.configuration.delivers(channel) else {
+            try await stepUp.require(caller: request.caller, for: user)
+            guard configuration.delivers(channel) else {
                 throw Problem(
                     status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server",
                     detail: "A new \(field) cannot be confirmed without sending it a code.")
             }
             if channel == .email, destination != user.email,
-                try await request.twofold.users.emailInUse(destination, except: userID)
+                try await users.emailInUse(destination, except: userID)
             {
                 throw Self.emailTaken
             }
             let response = try Response.json(
-                try await request.twofold.codes.send(
+                try await codes.send(
                     channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil))
             response.status = .accepted
             return response
         }
-        let confirmed = try await request.twofold.codes.verify(
+        let confirmed = try await codes.verify(
             code, channel: channel, purpose: .changeDestination, userID: userID, flowID: nil, origin: request.origin)
         guard confirmed == destination else {
             throw Problem(
@@ -130,28 +161,28 @@ struct AccountController: RouteCollection {
         // A destination that carries sign-in codes is a factor added in this session; the old
         // destinations hear of the change first.
         let carriesCodes = channel == .sms ? user.smsEnabled : user.emailEnabled
-        try await request.twofold.sessions.recordAdded(
+        try await sessions.recordAdded(
             carriesCodes ? [channel.rawValue] : [], sessionID: try request.caller.sessionID)
-        try await FactorChanges.notify(
+        try await factorChanges.notify(
             user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
             body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "
                 + "\(Masking.destination(destination, channel: channel)). If this was not you, sign in and change "
-                + "your password.", request: request)
-        let now = request.twofold.clock.now()
+                + "your password.")
+        let now = clock.now()
         if channel == .sms {
-            try await request.twofold.users.setVerifiedPhone(destination, userID: userID, now: now)
+            try await users.setVerifiedPhone(destination, userID: userID, now: now)
             user.phone = destination
             user.phoneVerifiedAt = now
         } else {
-            guard try await request.twofold.users.setEmail(destination, userID: userID, now: now) else {
+            guard try await users.setEmail(destination, userID: userID, now: now) else {
                 throw Self.emailTaken
             }
             user.email = destination
         }
         user.updatedAt = now
-        try await AuditLog.record(
+        try await audit.record(
             channel == .sms ? .phoneChanged : .emailChanged, user: userID,
-            detail: Masking.destination(destination, channel: channel), request: request)
+            detail: Masking.destination(destination, channel: channel), origin: request.origin)
         return try Response.json(user.dto)
     }
 

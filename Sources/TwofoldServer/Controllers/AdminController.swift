@@ -4,8 +4,22 @@ import Vapor
 
 /// Administration (API.md): users, unlocking, the audit trail. Every call needs an admin's token
 /// and every change is itself audited.
-struct AdminController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct AdminController: EndpointCollection {
+    let clock: ServerClock
+    let audit: Auditor
+    let sessions: SessionService
+    let guards: FactorGuard
+    let users: any UserStore
+
+    init(_ context: TwofoldContext) {
+        clock = context.clock
+        audit = context.audit
+        sessions = context.sessions
+        guards = context.guards
+        users = context.users
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.Admin.users, use: users)
         routes.on(API.Admin.user, use: user)
         routes.on(API.Admin.unlock, use: unlock)
@@ -14,44 +28,44 @@ struct AdminController: RouteCollection {
 
     @Sendable func users(request: Request) async throws -> Response {
         let page = try Page(request)
-        let users = try await request.twofold.users.users(offset: page.range.lowerBound, limit: page.range.count)
+        let users = try await users.users(offset: page.range.lowerBound, limit: page.range.count)
         return try Response.json(AdminUsersResponse(users: users.map(\.dto)))
     }
 
     @Sendable func user(request: Request) async throws -> Response {
-        let user = try await Self.findUser(request)
+        let user = try await findUser(request)
         let userID = user.id
-        let sessions = try await request.twofold.sessions.list(userID: userID, current: nil)
-        let events = try await request.twofold.audit.events(userID: userID)
+        let sessions = try await sessions.list(userID: userID, current: nil)
+        let events = try await audit.events(userID: userID)
         return try Response.json(AdminUserDetail(user: user.dto, sessions: sessions, audit: events))
     }
 
     @Sendable func unlock(request: Request) async throws -> Response {
-        var user = try await Self.findUser(request)
+        var user = try await findUser(request)
         let caller = try request.caller
-        let wasLocked = try await request.twofold.users.unlock(
-            userID: user.id, now: request.twofold.clock.now())
-        if wasLocked { user = try await Self.findUser(request) }
+        let wasLocked = try await users.unlock(
+            userID: user.id, now: clock.now())
+        if wasLocked { user = try await findUser(request) }
         // Factor lockouts and the 24-hour failure count start again too.
-        try await request.twofold.guards.reset(userID: user.id)
-        try await AuditLog.record(
+        try await guards.reset(userID: user.id)
+        try await audit.record(
             .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
-            request: request)
+            origin: request.origin)
         return try Response.json(user.dto)
     }
 
     @Sendable func audit(request: Request) async throws -> Response {
         let page = try Page(request)
-        let events = try await request.twofold.audit.events(
+        let events = try await audit.events(
             userID: try? request.query.get(UUID.self, at: "userId"),
             type: try? request.query.get(String.self, at: "type"),
             offset: page.range.lowerBound, limit: page.range.count)
         return try Response.json(AuditEventsResponse(events: events))
     }
 
-    static func findUser(_ request: Request) async throws -> User {
+    func findUser(_ request: Request) async throws -> User {
         guard let id = request.parameters.get("userID", as: UUID.self),
-            let user = try await request.twofold.users.user(id: id)
+            let user = try await users.user(id: id)
         else { throw Problem(status: 404, code: .notFound, title: "No such user") }
         return user
     }

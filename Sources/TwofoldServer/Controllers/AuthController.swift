@@ -3,8 +3,36 @@ import TwofoldAPI
 import Vapor
 
 /// Sign-in (seed 003): register, login, refresh, logout, sessions.
-struct AuthController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct AuthController: EndpointCollection {
+    let configuration: Configuration
+    let clock: ServerClock
+    let passwords: PasswordHasher
+    let audit: Auditor
+    let trustedDevices: TrustedDeviceService
+    let rateLimiter: RateLimiter
+    let sessions: SessionService
+    let loginFlows: LoginFlowService
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let rules: ProductRules
+    let secondFactors: SecondFactors
+
+    init(_ context: TwofoldContext) {
+        configuration = context.configuration
+        clock = context.clock
+        passwords = context.passwords
+        audit = context.audit
+        trustedDevices = context.trustedDevices
+        rateLimiter = context.rateLimiter
+        sessions = context.sessions
+        loginFlows = context.loginFlows
+        codes = context.codes
+        users = context.users
+        rules = context.rules
+        secondFactors = context.secondFactors
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.Auth.register, use: register)
         routes.on(API.Auth.login, use: login)
         routes.on(API.Auth.refresh, use: refresh)
@@ -17,7 +45,7 @@ struct AuthController: RouteCollection {
     }
 
     @Sendable func register(request: Request) async throws -> Response {
-        guard request.twofold.configuration.registrationEnabled else {
+        guard configuration.registrationEnabled else {
             throw Problem(
                 status: 403, code: .forbidden, title: "Registration is closed",
                 detail: "An administrator creates accounts on this server.")
@@ -38,21 +66,21 @@ struct AuthController: RouteCollection {
         }
         guard errors.isEmpty, let username, let email else { throw InputValidation.failure(errors) }
 
-        let now = request.twofold.clock.now()
-        let limit = try await request.twofold.rateLimiter.take(
-            "register:ip:\(request.clientAddress ?? "-")", rule: .init(request.twofold.rules.registerPerAddress),
+        let now = clock.now()
+        let limit = try await rateLimiter.take(
+            "register:ip:\(request.clientAddress ?? "-")", rule: .init(rules.registerPerAddress),
             now: now)
         if case .limited(let retryAfter) = limit { throw Problem.rateLimited(retryAfter) }
 
-        let hash = try await request.twofold.passwords.hash(body.password)
+        let hash = try await passwords.hash(body.password)
         let user = User(
             id: UUID(), username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)
-        guard try await request.twofold.users.insert(user) else {
+        guard try await users.insert(user) else {
             throw Problem(
                 status: 409, code: .conflict, title: "Account exists",
                 detail: "That username or email address is already registered.")
         }
-        try await AuditLog.record(.userRegistered, user: user.id, request: request)
+        try await audit.record(.userRegistered, user: user.id, origin: request.origin)
         let response = Response(status: .created)
         try response.content.encode(RegisterResponse(user: user.dto), using: JSONEncoder.twofold)
         return response
@@ -65,14 +93,14 @@ struct AuthController: RouteCollection {
             throw InputValidation.failure(
                 identifier.isEmpty ? ["email": "email or username is required"] : ["password": "is required"])
         }
-        let now = request.twofold.clock.now()
+        let now = clock.now()
         let address = request.clientAddress ?? "-"
-        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
-            "login:ip:\(address)", rule: .init(request.twofold.rules.loginPerAddress), now: now)
+        if case .limited(let retryAfter) = try await rateLimiter.take(
+            "login:ip:\(address)", rule: .init(rules.loginPerAddress), now: now)
         {
             throw Problem.rateLimited(retryAfter)
         }
-        let user = try await request.twofold.users.user(identifier: identifier)
+        let user = try await users.user(identifier: identifier)
         // The account buckets are the account's, whichever of its names was typed (issue S item
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
         // Taken before the password is checked, atomically, so parallel guesses cannot all slip
@@ -81,17 +109,17 @@ struct AuthController: RouteCollection {
         for (key, rule) in [
             (
                 "login:account-ip:\(account):\(address)",
-                RateLimiter.Rule(request.twofold.rules.loginPerAccountAndAddress)
+                RateLimiter.Rule(rules.loginPerAccountAndAddress)
             ),
-            ("login:account:\(account)", RateLimiter.Rule(request.twofold.rules.loginPerAccount)),
+            ("login:account:\(account)", RateLimiter.Rule(rules.loginPerAccount)),
         ] {
-            if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(key, rule: rule, now: now) {
+            if case .limited(let retryAfter) = try await rateLimiter.take(key, rule: rule, now: now) {
                 throw Problem.rateLimited(retryAfter)
             }
         }
-        guard try await request.twofold.passwords.verify(body.password, against: user?.passwordHash), let user else {
-            try await AuditLog.record(
-                .loginFailed, user: user?.id, detail: "wrong password or unknown account", request: request)
+        guard try await passwords.verify(body.password, against: user?.passwordHash), let user else {
+            try await audit.record(
+                .loginFailed, user: user?.id, detail: "wrong password or unknown account", origin: request.origin)
             throw Problem(
                 status: 401, code: .invalidCredentials, title: "Invalid credentials",
                 detail: "The email, username or password is wrong.")
@@ -99,27 +127,27 @@ struct AuthController: RouteCollection {
         guard user.status == .active else {
             throw Problem.accountLocked
         }
-        try await request.twofold.rateLimiter.reset(
-            "login:account-ip:\(account):\(address)", rule: .init(request.twofold.rules.loginPerAccountAndAddress),
+        try await rateLimiter.reset(
+            "login:account-ip:\(account):\(address)", rule: .init(rules.loginPerAccountAndAddress),
             now: now)
 
-        let methods = try await SecondFactors.available(for: user, in: request.twofold.users)
+        let methods = try await secondFactors.available(for: user)
         if !methods.isEmpty,
-            try await request.twofold.trustedDevices.recognises(
-                userID: user.id, token: TrustedDeviceService.token(in: request))
+            try await trustedDevices.recognises(
+                userID: user.id, token: request.trustedDeviceToken)
         {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
-            let tokens = try await request.twofold.sessions.start(
+            let tokens = try await sessions.start(
                 user: user.dto, methods: ["pwd"], origin: request.origin)
-            try await AuditLog.record(
-                .loginTrustedDevice, user: user.id, detail: "second step skipped", request: request)
+            try await audit.record(
+                .loginTrustedDevice, user: user.id, detail: "second step skipped", origin: request.origin)
             return try Response.json(tokens)
         }
         if !methods.isEmpty {
-            let (token, flow) = try await request.twofold.loginFlows.start(
+            let (token, flow) = try await loginFlows.start(
                 userID: user.id, firstFactor: "pwd", origin: request.origin)
-            try await AuditLog.record(.loginSecondFactorRequired, user: user.id, request: request)
+            try await audit.record(.loginSecondFactorRequired, user: user.id, origin: request.origin)
             // An SMS or email primary sends its code as soon as the password is accepted.
             // Over the hourly send limit the flow still starts; another method or a later resend
             // completes it.
@@ -127,7 +155,7 @@ struct AuthController: RouteCollection {
                 let destination = user.destination(for: primary)
             {
                 do {
-                    try await request.twofold.codes.send(
+                    try await codes.send(
                         primary, purpose: .login, to: destination, userID: user.id,
                         flowID: flow.id)
                 } catch let problem as Problem where problem.code == .rateLimited {
@@ -141,8 +169,8 @@ struct AuthController: RouteCollection {
                     maskedEmail: methods.contains("email") ? Masking.email(user.email) : nil,
                     expiresAt: flow.expiresAt, serverTime: now))
         }
-        let tokens = try await request.twofold.sessions.start(user: user.dto, methods: ["pwd"], origin: request.origin)
-        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "pwd", request: request)
+        let tokens = try await sessions.start(user: user.dto, methods: ["pwd"], origin: request.origin)
+        try await audit.record(.loginSucceeded, user: user.id, detail: "pwd", origin: request.origin)
         return try Response.json(tokens)
     }
 
@@ -151,21 +179,21 @@ struct AuthController: RouteCollection {
         guard !body.refreshToken.isEmpty, body.refreshToken.count <= 512 else {
             throw InputValidation.failure(["refreshToken": "is required"])
         }
-        return try Response.json(try await request.twofold.sessions.refresh(body.refreshToken, origin: request.origin))
+        return try Response.json(try await sessions.refresh(body.refreshToken, origin: request.origin))
     }
 
     /// Ends the session the refresh token belongs to. Logging out twice is not an error.
     @Sendable func logout(request: Request) async throws -> Response {
         let body = try request.content.decode(RefreshRequest.self)
-        try await request.twofold.sessions.logout(refreshToken: body.refreshToken, origin: request.origin)
+        try await sessions.logout(refreshToken: body.refreshToken, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     @Sendable func logoutAll(request: Request) async throws -> Response {
         let caller = try request.caller
-        let count = try await request.twofold.sessions.revokeAll(userID: caller.userID, reason: "logout_all")
-        try await AuditLog.record(
-            .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", request: request)
+        let count = try await sessions.revokeAll(userID: caller.userID, reason: "logout_all")
+        try await audit.record(
+            .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
@@ -173,7 +201,7 @@ struct AuthController: RouteCollection {
         let caller = try request.caller
         return try Response.json(
             SessionsResponse(
-                sessions: try await request.twofold.sessions.list(userID: caller.userID, current: caller.sessionID)))
+                sessions: try await sessions.list(userID: caller.userID, current: caller.sessionID)))
     }
 
     @Sendable func revokeSession(request: Request) async throws -> Response {
@@ -181,7 +209,7 @@ struct AuthController: RouteCollection {
         guard let id = request.parameters.get("sessionID", as: UUID.self) else {
             throw Problem(status: 404, code: .notFound, title: "No such session")
         }
-        try await request.twofold.sessions.revoke(
+        try await sessions.revoke(
             sessionID: id, ofUser: caller.userID, reason: "revoked_by_user", origin: request.origin)
         return try Response.json(SuccessResponse())
     }
@@ -194,12 +222,12 @@ struct AuthController: RouteCollection {
         guard methods.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of \(methods.sorted().joined(separator: ", "))"])
         }
-        guard let user = try await request.twofold.users.user(id: caller.userID) else {
+        guard let user = try await users.user(id: caller.userID) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
         // A factor this session added cannot vouch for it (issue S item 1): refused before the
         // factor is checked, so the refusal spends no attempt.
-        if try await request.twofold.sessions.added(
+        if try await sessions.added(
             FactorChanges.factorName(method: body.method, deviceID: body.deviceId), sessionID: caller.sessionID)
         {
             throw Problem(
@@ -209,15 +237,15 @@ struct AuthController: RouteCollection {
         }
         let deviceKey = SecondFactors.DeviceKeyProof(
             deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature)
-        switch try await SecondFactors.verify(
-            method: body.method, code: body.code, deviceKey: deviceKey, for: user, request: request)
+        switch try await secondFactors.verify(
+            method: body.method, code: body.code, deviceKey: deviceKey, for: user, origin: request.origin)
         {
         case .notEnabled:
             throw Problem(
                 status: 422, code: .validationFailed, title: "Factor not enabled",
                 detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
         case .verified(let amr, _):
-            let token = try await request.twofold.sessions.stepUp(caller: caller, amr: amr)
+            let token = try await sessions.stepUp(caller: caller, amr: amr)
             return try Response.json(StepUpResponse(accessToken: token))
         }
     }
@@ -225,9 +253,9 @@ struct AuthController: RouteCollection {
     /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`), to the
     /// destination on file, with the same cooldown and hourly limit as login codes.
     @Sendable func sendStepUpCode(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
+        let user = try await request.currentUser(in: users)
         let body = try request.content.decode(StepUpSendRequest.self)
-        let codeMethods = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
+        let codeMethods = try await secondFactors.available(for: user).filter {
             DeliveryChannel(rawValue: $0) != nil
         }
         guard codeMethods.contains(body.method), let channel = DeliveryChannel(rawValue: body.method),
@@ -236,7 +264,7 @@ struct AuthController: RouteCollection {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
         }
         return try Response.json(
-            try await request.twofold.codes.send(
+            try await codes.send(
                 channel, purpose: .stepUp, to: destination, userID: user.id, flowID: nil)
         )
     }

@@ -7,8 +7,40 @@ import Vapor
 /// replacing a key needs step-up), challenge-response sign-in with the device key, SMS sign-in as
 /// the fallback, device listings for the owner or an admin. See docs/seed-divergences.md for
 /// where it departs from the seed and why.
-struct DeviceKeyController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct DeviceKeyController: EndpointCollection {
+    let clock: ServerClock
+    let passwords: PasswordHasher
+    let audit: Auditor
+    let rateLimiter: RateLimiter
+    let sessions: SessionService
+    let loginFlows: LoginFlowService
+    let outbox: Outbox
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let deviceKeys: DeviceKeyService
+    let rules: ProductRules
+    let secondFactors: SecondFactors
+    let factorChanges: FactorChanges
+    let stepUp: StepUp
+
+    init(_ context: TwofoldContext) {
+        clock = context.clock
+        passwords = context.passwords
+        audit = context.audit
+        rateLimiter = context.rateLimiter
+        sessions = context.sessions
+        loginFlows = context.loginFlows
+        outbox = context.outbox
+        codes = context.codes
+        users = context.users
+        deviceKeys = context.deviceKeys
+        rules = context.rules
+        secondFactors = context.secondFactors
+        factorChanges = context.factorChanges
+        stepUp = context.stepUp
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceKeys.enroll, use: enroll)
         routes.on(API.DeviceKeys.unenroll, use: unenroll)
         routes.on(API.DeviceKeys.upgrade, use: upgrade)
@@ -27,7 +59,7 @@ struct DeviceKeyController: RouteCollection {
 
     @Sendable func enroll(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceEnrollRequest.self)
-        let user = try await Self.owner(named: body.username, request: request)
+        let user = try await owner(named: body.username, request: request)
         let userID = user.id
         let deviceID = try DeviceInput.deviceID(body.deviceId)
         if let model = body.deviceModel, model.count > 128 || model.contains(where: \.isNewline) {
@@ -44,23 +76,23 @@ struct DeviceKeyController: RouteCollection {
             }
             publicKey = try DeviceInput.key(text, field: "publicKey")
         case .smsOTP:
-            try Self.requireVerifiedPhone(user, given: body.phoneNumber)
+            try requireVerifiedPhone(user, given: body.phoneNumber)
         }
         if let pin = body.pin { try DeviceInput.acceptablePIN(pin, field: "pin") }
-        let devices = request.twofold.deviceKeys.store
+        let devices = deviceKeys.store
         let existing = try await devices.devices(userID: userID)
         // Another device, or a new key for this one, needs a step-up; so does the first device of
         // an account that already has a second factor (issue S item 1: else a stolen session
         // would add a key and step up with it).
         if existing.isEmpty {
-            try await FactorChanges.requireStepUp(for: user, request: request)
+            try await factorChanges.requireStepUp(for: user, caller: request.caller)
         } else {
-            try await request.requireStepUp(for: user)
+            try await stepUp.require(caller: request.caller, for: user)
         }
-        let now = request.twofold.clock.now()
+        let now = clock.now()
         // Seed 001: the PIN may come with the enrolment; a re-enrolment sets it afresh.
         var pinHash: String?
-        if let pin = body.pin { pinHash = try await request.twofold.passwords.hash(pin) }
+        if let pin = body.pin { pinHash = try await passwords.hash(pin) }
         let fresh = DeviceRecord(
             id: UUID(), userID: userID, deviceID: deviceID, deviceModel: body.deviceModel, method: method,
             publicKey: publicKey, enrolledAt: now, updatedAt: now, pinHash: pinHash)
@@ -73,26 +105,26 @@ struct DeviceKeyController: RouteCollection {
                 enrolledAt: now, pinHash: pinHash, now: now)
             deviceModel = deviceModel ?? stored.deviceModel
         }
-        try await AuditLog.record(
-            .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", request: request)
-        try await FactorChanges.added(
+        try await audit.record(
+            .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", origin: request.origin)
+        try await factorChanges.added(
             [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)],
             describedAs: method == .secureEnclave
                 ? "A device key on \(deviceModel ?? "a device")"
-                : "SMS sign-in on \(deviceModel ?? "a device")", user: user, request: request)
+                : "SMS sign-in on \(deviceModel ?? "a device")", user: user, caller: request.caller)
         return try Response.json(
             DeviceEnrollResponse(deviceId: deviceID, method: method.rawValue, message: "Device enrolled successfully"))
     }
 
     @Sendable func unenroll(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceRequest.self)
-        let user = try await Self.owner(named: body.username, request: request)
-        let device = try await request.twofold.deviceKeys.device(body.deviceId, userID: user.id)
-        try await request.requireStepUp(for: user)
-        try await request.twofold.deviceKeys.store.delete(deviceRowIDs: [device.id])
-        try await SecondFactors.purgeIfNoneLeft(userID: user.id, request: request)
-        try await AuditLog.record(
-            .factorRemoved, user: user.id, detail: "device \(device.deviceID) unenrolled", request: request)
+        let user = try await owner(named: body.username, request: request)
+        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
+        try await stepUp.require(caller: request.caller, for: user)
+        try await deviceKeys.store.delete(deviceRowIDs: [device.id])
+        try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
+        try await audit.record(
+            .factorRemoved, user: user.id, detail: "device \(device.deviceID) unenrolled", origin: request.origin)
         return try Response.json(DeviceMessageResponse(message: "Device unenrolled"))
     }
 
@@ -100,18 +132,19 @@ struct DeviceKeyController: RouteCollection {
     /// working at once.
     @Sendable func upgrade(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceUpgradeRequest.self)
-        let user = try await Self.owner(named: body.username, request: request)
-        let device = try await request.twofold.deviceKeys.device(body.deviceId, userID: user.id)
+        let user = try await owner(named: body.username, request: request)
+        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
         let publicKey = try DeviceInput.key(body.publicKey, field: "publicKey")
-        try await request.requireStepUp(for: user)
-        try await request.twofold.deviceKeys.store.changeKey(
+        try await stepUp.require(caller: request.caller, for: user)
+        try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .secureEnclave, publicKey: publicKey, deviceModel: nil, enrolledAt: nil,
-            pinHash: nil, now: request.twofold.clock.now())
-        try await AuditLog.record(
-            .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key", request: request)
-        try await FactorChanges.added(
+            pinHash: nil, now: clock.now())
+        try await audit.record(
+            .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
+            origin: request.origin)
+        try await factorChanges.added(
             [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: device.deviceID)],
-            describedAs: "A new device key on \(device.deviceModel ?? "a device")", user: user, request: request)
+            describedAs: "A new device key on \(device.deviceModel ?? "a device")", user: user, caller: request.caller)
         return try Response.json(
             DeviceMethodResponse(
                 method: DeviceRecord.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA"))
@@ -122,27 +155,28 @@ struct DeviceKeyController: RouteCollection {
     /// the user is told by SMS or email, so a downgrade they did not make does not go unnoticed.
     @Sendable func downgrade(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceRequest.self)
-        let user = try await Self.owner(named: body.username, request: request)
-        let device = try await request.twofold.deviceKeys.device(body.deviceId, userID: user.id)
+        let user = try await owner(named: body.username, request: request)
+        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
         guard let phone = user.verifiedPhone else {
             throw Problem(
                 status: 409, code: .conflict, title: "No phone number on file",
                 detail: "SMS sign-in needs a verified phone number (PUT /api/v1/account/phone) before a downgrade.")
         }
-        let now = request.twofold.clock.now()
+        let now = clock.now()
         let notice =
             "Twofold: the device key of \(device.deviceModel ?? "your device") was removed and it now signs in "
             + "with SMS codes. If this was not you, sign in and review your devices."
         // The notices first: were the server to stop between, the owner hears of a change that
         // did not happen, rather than not hearing of one that did.
-        try await request.twofold.outbox.enqueue(.sms, to: phone, body: notice, now: now)
-        try await request.twofold.outbox.enqueue(
+        try await outbox.enqueue(.sms, to: phone, body: notice, now: now)
+        try await outbox.enqueue(
             .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
-        try await request.twofold.deviceKeys.store.changeKey(
+        try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .smsOTP, publicKey: nil, deviceModel: nil, enrolledAt: nil, pinHash: nil,
             now: now)
-        try await AuditLog.record(
-            .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP", request: request)
+        try await audit.record(
+            .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP",
+            origin: request.origin)
         return try Response.json(
             DeviceMethodResponse(method: DeviceRecord.Method.smsOTP.rawValue, message: "Downgraded to SMS OTP"))
     }
@@ -151,18 +185,18 @@ struct DeviceKeyController: RouteCollection {
 
     @Sendable func devices(request: Request) async throws -> Response {
         let name = (request.parameters.get("username") ?? "").lowercased()
-        let user = try await Self.ownerOrAdmin(named: name, request: request)
-        let devices = try await request.twofold.deviceKeys.store.devices(userID: user.id)
+        let user = try await ownerOrAdmin(named: name, request: request)
+        let devices = try await deviceKeys.store.devices(userID: user.id)
         return try Response.json(DeviceListResponse(devices: devices.map(\.dto)))
     }
 
     @Sendable func status(request: Request) async throws -> Response {
         let deviceID = try DeviceInput.deviceID(request.parameters.get("deviceID") ?? "")
         let caller = try request.caller
-        let admin = try await Self.isAdmin(caller.userID, request: request)
-        let found = try await request.twofold.deviceKeys.store.devices(deviceID: deviceID)
+        let admin = try await isAdmin(caller.userID, request: request)
+        let found = try await deviceKeys.store.devices(deviceID: deviceID)
             .first { admin || $0.userID == caller.userID }
-        guard let device = found, let user = try await request.twofold.users.user(id: device.userID) else {
+        guard let device = found, let user = try await users.user(id: device.userID) else {
             throw Problem(status: 404, code: .notFound, title: "No such device")
         }
         return try Response.json(
@@ -179,10 +213,9 @@ struct DeviceKeyController: RouteCollection {
     @Sendable func initiate(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceRequest.self)
         let deviceID = try DeviceInput.deviceID(body.deviceId)
-        try await Self.throttle("device-sign-in", request: request)
-        let deviceKeys = request.twofold.deviceKeys
+        try await throttle("device-sign-in", request: request)
         var method = DeviceRecord.Method.smsOTP
-        if let user = try await Self.user(named: body.username, request: request),
+        if let user = try await user(named: body.username, request: request),
             let device = try await deviceKeys.store.device(deviceID, userID: user.id)
         {
             method = device.method
@@ -201,8 +234,7 @@ struct DeviceKeyController: RouteCollection {
         guard let token = body.otpFlowId ?? body.tempToken, !token.isEmpty, token.count <= 128 else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
         }
-        let flow = try await request.twofold.loginFlows.active(token)
-        let deviceKeys = request.twofold.deviceKeys
+        let flow = try await loginFlows.active(token)
         let device = try await deviceKeys.keyDevice(body.deviceId, userID: flow.userID)
         return try Response.json(try await deviceKeys.issueChallenge(for: device, purpose: .loginFlow, flowID: flow.id))
     }
@@ -210,8 +242,7 @@ struct DeviceKeyController: RouteCollection {
     /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
     @Sendable func stepUpChallenge(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceKeyChallengeRequest.self)
-        let user = try await request.currentUser()
-        let deviceKeys = request.twofold.deviceKeys
+        let user = try await request.currentUser(in: users)
         let device = try await deviceKeys.keyDevice(body.deviceId, userID: user.id)
         return try Response.json(try await deviceKeys.issueChallenge(for: device, purpose: .stepUp, flowID: nil))
     }
@@ -224,20 +255,19 @@ struct DeviceKeyController: RouteCollection {
         let deviceID = try DeviceInput.deviceID(body.deviceId)
         let challengeID = try DeviceInput.challengeID(body.challengeId)
         let signature = try DeviceInput.signature(body.signature)
-        try await Self.throttle("device-verify", request: request)
-        let deviceKeys = request.twofold.deviceKeys
-        guard let user = try await Self.user(named: body.username, request: request),
+        try await throttle("device-verify", request: request)
+        guard let user = try await user(named: body.username, request: request),
             let device = try await deviceKeys.store.device(deviceID, userID: user.id)
         else { throw DeviceKeyService.signatureRefused }
-        try await Self.anonymous {
+        try await anonymous {
             try await deviceKeys.check(
                 signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device,
                 origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await request.twofold.sessions.start(
+        let tokens = try await sessions.start(
             user: user.dto, methods: ["hwk", "mfa"], origin: request.origin)
-        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", request: request)
+        try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: request.origin)
         return try Response.json(
             DeviceTokenResponse(
                 token: tokens.accessToken.token, message: "Authentication successful",
@@ -252,16 +282,16 @@ struct DeviceKeyController: RouteCollection {
         if let number = body.phoneNumber, InputValidation.phone(number) == nil {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
-        try await Self.throttle("device-sign-in", request: request)
+        try await throttle("device-sign-in", request: request)
         // Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a
         // key device's owner never asked for SMS to sign them in (issue S item 2).
-        if let user = try await Self.user(named: body.username, request: request), let phone = user.verifiedPhone,
+        if let user = try await user(named: body.username, request: request), let phone = user.verifiedPhone,
             user.status == .active,
-            try await request.twofold.deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP }
+            try await deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP }
             )
         {
             do {
-                try await request.twofold.codes.send(
+                try await codes.send(
                     .sms, purpose: .deviceSignIn, to: phone, userID: user.id, flowID: nil)
             } catch let problem as Problem where problem.code == .rateLimited {
                 request.logger.notice("device sign-in code not sent: send limit reached")
@@ -269,26 +299,26 @@ struct DeviceKeyController: RouteCollection {
         }
         let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
         return try Response.json(
-            RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(request.twofold.rules.codeLifetime)))
+            RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(rules.codeLifetime)))
     }
 
     @Sendable func verifyOTP(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceVerifyOTPRequest.self)
         guard !body.otp.isEmpty, body.otp.count <= 16 else { throw InputValidation.failure(["otp": "is required"]) }
-        try await Self.throttle("device-verify", request: request)
+        try await throttle("device-verify", request: request)
         // Unknown users, users without a live code and wrong codes get one answer; only a live
         // code's guard is touched, and its failures never count toward the account lock.
-        guard let user = try await Self.user(named: body.username, request: request) else {
+        guard let user = try await user(named: body.username, request: request) else {
             throw OneTimeCodeService.wrongCode
         }
-        try await Self.anonymous {
-            _ = try await request.twofold.codes.verify(
+        try await anonymous {
+            _ = try await codes.verify(
                 body.otp, channel: .sms, purpose: .deviceSignIn, userID: user.id, flowID: nil,
                 guardFactor: DeviceKeyService.smsSignInFactor, countsTowardAccount: false, origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await request.twofold.sessions.start(user: user.dto, methods: ["sms"], origin: request.origin)
-        try await AuditLog.record(.loginSucceeded, user: user.id, detail: "device SMS code", request: request)
+        let tokens = try await sessions.start(user: user.dto, methods: ["sms"], origin: request.origin)
+        try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: request.origin)
         return try Response.json(
             DeviceTokenResponse(
                 token: tokens.accessToken.token, message: "Authentication successful",
@@ -297,7 +327,7 @@ struct DeviceKeyController: RouteCollection {
 
     /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it
     /// reads the same for a user who has a live code or challenge and one who has none.
-    static func anonymous(_ check: () async throws -> Void) async throws {
+    func anonymous(_ check: () async throws -> Void) async throws {
         do {
             try await check()
         } catch var problem as Problem where problem.status == 401 {
@@ -309,8 +339,8 @@ struct DeviceKeyController: RouteCollection {
     // MARK: Helpers
 
     /// The caller's own account, named by `username` in the body; another name is `403`.
-    static func owner(named username: String, request: Request) async throws -> User {
-        let user = try await request.currentUser()
+    func owner(named username: String, request: Request) async throws -> User {
+        let user = try await request.currentUser(in: users)
         guard [user.username, user.email].contains(username.trimmingCharacters(in: .whitespaces).lowercased()) else {
             throw Problem(
                 status: 403, code: .forbidden, title: "Not your account",
@@ -319,7 +349,7 @@ struct DeviceKeyController: RouteCollection {
         return user
     }
 
-    static func ownerOrAdmin(named username: String, request: Request) async throws -> User {
+    func ownerOrAdmin(named username: String, request: Request) async throws -> User {
         let caller = try request.caller
         let admin = try await isAdmin(caller.userID, request: request)
         guard let user = try await self.user(named: username, request: request),
@@ -332,17 +362,17 @@ struct DeviceKeyController: RouteCollection {
         return user
     }
 
-    static func isAdmin(_ userID: UUID, request: Request) async throws -> Bool {
-        try await request.twofold.users.user(id: userID)?.isActiveAdmin == true
+    func isAdmin(_ userID: UUID, request: Request) async throws -> Bool {
+        try await users.user(id: userID)?.isActiveAdmin == true
     }
 
-    static func user(named username: String, request: Request) async throws -> User? {
+    func user(named username: String, request: Request) async throws -> User? {
         let name = username.trimmingCharacters(in: .whitespaces).lowercased()
         guard !name.isEmpty, name.count <= 254 else { return nil }
-        return try await request.twofold.users.user(identifier: name)
+        return try await users.user(identifier: name)
     }
 
-    static func requireVerifiedPhone(_ user: User, given: String?) throws {
+    func requireVerifiedPhone(_ user: User, given: String?) throws {
         if let given, InputValidation.phone(given) == nil {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
@@ -353,10 +383,10 @@ struct DeviceKeyController: RouteCollection {
         }
     }
 
-    static func throttle(_ name: String, request: Request) async throws {
+    func throttle(_ name: String, request: Request) async throws {
         let key = "\(name):ip:\(request.clientAddress ?? "-")"
-        if case .limited(let retryAfter) = try await request.twofold.rateLimiter.take(
-            key, rule: .init(request.twofold.rules.loginPerAddress), now: request.twofold.clock.now())
+        if case .limited(let retryAfter) = try await rateLimiter.take(
+            key, rule: .init(rules.loginPerAddress), now: clock.now())
         {
             throw Problem.rateLimited(retryAfter)
         }

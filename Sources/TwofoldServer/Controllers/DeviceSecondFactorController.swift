@@ -8,8 +8,26 @@ import Vapor
 /// seed's order: adding biometrics verifies the PIN first; removing them takes the PIN or a
 /// biometric; changing the PIN takes the old PIN or a biometric; a biometric verification
 /// unblocks the PIN unless `TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC` is set.
-struct DeviceSecondFactorController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct DeviceSecondFactorController: EndpointCollection {
+    let configuration: Configuration
+    let clock: ServerClock
+    let passwords: PasswordHasher
+    let audit: Auditor
+    let users: any UserStore
+    let deviceKeys: DeviceKeyService
+    let rules: ProductRules
+
+    init(_ context: TwofoldContext) {
+        configuration = context.configuration
+        clock = context.clock
+        passwords = context.passwords
+        audit = context.audit
+        users = context.users
+        deviceKeys = context.deviceKeys
+        rules = context.rules
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceFactors.status, use: status)
         routes.on(API.DeviceFactors.setPIN, use: setPIN)
         routes.on(API.DeviceFactors.verifyPIN, use: verifyPIN)
@@ -21,46 +39,44 @@ struct DeviceSecondFactorController: RouteCollection {
     }
 
     @Sendable func status(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
-        return try Response.json(Self.state(of: device, request: request))
+        let device = try await callersDevice(request)
+        return try Response.json(state(of: device, request: request))
     }
 
     /// Sets the first PIN, or changes it after proof of the old PIN or a biometric signature.
     /// A malformed or common new PIN is refused before anything is checked or counted.
     @Sendable func setPIN(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         let body = try request.content.decode(DevicePINChangeRequest.self)
         try DeviceInput.acceptablePIN(body.newPin, field: "newPin")
-        let deviceKeys = request.twofold.deviceKeys
         let changing = device.pinHash != nil
         if changing {
             try await deviceKeys.checkProof(
                 pin: body.pin, biometric: body.biometric, device: device,
-                biometricAllowed: !request.twofold.configuration.disallowPinChangeWithBiometric, origin: request.origin)
+                biometricAllowed: !configuration.disallowPinChangeWithBiometric, origin: request.origin)
         }
-        let hash = try await request.twofold.passwords.hash(body.newPin)
+        let hash = try await passwords.hash(body.newPin)
         // A first PIN is set only while there is none, so a PIN set meanwhile is never replaced
         // without proof.
         guard
             try await deviceKeys.store.setPIN(
-                hash: hash, deviceRowID: device.id, onlyIfNone: !changing, now: request.twofold.clock.now())
+                hash: hash, deviceRowID: device.id, onlyIfNone: !changing, now: clock.now())
         else {
             throw Problem(
                 status: 409, code: .conflict, title: "PIN already set",
                 detail: "A PIN was set meanwhile; change it with the current PIN or a biometric.")
         }
-        try await AuditLog.record(
+        try await audit.record(
             .devicePinSet, user: device.userID,
-            detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")",
-            request: request)
-        return try await Self.freshState(of: device, request: request)
+            detail: "device \(device.deviceID): PIN \(changing ? "changed" : "set")", origin: request.origin)
+        return try await freshState(of: device, request: request)
     }
 
     @Sendable func verifyPIN(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         let body = try request.content.decode(DeviceFactorProof.self)
         guard let pin = body.pin else { throw InputValidation.failure(["pin": "is required"]) }
-        try await request.twofold.deviceKeys.checkPIN(pin, device: device, origin: request.origin)
+        try await deviceKeys.checkPIN(pin, device: device, origin: request.origin)
         return try Response.json(DeviceFactorVerifiedResponse())
     }
 
@@ -68,18 +84,18 @@ struct DeviceSecondFactorController: RouteCollection {
     /// PIN cannot turn biometrics on (seed 001: "you cannot toggle biometrics if the user did not
     /// set a PIN"). A new key replaces an old one, whose challenges stop working at once.
     @Sendable func addBiometrics(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         let body = try request.content.decode(DeviceBiometricsAddRequest.self)
         let key = try DeviceInput.key(body.publicKey, field: "publicKey")
-        try await request.twofold.deviceKeys.checkPIN(body.pin, device: device, origin: request.origin)
-        return try await Self.changeBiometricKey(
+        try await deviceKeys.checkPIN(body.pin, device: device, origin: request.origin)
+        return try await changeBiometricKey(
             to: key, of: device, audit: .deviceBiometricsAdded, detail: "device \(device.deviceID)", request: request)
     }
 
     @Sendable func biometricChallenge(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         try DeviceKeyService.requireBiometrics(device)
-        let issued = try await request.twofold.deviceKeys.issueChallenge(for: device, purpose: .biometric, flowID: nil)
+        let issued = try await deviceKeys.issueChallenge(for: device, purpose: .biometric, flowID: nil)
         return try Response.json(
             BiometricChallengeResponse(
                 challengeId: issued.challengeId, challenge: issued.challenge, expiresIn: issued.expiresIn))
@@ -87,29 +103,28 @@ struct DeviceSecondFactorController: RouteCollection {
 
     /// A biometric verification; it unblocks a blocked PIN unless the server disallows it.
     @Sendable func verifyBiometrics(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         let body = try request.content.decode(BiometricSignature.self)
-        let deviceKeys = request.twofold.deviceKeys
         try await deviceKeys.checkBiometric(body, fields: "", device: device, origin: request.origin)
         var unblocked = false
-        if !request.twofold.configuration.disallowPinChangeWithBiometric {
+        if !configuration.disallowPinChangeWithBiometric {
             unblocked = try await deviceKeys.store.unblockPIN(deviceRowID: device.id)
             if unblocked {
-                try await AuditLog.record(
+                try await audit.record(
                     .devicePinUnblocked, user: device.userID, detail: "device \(device.deviceID): by biometrics",
-                    request: request)
+                    origin: request.origin)
             }
         }
         return try Response.json(DeviceFactorVerifiedResponse(pinUnblocked: unblocked))
     }
 
     @Sendable func removeBiometrics(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
+        let device = try await callersDevice(request)
         let body = try request.content.decode(DeviceFactorProof.self)
         try DeviceKeyService.requireBiometrics(device)
-        try await request.twofold.deviceKeys.checkProof(
+        try await deviceKeys.checkProof(
             pin: body.pin, biometric: body.biometric, device: device, origin: request.origin)
-        return try await Self.changeBiometricKey(
+        return try await changeBiometricKey(
             to: nil, of: device, audit: .deviceBiometricsRemoved, detail: "device \(device.deviceID)",
             request: request)
     }
@@ -118,9 +133,9 @@ struct DeviceSecondFactorController: RouteCollection {
     /// (seed 001's warning): the key is dropped, the PIN stays. Needs no proof: it only takes a
     /// capability away, and it is audited.
     @Sendable func biometricsInvalidated(request: Request) async throws -> Response {
-        let device = try await Self.callersDevice(request)
-        guard device.biometricKey != nil else { return try await Self.freshState(of: device, request: request) }
-        return try await Self.changeBiometricKey(
+        let device = try await callersDevice(request)
+        guard device.biometricKey != nil else { return try await freshState(of: device, request: request) }
+        return try await changeBiometricKey(
             to: nil, of: device, audit: .deviceBiometricsRemoved,
             detail: "device \(device.deviceID): biometric set changed on the device", request: request)
     }
@@ -128,35 +143,35 @@ struct DeviceSecondFactorController: RouteCollection {
     // MARK: Helpers
 
     /// The caller's device named in the path; another user's device is `404`, like a missing one.
-    static func callersDevice(_ request: Request) async throws -> DeviceRecord {
-        try await request.twofold.deviceKeys.device(
-            request.parameters.get("deviceID") ?? "", userID: try await request.currentUser().id)
+    func callersDevice(_ request: Request) async throws -> DeviceRecord {
+        try await deviceKeys.device(
+            request.parameters.get("deviceID") ?? "", userID: try await request.currentUser(in: users).id)
     }
 
     /// Sets (or, with `nil`, removes) the biometric key and retires the device's open biometric
     /// challenges in the same transaction, so a replaced key stops working at once; audits it and
     /// answers the device's state.
-    static func changeBiometricKey(
+    func changeBiometricKey(
         to key: String?, of device: DeviceRecord, audit event: AuditLog.Event, detail: String, request: Request
     ) async throws -> Response {
-        try await request.twofold.deviceKeys.store.changeBiometricKey(
-            key, deviceRowID: device.id, now: request.twofold.clock.now())
-        try await AuditLog.record(event, user: device.userID, detail: detail, request: request)
+        try await deviceKeys.store.changeBiometricKey(
+            key, deviceRowID: device.id, now: clock.now())
+        try await audit.record(event, user: device.userID, detail: detail, origin: request.origin)
         return try await freshState(of: device, request: request)
     }
 
-    static func state(of device: DeviceRecord, request: Request) throws -> DeviceSecondFactorResponse {
+    func state(of device: DeviceRecord, request: Request) throws -> DeviceSecondFactorResponse {
         DeviceSecondFactorResponse(
             deviceId: device.deviceID, hasPin: device.pinHash != nil, pinBlocked: device.pinBlocked,
             pinAttemptsRemaining: device.pinBlocked
-                ? 0 : max(0, request.twofold.rules.pinAttempts - device.pinFailures),
+                ? 0 : max(0, rules.pinAttempts - device.pinFailures),
             hasBiometrics: device.biometricKey != nil,
-            biometricsMayUnblockPin: !request.twofold.configuration.disallowPinChangeWithBiometric)
+            biometricsMayUnblockPin: !configuration.disallowPinChangeWithBiometric)
     }
 
     /// The device as stored now (the checks above update it with SQL), as the answer.
-    static func freshState(of device: DeviceRecord, request: Request) async throws -> Response {
-        guard let stored = try await request.twofold.deviceKeys.store.device(id: device.id) else {
+    func freshState(of device: DeviceRecord, request: Request) async throws -> Response {
+        guard let stored = try await deviceKeys.store.device(id: device.id) else {
             throw Problem(status: 404, code: .notFound, title: "No such device")
         }
         return try Response.json(state(of: stored, request: request))

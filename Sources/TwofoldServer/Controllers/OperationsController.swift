@@ -3,11 +3,12 @@ import TwofoldAPI
 import Vapor
 
 /// Liveness, readiness, metrics and the API description: what operators and load balancers call.
-struct OperationsController: RouteCollection {
+struct OperationsController: EndpointCollection {
     let registry: PrometheusCollectorRegistry
     let openAPIDocument: String
+    let database: any SQLExecutor
 
-    func boot(routes: any RoutesBuilder) throws {
+    func boot(routes: EndpointRoutes) {
         routes.on(API.Operations.health, use: health)
         routes.on(API.Operations.ready, use: ready)
         routes.on(API.Operations.metrics, use: metrics)
@@ -22,7 +23,7 @@ struct OperationsController: RouteCollection {
     /// The process can do its work: the database answers a query.
     @Sendable func ready(request: Request) async throws -> Response {
         do {
-            try await request.twofold.database.run(Statement("SELECT 1"))
+            try await database.run(Statement("SELECT 1"))
         } catch {
             request.logger.warning("readiness check failed", metadata: ["error": "\(error)"])
             let reason = DatabaseOutage.reason(for: error) ?? "the check query failed: \(type(of: error))"

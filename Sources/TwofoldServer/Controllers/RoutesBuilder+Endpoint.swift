@@ -1,19 +1,36 @@
 import TwofoldAPI
 import Vapor
 
-extension RoutesBuilder {
-    /// Registers `handler` for `endpoint`: its method and path, behind what its access needs (a
-    /// bearer token; an administrator's). The only way a handler is registered, so every route
-    /// the server answers is an endpoint of `API`.
+/// A controller: a set of handlers, each registered for one endpoint of `API`.
+protocol EndpointCollection: Sendable {
+    func boot(routes: EndpointRoutes)
+}
+
+/// Where controllers register their handlers: the application's routes, with the middleware
+/// each kind of access needs (a bearer token; an administrator's) in front.
+struct EndpointRoutes {
+    let anyone: any RoutesBuilder
+    let signedIn: any RoutesBuilder
+    let admin: any RoutesBuilder
+
+    init(_ routes: any RoutesBuilder, bearer: BearerAuthentication, adminOnly: AdminOnly) {
+        anyone = routes
+        signedIn = routes.grouped(bearer)
+        admin = routes.grouped(bearer, adminOnly)
+    }
+
+    /// Registers `handler` for `endpoint`: its method and path, behind what its access needs.
+    /// The only way a handler is registered, so every route the server answers is an endpoint of
+    /// `API`.
     @discardableResult
     func on<Body, Answer>(
         _ endpoint: Endpoint<Body, Answer>, use handler: @escaping @Sendable (Request) async throws -> Response
     ) -> Route {
         let builder: any RoutesBuilder
         switch endpoint.access {
-        case .anyone: builder = self
-        case .signedIn: builder = grouped(BearerAuthentication())
-        case .admin: builder = grouped(BearerAuthentication(), AdminOnly())
+        case .anyone: builder = anyone
+        case .signedIn: builder = signedIn
+        case .admin: builder = admin
         }
         let path = endpoint.components.map { component -> PathComponent in
             switch component {

@@ -4,8 +4,34 @@ import Vapor
 
 /// The second step of a login flow (seeds 000, 002, 003): a TOTP, SMS, email or backup code, or a
 /// device-key signature, against the `otpFlowId`/`tempToken` that `POST /auth/login` answered.
-struct SecondStepController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct SecondStepController: EndpointCollection {
+    let clock: ServerClock
+    let audit: Auditor
+    let trustedDevices: TrustedDeviceService
+    let sessions: SessionService
+    let loginFlows: LoginFlowService
+    let totp: TOTPService
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let unitsOfWork: UnitsOfWork
+    let rules: ProductRules
+    let secondFactors: SecondFactors
+
+    init(_ context: TwofoldContext) {
+        clock = context.clock
+        audit = context.audit
+        trustedDevices = context.trustedDevices
+        sessions = context.sessions
+        loginFlows = context.loginFlows
+        totp = context.totp
+        codes = context.codes
+        users = context.users
+        unitsOfWork = context.unitsOfWork
+        rules = context.rules
+        secondFactors = context.secondFactors
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.SecondStep.validateTOTP, use: validateTOTP)
         routes.on(API.SecondStep.verifyBackupCode, use: verifyBackupCode)
         routes.on(API.SecondStep.verifyBackupCodeSeed000, use: verifyBackupCode)
@@ -18,13 +44,13 @@ struct SecondStepController: RouteCollection {
     @Sendable func verifyOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(OTPVerifyRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
-        guard let channel = try await request.twofold.codes.channelSent(forFlow: flow.id) else {
+        let flow = try await loginFlows.active(body.otpFlowId)
+        guard let channel = try await codes.channelSent(forFlow: flow.id) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No code was sent",
                 detail: "Ask for one with POST /api/v1/auth/otp/resend.")
         }
-        return try await Self.complete(
+        return try await complete(
             flow: body.otpFlowId, method: channel.rawValue, code: body.code,
             trustDevice: body.trustDevice ?? false, request: request)
     }
@@ -33,11 +59,11 @@ struct SecondStepController: RouteCollection {
     @Sendable func resendOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(OTPResendRequest.self)
         guard !body.otpFlowId.isEmpty, body.otpFlowId.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await request.twofold.loginFlows.active(body.otpFlowId)
-        guard let user = try await request.twofold.users.user(id: flow.userID) else {
+        let flow = try await loginFlows.active(body.otpFlowId)
+        guard let user = try await users.user(id: flow.userID) else {
             throw LoginFlowService.unknownFlow
         }
-        let available = try await SecondFactors.available(for: user, in: request.twofold.users).filter {
+        let available = try await secondFactors.available(for: user).filter {
             DeliveryChannel(rawValue: $0) != nil
         }
         let method = body.method ?? available.first ?? ""
@@ -47,13 +73,13 @@ struct SecondStepController: RouteCollection {
             throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
         }
         return try Response.json(
-            try await request.twofold.codes.send(
+            try await codes.send(
                 channel, purpose: .login, to: destination, userID: flow.userID, flowID: flow.id))
     }
 
     @Sendable func validateTOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(TOTPValidateRequest.self)
-        return try await Self.complete(
+        return try await complete(
             flow: body.tempToken, method: "totp", code: body.code, trustDevice: body.trustDevice ?? false,
             request: request)
     }
@@ -63,7 +89,7 @@ struct SecondStepController: RouteCollection {
         guard let flow = body.otpFlowId ?? body.tempToken else {
             throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
         }
-        return try await Self.complete(
+        return try await complete(
             flow: flow, method: "backup", code: body.backupCode, trustDevice: body.trustDevice ?? false,
             request: request)
     }
@@ -78,7 +104,7 @@ struct SecondStepController: RouteCollection {
         guard ["totp", "backup", "sms", "email", "deviceKey"].contains(method) else {
             throw InputValidation.failure(["method": "must be totp, sms, email, backup or deviceKey"])
         }
-        return try await Self.complete(
+        return try await complete(
             flow: flow, method: method, code: body.code,
             deviceKey: .init(deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature),
             trustDevice: body.trustDevice ?? false, request: request)
@@ -88,22 +114,22 @@ struct SecondStepController: RouteCollection {
     /// database work runs next to the database (its statements then cost no thread hops and
     /// one commit); signing the access token (before that work for an authenticator-app code,
     /// after it otherwise) and writing the answer do not.
-    static func complete(
+    func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await request.twofold.loginFlows.pending(token)
+        let flow = try await loginFlows.pending(token)
         guard flow.userStatus == .active else { throw Problem.accountLocked }
         let completed: Completed
         if method == "totp" {
             completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)
         } else {
             // The other factors read what they need of the user from the model.
-            guard let user = try await request.twofold.users.user(id: flow.user.id) else {
+            guard let user = try await users.user(id: flow.user.id) else {
                 throw LoginFlowService.unknownFlow
             }
-            completed = try await request.nextToTheDatabase {
+            completed = try await unitsOfWork.run(on: request.eventLoop) {
                 try await checkAndRecordSession(
                     flow, user: user, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
                     request: request)
@@ -111,15 +137,15 @@ struct SecondStepController: RouteCollection {
         }
         let remaining = completed.backupCodesRemaining
         let answer = SecondStepResponse(
-            tokens: try completed.signedTokens ?? request.twofold.sessions.tokens(for: completed.session),
+            tokens: try completed.signedTokens ?? sessions.tokens(for: completed.session),
             backupCodesRemaining: remaining,
-            backupCodesLow: remaining.map { $0 <= request.twofold.rules.backupCodesWarnAt },
-            trustedDeviceToken: completed.trustedDeviceToken, serverTime: request.twofold.clock.now())
+            backupCodesLow: remaining.map { $0 <= rules.backupCodesWarnAt },
+            trustedDeviceToken: completed.trustedDeviceToken, serverTime: clock.now())
         let response = Response(
             status: .ok, headers: Response.jsonHeaders, body: .init(string: answer.json))
         if let deviceToken = completed.trustedDeviceToken {
-            response.cookies[TrustedDeviceService.cookie] = TrustedDeviceService.cookieValue(
-                deviceToken, lifetime: request.twofold.rules.trustedDeviceLifetime)
+            response.cookies[TrustedDeviceService.cookie] = .trustedDevice(
+                deviceToken, lifetime: rules.trustedDeviceLifetime)
         }
         return response
     }
@@ -145,31 +171,31 @@ struct SecondStepController: RouteCollection {
     /// and each signature there (ES256, the largest piece of a sign-in's work on the loops)
     /// delayed the answers queued behind it. The token is handed out only once the unit has
     /// committed; a unit that fails drops it unsent.
-    private static func completeWithTOTP(
+    private func completeWithTOTP(
         _ flow: PendingSecondStep, code: String?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
         guard let secret = flow.totp else { throw methodNotAvailable("totp") }
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }
-        let step = try request.twofold.totp.matchingStep(code, secret: secret)
-        if step == nil, try request.twofold.totp.isUsedStep(code, secret: secret) {
+        let step = try totp.matchingStep(code, secret: secret)
+        if step == nil, try totp.isUsedStep(code, secret: secret) {
             throw TOTPService.replayed
         }
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
-            request.twofold.sessions.newSession(
+            sessions.newSession(
                 user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], origin: request.origin)
         }
-        let tokens = try session.map { try request.twofold.sessions.tokens(for: $0.recorded) }
-        var completed = try await request.nextToTheDatabase {
+        let tokens = try session.map { try sessions.tokens(for: $0.recorded) }
+        var completed = try await unitsOfWork.run(on: request.eventLoop) {
             guard let step, let session else {
-                try await request.twofold.totp.refuse(userID: secret.userID, origin: request.origin)
+                try await totp.refuse(userID: secret.userID, origin: request.origin)
             }
             // A code that may be right claims the flow first: of parallel submissions on one flow,
             // one settles its step and the rest are told the flow is used, none counted wrong.
-            try await request.twofold.loginFlows.claimed(flow) { _ in
-                try await request.twofold.totp.settle(step, secret: secret)
+            try await loginFlows.claimed(flow) { _ in
+                try await totp.settle(step, secret: secret)
             }
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
@@ -181,15 +207,16 @@ struct SecondStepController: RouteCollection {
 
     /// Any other second step, checked inside its unit of work (its factor reads what it needs
     /// there).
-    private static func checkAndRecordSession(
+    private func checkAndRecordSession(
         _ flow: PendingSecondStep, user: User, method: String, code: String?,
         deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
         // parallel submissions on one flow, only one uses up a backup code or a one-time code.
-        let verification = try await request.twofold.loginFlows.claimed(flow) { _ in
-            let verification = try await SecondFactors.verify(
-                method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, request: request)
+        let verification = try await loginFlows.claimed(flow) { _ in
+            let verification = try await secondFactors.verify(
+                method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, origin: request.origin
+            )
             if case .notEnabled = verification { throw methodNotAvailable(method) }
             return verification
         }
@@ -197,7 +224,7 @@ struct SecondStepController: RouteCollection {
         case .notEnabled:
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
-            let session = request.twofold.sessions.newSession(
+            let session = sessions.newSession(
                 user: flow.user, methods: [flow.firstFactor, amr, "mfa"], origin: request.origin)
             return try await recordSession(
                 session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
@@ -207,21 +234,21 @@ struct SecondStepController: RouteCollection {
 
     /// After a second factor is proven on its claimed flow: writes the session, audits the
     /// sign-in and remembers the device when asked.
-    private static func recordSession(
+    private func recordSession(
         _ session: SessionService.NewSession, flow: PendingSecondStep, method: String, backupCodesRemaining: Int?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        let recorded = try await request.twofold.sessions.record(session)
-        try await AuditLog.record(
-            .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", request: request)
+        let recorded = try await sessions.record(session)
+        try await audit.record(
+            .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", origin: request.origin)
         let deviceToken =
             trustDevice
-            ? try await request.twofold.trustedDevices.remember(userID: flow.user.id, origin: request.origin) : nil
+            ? try await trustedDevices.remember(userID: flow.user.id, origin: request.origin) : nil
         return Completed(
             session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
     }
 
-    private static func methodNotAvailable(_ method: String) -> Problem {
+    private func methodNotAvailable(_ method: String) -> Problem {
         Problem(
             status: 422, code: .validationFailed, title: "Method not available",
             detail: "This account cannot sign in with \(method).", errors: ["method": "not enabled"])

@@ -6,8 +6,34 @@ import Vapor
 /// Managing second factors (seed 000, API.md "Second-factor management"): authenticator apps,
 /// backup codes, status. Every call needs the user's access token; removing a factor or
 /// regenerating codes also needs a recent second factor (step-up).
-struct TwoFactorController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct TwoFactorController: EndpointCollection {
+    let configuration: Configuration
+    let clock: ServerClock
+    let audit: Auditor
+    let trustedDevices: TrustedDeviceService
+    let totp: TOTPService
+    let backupCodes: BackupCodeService
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let secondFactors: SecondFactors
+    let factorChanges: FactorChanges
+    let stepUp: StepUp
+
+    init(_ context: TwofoldContext) {
+        configuration = context.configuration
+        clock = context.clock
+        audit = context.audit
+        trustedDevices = context.trustedDevices
+        totp = context.totp
+        backupCodes = context.backupCodes
+        codes = context.codes
+        users = context.users
+        secondFactors = context.secondFactors
+        factorChanges = context.factorChanges
+        stepUp = context.stepUp
+    }
+
+    func boot(routes: EndpointRoutes) {
         routes.on(API.TwoFactor.totpSetup, use: setupTOTP)
         routes.on(API.TwoFactor.totpVerify, use: verifyTOTP)
         routes.on(API.TwoFactor.totpDelete, use: deleteTOTP)
@@ -26,87 +52,87 @@ struct TwoFactorController: RouteCollection {
     }
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
-        try await FactorChanges.requireStepUp(for: user, request: request)
+        let user = try await request.currentUser(in: users)
+        try await factorChanges.requireStepUp(for: user, caller: request.caller)
         return try Response.json(
-            try await request.twofold.totp.setup(userID: user.id, account: user.email))
+            try await totp.setup(userID: user.id, account: user.email))
     }
 
     @Sendable func verifyTOTP(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
+        let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
-        let now = request.twofold.clock.now()
-        try await request.twofold.totp.confirm(body.code, userID: userID, origin: request.origin)
-        try await AuditLog.record(.factorAdded, user: userID, detail: "totp", request: request)
+        let now = clock.now()
+        try await totp.confirm(body.code, userID: userID, origin: request.origin)
+        try await audit.record(.factorAdded, user: userID, detail: "totp", origin: request.origin)
         // The first second factor also hands out the backup codes.
         let codes: [String]? =
-            try await request.twofold.backupCodes.exist(for: userID)
-            ? nil : try await request.twofold.backupCodes.regenerate(for: userID)
-        try await FactorChanges.added(
+            try await backupCodes.exist(for: userID)
+            ? nil : try await backupCodes.regenerate(for: userID)
+        try await factorChanges.added(
             codes == nil ? ["totp"] : ["totp", "backup"], describedAs: "An authenticator app", user: user,
-            request: request)
+            caller: request.caller)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
-        try request.requireRecentSecondFactor()
-        let user = try await request.currentUser()
+        try stepUp.requireRecentSecondFactor(request.caller)
+        let user = try await request.currentUser(in: users)
         let userID = user.id
-        guard try await request.twofold.totp.remove(userID: userID) else {
+        guard try await totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
-        try await SecondFactors.purgeIfNoneLeft(userID: user.id, request: request)
-        try await AuditLog.record(.factorRemoved, user: userID, detail: "totp", request: request)
+        try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
+        try await audit.record(.factorRemoved, user: userID, detail: "totp", origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
-        try request.requireRecentSecondFactor()
-        let user = try await request.currentUser()
+        try stepUp.requireRecentSecondFactor(request.caller)
+        let user = try await request.currentUser(in: users)
         let userID = user.id
-        guard try await !SecondFactors.available(for: user, in: request.twofold.users).isEmpty else {
+        guard try await !secondFactors.available(for: user).isEmpty else {
             throw Problem(
                 status: 409, code: .conflict, title: "No second factor",
                 detail: "Enable an authenticator app first; backup codes stand in for it.")
         }
-        let codes = try await request.twofold.backupCodes.regenerate(for: userID)
-        try await AuditLog.record(.factorAdded, user: userID, detail: "backup codes regenerated", request: request)
+        let codes = try await backupCodes.regenerate(for: userID)
+        try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: request.origin)
         return try Response.json(BackupCodesResponse(backupCodes: codes))
     }
 
     @Sendable func status(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
+        let user = try await request.currentUser(in: users)
         let userID = user.id
-        let totp = try await request.twofold.totp.active(for: userID)
-        let backupCodes = try await request.twofold.backupCodes.summary(for: userID)
+        let totp = try await totp.active(for: userID)
+        let backupCodes = try await backupCodes.summary(for: userID)
         return try Response.json(
             TwoFactorStatus(
-                methods: try await SecondFactors.available(for: user, in: request.twofold.users),
+                methods: try await secondFactors.available(for: user),
                 totpConfiguredAt: totp?.confirmedAt,
                 sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
                 email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
                 backupCodesRemaining: backupCodes.unused, backupCodesGeneratedAt: backupCodes.generatedAt,
-                trustedDeviceCount: try await Self.trustedDeviceCount(userID, request: request),
-                serverTime: request.twofold.clock.now()))
+                trustedDeviceCount: try await trustedDeviceCount(userID, request: request),
+                serverTime: clock.now()))
     }
 
     @Sendable func flatStatus(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
-        let methods = try await SecondFactors.available(for: user, in: request.twofold.users)
+        let user = try await request.currentUser(in: users)
+        let methods = try await secondFactors.available(for: user)
         return try Response.json(
             MFAStatus(
                 enabled: !methods.isEmpty, methods: methods,
-                backupCodesRemaining: try await request.twofold.backupCodes.remaining(for: user.id),
-                trustedDeviceCount: try await Self.trustedDeviceCount(user.id, request: request),
-                serverTime: request.twofold.clock.now()))
+                backupCodesRemaining: try await backupCodes.remaining(for: user.id),
+                trustedDeviceCount: try await trustedDeviceCount(user.id, request: request),
+                serverTime: clock.now()))
     }
 
     // MARK: SMS and email codes
 
     @Sendable func setupSMS(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
-        try await FactorChanges.requireStepUp(for: user, request: request)
+        let user = try await request.currentUser(in: users)
+        try await factorChanges.requireStepUp(for: user, caller: request.caller)
         let body = try request.content.decode(SMSSetupRequest.self)
         var destination = user.phone
         if let number = body.phoneNumber {
@@ -118,97 +144,97 @@ struct TwoFactorController: RouteCollection {
         guard let destination else {
             throw InputValidation.failure(["phoneNumber": "is required: this account has no phone number on file"])
         }
-        return try await Self.sendEnableCode(.sms, to: destination, user: user, request: request)
+        return try await sendEnableCode(.sms, to: destination, user: user, request: request)
     }
 
     @Sendable func setupEmail(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
-        try await FactorChanges.requireStepUp(for: user, request: request)
-        return try await Self.sendEnableCode(.email, to: user.email, user: user, request: request)
+        let user = try await request.currentUser(in: users)
+        try await factorChanges.requireStepUp(for: user, caller: request.caller)
+        return try await sendEnableCode(.email, to: user.email, user: user, request: request)
     }
 
     @Sendable func verifySMS(request: Request) async throws -> Response {
-        try await Self.confirmEnableCode(.sms, request: request)
+        try await confirmEnableCode(.sms, request: request)
     }
 
     @Sendable func verifyEmail(request: Request) async throws -> Response {
-        try await Self.confirmEnableCode(.email, request: request)
+        try await confirmEnableCode(.email, request: request)
     }
 
     @Sendable func deleteSMS(request: Request) async throws -> Response {
-        try await Self.disableCodeFactor(.sms, request: request)
+        try await disableCodeFactor(.sms, request: request)
     }
 
     @Sendable func deleteEmail(request: Request) async throws -> Response {
-        try await Self.disableCodeFactor(.email, request: request)
+        try await disableCodeFactor(.email, request: request)
     }
 
     @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
-        let user = try await request.currentUser()
+        let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PrimaryMethodRequest.self)
-        let enabled = try await SecondFactors.available(for: user, in: request.twofold.users).filter { $0 != "backup" }
+        let enabled = try await secondFactors.available(for: user).filter { $0 != "backup" }
         guard enabled.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
         }
-        try await request.twofold.users.setPrimaryMethod(
-            body.method, userID: user.id, now: request.twofold.clock.now())
+        try await users.setPrimaryMethod(
+            body.method, userID: user.id, now: clock.now())
         return try Response.json(SuccessResponse())
     }
 
-    static func sendEnableCode(
+    func sendEnableCode(
         _ channel: DeliveryChannel, to destination: String, user: User, request: Request
     ) async throws -> Response {
-        guard request.twofold.configuration.delivers(channel) else {
+        guard configuration.delivers(channel) else {
             throw Problem(
                 status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server")
         }
         return try Response.json(
-            try await request.twofold.codes.send(
+            try await codes.send(
                 channel, purpose: .enable, to: destination, userID: user.id, flowID: nil)
         )
     }
 
-    static func confirmEnableCode(_ channel: DeliveryChannel, request: Request) async throws -> Response {
-        let user = try await request.currentUser()
+    func confirmEnableCode(_ channel: DeliveryChannel, request: Request) async throws -> Response {
+        let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
-        let destination = try await request.twofold.codes.verify(
+        let destination = try await codes.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, origin: request.origin)
-        let now = request.twofold.clock.now()
-        let hadBackupCodes = try await request.twofold.backupCodes.exist(for: userID)
+        let now = clock.now()
+        let hadBackupCodes = try await backupCodes.exist(for: userID)
         // Told at the destinations on file before the change, so a number that replaces the
         // owner's is not the only one to hear of it.
-        try await FactorChanges.added(
+        try await factorChanges.added(
             hadBackupCodes ? [channel.rawValue] : [channel.rawValue, "backup"],
             describedAs: channel == .sms
                 ? "SMS codes to \(Masking.phone(destination))" : "Email codes to \(Masking.email(destination))",
-            user: user, request: request)
-        try await request.twofold.users.enableCodes(
+            user: user, caller: request.caller)
+        try await users.enableCodes(
             channel, phone: channel == .sms ? destination : nil, userID: userID, now: now)
-        try await AuditLog.record(.factorAdded, user: userID, detail: channel.rawValue, request: request)
+        try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: request.origin)
         let codes: [String]? =
-            hadBackupCodes ? nil : try await request.twofold.backupCodes.regenerate(for: userID)
+            hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
-    static func disableCodeFactor(_ channel: DeliveryChannel, request: Request) async throws -> Response {
-        try request.requireRecentSecondFactor()
-        let user = try await request.currentUser()
+    func disableCodeFactor(_ channel: DeliveryChannel, request: Request) async throws -> Response {
+        try stepUp.requireRecentSecondFactor(request.caller)
+        let user = try await request.currentUser(in: users)
         let userID = user.id
         // One conditional update: of two removals at once, one finds the codes on.
-        guard try await request.twofold.users.disableCodes(channel, userID: userID, now: request.twofold.clock.now())
+        guard try await users.disableCodes(channel, userID: userID, now: clock.now())
         else {
             throw Problem(status: 404, code: .notFound, title: "\(channel.rawValue) codes are not enabled")
         }
-        try await SecondFactors.purgeIfNoneLeft(userID: userID, request: request)
-        try await AuditLog.record(.factorRemoved, user: userID, detail: channel.rawValue, request: request)
+        try await secondFactors.purgeIfNoneLeft(userID: userID, origin: request.origin)
+        try await audit.record(.factorRemoved, user: userID, detail: channel.rawValue, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     @Sendable func trustedDevices(request: Request) async throws -> Response {
         let userID = try request.caller.userID
         return try Response.json(
-            TrustedDevicesResponse(devices: try await request.twofold.trustedDevices.list(userID: userID)))
+            TrustedDevicesResponse(devices: try await trustedDevices.list(userID: userID)))
     }
 
     @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
@@ -216,12 +242,12 @@ struct TwoFactorController: RouteCollection {
         guard let id = request.parameters.get("deviceID", as: UUID.self) else {
             throw Problem(status: 404, code: .notFound, title: "No such remembered device")
         }
-        try await request.twofold.trustedDevices.revoke(id: id, userID: userID, origin: request.origin)
+        try await trustedDevices.revoke(id: id, userID: userID, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
-    static func trustedDeviceCount(_ userID: UUID, request: Request) async throws -> Int {
-        try await request.twofold.trustedDevices.list(userID: userID).count
+    func trustedDeviceCount(_ userID: UUID, request: Request) async throws -> Int {
+        try await trustedDevices.list(userID: userID).count
     }
 
 }

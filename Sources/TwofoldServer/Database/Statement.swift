@@ -123,11 +123,3 @@ struct StatementRowError: Error, CustomStringConvertible {
     let reason: String
     var description: String { "column \(column) \(reason)" }
 }
-
-extension Request {
-    /// The database for this request's statements (as `TwofoldContext.database`, with the
-    /// request's own SQLKit handle for PostgreSQL).
-    var database: DatabaseExecutor {
-        DatabaseExecutor(direct: twofold.sqlite) { try self.sql }
-    }
-}

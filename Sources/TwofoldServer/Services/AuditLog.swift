@@ -1,8 +1,7 @@
 import Foundation
 import TwofoldAPI
-import Vapor
 
-/// Writes security events to the append-only `audit_events` table.
+/// The security events the append-only `audit_events` table records (`Auditor` writes them).
 enum AuditLog {
     /// The kinds of event, as stored in `type`.
     enum Event: String {
@@ -31,13 +30,6 @@ enum AuditLog {
         case devicePinUnblocked = "device.pin_unblocked"
         case deviceBiometricsAdded = "device.biometrics_added"
         case deviceBiometricsRemoved = "device.biometrics_removed"
-    }
-
-    /// Records `event` for `request`. `detail` is free text for people; never put a secret in it.
-    static func record(
-        _ event: Event, user: UUID?, actor: UUID? = nil, detail: String = "", request: Request
-    ) async throws {
-        try await request.twofold.audit.record(event, user: user, actor: actor, detail: detail, origin: request.origin)
     }
 }
 

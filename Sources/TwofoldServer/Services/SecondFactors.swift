@@ -1,13 +1,19 @@
 import Foundation
-import Vapor
 
 /// Which second factors a user has, and checking one of them. Each factor's capability adds
 /// itself here as it lands (TOTP, device keys, SMS and email codes, backup codes; passkeys next).
-enum SecondFactors {
+struct SecondFactors: Sendable {
+    let users: any UserStore
+    let totp: TOTPService
+    let codes: OneTimeCodeService
+    let backupCodes: BackupCodeService
+    let deviceKeys: DeviceKeyService
+    let trustedDevices: TrustedDeviceService
+
     /// The methods a login flow offers this user, most preferred first; empty when the user has
     /// no second factor (then a password alone signs in). Backup codes count only beside a
     /// real factor.
-    static func available(for user: User, in users: any UserStore) async throws -> [String] {
+    func available(for user: User) async throws -> [String] {
         let stored = try await users.storedFactors(userID: user.id)
         let (totp, deviceKeys, backup) = (stored.activeTOTP, stored.deviceKeys, stored.unusedBackupCodes)
         var methods: [String] = []
@@ -25,12 +31,10 @@ enum SecondFactors {
     /// After a factor is removed: with no second factor left, backup codes would be a password
     /// alone and remembered devices would skip nothing, so both go (2FA reset).
     /// Reads the user afresh, as the removal left them.
-    static func purgeIfNoneLeft(userID: UUID, request: Request) async throws {
-        guard let user = try await request.twofold.users.user(id: userID),
-            try await available(for: user, in: request.twofold.users).isEmpty
-        else { return }
-        try await request.twofold.backupCodes.deleteAll(for: userID)
-        try await request.twofold.trustedDevices.revokeAll(userID: userID, origin: request.origin)
+    func purgeIfNoneLeft(userID: UUID, origin: RequestOrigin) async throws {
+        guard let user = try await users.user(id: userID), try await available(for: user).isEmpty else { return }
+        try await backupCodes.deleteAll(for: userID)
+        try await trustedDevices.revokeAll(userID: userID, origin: origin)
     }
 
     /// The outcome of checking one second factor.
@@ -52,22 +56,21 @@ enum SecondFactors {
     /// Checks one second factor of `user` (step-up, and the second step of a login flow). A
     /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
     /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
-    static func verify(
+    func verify(
         method: String, code: String?, deviceKey: DeviceKeyProof? = nil, for user: User, flowID: UUID? = nil,
-        request: Request
+        origin: RequestOrigin
     ) async throws -> Verification {
         let userID = user.id
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
         // (one statement fewer on the most common second step).
-        let totp = method == "totp" ? try await request.twofold.totp.active(for: userID) : nil
+        let secret = method == "totp" ? try await totp.active(for: userID) : nil
         if method == "totp" {
-            guard totp != nil else { return .notEnabled }
+            guard secret != nil else { return .notEnabled }
         } else {
-            guard try await available(for: user, in: request.twofold.users).contains(method) else { return .notEnabled }
+            guard try await available(for: user).contains(method) else { return .notEnabled }
         }
         if method == "deviceKey" {
-            try await request.twofold.deviceKeys.checkSecondFactor(
-                deviceKey, userID: userID, flowID: flowID, origin: request.origin)
+            try await deviceKeys.checkSecondFactor(deviceKey, userID: userID, flowID: flowID, origin: origin)
             return .verified(amr: "hwk", backupCodesRemaining: nil)
         }
         guard let code, !code.isEmpty, code.count <= 64 else {
@@ -75,18 +78,18 @@ enum SecondFactors {
         }
         switch method {
         case "totp":
-            guard let credential = totp else { return .notEnabled }
-            try await request.twofold.totp.check(code, credential: credential, origin: request.origin)
+            guard let credential = secret else { return .notEnabled }
+            try await totp.check(code, credential: credential, origin: origin)
             return .verified(amr: "otp", backupCodesRemaining: nil)
         case "sms", "email":
             let channel: DeliveryChannel = method == "sms" ? .sms : .email
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
-            _ = try await request.twofold.codes.verify(
+            _ = try await codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
-                origin: request.origin)
+                origin: origin)
             return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
         case "backup":
-            let remaining = try await request.twofold.backupCodes.use(code, userID: userID, origin: request.origin)
+            let remaining = try await backupCodes.use(code, userID: userID, origin: origin)
             return .verified(amr: "otp", backupCodesRemaining: remaining)
         default:
             return .notEnabled

@@ -1,6 +1,5 @@
 import Foundation
 import TwofoldAPI
-import Vapor
 
 /// Starts sessions and rotates their refresh tokens.
 ///

@@ -1,6 +1,5 @@
 import Foundation
 import TwofoldAPI
-import Vapor
 
 /// Remembered devices (seed 002): after a second step with `trustDevice`, the device gets a token
 /// (also as a secure, HTTP-only cookie) that lets `POST /auth/login` skip the second step for that
@@ -60,19 +59,5 @@ struct TrustedDeviceService: Sendable {
             try await audit.record(
                 .trustedDeviceRevoked, user: userID, detail: "all \(revoked) remembered devices", origin: origin)
         }
-    }
-}
-
-extension TrustedDeviceService {
-    /// The remembered-device token a request carries: the header, else the cookie.
-    static func token(in request: Request) -> String? {
-        request.headers.first(name: header) ?? request.cookies[cookie]?.string
-    }
-
-    /// The cookie twin of the token: secure, HTTP-only, sent only to the sign-in endpoints.
-    static func cookieValue(_ token: String, lifetime: TimeInterval) -> HTTPCookies.Value {
-        HTTPCookies.Value(
-            string: token, maxAge: Int(lifetime), path: "/api/v1/auth", isSecure: true, isHTTPOnly: true,
-            sameSite: .strict)
     }
 }

@@ -2,9 +2,8 @@ import Foundation
 import NIOPosix
 import Vapor
 
-/// What every request handler needs besides the database: the clock, token signing, password
-/// hashing and the settings. Built once in `configure` and stored on the application; a class,
-/// so the many reads a request makes share it rather than copy it.
+/// The composition root: every service, built once in `configure` with its stores and the
+/// other services it uses, and handed to the controllers it builds.
 final class TwofoldContext: Sendable {
     let configuration: Configuration
     let clock: ServerClock
@@ -16,6 +15,7 @@ final class TwofoldContext: Sendable {
     let sqlite: DirectSQLite?
     /// The database the stores run their statements on.
     let database: DatabaseExecutor
+    let unitsOfWork: UnitsOfWork
     let audit: Auditor
     let trustedDevices: TrustedDeviceService
     let rateLimiter: RateLimiter
@@ -29,6 +29,9 @@ final class TwofoldContext: Sendable {
     let housekeeping: Housekeeping
     let users: any UserStore
     let deviceKeys: DeviceKeyService
+    let secondFactors: SecondFactors
+    let stepUp: StepUp
+    let factorChanges: FactorChanges
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -45,6 +48,7 @@ final class TwofoldContext: Sendable {
         self.delivery = delivery
         self.sqlite = sqlite
         self.database = database
+        self.unitsOfWork = UnitsOfWork(direct: sqlite)
         let audit = Auditor(store: SQLAuditStore(database: database), clock: clock)
         self.audit = audit
         self.trustedDevices = TrustedDeviceService(
@@ -75,6 +79,13 @@ final class TwofoldContext: Sendable {
         self.deviceKeys = DeviceKeyService(
             store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
             clock: clock, rules: configuration.rules)
+        self.secondFactors = SecondFactors(
+            users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
+            trustedDevices: trustedDevices)
+        self.stepUp = StepUp(secondFactors: secondFactors, clock: clock, window: configuration.rules.stepUpWindow)
+        self.factorChanges = FactorChanges(
+            secondFactors: secondFactors, stepUp: stepUp, sessions: sessions, outbox: outbox,
+            configuration: configuration, clock: clock)
         self.housekeeping = Housekeeping(
             totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),
             sessions: SQLSessionStore(database: database), rateLimits: SQLRateLimitStore(database: database),
@@ -87,76 +98,18 @@ final class TwofoldContext: Sendable {
 }
 
 extension Application {
-    /// Set once, by `configure(_:with:)`, before any request.
-    ///
-    /// Read ~20 times a sign-in: Vapor's `storage` takes a lock, copies the storage and casts the
-    /// value on every read (~1.5 % of a sign-in's CPU in all), so each thread keeps the context it
-    /// read last with its application (`TwofoldContext.lastRead`). Both are held weakly: a thread
-    /// keeps neither alive, and an application gone is never mistaken for a new one.
+    /// Set once, by `configure(_:with:)`, which builds the controllers from it; commands and
+    /// tests read it too. Requests never do: each controller holds what it uses.
     var twofold: TwofoldContext {
         get {
-            let lastRead = TwofoldContext.lastRead.currentValue
-            if let lastRead, lastRead.application === self, let context = lastRead.context { return context }
             guard let context = storage[TwofoldContext.Key.self] else {
-                fatalError("configure(_:with:) sets up the Twofold context before any request")
+                fatalError("configure(_:with:) sets up the Twofold context first")
             }
-            TwofoldContext.lastRead.currentValue = TwofoldContext.LastRead(application: self, context: context)
             return context
         }
         set {
-            // Set once: a thread that kept the first would not see a second.
             precondition(storage[TwofoldContext.Key.self] == nil, "the Twofold context is set once")
             storage[TwofoldContext.Key.self] = newValue
         }
-    }
-}
-
-extension TwofoldContext {
-    /// The context a thread read last, and whose it is. Only that thread reads or replaces it,
-    /// which makes the `@unchecked Sendable` safe.
-    final class LastRead: @unchecked Sendable {
-        weak var application: Application?
-        weak var context: TwofoldContext?
-
-        init(application: Application, context: TwofoldContext) {
-            self.application = application
-            self.context = context
-        }
-    }
-
-    static let lastRead = ThreadSpecificVariable<LastRead>()
-}
-
-extension Request {
-    var twofold: TwofoldContext { application.twofold }
-
-    /// The client's address: the socket peer, or, behind trusted proxies
-    /// (`TWOFOLD_TRUST_PROXY=true`), the `X-Forwarded-For` entry the outermost of them appended.
-    var clientAddress: String? {
-        let configuration = twofold.configuration
-        guard configuration.trustProxy else { return remoteAddress?.ipAddress }
-        return Self.forwardedClient(
-            headers[.xForwardedFor], trustedHops: configuration.trustedProxyHops) ?? remoteAddress?.ipAddress
-    }
-
-    /// The client in `X-Forwarded-For` values (every header, in order) when `trustedHops`
-    /// proxies each append the address they received from: the entry `trustedHops` from the
-    /// right. Entries left of it were written by the client (issue S item 4: taking the first
-    /// let a client choose the address that throttles see). With fewer entries than hops, the
-    /// left-most, which a trusted proxy still wrote.
-    static func forwardedClient(_ values: [String], trustedHops: Int) -> String? {
-        let entries = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-        guard !entries.isEmpty else { return nil }
-        let entry = entries[max(0, entries.count - trustedHops)]
-        guard !entry.isEmpty, entry.count <= 64 else { return nil }
-        return entry
-    }
-
-    /// Where the request came from, for the audit log and remembered devices.
-    var origin: RequestOrigin { RequestOrigin(address: clientAddress, userAgent: userAgent) }
-
-    /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.
-    var userAgent: String? {
-        headers.first(name: .userAgent).map { String($0.prefix(256)) }
     }
 }

@@ -26,4 +26,31 @@ import TwofoldTestSupport
         #expect(checked > 40, "the walk found the sources")
         #expect(offending.isEmpty, "reach the database directly: \(offending.sorted())")
     }
+
+    /// Services take values, never a `Request`; controllers and middleware hold what they use,
+    /// passed in when they are built, rather than looking it up on the request; no controller
+    /// calls another.
+    @Test func dependenciesArePassedIn() throws {
+        let root = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer")
+        func lines(in folder: String) throws -> [(file: String, line: Substring)] {
+            let url = root.appendingPathComponent(folder)
+            return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
+                .flatMap { name in
+                    try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
+                        .split(separator: "\n").map { (name, $0) }
+                }
+        }
+        let services = try lines(in: "Services").filter { $0.line.contains(/\bRequest\b/) }
+        #expect(services.isEmpty, "services that see a Request: \(services.map(\.file))")
+        let lookups = try (lines(in: "Controllers") + lines(in: "Middleware"))
+            .filter { $0.line.contains(/request\.(application\.)?twofold\b|\.application\.twofold\b/) }
+        #expect(lookups.isEmpty, "look services up on the request: \(lookups.map(\.file))")
+        let controllers = try lines(in: "Controllers")
+        let names = Set(controllers.map { $0.file.replacingOccurrences(of: ".swift", with: "") })
+            .filter { $0.hasSuffix("Controller") }
+        let calls = controllers.filter { entry in
+            names.contains { name in !entry.file.hasPrefix(name) && entry.line.contains("\(name).") }
+        }
+        #expect(calls.isEmpty, "controllers that call another: \(calls.map(\.file))")
+    }
 }
