@@ -85,6 +85,44 @@ import VaporTesting
         }
     }
 
+    /// Each name field given must be a name, whichever counts; spaces and tabs around a name do
+    /// not matter. What the OpenAPI document says of `LoginRequest` (schemathesis found a blank
+    /// `username` beside an `email` accepted).
+    @Test func everyNameFieldGivenToLoginMustBeAName() async throws {
+        try await withTestApp { app in
+            _ = try await Self.signUp(app)
+            let refused: [(String, String?, String)] = [
+                ("alice@example.com", "", "username"), ("alice@example.com", " \t", "username"),
+                ("", "alice", "email"), (String(repeating: "a", count: 255), nil, "email"),
+            ]
+            for (email, username, field) in refused {
+                var body: [String: String] = ["email": email, "password": Self.password]
+                body["username"] = username
+                try await app.testing().test(
+                    .POST, API.Auth.login.path(), headers: .client("10.0.0.4"), body: json(body)
+                ) { response in
+                    #expect(response.status == .unprocessableEntity, "\(body)")
+                    let problem = try response.problem()
+                    #expect(problem.errors?[field] != nil, "\(body)")
+                }
+            }
+            try await app.testing().test(
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
+                body: json(["password": Self.password])
+            ) { response in
+                #expect(response.status == .unprocessableEntity)
+                let problem = try response.problem()
+                #expect(problem.errors?["email"] == "is required, or username in its place")
+            }
+            try await app.testing().test(
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
+                body: json(["username": " alice\t", "password": Self.password])
+            ) { response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
     @Test func wrongPasswordAndUnknownUserLookTheSame() async throws {
         try await withTestApp { app in
             _ = try await Self.signUp(app)

@@ -54,8 +54,8 @@ struct AccountController: EndpointCollection {
         let caller = try request.caller
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PasswordChangeRequest.self)
-        guard !body.currentPassword.isEmpty, body.currentPassword.count <= 256 else {
-            throw InputValidation.failure(["currentPassword": "is required"])
+        guard (1...256).contains(body.currentPassword.unicodeScalars.count) else {
+            throw InputValidation.failure(["currentPassword": "must be 1 to 256 characters"])
         }
         if let problem = InputValidation.passwordProblem(body.newPassword, username: user.username, email: user.email) {
             throw InputValidation.failure(["newPassword": problem])

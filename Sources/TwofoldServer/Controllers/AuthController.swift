@@ -17,6 +17,9 @@ struct AuthController: EndpointCollection {
     let rules: ProductRules
     let secondFactors: SecondFactors
 
+    /// What is trimmed from a typed account name: spaces and tabs (the document's `pattern`).
+    static let blanks = CharacterSet(charactersIn: " \t")
+
     init(_ context: TwofoldContext) {
         configuration = context.configuration
         clock = context.clock
@@ -88,11 +91,27 @@ struct AuthController: EndpointCollection {
 
     @Sendable func login(request: Request) async throws -> Response {
         let body = try request.content.decode(LoginRequest.self)
-        let identifier = (body.email ?? body.username ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        guard !identifier.isEmpty, identifier.count <= 254, !body.password.isEmpty, body.password.count <= 256 else {
-            throw InputValidation.failure(
-                identifier.isEmpty ? ["email": "email or username is required"] : ["password": "is required"])
+        // `email` counts when both are given; either may hold an address or a username, and
+        // each one given must be a name.
+        var errors: [String: String] = [:]
+        for (field, value) in [("email", body.email), ("username", body.username)] {
+            guard let value else { continue }
+            let trimmed = value.trimmingCharacters(in: Self.blanks)
+            if trimmed.isEmpty {
+                errors[field] = "must not be blank"
+            } else if trimmed.unicodeScalars.count > 254 {
+                errors[field] = "must be at most 254 characters"
+            }
         }
+        if body.email == nil, body.username == nil { errors["email"] = "is required, or username in its place" }
+        let typed = (body.email ?? body.username ?? "").trimmingCharacters(in: Self.blanks)
+        if body.password.isEmpty {
+            errors["password"] = "is required"
+        } else if body.password.unicodeScalars.count > 256 {
+            errors["password"] = "must be at most 256 characters"
+        }
+        guard errors.isEmpty else { throw InputValidation.failure(errors) }
+        let identifier = typed.lowercased()
         let now = clock.now()
         let address = request.clientAddress ?? "-"
         if case .limited(let retryAfter) = try await rateLimiter.take(

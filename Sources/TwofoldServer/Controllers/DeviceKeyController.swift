@@ -62,7 +62,7 @@ struct DeviceKeyController: EndpointCollection {
         let user = try await owner(named: body.username, request: request)
         let userID = user.id
         let deviceID = try DeviceInput.deviceID(body.deviceId)
-        if let model = body.deviceModel, model.count > 128 || model.contains(where: \.isNewline) {
+        if let model = body.deviceModel, model.unicodeScalars.count > 128 || model.contains(where: \.isNewline) {
             throw InputValidation.failure(["deviceModel": "must be at most 128 characters on one line"])
         }
         guard let method = DeviceRecord.Method(rawValue: body.method) else {
@@ -231,9 +231,10 @@ struct DeviceKeyController: EndpointCollection {
     /// `tempToken` from `POST /auth/login`); it works only for that flow.
     @Sendable func loginFlowChallenge(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceKeyChallengeRequest.self)
-        guard let token = body.otpFlowId ?? body.tempToken, !token.isEmpty, token.count <= 128 else {
-            throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
+        guard let token = body.otpFlowId ?? body.tempToken else {
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
         }
+        guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await loginFlows.active(token)
         let device = try await deviceKeys.keyDevice(body.deviceId, userID: flow.userID)
         return try Response.json(try await deviceKeys.issueChallenge(for: device, purpose: .loginFlow, flowID: flow.id))
@@ -304,7 +305,9 @@ struct DeviceKeyController: EndpointCollection {
 
     @Sendable func verifyOTP(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceVerifyOTPRequest.self)
-        guard !body.otp.isEmpty, body.otp.count <= 16 else { throw InputValidation.failure(["otp": "is required"]) }
+        guard !body.otp.isEmpty, body.otp.unicodeScalars.count <= 16 else {
+            throw InputValidation.failure(["otp": "is required"])
+        }
         try await throttle("device-verify", request: request)
         // Unknown users, users without a live code and wrong codes get one answer; only a live
         // code's guard is touched, and its failures never count toward the account lock.

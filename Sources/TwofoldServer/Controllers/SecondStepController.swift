@@ -87,7 +87,7 @@ struct SecondStepController: EndpointCollection {
     @Sendable func verifyBackupCode(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(BackupCodeVerifyRequest.self)
         guard let flow = body.otpFlowId ?? body.tempToken else {
-            throw InputValidation.failure(["otpFlowId": "otpFlowId or tempToken is required"])
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
         }
         return try await complete(
             flow: flow, method: "backup", code: body.backupCode, trustDevice: body.trustDevice ?? false,
@@ -98,7 +98,8 @@ struct SecondStepController: EndpointCollection {
     @Sendable func verifyLogin(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(MFAVerifyLoginRequest.self)
         guard let flow = body.otpFlowId ?? body.tempToken ?? request.headers.bearerAuthorization?.token else {
-            throw InputValidation.failure(["otpFlowId": "otpFlowId, tempToken or a bearer flow token is required"])
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken or a bearer flow token in its place"]
+            )
         }
         let method = body.method ?? "totp"
         guard ["totp", "backup", "sms", "email", "deviceKey"].contains(method) else {

@@ -133,7 +133,8 @@ struct TwoFactorController: EndpointCollection {
     @Sendable func setupSMS(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
         try await factorChanges.requireStepUp(for: user, caller: request.caller)
-        let body = try request.content.decode(SMSSetupRequest.self)
+        // The body is optional: without one, the number on file is used.
+        let body = request.body.data == nil ? SMSSetupRequest() : try request.content.decode(SMSSetupRequest.self)
         var destination = user.phone
         if let number = body.phoneNumber {
             guard let valid = InputValidation.phone(number) else {

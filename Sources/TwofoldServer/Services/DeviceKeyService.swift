@@ -239,7 +239,9 @@ struct DeviceKeyService: Sendable {
 /// refusal is a `422` naming the field.
 enum DeviceInput {
     static func deviceID(_ text: String) throws -> String {
-        guard (1...128).contains(text.count), text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+        // Counted in code points, as the OpenAPI document's `maxLength` counts them.
+        guard (1...128).contains(text.unicodeScalars.count),
+            text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
         else { throw InputValidation.failure(["deviceId": "must be 1 to 128 visible characters"]) }
         return text
     }

@@ -57,10 +57,11 @@ enum InputValidation {
     }
 
     /// NIST SP 800-63B: at least 8 characters, at most 256, not a known common password; no
-    /// composition rules. `nil` when acceptable, otherwise why not.
+    /// composition rules. `nil` when acceptable, otherwise why not. Characters are counted as
+    /// code points, as the OpenAPI document's `minLength` and `maxLength` count them.
     static func passwordProblem(_ password: String, username: String?, email: String?) -> String? {
-        if password.count < 8 { return "must be at least 8 characters" }
-        if password.count > 256 { return "must be at most 256 characters" }
+        if password.unicodeScalars.count < 8 { return "must be at least 8 characters" }
+        if password.unicodeScalars.count > 256 { return "must be at most 256 characters" }
         let lowered = password.lowercased()
         if CommonPasswords.all.contains(lowered) { return "is too common; choose another" }
         if let username, lowered == username { return "must not be the username" }
