@@ -22,7 +22,7 @@ import TwofoldTestSupport
             headers: [String: String] = [:]
         ) async throws -> HTTP.Response {
             var request = HTTP.json(
-                method, server.baseURL.appendingPathComponent("api/v1/" + path), body, bearer: bearer)
+                method, server.baseURL.appendingPathComponent(path), body, bearer: bearer)
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             return try await HTTP.send(request, session: HTTP.shared)
         }
@@ -30,17 +30,18 @@ import TwofoldTestSupport
         func register(_ name: String, phone: String? = nil) async throws -> String {
             var body = ["username": name, "email": "\(name)@example.com", "password": AuthEndToEndTests.password]
             body["phoneNumber"] = phone
-            #expect(try await call("auth/register", body).status == 201)
-            let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
+            #expect(try await call(API.Auth.register.path(), body).status == 201)
+            let login = try await call(
+                API.Auth.login.path(), ["username": name, "password": AuthEndToEndTests.password])
             return try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body).accessToken.token
         }
 
         /// Turns on SMS codes to `phone` from `token`'s session (the number becomes verified).
         func enableSMS(_ token: String, phone: String) async throws {
             let before = try gateway.messages().count
-            #expect(try await call("2fa/sms/setup", ["phoneNumber": phone], bearer: token).status == 200)
+            #expect(try await call(API.TwoFactor.smsSetup.path(), ["phoneNumber": phone], bearer: token).status == 200)
             let code = try #require(try await gateway.nextMessage(after: before)?.code)
-            #expect(try await call("2fa/sms/verify", ["code": code], bearer: token).status == 200)
+            #expect(try await call(API.TwoFactor.smsVerify.path(), ["code": code], bearer: token).status == 200)
         }
 
         /// The password, then the SMS code sent at login: a session with a recent second factor.
@@ -51,10 +52,11 @@ import TwofoldTestSupport
         /// Sets up and confirms an authenticator app from `token`'s session; its secret and the
         /// backup codes (when it was the first factor).
         func enableTOTP(_ token: String) async throws -> (secret: [UInt8], backupCodes: [String]?) {
-            let setup = try await call("2fa/totp/setup", [:], bearer: token)
+            let setup = try await call(API.TwoFactor.totpSetup.path(), [:], bearer: token)
             #expect(setup.status == 200, "\(setup.text)")
             let secret = try Base32.decode(try HTTP.decoder.decode(TOTPSetupResponse.self, from: setup.body).secret)
-            let verified = try await call("2fa/totp/verify", ["code": try Self.code(secret)], bearer: token)
+            let verified = try await call(
+                API.TwoFactor.totpVerify.path(), ["code": try Self.code(secret)], bearer: token)
             #expect(verified.status == 200, "\(verified.text)")
             return (secret, try HTTP.decoder.decode(FactorEnabledResponse.self, from: verified.body).backupCodes)
         }
@@ -98,11 +100,12 @@ import TwofoldTestSupport
             let enroll = [
                 "username": "alice", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "evil-phone",
             ]
-            let enrolled = try await target.call("mfa/enroll", enroll, bearer: stale)
+            let enrolled = try await target.call(API.DeviceKeys.enroll.path(), enroll, bearer: stale)
             #expect(enrolled.status == 403 && enrolled.text.contains("step_up_required"), "\(enrolled.text)")
-            let phoneSwap = try await target.call("2fa/sms/setup", ["phoneNumber": "+14155550999"], bearer: stale)
+            let phoneSwap = try await target.call(
+                API.TwoFactor.smsSetup.path(), ["phoneNumber": "+14155550999"], bearer: stale)
             #expect(phoneSwap.status == 403, "\(phoneSwap.text)")
-            #expect(try await target.call("2fa/totp/setup", [:], bearer: stale).status == 403)
+            #expect(try await target.call(API.TwoFactor.totpSetup.path(), [:], bearer: stale).status == 403)
             #expect(try target.gateway.messages().allSatisfy { $0.to == phone }, "no code went elsewhere")
 
             // The owner, with a recent SMS code, adds an authenticator app and is told by SMS.
@@ -115,11 +118,11 @@ import TwofoldTestSupport
             #expect(notice?.to == phone)
             // That session cannot step up with the factor it added; another session can.
             let sameSession = try await target.call(
-                "auth/step-up", ["method": "totp", "code": try Target.code(secret, offset: 30)], bearer: owner)
+                API.Auth.stepUp.path(), ["method": "totp", "code": try Target.code(secret, offset: 30)], bearer: owner)
             #expect(sameSession.status == 403 && sameSession.text.contains("step_up_required"), "\(sameSession.text)")
 
             // A device key enrolled by the owner, then removed with the password.
-            #expect(try await target.call("mfa/enroll", enroll, bearer: owner).status == 200)
+            #expect(try await target.call(API.DeviceKeys.enroll.path(), enroll, bearer: owner).status == 200)
             var change = HTTP.request(
                 "PUT", target.server.baseURL.appendingPathComponent(API.Account.changePassword.path()),
                 body: try JSONSerialization.data(withJSONObject: [
@@ -135,9 +138,11 @@ import TwofoldTestSupport
             #expect(told?.message.contains("No device keys can sign in") == true, "\(String(describing: told))")
             let challenge = try HTTP.decoder.decode(
                 DeviceChallengeResponse.self,
-                from: try await target.call("auth/initiate", ["username": "alice", "deviceId": "evil-phone"]).body)
+                from: try await target.call(
+                    API.DeviceKeys.initiate.path(), ["username": "alice", "deviceId": "evil-phone"]
+                ).body)
             let signed = try await target.call(
-                "auth/verify-signature",
+                API.DeviceKeys.verifySignature.path(),
                 [
                     "username": "alice", "deviceId": "evil-phone", "challengeId": challenge.challengeId,
                     "signature": try key.sign(challenge.challenge),
@@ -153,19 +158,20 @@ import TwofoldTestSupport
             let typed = "+14155550162"
             let token = try await target.register("sam", phone: typed)
             let smsDevice = ["username": "sam", "method": "smsOTP", "deviceId": "old-phone"]
-            let refused = try await target.call("mfa/enroll", smsDevice, bearer: token)
+            let refused = try await target.call(API.DeviceKeys.enroll.path(), smsDevice, bearer: token)
             #expect(refused.status == 409, "an unverified number cannot carry SMS sign-in: \(refused.text)")
             let key = DeviceKeyScenarios.DeviceKey()
             let enrolled = try await target.call(
-                "mfa/enroll",
+                API.DeviceKeys.enroll.path(),
                 ["username": "sam", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "iphone"],
                 bearer: token)
             #expect(enrolled.status == 200, "\(enrolled.text)")
-            let asked = try await target.call("auth/request-otp", ["username": "sam", "phoneNumber": typed])
+            let asked = try await target.call(
+                API.DeviceKeys.requestOTP.path(), ["username": "sam", "phoneNumber": typed])
             #expect(asked.status == 200, "the answer tells nothing")
             try await Task.sleep(for: .seconds(3))  // the delivery worker runs every second
             #expect(try target.gateway.messages().isEmpty, "no code to a key device's owner or an unverified number")
-            let guessed = try await target.call("auth/verify-otp", ["username": "sam", "otp": "123456"])
+            let guessed = try await target.call(API.DeviceKeys.verifyOTP.path(), ["username": "sam", "otp": "123456"])
             #expect(guessed.status == 401)
         }
     }
@@ -177,33 +183,37 @@ import TwofoldTestSupport
             let (secret, _) = try await target.enableTOTP(token)
             var answers: Set<String> = []
             for _ in 0..<22 {
-                let wrong = try await target.call("auth/verify-otp", ["username": "lena", "otp": "000000"])
+                let wrong = try await target.call(
+                    API.DeviceKeys.verifyOTP.path(), ["username": "lena", "otp": "000000"])
                 #expect(wrong.status == 401)
                 answers.insert(wrong.text)
             }
-            let unknown = try await target.call("auth/verify-otp", ["username": "nobody", "otp": "000000"])
+            let unknown = try await target.call(
+                API.DeviceKeys.verifyOTP.path(), ["username": "nobody", "otp": "000000"])
             answers.insert(unknown.text)
             #expect(answers.count == 1, "one answer for all: \(answers)")
             let fakeChallenge = UUID().uuidString
             let signature = try DeviceKeyScenarios.DeviceKey().sign(Data(count: 32).base64EncodedString())
             let known = try await target.call(
-                "auth/verify-signature",
+                API.DeviceKeys.verifySignature.path(),
                 ["username": "lena", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])
             let stranger = try await target.call(
-                "auth/verify-signature",
+                API.DeviceKeys.verifySignature.path(),
                 ["username": "nobody", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])
             #expect(known.status == 401 && known.text == stranger.text)
             // The owner still signs in: nothing was counted against the account.
             let login = try await target.call(
-                "auth/login", ["username": "lena", "password": AuthEndToEndTests.password])
+                API.Auth.login.path(), ["username": "lena", "password": AuthEndToEndTests.password])
             let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
             let done = try await target.call(
-                "2fa/totp/validate", ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30)])
+                API.SecondStep.validateTOTP.path(),
+                ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30)])
             #expect(done.status == 200, "\(done.text)")
             // And the anonymous endpoints are throttled per address.
             var statuses: [Int] = []
             for _ in 0..<12 {
-                statuses.append(try await target.call("auth/verify-otp", ["username": "lena", "otp": "1"]).status)
+                statuses.append(
+                    try await target.call(API.DeviceKeys.verifyOTP.path(), ["username": "lena", "otp": "1"]).status)
             }
             #expect(statuses.contains(429), "\(statuses)")
         }
@@ -220,7 +230,7 @@ import TwofoldTestSupport
             for index in 0..<12 {
                 statuses.append(
                     try await target.call(
-                        "auth/login", ["username": "pat", "password": "wrong password \(index)"],
+                        API.Auth.login.path(), ["username": "pat", "password": "wrong password \(index)"],
                         headers: ["X-Forwarded-For": "198.51.100.\(index), 203.0.113.7"]
                     ).status)
             }
@@ -236,7 +246,8 @@ import TwofoldTestSupport
             var statuses: [Int] = []
             for name in ["quinn", "QUINN", "quinn@example.com", "quinn", "quinn@example.com", "Quinn@Example.com"] {
                 statuses.append(
-                    try await target.call("auth/login", ["username": name, "password": "not the password"]).status)
+                    try await target.call(API.Auth.login.path(), ["username": name, "password": "not the password"])
+                        .status)
             }
             #expect(statuses == [401, 401, 401, 401, 401, 429], "\(statuses)")
         }
@@ -276,15 +287,17 @@ import TwofoldTestSupport
             let backupCodes = try #require(codes)
             let login = { () async throws -> String in
                 let answer = try await target.call(
-                    "auth/login", ["username": "rob", "password": AuthEndToEndTests.password])
+                    API.Auth.login.path(), ["username": "rob", "password": AuthEndToEndTests.password])
                 return try HTTP.decoder.decode(LoginChallengeResponse.self, from: answer.body).otpFlowId
             }
             let flow = try await login()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for code in backupCodes {
                     group.addTask {
-                        try await target.call("auth/backup-codes/verify", ["otpFlowId": flow, "backupCode": code])
-                            .status
+                        try await target.call(
+                            API.SecondStep.verifyBackupCode.path(), ["otpFlowId": flow, "backupCode": code]
+                        )
+                        .status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -292,7 +305,7 @@ import TwofoldTestSupport
             #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
             let second = try await login()
             let used = try await target.call(
-                "auth/backup-codes/verify", ["otpFlowId": second, "backupCode": backupCodes[0]])
+                API.SecondStep.verifyBackupCode.path(), ["otpFlowId": second, "backupCode": backupCodes[0]])
             let remaining =
                 used.status == 200
                 ? try HTTP.decoder.decode(SecondStepResponse.self, from: used.body).backupCodesRemaining : nil
@@ -306,25 +319,29 @@ import TwofoldTestSupport
             let totp = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<10 {
                     group.addTask {
-                        try await target.call("2fa/totp/validate", ["tempToken": third, "code": code]).status
+                        try await target.call(API.SecondStep.validateTOTP.path(), ["tempToken": third, "code": code])
+                            .status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(totp.filter { $0 == 200 }.count == 1 && !totp.contains(429), "\(totp)")
             let fourth = try await login()
-            let wrong = try await target.call("2fa/totp/validate", ["tempToken": fourth, "code": "000000"])
+            let wrong = try await target.call(
+                API.SecondStep.validateTOTP.path(), ["tempToken": fourth, "code": "000000"])
             #expect(wrong.status == 401 && wrong.text.contains("\"attemptsRemaining\":4"), "\(wrong.text)")
 
             // A wrong factor gives the flow back: the same flow then takes a right one.
             let fifth = try await login()
             let guess = try await target.call(
-                "auth/backup-codes/verify", ["otpFlowId": fifth, "backupCode": "2222-2222"])
+                API.SecondStep.verifyBackupCode.path(), ["otpFlowId": fifth, "backupCode": "2222-2222"])
             #expect(guess.status == 401, "\(guess.text)")
             var answers: [Int] = []
             for code in backupCodes.reversed() where !answers.contains(200) {
                 answers.append(
-                    try await target.call("auth/backup-codes/verify", ["otpFlowId": fifth, "backupCode": code]).status)
+                    try await target.call(
+                        API.SecondStep.verifyBackupCode.path(), ["otpFlowId": fifth, "backupCode": code]
+                    ).status)
             }
             #expect(answers.last == 200 && !answers.contains(409), "after a wrong code: \(answers)")
         }
@@ -365,14 +382,15 @@ import TwofoldTestSupport
             server: server, gateway: try SMSGateway(python: python, port: SMTPSink.freePort(), secret: "s"))
         defer { target.gateway.stop() }
         let token = try await target.register("outage")
-        #expect(try await target.call("account", nil, bearer: token, method: "GET").status == 200)
+        #expect(try await target.call(API.Account.show.path(), nil, bearer: token, method: "GET").status == 200)
 
         relay.stop()
         for (path, body, method) in [
-            ("account", nil, "GET"),
-            ("auth/login", ["username": "outage", "password": AuthEndToEndTests.password], "POST"),
+            (API.Account.show.path(), nil, "GET"),
+            (API.Auth.login.path(), ["username": "outage", "password": AuthEndToEndTests.password], "POST"),
         ] as [(String, [String: String]?, String)] {
-            let answer = try await target.call(path, body, bearer: path == "account" ? token : nil, method: method)
+            let answer = try await target.call(
+                path, body, bearer: path == API.Account.show.path() ? token : nil, method: method)
             #expect(answer.status == 503, "\(path): \(answer.status) \(answer.text)")
             #expect(answer.header("Retry-After") == "5", "\(path)")
             #expect(answer.text.contains("\"service_unavailable\""), "\(answer.text)")
@@ -391,7 +409,7 @@ import TwofoldTestSupport
             if readyAgain != 200 { try await Task.sleep(for: .milliseconds(200)) }
         }
         #expect(readyAgain == 200, "ready again once the database is back")
-        #expect(try await target.call("account", nil, bearer: token, method: "GET").status == 200)
+        #expect(try await target.call(API.Account.show.path(), nil, bearer: token, method: "GET").status == 200)
     }
 
     /// Item 14: an email address is an RFC 5321 mailbox, without characters that break headers.
@@ -403,12 +421,12 @@ import TwofoldTestSupport
                 "a@example", "a@exa_mple.com",
             ] {
                 let answer = try await target.call(
-                    "auth/register",
+                    API.Auth.register.path(),
                     ["username": "mailtest", "email": email, "password": AuthEndToEndTests.password])
                 #expect(answer.status == 422, "\(email): \(answer.text)")
             }
             let fine = try await target.call(
-                "auth/register",
+                API.Auth.register.path(),
                 [
                     "username": "mailtest", "email": "o'brien+tag@mail.example.com",
                     "password": AuthEndToEndTests.password,

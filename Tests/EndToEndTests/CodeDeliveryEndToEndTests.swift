@@ -23,7 +23,7 @@ import TwofoldTestSupport
         _ server: ServerProcess, _ method: String, _ path: String, _ body: [String: String]?, bearer: String? = nil
     ) async throws -> HTTP.Response {
         try await HTTP.send(
-            HTTP.json(method, server.baseURL.appendingPathComponent("api/v1/" + path), body, bearer: bearer))
+            HTTP.json(method, server.baseURL.appendingPathComponent(path), body, bearer: bearer))
     }
 
     /// Login with the password, then the code that `received` yields once it arrives.
@@ -31,11 +31,11 @@ import TwofoldTestSupport
         _ server: ServerProcess, as name: String, code: () async throws -> String?
     ) async throws -> (LoginChallengeResponse, SecondStepResponse) {
         let login = try await Self.call(
-            server, "POST", "auth/login", ["username": name, "password": AuthEndToEndTests.password])
+            server, "POST", API.Auth.login.path(), ["username": name, "password": AuthEndToEndTests.password])
         let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
         let sent = try #require(try await code(), "no code arrived")
         let verified = try await Self.call(
-            server, "POST", "auth/otp/verify", ["otpFlowId": challenge.otpFlowId, "code": sent])
+            server, "POST", API.SecondStep.verifyOTP.path(), ["otpFlowId": challenge.otpFlowId, "code": sent])
         #expect(verified.status == 200, "\(verified.text)")
         return (challenge, try HTTP.decoder.decode(SecondStepResponse.self, from: verified.body))
     }
@@ -57,7 +57,8 @@ import TwofoldTestSupport
         let tokens = try await TokenVerificationTests.signIn(server, as: "grace")
 
         let setup = try await Self.call(
-            server, "POST", "2fa/sms/setup", ["phoneNumber": Self.phone], bearer: tokens.accessToken.token)
+            server, "POST", API.TwoFactor.smsSetup.path(), ["phoneNumber": Self.phone], bearer: tokens.accessToken.token
+        )
         #expect(setup.status == 200, "\(setup.text)")
         // Nobody listens yet: the first attempt fails and the message waits in the outbox.
         let failed = try await poll({ server.log }) { $0.contains("delivery failed") }
@@ -69,7 +70,7 @@ import TwofoldTestSupport
         let enableMessage = try #require(first.first, "the code arrived once the gateway came back")
         #expect(enableMessage.to == Self.phone)
         let enabled = try await Self.call(
-            server, "POST", "2fa/sms/verify", ["code": try #require(enableMessage.code)],
+            server, "POST", API.TwoFactor.smsVerify.path(), ["code": try #require(enableMessage.code)],
             bearer: tokens.accessToken.token)
         #expect(enabled.status == 200, "\(enabled.text)")
         #expect(try HTTP.decoder.decode(FactorEnabledResponse.self, from: enabled.body).backupCodes?.count == 10)
@@ -107,14 +108,15 @@ import TwofoldTestSupport
         try await ResetDatabase.run(server)
         let tokens = try await TokenVerificationTests.signIn(server, as: "heidi")
 
-        let setup = try await Self.call(server, "POST", "2fa/email/setup", [:], bearer: tokens.accessToken.token)
+        let setup = try await Self.call(
+            server, "POST", API.TwoFactor.emailSetup.path(), [:], bearer: tokens.accessToken.token)
         #expect(setup.status == 200, "\(setup.text)")
         let enableMail = try #require(try await sink.waitForMessages(1).first)
         #expect(enableMail.tls && enableMail.user == "twofold")
         #expect(enableMail.mailFrom == "no-reply@twofold.example")
         #expect(enableMail.recipients == ["heidi@example.com"])
         let enabled = try await Self.call(
-            server, "POST", "2fa/email/verify", ["code": try #require(oneTimeCode(in: enableMail.data))],
+            server, "POST", API.TwoFactor.emailVerify.path(), ["code": try #require(oneTimeCode(in: enableMail.data))],
             bearer: tokens.accessToken.token)
         #expect(enabled.status == 200, "\(enabled.text)")
 

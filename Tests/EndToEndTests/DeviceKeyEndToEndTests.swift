@@ -67,10 +67,11 @@ struct DeviceKeyScenarios {
     func signUpWithPhone(_ name: String, phone: String) async throws -> String {
         let tokens = try await TokenVerificationTests.signIn(server, as: name)
         let before = try gateway.messages().count
-        let setup = try await call("2fa/sms/setup", ["phoneNumber": phone], bearer: tokens.accessToken.token)
+        let setup = try await call(
+            API.TwoFactor.smsSetup.path(), ["phoneNumber": phone], bearer: tokens.accessToken.token)
         #expect(setup.status == 200, "\(setup.text)")
         let code = try #require(try await gateway.nextMessage(after: before)?.code)
-        let verified = try await call("2fa/sms/verify", ["code": code], bearer: tokens.accessToken.token)
+        let verified = try await call(API.TwoFactor.smsVerify.path(), ["code": code], bearer: tokens.accessToken.token)
         #expect(verified.status == 200, "\(verified.text)")
         return try await signInWithPasswordAndSMS(name)
     }
@@ -78,21 +79,21 @@ struct DeviceKeyScenarios {
     /// The password, then the SMS code sent at login; the session's access token.
     func signInWithPasswordAndSMS(_ name: String) async throws -> String {
         let before = try gateway.messages().count
-        let login = try await call("auth/login", ["username": name, "password": AuthEndToEndTests.password])
+        let login = try await call(API.Auth.login.path(), ["username": name, "password": AuthEndToEndTests.password])
         let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
         let code = try #require(try await gateway.nextMessage(after: before)?.code)
-        let completed = try await call("auth/otp/verify", ["otpFlowId": flow.otpFlowId, "code": code])
+        let completed = try await call(API.SecondStep.verifyOTP.path(), ["otpFlowId": flow.otpFlowId, "code": code])
         #expect(completed.status == 200, "\(completed.text)")
         return try HTTP.decoder.decode(SecondStepResponse.self, from: completed.body).accessToken.token
     }
 
     /// Scenario 6: initiate, sign the challenge, verify; the Twofold access token.
     func signIn(_ name: String, device: String, key: DeviceKey) async throws -> String {
-        let initiated = try await call("auth/initiate", ["username": name, "deviceId": device])
+        let initiated = try await call(API.DeviceKeys.initiate.path(), ["username": name, "deviceId": device])
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
         #expect(challenge.method == "secureEnclave")
         let verified = try await call(
-            "auth/verify-signature",
+            API.DeviceKeys.verifySignature.path(),
             [
                 "username": name, "deviceId": device, "challengeId": challenge.challengeId,
                 "signature": try key.sign(challenge.challenge),
@@ -104,21 +105,22 @@ struct DeviceKeyScenarios {
     /// Scenario 7: the SMS fallback; the Twofold access token.
     func signInWithSMS(_ name: String, phone: String) async throws -> String {
         let before = try gateway.messages().count
-        let requested = try await call("auth/request-otp", ["username": name, "phoneNumber": phone])
+        let requested = try await call(API.DeviceKeys.requestOTP.path(), ["username": name, "phoneNumber": phone])
         #expect(requested.status == 200, "\(requested.text)")
         let message = try #require(try await gateway.nextMessage(after: before))
         #expect(message.to == phone)
-        let verified = try await call("auth/verify-otp", ["username": name, "otp": try #require(message.code)])
+        let verified = try await call(
+            API.DeviceKeys.verifyOTP.path(), ["username": name, "otp": try #require(message.code)])
         #expect(verified.status == 200, "\(verified.text)")
         return try HTTP.decoder.decode(DeviceTokenResponse.self, from: verified.body).token
     }
 
     /// Step-up with the device key; the new access token.
     func stepUp(_ token: String, device: String, key: DeviceKey) async throws -> String {
-        let issued = try await call("auth/step-up/device-key/challenge", ["deviceId": device], bearer: token)
+        let issued = try await call(API.Auth.stepUpDeviceKeyChallenge.path(), ["deviceId": device], bearer: token)
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
         let stepped = try await call(
-            "auth/step-up",
+            API.Auth.stepUp.path(),
             [
                 "method": "deviceKey", "deviceId": device, "challengeId": challenge.challengeId,
                 "signature": try key.sign(challenge.challenge),
@@ -137,12 +139,12 @@ struct DeviceKeyScenarios {
             "username": "alice", "publicKey": faceID.publicKey, "method": "secureEnclave", "deviceId": "iphone-1",
             "deviceModel": "iPhone 15 Pro",
         ]
-        #expect(try await call("mfa/enroll", enrolBody).status == 401)
+        #expect(try await call(API.DeviceKeys.enroll.path(), enrolBody).status == 401)
 
         // Scenarios 1–4: the app registers a key (biometric, or passcode after a declined
         // biometric prompt, or passcode only): to the server each is a P-256 key. The first
         // device needs only the owner's token.
-        let enrolled = try await call("mfa/enroll", enrolBody, bearer: aliceToken)
+        let enrolled = try await call(API.DeviceKeys.enroll.path(), enrolBody, bearer: aliceToken)
         #expect(enrolled.status == 200, "\(enrolled.text)")
         #expect(
             try HTTP.decoder.decode(DeviceEnrollResponse.self, from: enrolled.body)
@@ -152,20 +154,25 @@ struct DeviceKeyScenarios {
         var badKey = enrolBody
         badKey["publicKey"] = Data(repeating: 4, count: 65).base64EncodedString()
         badKey["deviceId"] = "broken"
-        #expect(try await call("mfa/enroll", badKey, bearer: aliceToken).status == 422)
+        #expect(try await call(API.DeviceKeys.enroll.path(), badKey, bearer: aliceToken).status == 422)
 
         // Seed 001: the device PIN goes over HTTP and never into the log.
         let pin = "739146285017"
-        let pinSet = try await call("device/iphone-1/pin", ["newPin": pin], bearer: aliceToken, method: "PUT")
+        let pinSet = try await call(
+            API.DeviceFactors.setPIN.path("iphone-1"), ["newPin": pin], bearer: aliceToken, method: "PUT")
         #expect(pinSet.status == 200, "\(pinSet.text)")
-        #expect(try await call("device/iphone-1/pin/verify", ["pin": pin], bearer: aliceToken).status == 200)
-        #expect(try await call("device/iphone-1/pin/verify", ["pin": "739146285018"], bearer: aliceToken).status == 401)
+        #expect(
+            try await call(API.DeviceFactors.verifyPIN.path("iphone-1"), ["pin": pin], bearer: aliceToken).status == 200
+        )
+        #expect(
+            try await call(API.DeviceFactors.verifyPIN.path("iphone-1"), ["pin": "739146285018"], bearer: aliceToken)
+                .status == 401)
 
         // Scenario 6: challenge, signature, token, which works as a Twofold access token.
         let signedIn = try await signIn("alice", device: "iphone-1", key: faceID)
-        #expect(try await call("account", nil, bearer: signedIn, method: "GET").status == 200)
+        #expect(try await call(API.Account.show.path(), nil, bearer: signedIn, method: "GET").status == 200)
         // A signed challenge works once, even sent many times at once.
-        let initiated = try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"])
+        let initiated = try await call(API.DeviceKeys.initiate.path(), ["username": "alice", "deviceId": "iphone-1"])
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
         let signed = [
             "username": "alice", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
@@ -174,22 +181,23 @@ struct DeviceKeyScenarios {
         let server = self.server
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<20 {
-                group.addTask { try await Self.call(server, "auth/verify-signature", signed).status }
+                group.addTask { try await Self.call(server, API.DeviceKeys.verifySignature.path(), signed).status }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
         // And the password login now asks for the device key as its second step.
-        let login = try await call("auth/login", ["username": "alice", "password": AuthEndToEndTests.password])
+        let login = try await call(
+            API.Auth.login.path(), ["username": "alice", "password": AuthEndToEndTests.password])
         let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
         #expect(flow.availableMethods.first == "deviceKey" && flow.availableMethods.contains("sms"))
         let flowChallenge = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
             from: try await call(
-                "auth/mfa/device-key/challenge", ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"]
+                API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"]
             ).body)
         let completed = try await call(
-            "auth/mfa/verify-login",
+            API.SecondStep.verifyLogin.path(),
             [
                 "method": "deviceKey", "otpFlowId": flow.otpFlowId, "deviceId": "iphone-1",
                 "challengeId": flowChallenge.challengeId, "signature": try faceID.sign(flowChallenge.challenge),
@@ -200,14 +208,15 @@ struct DeviceKeyScenarios {
         let passcode = DeviceKey()
         let switchToken = try await stepUp(signedIn, device: "iphone-1", key: faceID)
         let switched = try await call(
-            "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": passcode.publicKey],
+            API.DeviceKeys.upgrade.path(),
+            ["username": "alice", "deviceId": "iphone-1", "publicKey": passcode.publicKey],
             bearer: switchToken)
         #expect(switched.status == 200, "\(switched.text)")
         let stale = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
-            from: try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"]).body)
+            from: try await call(API.DeviceKeys.initiate.path(), ["username": "alice", "deviceId": "iphone-1"]).body)
         let refused = try await call(
-            "auth/verify-signature",
+            API.DeviceKeys.verifySignature.path(),
             [
                 "username": "alice", "deviceId": "iphone-1", "challengeId": stale.challengeId,
                 "signature": try faceID.sign(stale.challenge),
@@ -219,14 +228,14 @@ struct DeviceKeyScenarios {
         // the user by SMS (and email).
         let before = try gateway.messages().count
         let downgraded = try await call(
-            "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
+            API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
         #expect(downgraded.status == 200, "\(downgraded.text)")
         let notice = try #require(
             try await gateway.nextMessage(after: before) { $0.message.contains("now signs in with SMS codes") })
         #expect(notice.to == alicePhone)
         let nowSMS = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
-            from: try await call("auth/initiate", ["username": "alice", "deviceId": "iphone-1"]).body)
+            from: try await call(API.DeviceKeys.initiate.path(), ["username": "alice", "deviceId": "iphone-1"]).body)
         #expect(nowSMS.method == "smsOTP")
 
         // Scenario 7 on the downgraded device, then scenario 9: security is back, a new key. A
@@ -235,9 +244,10 @@ struct DeviceKeyScenarios {
         let smsToken = try await signInWithSMS("alice", phone: alicePhone)
         let restored = DeviceKey()
         let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey]
-        let smsOnly = try await call("mfa/upgrade", upgrade, bearer: smsToken)
+        let smsOnly = try await call(API.DeviceKeys.upgrade.path(), upgrade, bearer: smsToken)
         #expect(smsOnly.status == 403 && smsOnly.text.contains("step_up_required"), "\(smsOnly.text)")
-        let upgraded = try await call("mfa/upgrade", upgrade, bearer: try await signInWithPasswordAndSMS("alice"))
+        let upgraded = try await call(
+            API.DeviceKeys.upgrade.path(), upgrade, bearer: try await signInWithPasswordAndSMS("alice"))
         #expect(upgraded.status == 200, "\(upgraded.text)")
         _ = try await signIn("alice", device: "iphone-1", key: restored)
 
@@ -248,18 +258,19 @@ struct DeviceKeyScenarios {
         let smsEnrol = [
             "username": "bob", "phoneNumber": bobPhone, "method": "smsOTP", "deviceId": "old-iphone",
         ]
-        #expect(try await call("mfa/enroll", smsEnrol, bearer: bobToken).status == 409)
+        #expect(try await call(API.DeviceKeys.enroll.path(), smsEnrol, bearer: bobToken).status == 409)
         let bobVerified = try await signUpWithPhone("bob", phone: bobPhone)
-        #expect(try await call("mfa/enroll", smsEnrol, bearer: bobVerified).status == 200)
+        #expect(try await call(API.DeviceKeys.enroll.path(), smsEnrol, bearer: bobVerified).status == 200)
         let bobChallenge = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
-            from: try await call("auth/initiate", ["username": "bob", "deviceId": "old-iphone"]).body)
+            from: try await call(API.DeviceKeys.initiate.path(), ["username": "bob", "deviceId": "old-iphone"]).body)
         #expect(bobChallenge.method == "smsOTP")
         _ = try await signInWithSMS("bob", phone: bobPhone)
 
         // Devices are listed for their owner only.
-        #expect(try await call("devices/alice", nil, bearer: bobVerified, method: "GET").status == 403)
-        let listing = try await call("devices/alice", nil, bearer: smsToken, method: "GET")
+        #expect(
+            try await call(API.DeviceKeys.devices.path("alice"), nil, bearer: bobVerified, method: "GET").status == 403)
+        let listing = try await call(API.DeviceKeys.devices.path("alice"), nil, bearer: smsToken, method: "GET")
         #expect(
             try HTTP.decoder.decode(DeviceListResponse.self, from: listing.body).devices.map(\.deviceId) == ["iphone-1"]
         )

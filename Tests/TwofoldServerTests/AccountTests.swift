@@ -9,11 +9,11 @@ import VaporTesting
 @Suite struct AccountTests {
     static let newPassword = "a different long passphrase"
 
-    static func put(_ app: Application, _ path: String, token: String, _ body: [String: String]) async throws
-        -> (UInt, ProblemBody?)
-    {
+    static func put<Body, Answer>(
+        _ app: Application, _ endpoint: Endpoint<Body, Answer>, token: String, _ body: [String: String]
+    ) async throws -> (UInt, ProblemBody?) {
         var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(.PUT, "api/v1/account/\(path)", headers: .bearer(token), body: json(body)) {
+        try await app.testing().test(.PUT, endpoint.path(), headers: .bearer(token), body: json(body)) {
             response in
             result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
         }
@@ -64,12 +64,12 @@ import VaporTesting
             let otherSession = try #require(other)
 
             let wrong = try await Self.put(
-                app, "password", token: tokens.accessToken.token,
+                app, API.Account.changePassword, token: tokens.accessToken.token,
                 ["currentPassword": "not my password", "newPassword": Self.newPassword])
             #expect(wrong.0 == 401)
             #expect(wrong.1?.code == "invalid_credentials")
             let weak = try await Self.put(
-                app, "password", token: tokens.accessToken.token,
+                app, API.Account.changePassword, token: tokens.accessToken.token,
                 ["currentPassword": AuthFlowTests.password, "newPassword": "password"])
             #expect(weak.0 == 422)
             #expect(weak.1?.errors?["newPassword"] != nil)
@@ -78,7 +78,7 @@ import VaporTesting
                 "refused attempts change nothing")
 
             let changed = try await Self.put(
-                app, "password", token: tokens.accessToken.token,
+                app, API.Account.changePassword, token: tokens.accessToken.token,
                 ["currentPassword": AuthFlowTests.password, "newPassword": Self.newPassword])
             #expect(changed.0 == 200)
             // The session that changed it goes on; the other one and the remembered device stop.
@@ -112,13 +112,13 @@ import VaporTesting
             for _ in 0..<6 {
                 statuses.append(
                     try await Self.put(
-                        app, "password", token: tokens.accessToken.token,
+                        app, API.Account.changePassword, token: tokens.accessToken.token,
                         ["currentPassword": "guess guess guess", "newPassword": Self.newPassword]
                     ).0)
             }
             #expect(statuses == [401, 401, 401, 401, 401, 429])
             let correct = try await Self.put(
-                app, "password", token: tokens.accessToken.token,
+                app, API.Account.changePassword, token: tokens.accessToken.token,
                 ["currentPassword": AuthFlowTests.password, "newPassword": Self.newPassword])
             #expect(correct.0 == 429, "even the right password waits out the limit")
         }
@@ -130,35 +130,36 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let stale = try await CodeFactorTests.laterCodeSession(app, clock: clock)
-            let refused = try await Self.put(app, "phone", token: stale, ["phoneNumber": "+442071838750"])
+            let refused = try await Self.put(
+                app, API.Account.changePhone, token: stale, ["phoneNumber": "+442071838750"])
             #expect(refused.0 == 403)
             #expect(refused.1?.code == "step_up_required")
             #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).isEmpty, "no code sent")
 
             clock.advance(by: 61)
             let token = try await Self.stepUpBySMS(app, token: stale, clock: clock)
-            let invalid = try await Self.put(app, "phone", token: token, ["phoneNumber": "12345"])
+            let invalid = try await Self.put(app, API.Account.changePhone, token: token, ["phoneNumber": "12345"])
             #expect(invalid.0 == 422)
-            let sent = try await Self.put(app, "phone", token: token, ["phoneNumber": "+442071838750"])
+            let sent = try await Self.put(app, API.Account.changePhone, token: token, ["phoneNumber": "+442071838750"])
             #expect(sent.0 == 202)
             let message = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
             #expect(message.destination == "+442071838750", "the code goes to the new number")
 
             let wrong = try await Self.put(
-                app, "phone", token: token, ["phoneNumber": "+442071838750", "code": "000000"])
+                app, API.Account.changePhone, token: token, ["phoneNumber": "+442071838750", "code": "000000"])
             #expect(wrong.0 == 401)
             #expect(wrong.1?.attemptsRemaining == 4)
             #expect(try await Self.account(app, token: token).phoneNumber == "+14155550123", "unchanged")
             let elsewhere = try await Self.put(
-                app, "phone", token: token, ["phoneNumber": "+442071838751", "code": message.code])
+                app, API.Account.changePhone, token: token, ["phoneNumber": "+442071838751", "code": message.code])
             #expect(elsewhere.0 == 409, "a code confirms only the number it was sent to")
             #expect(try await Self.account(app, token: token).phoneNumber == "+14155550123")
 
             clock.advance(by: 61)
-            _ = try await Self.put(app, "phone", token: token, ["phoneNumber": "+442071838750"])
+            _ = try await Self.put(app, API.Account.changePhone, token: token, ["phoneNumber": "+442071838750"])
             let second = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
             let confirmed = try await Self.put(
-                app, "phone", token: token, ["phoneNumber": "+442071838750", "code": second.code])
+                app, API.Account.changePhone, token: token, ["phoneNumber": "+442071838750", "code": second.code])
             #expect(confirmed.0 == 200)
             #expect(try await Self.account(app, token: token).phoneNumber == "+442071838750")
             #expect(try await AuditQueries.count(type: "account.phone_changed", on: app) == 1)
@@ -177,15 +178,18 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             _ = try await AuthFlowTests.signUp(app, "bob")
-            let taken = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "bob@example.com"])
+            let taken = try await Self.put(
+                app, API.Account.changeEmail, token: tokens.accessToken.token, ["email": "bob@example.com"])
             #expect(taken.0 == 409)
-            let sent = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "Alice@New.example"])
+            let sent = try await Self.put(
+                app, API.Account.changeEmail, token: tokens.accessToken.token, ["email": "Alice@New.example"])
             #expect(sent.0 == 202)
             let message = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
             #expect(message.destination == "alice@new.example")
             clock.advance(by: 60)
             let confirmed = try await Self.put(
-                app, "email", token: tokens.accessToken.token, ["email": "alice@new.example", "code": message.code])
+                app, API.Account.changeEmail, token: tokens.accessToken.token,
+                ["email": "alice@new.example", "code": message.code])
             #expect(confirmed.0 == 200)
             #expect(try await Self.account(app, token: tokens.accessToken.token).email == "alice@new.example")
             try await app.testing().test(
@@ -194,7 +198,8 @@ import VaporTesting
             ) { response in #expect(response.status == .ok) }
 
             clock.advance(by: 5 * 60)
-            let late = try await Self.put(app, "email", token: tokens.accessToken.token, ["email": "a@b.example"])
+            let late = try await Self.put(
+                app, API.Account.changeEmail, token: tokens.accessToken.token, ["email": "a@b.example"])
             #expect(late.0 == 403, "more than 5 minutes after signing in")
             #expect(late.1?.code == "step_up_required")
         }

@@ -67,14 +67,15 @@ import VaporTesting
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
             let enrolled = try await DeviceSignInTests.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: recent)
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: recent)
             #expect(enrolled.0 == 200, "\(enrolled.1)")
             clock.advance(by: 3600)
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             for index in 0..<6 {
                 clock.advance(by: 61)
                 _ = try await DeviceSignInTests.post(
-                    app, "auth/request-otp", ["username": "alice"], from: "10.7.0.\(index)")
+                    app, API.DeviceKeys.requestOTP.path(), ["username": "alice"], from: "10.7.0.\(index)")
             }
             #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).count == 5, "their own budget")
             // The owner's login code still goes out.
@@ -92,7 +93,8 @@ import VaporTesting
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
             let enrolled = try await DeviceSignInTests.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: recent)
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: recent)
             #expect(enrolled.0 == 200, "\(enrolled.1)")
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             var address = 0
@@ -100,14 +102,14 @@ import VaporTesting
                 clock.advance(by: 61)
                 address += 1
                 let sent = try await DeviceSignInTests.post(
-                    app, "auth/request-otp", ["username": "alice"], from: "10.8.0.\(address)")
+                    app, API.DeviceKeys.requestOTP.path(), ["username": "alice"], from: "10.8.0.\(address)")
                 #expect(sent.0 == 200, "\(sent.1)")
                 return try #require(try await CodeFactorTests.deliver(app, clock: clock).last).1
             }
             func verify(_ code: String) async throws -> (UInt, String) {
                 address += 1
                 return try await DeviceSignInTests.post(
-                    app, "auth/verify-otp", ["username": "alice", "otp": code], from: "10.8.0.\(address)")
+                    app, API.DeviceKeys.verifyOTP.path(), ["username": "alice", "otp": code], from: "10.8.0.\(address)")
             }
             // Four wrong codes are told as wrong, and nothing more; the fifth locks.
             func lockOut() async throws {
@@ -147,11 +149,12 @@ import VaporTesting
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             clock.advance(by: 61)
             let setup = try await DeviceSignInTests.post(
-                app, "2fa/sms/setup", ["phoneNumber": "+447700900456"], token: recent)
+                app, API.TwoFactor.smsSetup.path(), ["phoneNumber": "+447700900456"], token: recent)
             #expect(setup.0 == 200, "\(setup.1)")
             let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last)
             #expect(code.destination == "+447700900456")
-            let verified = try await DeviceSignInTests.post(app, "2fa/sms/verify", ["code": code.code], token: recent)
+            let verified = try await DeviceSignInTests.post(
+                app, API.TwoFactor.smsVerify.path(), ["code": code.code], token: recent)
             #expect(verified.0 == 200, "\(verified.1)")
             let notices = try await CodeFactorTests.deliverAll(app, clock: clock)
             let toOldPhone = try #require(notices.first { $0.channel == .sms && $0.destination == "+14155550123" })

@@ -20,26 +20,28 @@ import VaporTesting
         return tokens.accessToken.token
     }
 
-    static func call(
-        _ app: Application, _ method: HTTPMethod, _ path: String, _ body: some Encodable, token: String,
-        device: String = "iphone-1"
+    /// Calls `endpoint`, one of a device's (`/device/{deviceID}/…`), for `device`.
+    static func call<Body, Answer>(
+        _ app: Application, _ method: HTTPMethod, _ endpoint: Endpoint<Body, Answer>, _ body: some Encodable,
+        token: String, device: String = "iphone-1"
     ) async throws -> (UInt, String) {
-        try await DeviceSignInTests.send(app, method, "device/\(device)/\(path)", body, token: token)
+        precondition(method.rawValue == endpoint.method.rawValue, "\(endpoint) is not \(method)")
+        return try await DeviceSignInTests.send(app, method, endpoint.path(device), body, token: token)
     }
 
     static func setPIN(_ app: Application, _ request: DevicePINChangeRequest, token: String) async throws -> (
         UInt, String
     ) {
-        try await call(app, .PUT, "pin", request, token: token)
+        try await call(app, .PUT, API.DeviceFactors.setPIN, request, token: token)
     }
 
     static func verifyPIN(_ app: Application, _ pin: String, token: String) async throws -> (UInt, String) {
-        try await call(app, .POST, "pin/verify", DeviceFactorProof(pin: pin), token: token)
+        try await call(app, .POST, API.DeviceFactors.verifyPIN, DeviceFactorProof(pin: pin), token: token)
     }
 
     static func state(_ app: Application, token: String) async throws -> DeviceSecondFactorResponse {
         var state: DeviceSecondFactorResponse?
-        try await app.testing().test(.GET, "api/v1/device/iphone-1/second-factor", headers: .bearer(token)) {
+        try await app.testing().test(.GET, API.DeviceFactors.status.path("iphone-1"), headers: .bearer(token)) {
             response in
             #expect(response.status == .ok)
             state = try response.decode(DeviceSecondFactorResponse.self)
@@ -52,7 +54,8 @@ import VaporTesting
         -> (UInt, String)
     {
         try await call(
-            app, .PUT, "biometrics", DeviceBiometricsAddRequest(publicKey: biometricKey.publicKey, pin: pin),
+            app, .PUT, API.DeviceFactors.addBiometrics,
+            DeviceBiometricsAddRequest(publicKey: biometricKey.publicKey, pin: pin),
             token: token)
     }
 
@@ -60,7 +63,8 @@ import VaporTesting
     static func biometricSignature(_ app: Application, _ biometricKey: Phone, token: String) async throws
         -> BiometricSignature
     {
-        let (status, body) = try await call(app, .POST, "biometrics/challenge", [String: String](), token: token)
+        let (status, body) = try await call(
+            app, .POST, API.DeviceFactors.biometricChallenge, [String: String](), token: token)
         #expect(status == 200, "\(body)")
         let challenge = try DeviceSignInTests.decode(BiometricChallengeResponse.self, body)
         return BiometricSignature(
@@ -116,12 +120,14 @@ import VaporTesting
                 username: "alice", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "iphone-1",
                 pin: "2580")
             let common = try await DeviceSignInTests.send(
-                app, .POST, "mfa/enroll", request, token: tokens.accessToken.token)
+                app, .POST, API.DeviceKeys.enroll.path(), request, token: tokens.accessToken.token)
             #expect(common.0 == 422 && common.1.contains("pin"))
             #expect(try await AuditQueries.count(table: "devices", on: app) == 0, "a refused enrolment stores nothing")
             request.pin = "4826"
             #expect(
-                try await DeviceSignInTests.send(app, .POST, "mfa/enroll", request, token: tokens.accessToken.token).0
+                try await DeviceSignInTests.send(
+                    app, .POST, API.DeviceKeys.enroll.path(), request, token: tokens.accessToken.token
+                ).0
                     == 200)
             #expect(try await Self.state(app, token: tokens.accessToken.token).hasPin)
             #expect(try await Self.verifyPIN(app, "4826", token: tokens.accessToken.token).0 == 200)
@@ -169,12 +175,15 @@ import VaporTesting
             let biometricKey = Phone()
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 409, "no PIN yet")
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
-            #expect(try await Self.call(app, .POST, "biometrics/challenge", [String: String](), token: token).0 == 409)
+            #expect(
+                try await Self.call(app, .POST, API.DeviceFactors.biometricChallenge, [String: String](), token: token)
+                    .0 == 409)
             let wrong = try await Self.addBiometrics(app, biometricKey, pin: "1357", token: token)
             #expect(wrong.0 == 401)
             #expect(try await Self.state(app, token: token).hasBiometrics == false)
             let malformed = try await Self.call(
-                app, .PUT, "biometrics", DeviceBiometricsAddRequest(publicKey: "AAAA", pin: "4826"), token: token)
+                app, .PUT, API.DeviceFactors.addBiometrics, DeviceBiometricsAddRequest(publicKey: "AAAA", pin: "4826"),
+                token: token)
             #expect(malformed.0 == 422 && malformed.1.contains("publicKey"))
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             #expect(try await Self.state(app, token: token).hasBiometrics)
@@ -182,14 +191,17 @@ import VaporTesting
             try await Self.blockPIN(app, token: token)
             // A signature by another key is refused and unblocks nothing.
             let forged = try await Self.biometricSignature(app, Phone(), token: token)
-            #expect(try await Self.call(app, .POST, "biometrics/verify", forged, token: token).0 == 401)
+            #expect(try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, forged, token: token).0 == 401)
             #expect(try await Self.state(app, token: token).pinBlocked)
 
             let proof = try await Self.biometricSignature(app, biometricKey, token: token)
-            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", proof, token: token)
+            let (status, body) = try await Self.call(
+                app, .POST, API.DeviceFactors.verifyBiometrics, proof, token: token)
             #expect(status == 200)
             #expect(try DeviceSignInTests.decode(DeviceFactorVerifiedResponse.self, body).pinUnblocked)
-            #expect(try await Self.call(app, .POST, "biometrics/verify", proof, token: token).0 == 409, "used once")
+            #expect(
+                try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, proof, token: token).0 == 409,
+                "used once")
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
             #expect(try await AuditQueries.count(type: "device.pin_unblocked", on: app) == 1)
         }
@@ -205,7 +217,8 @@ import VaporTesting
             try await Self.blockPIN(app, token: token)
 
             let proof = try await Self.biometricSignature(app, biometricKey, token: token)
-            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", proof, token: token)
+            let (status, body) = try await Self.call(
+                app, .POST, API.DeviceFactors.verifyBiometrics, proof, token: token)
             #expect(status == 200)
             #expect(try DeviceSignInTests.decode(DeviceFactorVerifiedResponse.self, body).pinUnblocked == false)
             #expect(try await Self.state(app, token: token).pinBlocked)
@@ -258,14 +271,20 @@ import VaporTesting
             let biometricKey = Phone()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
-            #expect(try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(), token: token).0 == 422)
+            #expect(
+                try await Self.call(app, .POST, API.DeviceFactors.removeBiometrics, DeviceFactorProof(), token: token).0
+                    == 422)
             let proof = try await Self.biometricSignature(app, biometricKey, token: token)
             #expect(
-                try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(biometric: proof), token: token)
-                    .0 == 200)
+                try await Self.call(
+                    app, .POST, API.DeviceFactors.removeBiometrics, DeviceFactorProof(biometric: proof), token: token
+                )
+                .0 == 200)
             #expect(try await Self.state(app, token: token).hasBiometrics == false)
             #expect(
-                try await Self.call(app, .POST, "biometrics/remove", DeviceFactorProof(pin: "4826"), token: token).0
+                try await Self.call(
+                    app, .POST, API.DeviceFactors.removeBiometrics, DeviceFactorProof(pin: "4826"), token: token
+                ).0
                     == 409, "nothing left to remove")
 
             // Re-added, then the device reports a changed biometric set: the key goes, the PIN stays,
@@ -273,11 +292,11 @@ import VaporTesting
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             let pending = try await Self.biometricSignature(app, biometricKey, token: token)
             let (status, body) = try await Self.call(
-                app, .POST, "biometrics/invalidated", [String: String](), token: token)
+                app, .POST, API.DeviceFactors.biometricsInvalidated, [String: String](), token: token)
             #expect(status == 200)
             let state = try DeviceSignInTests.decode(DeviceSecondFactorResponse.self, body)
             #expect(!state.hasBiometrics && state.hasPin)
-            #expect(try await Self.call(app, .POST, "biometrics/verify", pending, token: token).0 == 409)
+            #expect(try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, pending, token: token).0 == 409)
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
             #expect(try await AuditQueries.count(type: "device.biometrics_removed", on: app) == 2)
         }
@@ -294,20 +313,24 @@ import VaporTesting
                 #expect(status == 422 && body.contains(#""pin""#), "\(bad): \(body)")
             }
             let garbageID = BiometricSignature(challengeId: "nope", signature: "AA==")
-            let (idStatus, idBody) = try await Self.call(app, .POST, "biometrics/verify", garbageID, token: token)
+            let (idStatus, idBody) = try await Self.call(
+                app, .POST, API.DeviceFactors.verifyBiometrics, garbageID, token: token)
             #expect(idStatus == 422 && idBody.contains(#""challengeId""#), "\(idBody)")
             let proof = try await Self.biometricSignature(app, biometricKey, token: token)
             let garbageSignature = BiometricSignature(challengeId: proof.challengeId, signature: "%%%")
             let (signatureStatus, signatureBody) = try await Self.call(
-                app, .POST, "biometrics/verify", garbageSignature, token: token)
+                app, .POST, API.DeviceFactors.verifyBiometrics, garbageSignature, token: token)
             #expect(signatureStatus == 422 && signatureBody.contains(#""signature""#), "\(signatureBody)")
             let nested = try await Self.call(
-                app, .POST, "biometrics/remove", DeviceFactorProof(biometric: garbageSignature), token: token)
+                app, .POST, API.DeviceFactors.removeBiometrics, DeviceFactorProof(biometric: garbageSignature),
+                token: token)
             #expect(nested.0 == 422 && nested.1.contains("biometric.signature"), "\(nested.1)")
 
             let state = try await Self.state(app, token: token)
             #expect(state.pinAttemptsRemaining == 3 && state.hasBiometrics, "bad input changed nothing")
-            #expect(try await Self.call(app, .POST, "biometrics/verify", proof, token: token).0 == 200, "still unused")
+            #expect(
+                try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, proof, token: token).0 == 200,
+                "still unused")
         }
     }
 
@@ -321,11 +344,11 @@ import VaporTesting
             try await Self.blockPIN(app, token: token)
             let late = try await Self.biometricSignature(app, biometricKey, token: token)
             clock.advance(by: 301)
-            let (status, body) = try await Self.call(app, .POST, "biometrics/verify", late, token: token)
+            let (status, body) = try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, late, token: token)
             #expect(status == 401 && body.contains(#""code":"expired""#), "\(body)")
             #expect(try await Self.state(app, token: token).pinBlocked, "an expired challenge unblocks nothing")
             let fresh = try await Self.biometricSignature(app, biometricKey, token: token)
-            #expect(try await Self.call(app, .POST, "biometrics/verify", fresh, token: token).0 == 200)
+            #expect(try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, fresh, token: token).0 == 200)
         }
     }
 
@@ -339,7 +362,7 @@ import VaporTesting
             let reset = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937"), token: bob.accessToken.token)
             #expect(reset.0 == 404)
             let anonymous = try await DeviceSignInTests.send(
-                app, .POST, "device/iphone-1/pin/verify", DeviceFactorProof(pin: "4826"))
+                app, .POST, API.DeviceFactors.verifyPIN.path("iphone-1"), DeviceFactorProof(pin: "4826"))
             #expect(anonymous.0 == 401)
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
         }

@@ -23,7 +23,7 @@ import VaporTesting
     ) async throws -> (UInt, String) {
         var result: (UInt, String) = (0, "")
         let headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
-        try await app.testing().test(.POST, "api/v1/\(path)", headers: headers, body: json(body)) { response in
+        try await app.testing().test(.POST, path, headers: headers, body: json(body)) { response in
             result = (response.status.code, response.body.string)
         }
         return result
@@ -38,7 +38,7 @@ import VaporTesting
         var headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
         headers.contentType = .json
         try await app.testing().test(
-            method, "api/v1/\(path)", headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(body))
+            method, path, headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(body))
         ) { response in
             result = (response.status.code, response.body.string)
         }
@@ -57,11 +57,11 @@ import VaporTesting
         #expect(signedIn == 200, "\(signedInBody)")
         let token = try decode(DeviceTokenResponse.self, signedInBody).token
         let (status, body) = try await post(
-            app, "auth/step-up/device-key/challenge", ["deviceId": device], token: token)
+            app, API.Auth.stepUpDeviceKeyChallenge.path(), ["deviceId": device], token: token)
         #expect(status == 200, "\(body)")
         let challenge = try decode(DeviceChallengeResponse.self, body)
         let (stepped, answer) = try await send(
-            app, .POST, "auth/step-up",
+            app, .POST, API.Auth.stepUp.path(),
             StepUpRequest(
                 method: "deviceKey", deviceId: device, challengeId: challenge.challengeId,
                 signature: try phone.sign(challenge.challenge)), token: token)
@@ -79,7 +79,7 @@ import VaporTesting
         -> (UInt, String)
     {
         try await post(
-            app, "mfa/enroll",
+            app, API.DeviceKeys.enroll.path(),
             [
                 "username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": device,
                 "deviceModel": "iPhone 15 Pro",
@@ -89,7 +89,8 @@ import VaporTesting
     static func challenge(_ app: Application, device: String = "iphone-1", user: String = "alice") async throws
         -> DeviceChallengeResponse
     {
-        let (status, body) = try await post(app, "auth/initiate", ["username": user, "deviceId": device])
+        let (status, body) = try await post(
+            app, API.DeviceKeys.initiate.path(), ["username": user, "deviceId": device])
         #expect(status == 200)
         return try decode(DeviceChallengeResponse.self, body)
     }
@@ -99,7 +100,7 @@ import VaporTesting
         user: String = "alice", from address: String = "10.0.0.1"
     ) async throws -> (UInt, String) {
         try await post(
-            app, "auth/verify-signature",
+            app, API.DeviceKeys.verifySignature.path(),
             ["username": user, "deviceId": device, "challengeId": challenge.challengeId, "signature": signature],
             from: address)
     }
@@ -191,7 +192,7 @@ import VaporTesting
         let stepped = try await stepUp(app, token: alice.accessToken.token, phone: phone)
         #expect(try await enroll(app, token: stepped, phone: Phone(), device: "ipad-2").0 == 200)
         let bobEnrolled = try await post(
-            app, "mfa/enroll",
+            app, API.DeviceKeys.enroll.path(),
             ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "iphone-1"],
             token: bob.accessToken.token, from: "10.0.0.2")
         #expect(bobEnrolled.0 == 200)
@@ -241,7 +242,7 @@ import VaporTesting
             ]
             for key in badKeys {
                 let (status, body) = try await Self.post(
-                    app, "mfa/enroll",
+                    app, API.DeviceKeys.enroll.path(),
                     ["username": "alice", "publicKey": key, "method": "secureEnclave", "deviceId": "iphone-1"],
                     token: tokens.accessToken.token)
                 #expect(status == 422 && body.contains("publicKey"), "\(key)")
@@ -270,7 +271,7 @@ import VaporTesting
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
             let enrol = try await Self.post(
-                app, "mfa/enroll",
+                app, API.DeviceKeys.enroll.path(),
                 ["username": "alice", "publicKey": "not base64 at all!", "method": "secureEnclave", "deviceId": "x"],
                 token: tokens.accessToken.token)
             #expect(enrol.0 == 422 && enrol.1.contains("publicKey"))
@@ -280,7 +281,7 @@ import VaporTesting
             let challenge = try await Self.challenge(app)
             #expect(try await Self.verify(app, challenge, signature: "%%%").0 == 422)
             let garbageID = try await Self.post(
-                app, "auth/verify-signature",
+                app, API.DeviceKeys.verifySignature.path(),
                 ["username": "alice", "deviceId": "iphone-1", "challengeId": "nope", "signature": "AA=="])
             #expect(garbageID.0 == 422 && garbageID.1.contains("challengeId"))
             #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
@@ -293,34 +294,39 @@ import VaporTesting
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
             let phone = Phone()
             let anonymous = try await Self.post(
-                app, "mfa/enroll",
+                app, API.DeviceKeys.enroll.path(),
                 ["username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": "x"])
             #expect(anonymous.0 == 401)
             let forSomeoneElse = try await Self.post(
-                app, "mfa/enroll",
+                app, API.DeviceKeys.enroll.path(),
                 ["username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": "x"],
                 token: bob.accessToken.token, from: "10.0.0.2")
             #expect(forSomeoneElse.0 == 403)
             _ = try await Self.enroll(app, token: alice.accessToken.token, phone: phone)
 
-            try await app.testing().test(.GET, "api/v1/devices/alice", headers: .bearer(bob.accessToken.token)) {
+            try await app.testing().test(
+                .GET, API.DeviceKeys.devices.path("alice"), headers: .bearer(bob.accessToken.token)
+            ) {
                 response in #expect(response.status == .forbidden)
             }
-            try await app.testing().test(.GET, "api/v1/device/iphone-1/status", headers: .bearer(bob.accessToken.token))
-            {
+            try await app.testing().test(
+                .GET, API.DeviceKeys.status.path("iphone-1"), headers: .bearer(bob.accessToken.token)
+            ) {
                 response in #expect(response.status == .notFound)
             }
-            try await app.testing().test(.GET, "api/v1/devices/alice") { response in
+            try await app.testing().test(.GET, API.DeviceKeys.devices.path("alice")) { response in
                 #expect(response.status == .unauthorized)
             }
-            try await app.testing().test(.GET, "api/v1/devices/alice", headers: .bearer(alice.accessToken.token)) {
+            try await app.testing().test(
+                .GET, API.DeviceKeys.devices.path("alice"), headers: .bearer(alice.accessToken.token)
+            ) {
                 response in
                 let list = try response.decode(DeviceListResponse.self)
                 #expect(list.devices.map { $0.deviceId } == ["iphone-1"])
                 #expect(list.devices.first?.deviceModel == "iPhone 15 Pro")
             }
             try await app.testing().test(
-                .GET, "api/v1/device/iphone-1/status", headers: .bearer(alice.accessToken.token)
+                .GET, API.DeviceKeys.status.path("iphone-1"), headers: .bearer(alice.accessToken.token)
             ) { response in
                 let status = try response.decode(DeviceStatusResponse.self)
                 #expect(
@@ -337,22 +343,24 @@ import VaporTesting
             let admin = try await AdminTests.adminTokens(app)
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
             let enrolled = try await Self.post(
-                app, "mfa/enroll",
+                app, API.DeviceKeys.enroll.path(),
                 ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "pixel"],
                 token: bob.accessToken.token, from: "10.0.0.2")
             #expect(enrolled.0 == 200)
-            for path in ["api/v1/devices/bob", "api/v1/device/pixel/status"] {
+            for path in [API.DeviceKeys.devices.path("bob"), API.DeviceKeys.status.path("pixel")] {
                 try await app.testing().test(.GET, path, headers: .bearer(admin.accessToken.token)) { response in
                     #expect(response.status == .ok, "\(path)")
                 }
             }
             let alice = try #require(try await app.twofold.users.user(identifier: "alice"))
             #expect(try await app.twofold.users.lock(userID: alice.id, now: Date()))
-            try await app.testing().test(.GET, "api/v1/devices/bob", headers: .bearer(admin.accessToken.token)) {
+            try await app.testing().test(
+                .GET, API.DeviceKeys.devices.path("bob"), headers: .bearer(admin.accessToken.token)
+            ) {
                 response in #expect(response.status == .forbidden)
             }
             try await app.testing().test(
-                .GET, "api/v1/device/pixel/status", headers: .bearer(admin.accessToken.token)
+                .GET, API.DeviceKeys.status.path("pixel"), headers: .bearer(admin.accessToken.token)
             ) { response in #expect(response.status == .notFound) }
         }
     }
@@ -364,11 +372,12 @@ import VaporTesting
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let pending = try await Self.challenge(app)
             let request = ["username": "alice", "deviceId": "iphone-1"]
-            let (refused, body) = try await Self.post(app, "mfa/unenroll", request, token: tokens.accessToken.token)
+            let (refused, body) = try await Self.post(
+                app, API.DeviceKeys.unenroll.path(), request, token: tokens.accessToken.token)
             #expect(refused == 403 && body.contains("step_up_required"), "removing a factor needs step-up")
             #expect(try await AuditQueries.count(table: "devices", on: app) == 1)
             let stepped = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
-            let (removed, answer) = try await Self.post(app, "mfa/unenroll", request, token: stepped)
+            let (removed, answer) = try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: stepped)
             #expect(removed == 200)
             #expect(
                 try Self.decode(DeviceMessageResponse.self, answer)
@@ -379,9 +388,9 @@ import VaporTesting
             #expect(try await Self.challenge(app).method == "smsOTP", "a decoy, like any unknown device")
             // With no second factor left, the password alone signs in again.
             let (login, tokensBody) = try await Self.post(
-                app, "auth/login", ["username": "alice", "password": AuthFlowTests.password])
+                app, API.Auth.login.path(), ["username": "alice", "password": AuthFlowTests.password])
             #expect(login == 200 && tokensBody.contains("accessToken"))
-            #expect(try await Self.post(app, "mfa/unenroll", request, token: stepped).0 == 404)
+            #expect(try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: stepped).0 == 404)
         }
     }
 
@@ -424,7 +433,8 @@ import VaporTesting
             // Scenario 10: upgrade switches to yet another key.
             let third = Phone()
             let (upgraded, body) = try await Self.post(
-                app, "mfa/upgrade", ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey],
+                app, API.DeviceKeys.upgrade.path(),
+                ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey],
                 token: stepped)
             #expect(upgraded == 200)
             #expect(
@@ -441,13 +451,13 @@ import VaporTesting
             let phone = Phone()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let (status, body) = try await Self.post(
-                app, "auth/login", ["username": "alice", "password": AuthFlowTests.password])
+                app, API.Auth.login.path(), ["username": "alice", "password": AuthFlowTests.password])
             #expect(status == 200)
             let flow = try Self.decode(LoginChallengeResponse.self, body)
             #expect(flow.availableMethods == ["deviceKey"])
 
             let (issued, challengeBody) = try await Self.post(
-                app, "auth/mfa/device-key/challenge", ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])
+                app, API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])
             #expect(issued == 200)
             let challenge = try Self.decode(DeviceChallengeResponse.self, challengeBody)
             let signature = try phone.sign(challenge.challenge)
@@ -456,18 +466,18 @@ import VaporTesting
             #expect(try await Self.verify(app, challenge, signature: signature).0 == 401)
             let signIn = try await Self.challenge(app)
             let wrongPurpose = try await Self.send(
-                app, .POST, "auth/mfa/verify-login",
+                app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
                     method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: signIn.challengeId, signature: try phone.sign(signIn.challenge)))
             #expect(wrongPurpose.0 == 401 && wrongPurpose.1.contains("signature_invalid"))
             let missing = try await Self.send(
-                app, .POST, "auth/mfa/verify-login",
+                app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(method: "deviceKey", otpFlowId: flow.otpFlowId))
             #expect(missing.0 == 422)
 
             let (completed, answer) = try await Self.send(
-                app, .POST, "auth/mfa/verify-login",
+                app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
                     method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: challenge.challengeId, signature: signature))
@@ -482,7 +492,7 @@ import VaporTesting
             let methods = try #require(sessions?.sessions.first { $0.current == true }).methods
             #expect(methods == ["pwd", "hwk", "mfa"])
             let replay = try await Self.send(
-                app, .POST, "auth/mfa/verify-login",
+                app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
                     method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: challenge.challengeId, signature: signature))
@@ -501,7 +511,7 @@ import VaporTesting
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             let pending = try await Self.challenge(app)
             let (status, body) = try await Self.post(
-                app, "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], token: recent)
+                app, API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"], token: recent)
             #expect(status == 200)
             #expect(
                 try Self.decode(DeviceMethodResponse.self, body)
@@ -515,7 +525,7 @@ import VaporTesting
             // The SMS fallback signs in with a code to the number on file.
             clock.advance(by: 61)
             let (sent, answer) = try await Self.post(
-                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+14155550123"])
+                app, API.DeviceKeys.requestOTP.path(), ["username": "alice", "phoneNumber": "+14155550123"])
             #expect(sent == 200)
             #expect(
                 try Self.decode(RequestOTPResponse.self, answer)
@@ -523,7 +533,7 @@ import VaporTesting
             let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first)
             #expect(code.destination == "+14155550123")
             let (verified, tokenBody) = try await Self.post(
-                app, "auth/verify-otp", ["username": "alice", "otp": code.code])
+                app, API.DeviceKeys.verifyOTP.path(), ["username": "alice", "otp": code.code])
             #expect(verified == 200)
             #expect(try Self.decode(DeviceTokenResponse.self, tokenBody).success)
         }
@@ -539,21 +549,22 @@ import VaporTesting
             _ = try await Self.enroll(app, token: recent, phone: Phone())
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             clock.advance(by: 61)
-            #expect(try await Self.post(app, "auth/request-otp", ["username": "alice"]).0 == 200)
+            #expect(try await Self.post(app, API.DeviceKeys.requestOTP.path(), ["username": "alice"]).0 == 200)
             #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).isEmpty, "no SMS device, no SMS")
             let smsDevice = try await Self.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: recent)
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: recent)
             #expect(smsDevice.0 == 200, "\(smsDevice.1)")
             clock.advance(by: 61)
             let known = try await Self.post(
-                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+15005550006"])
+                app, API.DeviceKeys.requestOTP.path(), ["username": "alice", "phoneNumber": "+15005550006"])
             let unknown = try await Self.post(
-                app, "auth/request-otp", ["username": "nobody", "phoneNumber": "+15005550006"])
+                app, API.DeviceKeys.requestOTP.path(), ["username": "nobody", "phoneNumber": "+15005550006"])
             #expect(known.0 == 200 && known == unknown, "\(known) vs \(unknown)")
             let sent = try await CodeFactorTests.deliverMessages(app, clock: clock)
             #expect(sent.map(\.destination) == ["+14155550123"], "never the number in the request")
             let inCooldown = try await Self.post(
-                app, "auth/request-otp", ["username": "alice", "phoneNumber": "+15005550006"])
+                app, API.DeviceKeys.requestOTP.path(), ["username": "alice", "phoneNumber": "+15005550006"])
             #expect(inCooldown == unknown, "the cooldown does not tell either")
         }
     }
@@ -565,7 +576,8 @@ import VaporTesting
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             // No phone on file: a downgrade would leave the device with nothing to sign in with.
             let refused = try await Self.post(
-                app, "mfa/downgrade", ["username": "alice", "deviceId": "iphone-1"], token: tokens.accessToken.token)
+                app, API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"],
+                token: tokens.accessToken.token)
             #expect(refused.0 == 409)
             #expect(try await Self.challenge(app).method == "secureEnclave", "unchanged")
 
@@ -573,22 +585,28 @@ import VaporTesting
             let keySession = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
             _ = try await CodeFactorTests.enableSMS(app, token: keySession, clock: clock)
             let smsDevice = try await Self.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"], token: keySession
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: keySession
             )
             #expect(smsDevice.0 == 200, "\(smsDevice.1)")
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             clock.advance(by: 61)
-            let malformed = try await Self.post(app, "auth/request-otp", ["username": "alice", "phoneNumber": "12"])
+            let malformed = try await Self.post(
+                app, API.DeviceKeys.requestOTP.path(), ["username": "alice", "phoneNumber": "12"])
             #expect(malformed.0 == 422)
             #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).isEmpty, "nothing sent")
-            #expect(try await Self.post(app, "auth/request-otp", ["username": "alice"]).0 == 200)
+            #expect(try await Self.post(app, API.DeviceKeys.requestOTP.path(), ["username": "alice"]).0 == 200)
             let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).first).code
             let wrong = try await Self.post(
-                app, "auth/verify-otp", ["username": "alice", "otp": code == "000000" ? "000001" : "000000"])
+                app, API.DeviceKeys.verifyOTP.path(),
+                ["username": "alice", "otp": code == "000000" ? "000001" : "000000"])
             // Anyone can ask with a username: a wrong code tells nothing more than "wrong".
             #expect(wrong.0 == 401 && wrong.1.contains("invalid_code") && !wrong.1.contains("attemptsRemaining"))
-            #expect(try await Self.post(app, "auth/verify-otp", ["username": "alice", "otp": code]).0 == 200)
-            #expect(try await Self.post(app, "auth/verify-otp", ["username": "alice", "otp": code]).0 == 401, "once")
+            #expect(
+                try await Self.post(app, API.DeviceKeys.verifyOTP.path(), ["username": "alice", "otp": code]).0 == 200)
+            #expect(
+                try await Self.post(app, API.DeviceKeys.verifyOTP.path(), ["username": "alice", "otp": code]).0 == 401,
+                "once")
         }
     }
 
@@ -599,7 +617,7 @@ import VaporTesting
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
             let enrolled = try await Self.post(
-                app, "mfa/enroll", ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
                 token: recent)
             #expect(enrolled.0 == 200)
             let smsDevice = try await Self.challenge(app, device: "old-phone")
