@@ -45,11 +45,8 @@ public func configure(
         let direct = try await DirectSQLite.open(path: path, logger: app.logger)
         app.lifecycle.use(direct)
         sqlite = direct
-        let fluent = DatabaseConfigurationFactory.sqlite(.file(path))
-        app.databases.use(
-            DatabaseConfigurationFactory {
-                CommitFirstConfiguration(base: fluent.make(), direct: direct.database.connection)
-            }, as: .sqlite)
+        // Fluent only migrates: every statement after that goes through the stores.
+        app.databases.use(.sqlite(.file(path)), as: .sqlite)
         try await SQLiteTuning.apply(to: app)
     case .sqliteInMemory:
         app.databases.use(.sqlite(.memory), as: .sqlite)

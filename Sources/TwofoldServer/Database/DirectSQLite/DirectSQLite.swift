@@ -4,8 +4,8 @@ import Vapor
 
 /// Twofold's own SQLite connection and its thread, for a database file (not used for
 /// PostgreSQL, nor for `sqlite::memory:`, whose memory Fluent's connections share among
-/// themselves). `request.sql` statements go to it; `request.read` statements go to the
-/// readers, one read-only connection per thread that reads. Beside them a checkpointer, on a thread and
+/// themselves). The stores' statements go to it, and their reads of committed state
+/// (`SQLExecutor.readCommitted`) to the readers, one read-only connection per thread that reads. Beside them a checkpointer, on a thread and
 /// connection of its own, moves the write-ahead log into the database file four times a
 /// second: a checkpoint waits for the disk (fsync), which must not happen between sign-ins.
 /// After each checkpoint it has the part of the log the writer overwrites next read into memory

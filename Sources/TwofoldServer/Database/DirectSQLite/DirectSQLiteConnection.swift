@@ -4,18 +4,17 @@ import NIOCore
 import SQLiteNIO
 import VaporCSQLite
 
-/// Twofold's own connection to the SQLite file, beside Fluent's: `request.sql`'s statements
-/// run on it synchronously, prepared once and kept, on the one thread that owns it
+/// Twofold's own connection to the SQLite file, beside Fluent's (which only migrates): the
+/// stores' statements run on it synchronously, prepared once and kept, on the one thread that owns it
 /// (`SQLiteThread`).
 ///
 /// **Group commit.** A commit costs far more than a statement (on the development machine
 /// ~170 µs against ~10 µs), and a sign-in writes six times. So the first writing statement opens
 /// a transaction (`BEGIN IMMEDIATE`, a "write group"), and the group is committed once the work
 /// already queued on the thread has run (`commitSoon`, at the end of every job): the units of
-/// work that run meanwhile share one commit. A unit (`Request.nextToTheDatabase`) answers only
+/// work that run meanwhile share one commit. A unit (`UnitsOfWork.run`) answers only
 /// after the commit of every group it wrote in (`settled`), and fails if one was rolled back.
-/// The group is committed at once before a Fluent operation starts from this thread
-/// (`CommitFirstDatabase`) and after each statement sent from another thread. Each statement
+/// The group is committed after each statement sent from another thread. Each statement
 /// stays atomic (SQLite undoes a failed statement, not the transaction). The write lock is held
 /// only while this thread is busy; other connections (Fluent's, another server process) wait
 /// for it through the busy timeout.

@@ -5,8 +5,8 @@ import SQLKit
 import SQLiteKit
 import SQLiteNIO
 
-/// The direct connection as an SQLKit database, so the services' `request.sql` statements run
-/// on it unchanged. A statement sent from its thread, inside `Request.nextToTheDatabase`, runs
+/// The direct connection as an SQLKit database, where `DatabaseExecutor` sends the stores'
+/// statements. A statement sent from its thread, inside `UnitsOfWork.run`, runs
 /// at once and joins the unit's write group; from elsewhere it hops there, runs and commits, as
 /// sqlite-nio's own statements do.
 struct DirectSQLiteDatabase: SQLDatabase {

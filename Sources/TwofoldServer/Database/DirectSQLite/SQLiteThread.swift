@@ -47,7 +47,7 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// An event loop as a task's preferred executor. `Request.nextToTheDatabase` comes back through
+/// An event loop as a task's preferred executor. `UnitsOfWork.run` comes back through
 /// it to the request's own loop: otherwise the writer thread, which is not one of the loops,
 /// would hand the rest of the request to any loop, and its answer would hop once more to the
 /// loop its connection belongs to.
