@@ -40,11 +40,26 @@ let package = Package(
         .target(name: "TwofoldAPI"),
 
         // MARK: Server
+        // Twofold's own SQLite engine: one writer thread with group commit and its window,
+        // per-thread readers, prepared statements, the checkpointer. It calls the SQLite that
+        // sqlite-nio carries (its VaporCSQLite module, which sqlite-nio does not publish as a
+        // product): a second copy of SQLite in the process would break POSIX locks on the file.
+        .target(
+            name: "TwofoldSQLite",
+            dependencies: [
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "TwofoldServer",
             dependencies: [
                 "TwofoldCore",
                 "TwofoldAPI",
+                "TwofoldSQLite",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "RoutingKit", package: "routing-kit"),
                 .product(name: "Fluent", package: "fluent"),
@@ -98,6 +113,7 @@ let package = Package(
             dependencies: [
                 "TwofoldServer",
                 "TwofoldAPI",
+                "TwofoldSQLite",
                 "TwofoldTestSupport",
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),

@@ -4,6 +4,7 @@ import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
 import Prometheus
+import TwofoldSQLite
 import Vapor
 
 /// Sets up an application from a configuration: data folder and keys, database, middleware,
@@ -101,8 +102,6 @@ public func configure(
         SecondStepController(context),
     ]
     for controller in controllers { controller.boot(routes: routes) }
-    // Vapor's responder, but for how it reads each request's path (`RouteResponder`).
-    app.responder.use { app in RouteResponder(app) }
 
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(

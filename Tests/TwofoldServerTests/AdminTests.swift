@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldSQLite
 import VaporTesting
 
 @testable import TwofoldServer

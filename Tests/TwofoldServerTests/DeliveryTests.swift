@@ -3,6 +3,7 @@ import Fluent
 import Foundation
 import SQLKit
 import Testing
+import TwofoldSQLite
 import VaporTesting
 
 @testable import TwofoldServer

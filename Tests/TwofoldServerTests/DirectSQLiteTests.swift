@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldSQLite
 import VaporTesting
 
 @testable import TwofoldServer
@@ -171,21 +172,18 @@ struct DirectSQLiteTests {
         try await withTestApp { app in
             let request = Self.request(app)
             let id = UUID()
-            let insert: @Sendable (String) async throws -> Void = { detail in
-                try await try #require(request.application.twofold.sqlite).database.raw(
-                    """
-                    INSERT INTO audit_events (id, occurred_at, type, detail)
-                    VALUES (\(bind: detail == "duplicate" ? id : UUID()), \(bind: Date()), 'test.event', \(bind: detail))
-                    """
-                ).run()
+            let database = try #require(request.application.twofold.sqlite).database
+            let insert: @Sendable (UUID, String) async throws -> Void = { id, detail in
+                _ = try await database.changes(
+                    Statement(
+                        "INSERT INTO audit_events (id, occurred_at, type, detail) VALUES (?, ?, 'test.event', ?)",
+                        .uuid(id), .date(Date()), .text(detail)))
             }
             let failure: (any Error)? = try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
-                try await try #require(request.application.twofold.sqlite).database.raw(
-                    "INSERT INTO audit_events (id, occurred_at, type, detail) VALUES (\(bind: id), \(bind: Date()), 'test.event', 'first')"
-                ).run()
+                try await insert(id, "first")
                 var caught: (any Error)?
-                do { try await insert("duplicate") } catch { caught = error }
-                try await insert("after")
+                do { try await insert(id, "duplicate") } catch { caught = error }
+                try await insert(UUID(), "after")
                 return caught
             }
             let error = try #require(failure as? any DatabaseError)
@@ -280,13 +278,13 @@ struct DirectSQLiteTests {
         try await withTestApp { app in
             let request = Self.request(app)
             // A kept statement keeps its last values; one bound short must not run with them.
-            try await try #require(request.application.twofold.sqlite).database.raw(
-                "SELECT COUNT(*) AS n FROM users WHERE id = \(bind: UUID())"
-            ).run()
+            let database = try #require(request.application.twofold.sqlite).database
+            let sql = "SELECT COUNT(*) AS n FROM users WHERE id = ? OR id = :other"
             await #expect(throws: DirectSQLiteError.self) {
-                try await try #require(request.application.twofold.sqlite).database.raw(
-                    "SELECT COUNT(*) AS n FROM users WHERE id = \(unsafeRaw: "?")"
-                ).run()
+                _ = try await database.rows(Statement(sql, .uuid(UUID()))) { try $0.integer(0) }
+            }
+            await #expect(throws: DirectSQLiteError.self) {
+                _ = try await database.rows(Statement(sql, .uuid(UUID()))) { try $0.integer(0) }
             }
         }
     }

@@ -120,7 +120,7 @@ import VaporTesting
                 ("application/json", "{\"tempToken\": ", .badRequest, "malformed_request"),
                 ("application/json", #"{"tempToken": 5, "code": "123456"}"#, .unprocessableEntity, "validation_failed"),
                 ("application/json", #"{"code": "123456"}"#, .unprocessableEntity, "validation_failed"),
-                // Bodies the one-pass read hands to JSONDecoder (`FlatJSONObject`).
+                // Bytes after the object, a member of the wrong type.
                 ("application/json", #"{"tempToken":"t","code":"123456"} x"#, .badRequest, "malformed_request"),
                 (
                     "application/json", #"{"tempToken":"t","code":"123456","trustDevice":"yes"}"#,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldSQLite
 import VaporTesting
 
 @testable import TwofoldServer

@@ -1,6 +1,7 @@
 import Foundation
 import SQLKit
 import Testing
+import TwofoldSQLite
 
 @testable import TwofoldServer
 
@@ -26,14 +27,15 @@ struct StatementRowTests {
     @Test func readsEachColumnByPositionWhenNamesAreUnique() throws {
         let (flow, user) = (UUID(), UUID())
         let row = StatementRow(
-            NamedRow(allColumns: ["flow_id", "user_id"], values: [flow.uuidString, user.uuidString]))
+            SQLKitColumns(NamedRow(allColumns: ["flow_id", "user_id"], values: [flow.uuidString, user.uuidString])))
         #expect(try row.uuid(0) == flow)
         #expect(try row.uuid(1) == user)
     }
 
     @Test func refusesAColumnWhoseNameAnotherColumnShares() throws {
         // A join of two tables' `id` columns without aliases: PostgreSQL names both `id`.
-        let row = StatementRow(NamedRow(allColumns: ["id", "id"], values: [UUID().uuidString, UUID().uuidString]))
+        let row = StatementRow(
+            SQLKitColumns(NamedRow(allColumns: ["id", "id"], values: [UUID().uuidString, UUID().uuidString])))
         #expect(throws: StatementRowError.self) { try row.uuid(1) }
         #expect(throws: StatementRowError.self) { try row.uuid(0) }
         #expect(throws: StatementRowError.self) { try row.uuid(2) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldSQLite
 
 @testable import TwofoldServer
 

@@ -1,5 +1,6 @@
 import Prometheus
 import TwofoldAPI
+import TwofoldSQLite
 import Vapor
 
 /// Liveness, readiness, metrics and the API description: what operators and load balancers call.

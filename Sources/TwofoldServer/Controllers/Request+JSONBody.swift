@@ -5,18 +5,11 @@ extension Request {
     /// The body as `T`, as `content.decode` reads it, with a JSON body (`application/json`)
     /// read by one shared decoder: Vapor looks its decoder up for every request (a global lock
     /// and parsing the media type), which the second step of every sign-in does not need.
-    /// A body of the simplest shape is read without the decoder when `T` can be read that way
-    /// (`FlatJSONDecodable`). Other media types (and a missing body) go through `content.decode`
-    /// and its answers.
+    /// Other media types (and a missing body) go through `content.decode` and its answers.
     func decodeJSONBody<T: Decodable>(_ type: T.Type) throws -> T {
         guard let contentType = headers.first(name: .contentType), Self.isJSON(contentType),
             let body = body.data
         else { return try content.decode(T.self) }
-        if let flat = T.self as? any FlatJSONDecodable.Type,
-            let value = body.withUnsafeReadableBytes({ FlatJSONObject($0).flatMap(flat.init(flat:)) })
-        {
-            return value as! T
-        }
         return try Self.jsonDecoder.decode(T.self, from: body)
     }
 

@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import SQLiteNIO
 import TwofoldAPI
+import TwofoldSQLite
 
 /// Tells an error that means "the database cannot be reached or cannot write now" from a bug:
 /// those are the server's trouble, not the request's, and are answered `503` with `Retry-After`

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import SQLKit
+import TwofoldSQLite
 
 /// Where a store's statements run: the one way to the database for code that is not a
 /// migration. Each `Statement` is written once, in SQL that SQLite and PostgreSQL both accept.
@@ -86,7 +87,7 @@ struct DatabaseExecutor: SQLExecutor {
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         if let direct { return try await direct.database.rows(statement, read) }
-        return try await sql().raw(statement.query).all().map { try read(StatementRow($0)) }
+        return try await sql().raw(statement.query).all().map { try read(StatementRow(SQLKitColumns($0))) }
     }
 
     /// With an SQLite file, on this thread's read-only connection (`SQLiteReaders`), without a
@@ -108,4 +109,61 @@ struct DatabaseExecutor: SQLExecutor {
 enum DatabaseExecutorError: Error, CustomStringConvertible {
     case notSQL
     var description: String { "Twofold needs an SQL database" }
+}
+
+/// The direct connection's errors answer the same `DatabaseError` questions as Fluent's drivers
+/// (a store asks `isConstraintFailure` of a unique index, whichever database refused).
+extension DirectSQLiteError: DatabaseError {}
+
+extension Statement {
+    /// The statement as SQLKit builds it, each `?` a bind.
+    var query: SQLQueryString {
+        var query = SQLQueryString("")
+        var values = values.makeIterator()
+        var pieces = sql.split(separator: "?", omittingEmptySubsequences: false).makeIterator()
+        if let first = pieces.next() { query.appendLiteral(String(first)) }
+        while let piece = pieces.next() {
+            switch values.next() {
+            case .text(let value): query.appendInterpolation(bind: value)
+            case .integer(let value): query.appendInterpolation(bind: value)
+            case .uuid(let value): query.appendInterpolation(bind: value)
+            case .date(let value): query.appendInterpolation(bind: value)
+            case .double(let value): query.appendInterpolation(bind: value)
+            case nil: query.appendLiteral("?")  // more placeholders than values: the database refuses it
+            }
+            query.appendLiteral(String(piece))
+        }
+        return query
+    }
+}
+
+/// An SQLKit row (PostgreSQL's, or in-memory SQLite's) read by column position. SQLKit reads by
+/// name, so a column whose name another column shares is refused (give it an `AS` alias).
+struct SQLKitColumns: StatementColumns {
+    let row: any SQLRow
+    let names: [String]
+
+    init(_ row: any SQLRow) {
+        self.row = row
+        names = row.allColumns
+    }
+
+    private func name(of column: Int) throws -> String {
+        guard column < names.count else { throw StatementRowError(column: column, reason: "does not exist") }
+        guard names.firstIndex(of: names[column]) == column, names.lastIndex(of: names[column]) == column else {
+            throw StatementRowError(column: column, reason: "has the same name as another (\(names[column]))")
+        }
+        return names[column]
+    }
+
+    private func read<T: Decodable>(_ column: Int, as type: T.Type) throws -> T? {
+        try row.decode(column: try name(of: column), as: T?.self)
+    }
+
+    func optionalText(_ column: Int) throws -> String? { try read(column, as: String.self) }
+    func optionalInteger(_ column: Int) throws -> Int? { try read(column, as: Int.self) }
+    func optionalUUID(_ column: Int) throws -> UUID? { try read(column, as: UUID.self) }
+    func optionalDate(_ column: Int) throws -> Date? { try read(column, as: Date.self) }
+    func optionalDouble(_ column: Int) throws -> Double? { try read(column, as: Double.self) }
+    func bool(_ column: Int) throws -> Bool { try row.decode(column: try name(of: column), as: Bool.self) }
 }

@@ -1,6 +1,7 @@
 import Fluent
 import FluentSQLiteDriver
 import SQLKit
+import TwofoldSQLite
 import Vapor
 
 /// Settings for an SQLite database file, applied to every connection at start (one per event
@@ -10,13 +11,12 @@ import Vapor
 /// timeout, so a connection waiting for the write lock sleeps instead of spinning (sqlite-nio's
 /// own busy handler retries in a tight loop).
 enum SQLiteTuning {
-    static let pragmas = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = 5000"]
 
     static func apply(to app: Application) async throws {
         for loop in app.eventLoopGroup.makeIterator() {
             guard let database = app.databases.database(.sqlite, logger: app.logger, on: loop) as? any SQLDatabase
             else { continue }
-            for pragma in pragmas { try await database.raw(SQLQueryString(pragma)).run() }
+            for pragma in SQLitePragmas.all { try await database.raw(SQLQueryString(pragma)).run() }
         }
     }
 }

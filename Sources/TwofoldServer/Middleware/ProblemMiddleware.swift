@@ -126,7 +126,8 @@ struct ProblemMiddleware: Middleware {
 
     /// The methods that have a route at this request's path, for `405` and its `Allow` header.
     static func allowedMethods(for request: Request) -> [HTTPMethod] {
-        let components = RouteResponder.components(of: request.url)
+        // As Vapor's router is given the path: its components, split at `/`.
+        let components = request.url.path.split(separator: "/").map(String.init)
         var methods: [HTTPMethod] = []
         for route in request.application.routes.all where route.method != request.method {
             if matches(route.path, components), !methods.contains(route.method) {

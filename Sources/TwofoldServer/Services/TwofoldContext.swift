@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import TwofoldSQLite
 import Vapor
 
 /// The composition root: every service, built once in `configure` with its stores and the

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldSQLite
 
 /// Where a request came from, as the audit log and remembered devices record it.
 struct RequestOrigin: Sendable, Equatable {

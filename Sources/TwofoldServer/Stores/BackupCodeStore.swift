@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// One backup code (`backup_codes`), stored as a keyed lookup value (HMAC, to find the row
 /// without trying every hash) and a salted slow hash (bcrypt) — ASVS v5 6.5.2 for secrets under

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldSQLite
 
 /// A phone enrolled for seed 004's device-bound sign-in (`devices`): a Secure Enclave P-256 key
 /// (`secureEnclave`) or SMS codes to the account's phone (`smsOTP`). Seed 001's device second

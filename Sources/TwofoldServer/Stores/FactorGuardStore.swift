@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A factor's wrong-code count and lock for one user (`factor_guards`).
 struct FactorGuardState: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A sign-in waiting for its second step (`login_flows`; `otpFlowId` / `tempToken`). The token the
 /// client holds is stored only as a hash; the flow belongs to one user and is consumed once.

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A 6-digit code sent by SMS or email (`one_time_codes`), stored only as a keyed hash.
 /// `purpose` says what it proves: a login flow's second step, a new destination being enabled, a

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A message waiting to be delivered (`outbox_messages`): an SMS or email carrying a code or a
 /// notice. Destination and text are stored encrypted (they hold the code and the full phone

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldSQLite
 
 /// A login flow waiting for its second step, with what every second step needs of its user and
 /// of the user's active authenticator-app secret, read in one statement on the request's own

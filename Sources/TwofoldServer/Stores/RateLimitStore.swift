@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// Token buckets (`rate_limit_buckets`), kept in the database so a limit holds across server
 /// instances and under parallel requests.

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A signed-in session (`sessions`): one login, its refresh-token family and the access tokens
 /// issued from it. Revoking the session revokes the whole family.

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A user's authenticator-app secret (`totp_credentials`): pending after setup, active once a code
 /// confirmed it. The secret is stored only encrypted (AES-GCM, key outside the database).

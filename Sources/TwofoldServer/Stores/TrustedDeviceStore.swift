@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldSQLite
 
 /// A remembered device (`trusted_devices`): its token is kept only as a hash.
 struct TrustedDeviceRecord: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import TwofoldSQLite
 
 /// Users (`users`). Each change is one statement that writes only the columns it is about, so
 /// two changes at once (a lock and a new phone number, say) never undo each other.

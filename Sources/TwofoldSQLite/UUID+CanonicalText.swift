@@ -8,7 +8,7 @@ extension UUID {
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// The same text as `uuidString`.
-    var canonicalText: String {
+    package var canonicalText: String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var position = 0
@@ -28,7 +28,7 @@ extension UUID {
 
     /// Reads what `UUID(uuidString:)` reads (hex digits of either case, hyphens at 8, 13, 18
     /// and 23); `nil` for anything else.
-    init?(canonicalText text: String) {
+    package init?(canonicalText text: String) {
         var text = text
         guard let uuid = text.withUTF8({ UUID(canonicalBytes: $0) }) else { return nil }
         self = uuid

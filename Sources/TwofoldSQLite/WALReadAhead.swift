@@ -20,22 +20,22 @@
 /// The checkpointer calls `prefetch(framesInLog:backfilled:)` after every checkpoint, on its own
 /// thread: `POSIX_FADV_WILLNEED` starts the reads and returns. Only a log larger than its frames
 /// has a part to overwrite; a growing log is written past its end, where nothing is read.
-final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointer's thread
+package final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointer's thread
     /// How far ahead of the writer to read: at saturation the writer adds ~70 MB of frames a
     /// second, so 64 MB lasts past the next checkpoint, also when a checkpoint's flush takes
     /// half a second.
-    static let span = 64 << 20
+    package static let span = 64 << 20
     /// Linux reads at most the device's read-ahead window per `POSIX_FADV_WILLNEED` (128 KB by
     /// default), so a range is asked for in pieces of that size.
-    static let piece = 128 << 10
-    static let headerSize = 32
-    static let frameHeaderSize = 24
+    package static let piece = 128 << 10
+    package static let headerSize = 32
+    package static let frameHeaderSize = 24
 
     private let path: String
     private let frameSize: Int
     private var descriptor: Int32 = -1
 
-    init(databasePath: String, pageSize: Int) {
+    package init(databasePath: String, pageSize: Int) {
         path = databasePath + "-wal"
         frameSize = Self.frameHeaderSize + pageSize
     }
@@ -45,7 +45,7 @@ final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointe
     /// when every frame is in the database, also from the beginning (the next write transaction
     /// starts the log again there, unless a reader still uses the log). Ranges that overlap are
     /// joined.
-    func rangesToRead(framesInLog: Int, backfilled: Int, fileSize: Int) -> [Range<Int>] {
+    package func rangesToRead(framesInLog: Int, backfilled: Int, fileSize: Int) -> [Range<Int>] {
         guard framesInLog >= 0 else { return [] }  // -1: the database is not in WAL mode
         let end = Self.headerSize + framesInLog * frameSize
         let afterTheLog = end..<max(end, min(fileSize, end + Self.span))
@@ -60,7 +60,7 @@ final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointe
 
     /// Starts reading those ranges into the page cache; does not wait for them. Best effort: a log
     /// that cannot be opened is left alone (the writer then reads what it needs itself).
-    func prefetch(framesInLog: Int, backfilled: Int) {
+    package func prefetch(framesInLog: Int, backfilled: Int) {
         if descriptor < 0 { descriptor = open(path, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else { return }
         var status = stat()
@@ -78,7 +78,7 @@ final class WALReadAhead: @unchecked Sendable {  // used only on the checkpointe
         }
     }
 
-    func close() {
+    package func close() {
         if descriptor >= 0 {
             #if canImport(Glibc)
                 _ = Glibc.close(descriptor)

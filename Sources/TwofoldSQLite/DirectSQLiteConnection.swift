@@ -1,7 +1,5 @@
-import FluentKit
 import Foundation
 import NIOCore
-import SQLiteNIO
 import VaporCSQLite
 
 /// Twofold's own connection to the SQLite file, beside Fluent's (which only migrates): the
@@ -31,10 +29,10 @@ import VaporCSQLite
 ///
 /// Confined: every method must be called on `thread` (checked), which is what makes the
 /// `@unchecked Sendable` safe.
-final class DirectSQLiteConnection: @unchecked Sendable {
-    typealias Cursor = SQLiteHandle.Cursor
+package final class DirectSQLiteConnection: @unchecked Sendable {
+    package typealias Cursor = SQLiteHandle.Cursor
 
-    let thread: SQLiteThread
+    package let thread: SQLiteThread
     private let handle: SQLiteHandle
 
     private let groupsWrites: Bool
@@ -49,8 +47,8 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     private var lastCommit: NIODeadline?
     /// How long a commit window stays open, and how recent a commit must be for the next unit
     /// of work to wait for one. Set on `thread` (tests widen both).
-    var commitWindow = TimeAmount.milliseconds(3)
-    var busyWithin = TimeAmount.milliseconds(10)
+    package var commitWindow = TimeAmount.milliseconds(3)
+    package var busyWithin = TimeAmount.milliseconds(10)
     /// Write groups committed so far (read by tests and operators: one per sign-in, not seven).
     private(set) var commits = 0
     /// Groups that were rolled back, with why (the last few hundred: a unit of work checks its
@@ -59,12 +57,12 @@ final class DirectSQLiteConnection: @unchecked Sendable {
 
     /// Rows stepped over in full table scans, and recompilations of kept statements, so far
     /// (read by tests).
-    var fullScanSteps: Int { handle.fullScanSteps }
-    var reprepares: Int { handle.reprepares }
+    package var fullScanSteps: Int { handle.fullScanSteps }
+    package var reprepares: Int { handle.reprepares }
 
     /// Opens `path` on `thread` with the same settings as Fluent's connections (`SQLiteTuning`).
     /// `groupsWrites: false` gives plain autocommit statements (the checkpointer's connection).
-    static func open(path: String, thread: SQLiteThread, groupsWrites: Bool = true) async throws
+    package static func open(path: String, thread: SQLiteThread, groupsWrites: Bool = true) async throws
         -> DirectSQLiteConnection
     {
         try await thread.loop.submit {
@@ -87,16 +85,10 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         self.groupsWrites = groupsWrites
     }
 
-    /// Runs one statement with `binds`, calling `onRow` with the column names and each row's
-    /// values. Returns the write group the statement wrote in (left open: see `commit()`), or
-    /// `nil` for a statement that only reads. Must be called on `thread`.
-    func run(_ sql: String, binds: [SQLiteData], onRow: ([String], [SQLiteData]) -> Void) throws -> UInt64? {
-        try inGroup { willWrite in try handle.run(sql, binds: binds, willWrite: willWrite, onRow: onRow) }
-    }
-
     /// Runs a typed statement, reading each row through a `Cursor` (no values are copied
-    /// until asked for). As `run(_:binds:onRow:)` otherwise.
-    func run(_ statement: Statement, onRow: (Cursor) throws -> Void) throws -> UInt64? {
+    /// until asked for). Returns the write group the statement wrote in (left open: see
+    /// `commit()`), or `nil` for a statement that only reads. Must be called on `thread`.
+    package func run(_ statement: Statement, onRow: (Cursor) throws -> Void) throws -> UInt64? {
         try inGroup { willWrite in try handle.run(statement, willWrite: willWrite, onRow: onRow) }
     }
 
@@ -104,7 +96,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     /// group it wrote in and how many rows it changed: SQLite counts them itself, so a claim
     /// needs no `RETURNING` clause (whose rows SQLite buffers in a temporary table that every run
     /// builds and frees). A statement that only reads changes nothing (0).
-    func changes(_ statement: Statement) throws -> (group: UInt64?, changes: Int) {
+    package func changes(_ statement: Statement) throws -> (group: UInt64?, changes: Int) {
         var writes = false
         let group = try inGroup { willWrite in
             try handle.run(
@@ -137,7 +129,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
 
     /// Commits the open write group, if any, and answers the units waiting for it. Throws if it
     /// could not be committed (it is rolled back then). Call on `thread`.
-    func commit() throws {
+    package func commit() throws {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         guard let group = openGroup else { return }
         do {
@@ -155,7 +147,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
 
     /// Commits the open write group once the work already waiting on the thread has run, so
     /// the units of work in that queue share the commit. Called when a job on the thread ends.
-    func commitSoon() {
+    package func commitSoon() {
         guard openGroup != nil, !commitQueued else { return }
         commitQueued = true
         thread.loop.execute {
@@ -167,7 +159,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
     /// When a unit of work that is about to write may start: `nil` for at once (the database was
     /// quiet), otherwise the end of the open commit window, which the units arriving meanwhile
     /// share. Call on `thread`.
-    func admission() -> EventLoopFuture<Void>? {
+    package func admission() -> EventLoopFuture<Void>? {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         if let window { return window }
         // A connection that does not group its writes never commits a group: never busy.
@@ -180,7 +172,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
 
     /// Completes once every write group in `groups` is committed; fails if one was rolled back.
     /// Call on `thread`.
-    func settled(_ groups: [UInt64]) -> EventLoopFuture<Void> {
+    package func settled(_ groups: [UInt64]) -> EventLoopFuture<Void> {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         var waits = false
         for group in groups {
@@ -194,7 +186,7 @@ final class DirectSQLiteConnection: @unchecked Sendable {
         return promise.futureResult
     }
 
-    func close() {
+    package func close() {
         precondition(thread.isCurrent, "the direct SQLite connection is used off its thread")
         try? commit()
         handle.close()

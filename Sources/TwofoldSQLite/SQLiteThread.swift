@@ -11,19 +11,19 @@ import NIOPosix
 /// `afterEachJob` runs after every Swift job here: the connection queues the commit of its open
 /// write group there, so no group stays open once the thread's queue is empty. Set and read only on the thread (which
 /// makes the `@unchecked Sendable` safe).
-final class SQLiteThread: TaskExecutor, @unchecked Sendable {
+package final class SQLiteThread: TaskExecutor, @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
-    let loop: any EventLoop
-    var afterEachJob: () -> Void = {}
+    package let loop: any EventLoop
+    package var afterEachJob: () -> Void = {}
 
-    init() {
+    package init() {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
     }
 
-    var isCurrent: Bool { loop.inEventLoop }
+    package var isCurrent: Bool { loop.inEventLoop }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         loop.execute {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
@@ -33,16 +33,16 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
 
     /// Runs `body` with this thread as the task's preferred executor: its nonisolated async code,
     /// and so every statement it sends to the direct connection, runs here without hopping.
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await withTaskExecutorPreference(self) { try await body() }
     }
 
     /// `work` on this thread: at once when the caller already runs here, else queued to it.
-    func perform<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
+    package func perform<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
         isCurrent ? work() : try await loop.submit(work).get()
     }
 
-    func shutdown() async throws {
+    package func shutdown() async throws {
         try await group.shutdownGracefully()
     }
 }
@@ -51,14 +51,14 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
 /// it to the request's own loop: otherwise the writer thread, which is not one of the loops,
 /// would hand the rest of the request to any loop, and its answer would hop once more to the
 /// loop its connection belongs to.
-final class EventLoopTaskExecutor: TaskExecutor, Sendable {
-    let loop: any EventLoop
+package final class EventLoopTaskExecutor: TaskExecutor, Sendable {
+    package let loop: any EventLoop
 
-    init(_ loop: any EventLoop) {
+    package init(_ loop: any EventLoop) {
         self.loop = loop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

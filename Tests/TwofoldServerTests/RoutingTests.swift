@@ -6,21 +6,9 @@ import VaporTesting
 
 @testable import TwofoldServer
 
-/// `RouteResponder` reads a request's path as Vapor's router is given it, and routes as Vapor's
-/// own responder does.
-struct RouteResponderTests {
-    @Test(arguments: [
-        "/", "/healthz", "/api/v1/2fa/totp/validate", "/api/v1/2fa/totp/validate?x=1&y=/z",
-        "/api/v1/auth/mfa/trusted-devices/abc#part", "/a//b/", "//host/a/b", "/a%20b/c%3Bd/e%3bf",
-        "http://example.com/api/v1/healthz?q", "/caf%C3%A9", "/a;b/c", "/%2F/x", "",
-        // Not ASCII: a combining mark after "/" would join it in a Character-wise split.
-        "/a/\u{301}b", "/café",
-    ])
-    func readsThePathAsVaporsRouterIsGivenIt(target: String) {
-        let url = URI(string: target)
-        #expect(RouteResponder.components(of: url) == url.path.split(separator: "/").map(String.init))
-    }
-
+/// Routing: HEAD falls back to GET, a query does not change the route, an unknown path is a
+/// 404 problem and a known path with another method a 405 naming the methods it has.
+struct RoutingTests {
     @Test func routesAsVaporDoesHeadFallingBackToGetAndUnmatchedRequestsToAProblem() async throws {
         try await withTestApp { app in
             try await app.testing().test(.GET, API.Operations.health.path()) { response in

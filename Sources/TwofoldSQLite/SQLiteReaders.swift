@@ -14,7 +14,7 @@ import VaporCSQLite
 ///
 /// A read is a few page lookups in pages SQLite or the OS has cached (microseconds), so it runs on
 /// the calling thread, event loops included.
-final class SQLiteReaders: Sendable {
+package final class SQLiteReaders: Sendable {
     private let path: String
     private let state = NIOLockedValueBox(State())
 
@@ -34,12 +34,12 @@ final class SQLiteReaders: Sendable {
         init(_ handle: SQLiteHandle) { self.handle = handle }
     }
 
-    init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// Runs the read-only `statement` on this thread's connection, reading each row with `read`.
-    func rows<T>(_ statement: Statement, _ read: (StatementRow) throws -> T) throws -> [T] {
+    package func rows<T>(_ statement: Statement, _ read: (StatementRow) throws -> T) throws -> [T] {
         let reader = try current()
         let before = (reader.handle.fullScanSteps, reader.handle.reprepares)
         defer {
@@ -59,12 +59,12 @@ final class SQLiteReaders: Sendable {
 
     /// Rows the readers stepped over in full table scans so far, and how often they compiled a
     /// kept statement again (read by tests).
-    var statementCosts: (fullScanSteps: Int, reprepares: Int) {
+    package var statementCosts: (fullScanSteps: Int, reprepares: Int) {
         state.withLockedValue { ($0.fullScanSteps, $0.reprepares) }
     }
 
     /// Closes every connection; later reads fail. Call when nothing reads any more (shutdown).
-    func close() {
+    package func close() {
         let readers = state.withLockedValue { state in
             state.closed = true
             defer { state.handles = [:] }

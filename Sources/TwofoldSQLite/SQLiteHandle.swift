@@ -1,7 +1,4 @@
-import FluentKit
 import Foundation
-import NIOCore
-import SQLiteNIO
 import VaporCSQLite
 
 /// One open SQLite connection and its compiled statements: preparing once and keeping, binding
@@ -13,8 +10,8 @@ import VaporCSQLite
 /// closing a file in one would drop the other's locks (sqlite.org/howtocorrupt.html §2.2.1).
 ///
 /// Not thread-safe: its owner uses it from one thread at a time.
-final class SQLiteHandle {
-    struct Prepared {
+package final class SQLiteHandle {
+    package struct Prepared {
         let statement: OpaquePointer
         let columns: [String]
         let parameterCount: Int
@@ -49,7 +46,7 @@ final class SQLiteHandle {
 
     /// Opens `path` with the settings every connection to the file shares (`SQLiteTuning`).
     /// A `readOnly` handle refuses to write (`PRAGMA query_only`).
-    init(path: String, readOnly: Bool = false) throws {
+    package init(path: String, readOnly: Bool = false) throws {
         let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var opened: OpaquePointer?
         let status = sqlite_nio_sqlite3_open_v2(path, &opened, flags, nil)
@@ -61,7 +58,7 @@ final class SQLiteHandle {
             throw error
         }
         do {
-            for pragma in SQLiteTuning.pragmas { try execute(pragma) }
+            for pragma in SQLitePragmas.all { try execute(pragma) }
             if readOnly { try execute("PRAGMA query_only = 1") }
         } catch {
             close()
@@ -70,15 +67,15 @@ final class SQLiteHandle {
     }
 
     /// Whether no transaction is open (SQLite's autocommit mode).
-    var isAutocommit: Bool { handle.map { sqlite_nio_sqlite3_get_autocommit($0) != 0 } ?? true }
+    package var isAutocommit: Bool { handle.map { sqlite_nio_sqlite3_get_autocommit($0) != 0 } ?? true }
 
     /// The rows the last completed INSERT, UPDATE or DELETE inserted, updated or deleted
     /// (`sqlite3_changes64`): read it right after running a statement that writes.
-    var changes: Int { handle.map { Int(sqlite_nio_sqlite3_changes64($0)) } ?? 0 }
+    package var changes: Int { handle.map { Int(sqlite_nio_sqlite3_changes64($0)) } ?? 0 }
 
     /// Runs a statement: prepare (or reuse), check the parameter count, `bind`, call `willWrite`
     /// when the statement writes, step calling `onRow` for each row, count, release.
-    func run(
+    package func run(
         _ sql: String, parameters: Int, bind: (OpaquePointer) throws -> Void,
         willWrite: () throws -> Void = {}, onRow: (OpaquePointer, [String]) throws -> Void
     ) throws {
@@ -105,26 +102,9 @@ final class SQLiteHandle {
         }
     }
 
-    /// Runs one statement with SQLite values bound, calling `onRow` with the column names and
-    /// each row's values.
-    func run(
-        _ sql: String, binds: [SQLiteData], willWrite: () throws -> Void = {},
-        onRow: ([String], [SQLiteData]) -> Void
-    ) throws {
-        try run(sql, parameters: binds.count) { statement in
-            for (offset, value) in binds.enumerated() {
-                try check(Self.bind(value, at: Int32(offset + 1), to: statement))
-            }
-        } willWrite: {
-            try willWrite()
-        } onRow: { statement, columns in
-            onRow(columns, (0..<Int32(columns.count)).map { Self.value(of: statement, at: $0) })
-        }
-    }
-
     /// Runs a typed statement, reading each row through a `Cursor` (no values are copied until
     /// asked for).
-    func run(_ statement: Statement, willWrite: () throws -> Void = {}, onRow: (Cursor) throws -> Void) throws {
+    package func run(_ statement: Statement, willWrite: () throws -> Void = {}, onRow: (Cursor) throws -> Void) throws {
         try run(statement.sql, parameters: statement.values.count) { prepared in
             for (offset, value) in statement.values.enumerated() {
                 try check(Self.bind(value, at: Int32(offset + 1), to: prepared))
@@ -137,7 +117,7 @@ final class SQLiteHandle {
     }
 
     /// A statement outside the write groups (transaction control, settings), run to completion.
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         guard let handle else { throw DirectSQLiteError(status: SQLITE_MISUSE, message: "connection closed") }
         let prepared = try prepare(sql, on: handle)
         defer { prepared.release() }
@@ -146,7 +126,7 @@ final class SQLiteHandle {
         guard status == SQLITE_DONE else { throw DirectSQLiteError(status: status, message: Self.message(handle)) }
     }
 
-    func close() {
+    package func close() {
         for statement in prepared.values { sqlite_nio_sqlite3_finalize(statement.statement) }
         prepared = [:]
         sqlite_nio_sqlite3_close(handle)
@@ -156,7 +136,7 @@ final class SQLiteHandle {
     /// A result row of a typed statement, read by column position in the formats sqlite-kit
     /// writes (UUIDs as text, dates as seconds since 1970, booleans as 0 or 1). Valid only
     /// inside the `onRow` call it is given to.
-    struct Cursor {
+    package struct Cursor {
         fileprivate let statement: OpaquePointer
 
         func text(_ column: Int) throws -> String? {
@@ -244,24 +224,6 @@ final class SQLiteHandle {
         return entry
     }
 
-    private static func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
-        switch value {
-        case .integer(let integer):
-            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
-        case .float(let double):
-            return sqlite_nio_sqlite3_bind_double(statement, index, double)
-        case .text(let text):
-            return sqlite_nio_sqlite3_bind_text64(
-                statement, index, text, UInt64(text.utf8.count), transient, UInt8(SQLITE_UTF8))
-        case .blob(let buffer):
-            return buffer.withUnsafeReadableBytes {
-                sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), transient)
-            }
-        case .null:
-            return sqlite_nio_sqlite3_bind_null(statement, index)
-        }
-    }
-
     private static func bind(_ value: Statement.Value, at index: Int32, to statement: OpaquePointer) -> Int32 {
         switch value {
         case .text(let text?):
@@ -270,34 +232,13 @@ final class SQLiteHandle {
         case .integer(let integer?):
             return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
         case .uuid(let uuid?):
-            return bind(.text(uuid.canonicalText), at: index, to: statement)
+            return bind(Statement.Value.text(uuid.canonicalText), at: index, to: statement)
         case .date(let date?):
             return sqlite_nio_sqlite3_bind_double(statement, index, date.timeIntervalSince1970)
         case .double(let double?):
             return sqlite_nio_sqlite3_bind_double(statement, index, double)
         case .text(nil), .integer(nil), .uuid(nil), .date(nil), .double(nil):
             return sqlite_nio_sqlite3_bind_null(statement, index)
-        }
-    }
-
-    private static func value(of statement: OpaquePointer, at column: Int32) -> SQLiteData {
-        switch sqlite_nio_sqlite3_column_type(statement, column) {
-        case SQLITE_INTEGER:
-            return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, column)))
-        case SQLITE_FLOAT:
-            return .float(sqlite_nio_sqlite3_column_double(statement, column))
-        case SQLITE_TEXT:
-            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { return .text("") }
-            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        case SQLITE_BLOB:
-            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
-            guard let bytes = sqlite_nio_sqlite3_column_blob(statement, column), count > 0 else {
-                return .blob(ByteBuffer())
-            }
-            return .blob(ByteBuffer(bytes: UnsafeRawBufferPointer(start: bytes, count: count)))
-        default:
-            return .null
         }
     }
 
@@ -310,15 +251,15 @@ final class SQLiteHandle {
 /// import).
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-/// An SQLite error from Twofold's own connections, read by Fluent's `DatabaseError` checks (a
+/// An SQLite error from Twofold's own connections (the stores ask `isConstraintFailure`: a
 /// unique-constraint failure on registration, for example).
-struct DirectSQLiteError: Error, DatabaseError, CustomStringConvertible {
-    let status: Int32
-    let message: String
+package struct DirectSQLiteError: Error, CustomStringConvertible {
+    package let status: Int32
+    package let message: String
 
-    var primaryStatus: Int32 { status & 0xff }
-    var isSyntaxError: Bool { primaryStatus == SQLITE_ERROR }
-    var isConstraintFailure: Bool { primaryStatus == SQLITE_CONSTRAINT }
-    var isConnectionClosed: Bool { primaryStatus == SQLITE_MISUSE }
-    var description: String { "SQLite error \(status): \(message)" }
+    package var primaryStatus: Int32 { status & 0xff }
+    package var isSyntaxError: Bool { primaryStatus == SQLITE_ERROR }
+    package var isConstraintFailure: Bool { primaryStatus == SQLITE_CONSTRAINT }
+    package var isConnectionClosed: Bool { primaryStatus == SQLITE_MISUSE }
+    package var description: String { "SQLite error \(status): \(message)" }
 }
