@@ -62,11 +62,7 @@ struct AccountController: EndpointCollection {
         }
         let now = clock.now()
         let key = "password-change:\(caller.userID)"
-        if case .limited(let retryAfter) = try await rateLimiter.take(
-            key, rule: .init(rules.passwordChange), now: now)
-        {
-            throw Problem.rateLimited(retryAfter)
-        }
+        try await rateLimiter.require(key, rule: .init(rules.passwordChange), now: now)
         guard try await passwords.verify(body.currentPassword, against: user.passwordHash) else {
             throw Problem(
                 status: 401, code: .invalidCredentials, title: "Wrong password",

@@ -70,10 +70,8 @@ struct AuthController: EndpointCollection {
         guard errors.isEmpty, let username, let email else { throw InputValidation.failure(errors) }
 
         let now = clock.now()
-        let limit = try await rateLimiter.take(
-            "register:ip:\(request.clientAddress ?? "-")", rule: .init(rules.registerPerAddress),
-            now: now)
-        if case .limited(let retryAfter) = limit { throw Problem.rateLimited(retryAfter) }
+        try await rateLimiter.require(
+            "register:ip:\(request.clientAddress ?? "-")", rule: .init(rules.registerPerAddress), now: now)
 
         let hash = try await passwords.hash(body.password)
         let user = User(
@@ -114,11 +112,7 @@ struct AuthController: EndpointCollection {
         let identifier = typed.lowercased()
         let now = clock.now()
         let address = request.clientAddress ?? "-"
-        if case .limited(let retryAfter) = try await rateLimiter.take(
-            "login:ip:\(address)", rule: .init(rules.loginPerAddress), now: now)
-        {
-            throw Problem.rateLimited(retryAfter)
-        }
+        try await rateLimiter.require("login:ip:\(address)", rule: .init(rules.loginPerAddress), now: now)
         let user = try await users.user(identifier: identifier)
         // The account buckets are the account's, whichever of its names was typed (issue S item
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
@@ -132,9 +126,7 @@ struct AuthController: EndpointCollection {
             ),
             ("login:account:\(account)", RateLimiter.Rule(rules.loginPerAccount)),
         ] {
-            if case .limited(let retryAfter) = try await rateLimiter.take(key, rule: rule, now: now) {
-                throw Problem.rateLimited(retryAfter)
-            }
+            try await rateLimiter.require(key, rule: rule, now: now)
         }
         guard try await passwords.verify(body.password, against: user?.passwordHash), let user else {
             try await audit.record(

@@ -388,10 +388,6 @@ struct DeviceKeyController: EndpointCollection {
 
     func throttle(_ name: String, request: Request) async throws {
         let key = "\(name):ip:\(request.clientAddress ?? "-")"
-        if case .limited(let retryAfter) = try await rateLimiter.take(
-            key, rule: .init(rules.loginPerAddress), now: clock.now())
-        {
-            throw Problem.rateLimited(retryAfter)
-        }
+        try await rateLimiter.require(key, rule: .init(rules.loginPerAddress), now: clock.now())
     }
 }

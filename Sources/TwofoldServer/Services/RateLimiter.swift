@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 
 /// Throttles (API.md "throttles"): token buckets in a `RateLimitStore`. Taking a token is one
 /// conditional update, never a read followed by a write, so a limit holds under parallel
@@ -34,6 +35,13 @@ struct RateLimiter: Sendable {
         if try await store.take(key, capacity: rule.capacity, perSecond: rule.perSecond, now: now) { return .allowed }
         let missing = max(0, 1 - (try await store.tokens(key)))
         return .limited(retryAfter: max(1, Int((missing / rule.perSecond).rounded(.up))))
+    }
+
+    /// Takes one token from the bucket `key`, or refuses with `429` and when to try again.
+    func require(_ key: String, rule: Rule, now: Date) async throws {
+        if case .limited(let retryAfter) = try await take(key, rule: rule, now: now) {
+            throw Problem.rateLimited(retryAfter)
+        }
     }
 
     /// Fills the bucket again (after a successful sign-in, for example).
