@@ -40,6 +40,7 @@ public func configure(
     hashingPool.start()
     app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
     var sqlite: DirectSQLite?
+    var postgres: PostgresStatements?
     switch configuration.database {
     case .sqlite(let path):
         try DatabaseFilePermissions.restrict(path: path)
@@ -53,9 +54,12 @@ public func configure(
         app.databases.use(.sqlite(.memory), as: .sqlite)
     case .postgres(let url):
         app.databases.use(try .postgres(url: url), as: .psql)
+        let client = try PostgresStatements.client(url: url, logger: app.logger)
+        app.lifecycle.use(PostgresClientRunner(client: client))
+        postgres = PostgresStatements(client: client, logger: app.logger)
     }
     let database = DatabaseExecutor(
-        direct: sqlite, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)
+        direct: sqlite, postgres: postgres, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
         passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),

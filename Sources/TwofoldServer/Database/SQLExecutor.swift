@@ -61,15 +61,21 @@ extension SQLExecutor {
 }
 
 /// The server's database: Twofold's own connection for an SQLite file (inside a unit of work,
-/// that unit's transaction), else SQLKit on the database Fluent is configured with.
+/// that unit's transaction), PostgresNIO's client for PostgreSQL, else (`sqlite::memory:`)
+/// SQLKit on the database Fluent is configured with.
 struct DatabaseExecutor: SQLExecutor {
     let direct: DirectSQLite?
+    var postgres: PostgresStatements? = nil
     /// SQLKit's view of the configured database, for PostgreSQL and in-memory SQLite.
     let sql: @Sendable () throws -> any SQLDatabase
 
     /// For `databases` (as configured at start-up), on any of `group`'s event loops.
-    init(direct: DirectSQLite?, databases: Databases, group: any EventLoopGroup, logger: Logger) {
+    init(
+        direct: DirectSQLite?, postgres: PostgresStatements? = nil, databases: Databases, group: any EventLoopGroup,
+        logger: Logger
+    ) {
         self.direct = direct
+        self.postgres = postgres
         self.sql = {
             guard let sql = databases.database(logger: logger, on: group.any()) as? any SQLDatabase else {
                 throw DatabaseExecutorError.notSQL
@@ -87,6 +93,7 @@ struct DatabaseExecutor: SQLExecutor {
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         if let direct { return try await direct.database.rows(statement, read) }
+        if let postgres { return try await postgres.rows(statement, read) }
         return try await sql().raw(statement.query).all().map { try read(StatementRow(SQLKitColumns($0))) }
     }
 
