@@ -11,6 +11,7 @@ struct SecondStepController: EndpointCollection {
     let sessions: SessionService
     let loginFlows: LoginFlowService
     let totp: TOTPService
+    let codeSignIns: CodeSignInStore?
     let codes: OneTimeCodeService
     let users: any UserStore
     let unitsOfWork: UnitsOfWork
@@ -24,6 +25,7 @@ struct SecondStepController: EndpointCollection {
         sessions = context.sessions
         loginFlows = context.loginFlows
         totp = context.totp
+        codeSignIns = context.codeSignIns
         codes = context.codes
         users = context.users
         unitsOfWork = context.unitsOfWork
@@ -189,6 +191,23 @@ struct SecondStepController: EndpointCollection {
                 user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], origin: request.origin)
         }
         let tokens = try session.map { try sessions.tokens(for: $0.recorded) }
+        if let codeSignIns, let step, let session, !trustDevice {
+            // PostgreSQL: every write of the unit below in one statement (`CodeSignInStore`).
+            let now = clock.now()
+            let signIn = CodeSignIn(
+                flowID: flow.flowID, userID: flow.user.id, credentialID: secret.id, step: Int64(step),
+                attemptLimit: rules.lockAfterFailures, now: now, session: session.record,
+                refreshToken: session.refreshToken.record,
+                audit: audit.entry(
+                    .loginSucceeded, user: flow.user.id, detail: "\(flow.firstFactor)+totp", origin: request.origin))
+            switch try await codeSignIns.complete(signIn) {
+            case .signedIn:
+                return Completed(
+                    session: session.recorded, backupCodesRemaining: nil, trustedDeviceToken: nil, signedTokens: tokens)
+            case .flowUnavailable: try await loginFlows.explainUnavailable(flow, now: now)
+            case .codeRefused: try await totp.explainRefusal(secret: secret)
+            }
+        }
         var completed = try await unitsOfWork.run(on: request.eventLoop) {
             guard let step, let session else {
                 try await totp.refuse(userID: secret.userID, origin: request.origin)

@@ -42,11 +42,17 @@ struct Auditor: Sendable {
     func record(
         _ event: AuditLog.Event, user: UUID?, actor: UUID? = nil, detail: String = "", origin: RequestOrigin
     ) async throws {
+        try await store.append(entry(event, user: user, actor: actor, detail: detail, origin: origin))
+    }
+
+    /// The entry `record` would append now, for a statement that writes it with others.
+    func entry(
+        _ event: AuditLog.Event, user: UUID?, actor: UUID? = nil, detail: String = "", origin: RequestOrigin
+    ) -> AuditEntry {
         let now = clock.now()
-        try await store.append(
-            AuditEntry(
-                id: SecureRandom.timeOrderedUUID(at: now), occurredAt: now, event: event, userID: user, actorID: actor,
-                origin: origin, detail: detail))
+        return AuditEntry(
+            id: SecureRandom.timeOrderedUUID(at: now), occurredAt: now, event: event, userID: user, actorID: actor,
+            origin: origin, detail: detail)
     }
 
     /// Events, newest first (the admin's audit trail).

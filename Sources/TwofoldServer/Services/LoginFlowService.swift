@@ -60,11 +60,16 @@ struct LoginFlowService: Sendable {
     func consume(_ flow: PendingSecondStep) async throws -> Date {
         let now = clock.now()
         guard try await store.consume(flowID: flow.flowID, now: now) else {
-            if flow.expiresAt <= now { throw Self.expired }
-            if try await users.isInactive(userID: flow.user.id) { throw Problem.accountLocked }
-            throw Self.alreadyUsed
+            try await explainUnavailable(flow, now: now)
         }
         return now
+    }
+
+    /// Why `flow` could not be consumed at `now`: expired, its user locked, or used.
+    func explainUnavailable(_ flow: PendingSecondStep, now: Date) async throws -> Never {
+        if flow.expiresAt <= now { throw Self.expired }
+        if try await users.isInactive(userID: flow.user.id) { throw Problem.accountLocked }
+        throw Self.alreadyUsed
     }
 
     /// Claims the flow, runs `check` (its factor) with the claim's time, and gives the flow back

@@ -129,6 +129,13 @@ struct TOTPService: Sendable {
         if counted { try await guards.succeeded(Self.factor, userID: secret.userID) }
     }
 
+    /// Why a code judged right for its step could not claim it: the factor is locked (as
+    /// `settle` refuses it), else the step was used meanwhile.
+    func explainRefusal(secret: Secret) async throws -> Never {
+        _ = try await guards.admit(Self.factor, userID: secret.userID)
+        throw Self.replayed
+    }
+
     static let replayed = Problem(
         status: 409, code: .alreadyUsed, title: "Code already used",
         detail: "That code was already used; wait for the next one.")

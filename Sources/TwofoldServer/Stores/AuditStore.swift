@@ -35,14 +35,17 @@ struct SQLAuditStore: AuditStore {
     let database: any SQLExecutor
 
     func append(_ entry: AuditEntry) async throws {
-        try await database.run(
-            Statement(
-                """
-                INSERT INTO audit_events (id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, .uuid(entry.id), .date(entry.occurredAt), .text(entry.event.rawValue), .uuid(entry.userID),
-                .uuid(entry.actorID), .text(entry.origin.address), .text(entry.origin.userAgent),
-                .text(entry.detail)))
+        try await database.run(Self.inserting(entry))
+    }
+
+    static func inserting(_ entry: AuditEntry) -> Statement {
+        Statement(
+            """
+            INSERT INTO audit_events (id, occurred_at, type, user_id, actor_id, ip_address, user_agent, detail)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, .uuid(entry.id), .date(entry.occurredAt), .text(entry.event.rawValue), .uuid(entry.userID),
+            .uuid(entry.actorID), .text(entry.origin.address), .text(entry.origin.userAgent),
+            .text(entry.detail))
     }
 
     func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO] {

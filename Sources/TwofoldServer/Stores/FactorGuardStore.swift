@@ -72,10 +72,24 @@ struct SQLFactorGuardStore: FactorGuardStore {
     }
 
     func clear(userID: UUID, factor: String) async throws {
-        try await database.run(
-            Statement(
-                "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
-                .uuid(userID), .text(factor)))
+        try await database.run(Self.clearing(userID: userID, factor: factor))
+    }
+
+    /// Starts the count again (ends in its `WHERE` clause).
+    static func clearing(userID: UUID, factor: String) -> Statement {
+        Statement(
+            "UPDATE factor_guards SET attempts = 0, lockouts = 0, locked_until = NULL WHERE user_id = ? AND factor = ?",
+            .uuid(userID), .text(factor))
+    }
+
+    /// A row when the factor is closed at `now`, as `FactorGuard.admit` reads it: locked until
+    /// later, or not locked with `limit` attempts used.
+    static func closed(userID: UUID, factor: String, limit: Int, now: Date) -> Statement {
+        Statement(
+            """
+            SELECT 1 FROM factor_guards WHERE user_id = ? AND factor = ?
+              AND CASE WHEN locked_until IS NULL THEN attempts >= ? ELSE locked_until > ? END
+            """, .uuid(userID), .text(factor), .integer(limit), .date(now))
     }
 
     func clearAll(userID: UUID) async throws {

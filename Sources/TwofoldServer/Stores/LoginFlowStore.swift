@@ -73,13 +73,18 @@ struct SQLLoginFlowStore: LoginFlowStore {
     }
 
     func consume(flowID: UUID, now: Date) async throws -> Bool {
-        try await database.changes(
-            Statement(
-                """
-                UPDATE login_flows SET consumed_at = ?
-                WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
-                  AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
-                """, .date(now), .uuid(flowID), .date(now))) > 0
+        try await database.changes(Self.consuming(flowID: flowID, now: now)) > 0
+    }
+
+    /// Consumes the flow if it is unconsumed, unexpired and its user active (ends in its
+    /// `WHERE` clause: `CodeSignInStore` adds conditions).
+    static func consuming(flowID: UUID, now: Date) -> Statement {
+        Statement(
+            """
+            UPDATE login_flows SET consumed_at = ?
+            WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
+              AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
+            """, .date(now), .uuid(flowID), .date(now))
     }
 
     func release(flowID: UUID, claimedAt: Date) async throws {

@@ -77,23 +77,29 @@ struct SQLSessionStore: SessionStore {
     }
 
     func insert(_ session: SessionRecord, firstRefreshToken: RefreshTokenRecord) async throws {
-        try await database.run(
-            Statement(
-                """
-                INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, .uuid(session.id), .uuid(session.userID), .date(session.authTime),
-                .text(session.methods.joined(separator: ",")), .date(session.createdAt), .date(session.lastUsedAt),
-                .text(session.ipAddress), .text(session.userAgent)))
+        try await database.run(Self.inserting(session))
         try await insert(firstRefreshToken)
     }
 
     func insert(_ refreshToken: RefreshTokenRecord) async throws {
-        try await database.run(
-            Statement(
-                "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                .uuid(refreshToken.id), .uuid(refreshToken.sessionID), .text(refreshToken.tokenHash),
-                .date(refreshToken.createdAt), .date(refreshToken.expiresAt)))
+        try await database.run(Self.inserting(refreshToken))
+    }
+
+    static func inserting(_ session: SessionRecord) -> Statement {
+        Statement(
+            """
+            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, .uuid(session.id), .uuid(session.userID), .date(session.authTime),
+            .text(session.methods.joined(separator: ",")), .date(session.createdAt), .date(session.lastUsedAt),
+            .text(session.ipAddress), .text(session.userAgent))
+    }
+
+    static func inserting(_ refreshToken: RefreshTokenRecord) -> Statement {
+        Statement(
+            "INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            .uuid(refreshToken.id), .uuid(refreshToken.sessionID), .text(refreshToken.tokenHash),
+            .date(refreshToken.createdAt), .date(refreshToken.expiresAt))
     }
 
     func useRefreshToken(hash: String, now: Date) async throws -> UUID? {

@@ -87,12 +87,16 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
     }
 
     func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool {
-        try await database.changes(
-            Statement(
-                """
-                UPDATE totp_credentials SET last_used_step = ?
-                WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
-                """, .integer(Int(step)), .uuid(credentialID), .integer(Int(step)))) > 0
+        try await database.changes(Self.claimingStep(step, credentialID: credentialID)) > 0
+    }
+
+    /// Claims time step `step` if no later or equal one was used (ends in its `WHERE` clause).
+    static func claimingStep(_ step: Int64, credentialID: UUID) -> Statement {
+        Statement(
+            """
+            UPDATE totp_credentials SET last_used_step = ?
+            WHERE id = ? AND (last_used_step IS NULL OR last_used_step < ?)
+            """, .integer(Int(step)), .uuid(credentialID), .integer(Int(step)))
     }
 
     func activate(credentialID: UUID, now: Date) async throws -> Bool {

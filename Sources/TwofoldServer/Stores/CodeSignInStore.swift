@@ -1,0 +1,120 @@
+import Foundation
+import PostgresNIO
+import TwofoldSQLite
+
+/// What a second step with an authenticator-app code writes once the code was judged right for
+/// `step`: the flow consumed, the time step claimed, the factor's count started again, the
+/// session with its first refresh token, and the sign-in's audit event.
+struct CodeSignIn: Sendable {
+    let flowID: UUID
+    let userID: UUID
+    let credentialID: UUID
+    let step: Int64
+    /// `FactorGuard`'s attempts before a lock (`TWOFOLD_LOCK_AFTER_FAILURES`).
+    let attemptLimit: Int
+    let now: Date
+    let session: SessionRecord
+    let refreshToken: RefreshTokenRecord
+    let audit: AuditEntry
+}
+
+/// What `CodeSignInStore.complete` did.
+enum CodeSignInOutcome: Sendable, Equatable {
+    /// Everything was written.
+    case signedIn
+    /// Nothing was written: the flow was used, expired or its user locked.
+    case flowUnavailable
+    /// Nothing was written: the flow was there, but the time step was used meanwhile or the
+    /// factor is locked.
+    case codeRefused
+}
+
+/// The writes of an authenticator-app second step as one statement, all or nothing, where the
+/// database can run them so: on PostgreSQL, data-modifying `WITH` clauses, one round trip and
+/// one commit instead of six of each. (On an SQLite file the unit of work sends them one by one
+/// on the writer's thread, where a statement costs no round trip and the commit is shared.)
+///
+/// The statement is made of the stores' own statements (`consuming`, `claimingStep`,
+/// `clearing`, `closed`, `inserting`), each condition as they state it: the flow is claimed; the
+/// step only with the flow claimed and the factor not closed; the count cleared, the session,
+/// token and event written only with the step claimed. A flow claimed whose step was not ends
+/// the statement with an error (a division by zero in its last line), which undoes the claim:
+/// the flow stays usable, as `LoginFlowService.claimed` gives it back.
+struct CodeSignInStore: Sendable {
+    let database: any SQLExecutor
+
+    func complete(_ signIn: CodeSignIn) async throws -> CodeSignInOutcome {
+        let counts: [(flow: Int, step: Int)]
+        do {
+            counts = try await database.rows(Self.statement(signIn)) { (try $0.integer(0), try $0.integer(1)) }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.divisionByZero {
+            return .codeRefused
+        }
+        guard let claimed = counts.first, claimed.flow == 1 else { return .flowUnavailable }
+        return claimed.step == 1 ? .signedIn : .codeRefused
+    }
+
+    /// SQLSTATE 22012, which the statement's last line raises to undo a lone flow claim.
+    static let divisionByZero = "22012"
+
+    static func statement(_ signIn: CodeSignIn) -> Statement {
+        let consume = SQLLoginFlowStore.consuming(flowID: signIn.flowID, now: signIn.now)
+        let closed = SQLFactorGuardStore.closed(
+            userID: signIn.userID, factor: TOTPService.factor, limit: signIn.attemptLimit, now: signIn.now)
+        let claim = SQLTOTPCredentialStore.claimingStep(signIn.step, credentialID: signIn.credentialID)
+        let clear = SQLFactorGuardStore.clearing(userID: signIn.userID, factor: TOTPService.factor)
+        let inserts = [
+            SQLSessionStore.inserting(signIn.session), SQLSessionStore.inserting(signIn.refreshToken),
+            SQLAuditStore.inserting(signIn.audit),
+        ]
+        var sql = """
+            WITH flow AS (\(consume.sql) RETURNING 1),
+            closed AS (\(closed.sql)),
+            step AS (\(claim.sql) AND EXISTS (SELECT 1 FROM flow) AND NOT EXISTS (SELECT 1 FROM closed) RETURNING 1),
+            cleared AS (\(clear.sql) AND (attempts <> 0 OR lockouts <> 0 OR locked_until IS NOT NULL)
+              AND EXISTS (SELECT 1 FROM step) RETURNING 1)
+            """
+        var values = consume.values + closed.values + claim.values + clear.values
+        for (index, insert) in inserts.enumerated() {
+            sql += ",\nwritten\(index) AS (\(conditional(insert)) WHERE EXISTS (SELECT 1 FROM step) RETURNING 1)"
+            values += insert.values
+        }
+        sql += """
+
+            SELECT (SELECT COUNT(*) FROM flow), (SELECT COUNT(*) FROM step),
+              1 / (CASE WHEN EXISTS (SELECT 1 FROM flow) AND NOT EXISTS (SELECT 1 FROM step) THEN 0 ELSE 1 END)
+            """
+        return Statement(sql, values)
+    }
+
+    /// `INSERT INTO t (…) VALUES (?, …)` as `INSERT INTO t (…) SELECT CAST(? AS type), …`, to
+    /// which a `WHERE` can be added. Each value is cast to its type: in a select list PostgreSQL
+    /// would read a `NULL` of unknown type as text.
+    private static func conditional(_ insert: Statement) -> String {
+        guard let values = insert.sql.range(of: "VALUES (") else {
+            preconditionFailure("not an INSERT … VALUES (…): \(insert.sql)")
+        }
+        var list = insert.sql[values.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
+        precondition(list.hasSuffix(")"), "not an INSERT … VALUES (…): \(insert.sql)")
+        list.removeLast()
+        var kinds = insert.values.makeIterator()
+        var selected = ""
+        for character in list {
+            guard character == "?" else {
+                selected.append(character)
+                continue
+            }
+            let type: String
+            switch kinds.next() {
+            case .text: type = "text"
+            case .integer: type = "bigint"
+            case .uuid: type = "uuid"
+            case .date: type = "timestamptz"
+            case .double: type = "double precision"
+            case nil: preconditionFailure("more placeholders than values: \(insert.sql)")
+            }
+            selected += "CAST(? AS \(type))"
+        }
+        return insert.sql[..<values.lowerBound] + "SELECT " + selected
+    }
+}
