@@ -56,7 +56,7 @@ public func configure(
         app.databases.use(try .postgres(url: url), as: .psql)
         let client = try PostgresStatements.client(url: url, logger: app.logger)
         app.lifecycle.use(PostgresClientRunner(client: client))
-        postgres = PostgresStatements(client: client, logger: app.logger)
+        postgres = PostgresStatements(client: client, logger: app.logger, timers: app.eventLoopGroup)
     }
     let database = DatabaseExecutor(
         direct: sqlite, postgres: postgres, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)

@@ -22,6 +22,8 @@ enum DatabaseOutage {
             default:
                 return nil
             }
+        case PostgresStatementsError.noConnection:
+            return "no PostgreSQL connection could be made in time"
         case is ConnectionPoolTimeoutError:
             return "no database connection became free in time"
         case is ConnectionPoolError:
