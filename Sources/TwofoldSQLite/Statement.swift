@@ -16,6 +16,10 @@ package struct Statement: Sendable {
 
     package let sql: String
     package let values: [Value]
+    /// A name for a statement whose text never changes and that runs on every sign-in: a
+    /// database that keeps prepared statements (PostgreSQL) prepares it once per connection
+    /// under this name. SQLite keeps every statement it has compiled, named or not.
+    package private(set) var name: String?
 
     /// `sql` has one `?` per value and no `?` anywhere else (not in a string literal).
     package init(_ sql: String, _ values: Value...) {
@@ -26,6 +30,13 @@ package struct Statement: Sendable {
         assert(sql.utf8.count(where: { $0 == UInt8(ascii: "?") }) == values.count, "one value per ?: \(sql)")
         self.sql = sql
         self.values = values
+    }
+
+    /// This statement, prepared under `name` where the database keeps prepared statements.
+    package func named(_ name: String) -> Statement {
+        var named = self
+        named.name = name
+        return named
     }
 
     /// `table.column AS prefix_column, …`: a table's columns for a select list, named so that

@@ -29,7 +29,7 @@ struct PostgresStatements: Sendable {
         var configuration = PostgresClient.Configuration(
             host: host, port: core.port ?? 5432, username: core.username, password: core.password,
             database: core.database, tls: tls)
-        configuration.options.maximumConnections = 16
+        configuration.options.maximumConnections = 10
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
@@ -44,33 +44,54 @@ struct PostgresStatements: Sendable {
     ) async throws -> [T] {
         let deadline = Deadline(after: Self.connectionDeadline, on: timers.any())
         defer { deadline.finish() }
-        var rows: [T] = []
-        do {
-            for try await row in try await client.query(Self.query(statement), logger: logger) {
+        func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T] where Rows.Element == PostgresRow {
+            var rows: [T] = []
+            for try await row in sequence {
                 rows.append(try read(StatementRow(PostgresColumns(row: row.makeRandomAccess()))))
+            }
+            return rows
+        }
+        do {
+            switch statement.name {
+            case PendingSecondStep.name?:
+                return try await collect(client.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
+            case CodeSignInStore.name?:
+                return try await collect(client.execute(Prepared<CodeSignInText>(statement), logger: logger))
+            default:
+                return try await collect(client.query(Self.query(statement), logger: logger))
             }
         } catch  where deadline.passed {
             throw PostgresStatementsError.noConnection
         }
-        return rows
     }
 
     /// `statement` as a PostgreSQL query: its `?`s numbered `$1`, `$2`, … in order, and its
     /// values bound with their types (a `nil` keeps its type, as PostgreSQL needs).
     static func query(_ statement: Statement) -> PostgresQuery {
-        var sql = ""
-        sql.reserveCapacity(statement.sql.utf8.count + 2 * statement.values.count)
+        PostgresQuery(unsafeSQL: numbered(statement.sql), binds: bindings(statement.values))
+    }
+
+    /// `sql` with its `?`s numbered `$1`, `$2`, … in order.
+    static func numbered(_ sql: String) -> String {
+        // On the UTF-8 bytes: a `?` is one byte and never part of another character.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(sql.utf8.count + 16)
         var number = 0
-        for character in statement.sql {
-            if character == "?" {
-                number += 1
-                sql += "$\(number)"
-            } else {
-                sql.append(character)
+        for byte in sql.utf8 {
+            guard byte == UInt8(ascii: "?") else {
+                bytes.append(byte)
+                continue
             }
+            number += 1
+            bytes.append(UInt8(ascii: "$"))
+            bytes.append(contentsOf: String(number).utf8)
         }
-        var bindings = PostgresBindings(capacity: statement.values.count)
-        for value in statement.values {
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func bindings(_ values: [Statement.Value]) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
             switch value {
             case .text(let text): bindings.append(text)
             case .integer(let integer): bindings.append(integer)
@@ -79,8 +100,61 @@ struct PostgresStatements: Sendable {
             case .double(let double): bindings.append(double)
             }
         }
-        return PostgresQuery(unsafeSQL: sql, binds: bindings)
+        return bindings
     }
+
+    /// The PostgreSQL types of `values`, in order (for a prepared statement's parameters).
+    static func types(_ values: [Statement.Value]) -> [PostgresDataType] {
+        values.map { value in
+            switch value {
+            case .text: .text
+            case .integer: .int8
+            case .uuid: .uuid
+            case .date: .timestamptz
+            case .double: .float8
+            }
+        }
+    }
+}
+
+/// The text of a statement PostgreSQL prepares once per connection (`Statement.name`): its
+/// name, its `$`-numbered SQL and its parameters' types.
+protocol PreparedText {
+    static var name: String { get }
+    static var sql: String { get }
+    static var types: [PostgresDataType] { get }
+}
+
+/// The pending read every second step starts with (`LoginFlowService.pending`).
+enum PendingSecondStepText: PreparedText {
+    static let name = PendingSecondStep.name
+    static let sql = PostgresStatements.numbered(PendingSecondStep.sql)
+    static let types: [PostgresDataType] = [.text]
+}
+
+/// An authenticator-app second step's writes (`CodeSignInStore`).
+enum CodeSignInText: PreparedText {
+    static let name = CodeSignInStore.name
+    static let sql = PostgresStatements.numbered(CodeSignInStore.text.sql)
+    static let types = PostgresStatements.types(CodeSignInStore.text.types)
+}
+
+/// A `Statement` whose text is `Text`'s, run as PostgresNIO's prepared statement.
+struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+    static var name: String { Text.name }
+    static var sql: String { Text.sql }
+    static var bindingDataTypes: [PostgresDataType] { Text.types }
+
+    let values: [Statement.Value]
+
+    init(_ statement: Statement) {
+        precondition(statement.name == Text.name, "\(statement.name ?? "an unnamed statement") is not \(Text.name)")
+        values = statement.values
+    }
+
+    func makeBindings() throws -> PostgresBindings { PostgresStatements.bindings(values) }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
 /// A PostgreSQL row read by column position.

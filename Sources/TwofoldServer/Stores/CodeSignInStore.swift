@@ -58,15 +58,61 @@ struct CodeSignInStore: Sendable {
     static let divisionByZero = "22012"
 
     static func statement(_ signIn: CodeSignIn) -> Statement {
-        let consume = SQLLoginFlowStore.consuming(flowID: signIn.flowID, now: signIn.now)
-        let closed = SQLFactorGuardStore.closed(
-            userID: signIn.userID, factor: TOTPService.factor, limit: signIn.attemptLimit, now: signIn.now)
-        let claim = SQLTOTPCredentialStore.claimingStep(signIn.step, credentialID: signIn.credentialID)
-        let clear = SQLFactorGuardStore.clearing(userID: signIn.userID, factor: TOTPService.factor)
-        let inserts = [
-            SQLSessionStore.inserting(signIn.session), SQLSessionStore.inserting(signIn.refreshToken),
-            SQLAuditStore.inserting(signIn.audit),
-        ]
+        let pieces = Pieces(signIn)
+        return Statement(sql, pieces.updates.flatMap(\.values) + pieces.inserts.flatMap(\.values)).named(name)
+    }
+
+    /// The statement's name, under which PostgreSQL prepares it once per connection.
+    static let name = "twofold_code_sign_in"
+
+    /// The statement's text and the types of its values, the same for every sign-in.
+    static var text: (sql: String, types: [Statement.Value]) { (sql, template.values) }
+
+    /// The stores' statements the statement is made of, in the order of its placeholders.
+    private struct Pieces {
+        /// The flow consumed, the factor closed, the step claimed, the count cleared.
+        let updates: [Statement]
+        /// The session, its first refresh token, the audit event.
+        let inserts: [Statement]
+
+        init(_ signIn: CodeSignIn) {
+            updates = [
+                SQLLoginFlowStore.consuming(flowID: signIn.flowID, now: signIn.now),
+                SQLFactorGuardStore.closed(
+                    userID: signIn.userID, factor: TOTPService.factor, limit: signIn.attemptLimit, now: signIn.now),
+                SQLTOTPCredentialStore.claimingStep(signIn.step, credentialID: signIn.credentialID),
+                SQLFactorGuardStore.clearing(userID: signIn.userID, factor: TOTPService.factor),
+            ]
+            inserts = [
+                SQLSessionStore.inserting(signIn.session), SQLSessionStore.inserting(signIn.refreshToken),
+                SQLAuditStore.inserting(signIn.audit),
+            ]
+        }
+    }
+
+    /// A sign-in, any: every one has the same statement text and value types.
+    private static let sample: CodeSignIn = {
+        let now = Date(timeIntervalSince1970: 0)
+        let id = UUID()
+        return CodeSignIn(
+            flowID: id, userID: id, credentialID: id, step: 0, attemptLimit: 0, now: now,
+            session: SessionRecord(
+                id: id, userID: id, authTime: now, methods: [], createdAt: now, lastUsedAt: now, ipAddress: nil,
+                userAgent: nil),
+            refreshToken: RefreshTokenRecord(
+                id: id, sessionID: id, tokenHash: "", createdAt: now, expiresAt: now, usedAt: nil),
+            audit: AuditEntry(
+                id: id, occurredAt: now, event: .loginSucceeded, userID: id, actorID: nil, origin: .none, detail: ""))
+    }()
+
+    private static let template = statement(sample)
+
+    /// The statement's text, the same for every sign-in.
+    private static let sql: String = {
+        let pieces = Pieces(sample)
+        let (consume, closed, claim, clear) = (
+            pieces.updates[0], pieces.updates[1], pieces.updates[2], pieces.updates[3]
+        )
         var sql = """
             WITH flow AS (\(consume.sql) RETURNING 1),
             closed AS (\(closed.sql)),
@@ -74,18 +120,16 @@ struct CodeSignInStore: Sendable {
             cleared AS (\(clear.sql) AND (attempts <> 0 OR lockouts <> 0 OR locked_until IS NOT NULL)
               AND EXISTS (SELECT 1 FROM step) RETURNING 1)
             """
-        var values = consume.values + closed.values + claim.values + clear.values
-        for (index, insert) in inserts.enumerated() {
+        for (index, insert) in pieces.inserts.enumerated() {
             sql += ",\nwritten\(index) AS (\(conditional(insert)) WHERE EXISTS (SELECT 1 FROM step) RETURNING 1)"
-            values += insert.values
         }
         sql += """
 
             SELECT (SELECT COUNT(*) FROM flow), (SELECT COUNT(*) FROM step),
               1 / (CASE WHEN EXISTS (SELECT 1 FROM flow) AND NOT EXISTS (SELECT 1 FROM step) THEN 0 ELSE 1 END)
             """
-        return Statement(sql, values)
-    }
+        return sql
+    }()
 
     /// `INSERT INTO t (…) VALUES (?, …)` as `INSERT INTO t (…) SELECT CAST(? AS type), …`, to
     /// which a `WHERE` can be added. Each value is cast to its type: in a select list PostgreSQL

@@ -20,7 +20,7 @@ struct PendingSecondStep: Sendable {
 
     /// The flow whose token hashes to `tokenHash`, read by `init(row:)`.
     static func query(tokenHash: String) -> Statement {
-        Statement(sql, .text(tokenHash))
+        Statement(sql, .text(tokenHash)).named(Self.name)
     }
 
     private static let flowColumns = Statement.columns(
@@ -30,7 +30,9 @@ struct PendingSecondStep: Sendable {
     private static let totpColumns = Statement.columns(
         ["id", "secret_ciphertext", "algorithm", "digits", "period", "last_used_step"], of: "totp_credentials",
         as: "totp")
-    private static let sql = """
+    /// The statement's name and text, which PostgreSQL prepares once per connection.
+    static let name = "twofold_pending_second_step"
+    static let sql = """
         SELECT \(flowColumns), \(userColumns), \(totpColumns)
         FROM login_flows JOIN users ON users.id = login_flows.user_id
         LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
