@@ -5,6 +5,8 @@ import TwofoldAPI
 import TwofoldCore
 import VaporTesting
 
+@testable import TwofoldServer
+
 @Suite struct TOTPFactorTests {
     @Test func setupConfirmAndSignInWithTheSecondStep() async throws {
         let clock = TestClock()
@@ -73,6 +75,29 @@ import VaporTesting
                 let status = try response.decode(MFAStatus.self)
                 #expect(status.enabled && status.methods == ["totp", "backup"] && status.backupCodesRemaining == 10)
             }
+        }
+    }
+
+    /// Issue E item 7: on PostgreSQL a second step with an app code is two round trips, the
+    /// read of its flow and one statement for every write (`CodeSignInStore`). Runs in the
+    /// PostgreSQL pass (`TWOFOLD_TEST_POSTGRES_URL`).
+    @Test func onPostgreSQLASecondStepWithAnAppCodeIsTwoStatements() async throws {
+        guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            let sent = try #require(app.twofold.database.postgres).sent
+            let before = sent.value
+            let (status, problem) = try await TOTPSteps.validate(app, flow: flow, code: TOTPSteps.code(secret, clock))
+            #expect(status == 200, "\(String(describing: problem))")
+            #expect(sent.value - before == 2)
+            // A replayed code on a new flow: refused as before, nothing written.
+            let again = try await TOTPSteps.startLogin(app)
+            let (replayed, refusal) = try await TOTPSteps.validate(
+                app, flow: again, code: TOTPSteps.code(secret, clock))
+            #expect(replayed == 409 && refusal?.code == "already_used")
         }
     }
 

@@ -16,6 +16,8 @@ struct PostgresStatements: Sendable {
     let logger: Logger
     /// Where the deadlines are kept (the application's event loops).
     let timers: any EventLoopGroup
+    /// How many statements were sent (each one round trip).
+    let sent = StatementCount()
 
     /// A client for the database at `url` (a `postgres://` URL, as Fluent reads it), not yet
     /// running: `run()` it for as long as the server runs.
@@ -42,6 +44,7 @@ struct PostgresStatements: Sendable {
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
+        sent.add()
         let deadline = Deadline(after: Self.connectionDeadline, on: timers.any())
         defer { deadline.finish() }
         func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T] where Rows.Element == PostgresRow {
@@ -238,4 +241,13 @@ final class Deadline: @unchecked Sendable {
         lock.withLock { finished = true }
         timer?.cancel()
     }
+}
+
+/// A count of statements, read by tests (a second step on PostgreSQL is two).
+final class StatementCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
