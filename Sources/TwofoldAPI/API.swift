@@ -28,7 +28,7 @@ public enum API {
         public static let stepUp = Endpoint<StepUpRequest, StepUpResponse>(.post, "api/v1/auth/step-up", .signedIn)
         public static let stepUpSend = Endpoint<StepUpSendRequest, CodeSentResponse>(
             .post, "api/v1/auth/step-up/send", .signedIn)
-        public static let stepUpDeviceKeyChallenge = Endpoint<DeviceKeyChallengeRequest, DeviceChallengeResponse>(
+        public static let stepUpDeviceKeyChallenge = Endpoint<StepUpDeviceKeyChallengeRequest, DeviceChallengeResponse>(
             .post, "api/v1/auth/step-up/device-key/challenge", .signedIn)
     }
 
@@ -120,7 +120,7 @@ public enum API {
             .get, "api/v1/device/{deviceID}/second-factor", .signedIn)
         public static let setPIN = Endpoint<DevicePINChangeRequest, DeviceSecondFactorResponse>(
             .put, "api/v1/device/{deviceID}/pin", .signedIn)
-        public static let verifyPIN = Endpoint<DeviceFactorProof, DeviceFactorVerifiedResponse>(
+        public static let verifyPIN = Endpoint<DevicePINRequest, DeviceFactorVerifiedResponse>(
             .post, "api/v1/device/{deviceID}/pin/verify", .signedIn)
         public static let addBiometrics = Endpoint<DeviceBiometricsAddRequest, DeviceSecondFactorResponse>(
             .put, "api/v1/device/{deviceID}/biometrics", .signedIn)

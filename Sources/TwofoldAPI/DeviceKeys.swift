@@ -113,6 +113,13 @@ public struct DeviceChallengeResponse: Codable, Sendable, Equatable {
 /// `POST /auth/mfa/device-key/challenge` (with the login flow's `otpFlowId` or `tempToken`) and
 /// `POST /auth/step-up/device-key/challenge` (bearer): a challenge for the device key as a second
 /// factor. Not in seed 004; the answer is `DeviceChallengeResponse`.
+/// `POST /auth/step-up/device-key/challenge`: the signed-in user's device.
+public struct StepUpDeviceKeyChallengeRequest: Codable, Sendable, Equatable {
+    public var deviceId: String
+
+    public init(deviceId: String) { self.deviceId = deviceId }
+}
+
 public struct DeviceKeyChallengeRequest: Codable, Sendable, Equatable {
     public var deviceId: String
     public var otpFlowId: String?

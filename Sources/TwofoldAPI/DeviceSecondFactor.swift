@@ -19,6 +19,13 @@ public struct BiometricSignature: Codable, Sendable, Equatable {
 /// Proof of the device's current second factor: its PIN or a biometric signature (one of them).
 /// `POST /device/{deviceId}/pin/verify` takes only `pin`;
 /// `POST /device/{deviceId}/biometrics/remove` takes either.
+/// `POST /device/{deviceId}/pin/verify`: the device's PIN.
+public struct DevicePINRequest: Codable, Sendable, Equatable {
+    public var pin: String
+
+    public init(pin: String) { self.pin = pin }
+}
+
 public struct DeviceFactorProof: Codable, Sendable, Equatable {
     public var pin: String?
     public var biometric: BiometricSignature?

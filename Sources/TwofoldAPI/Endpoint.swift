@@ -81,7 +81,7 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: Sendable, CustomString
     public var erased: AnyEndpoint {
         AnyEndpoint(
             method: method, template: template, access: access, body: String(describing: Body.self),
-            answer: String(describing: Answer.self))
+            answer: String(describing: Answer.self), bodyType: Body.self)
     }
 
     public var description: String { "\(method.rawValue) /\(template)" }
@@ -94,6 +94,22 @@ public struct AnyEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let access: EndpointAccess
     public let body: String
     public let answer: String
+    /// The body's type, for checks that read it (what members it decodes).
+    public let bodyType: any Sendable.Type
+
+    init(
+        method: HTTPVerb, template: String, access: EndpointAccess, body: String, answer: String,
+        bodyType: any Sendable.Type
+    ) {
+        (self.method, self.template, self.access, self.body, self.answer) = (method, template, access, body, answer)
+        self.bodyType = bodyType
+    }
+
+    public static func == (lhs: AnyEndpoint, rhs: AnyEndpoint) -> Bool {
+        lhs.route == rhs.route && lhs.access == rhs.access && lhs.body == rhs.body && lhs.answer == rhs.answer
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(route) }
 
     /// `METHOD /path` with `{name}` parameters: what identifies a route.
     public var route: String { "\(method.rawValue) /\(template)" }

@@ -36,7 +36,7 @@ import VaporTesting
     }
 
     static func verifyPIN(_ app: Application, _ pin: String, token: String) async throws -> (UInt, String) {
-        try await call(app, .POST, API.DeviceFactors.verifyPIN, DeviceFactorProof(pin: pin), token: token)
+        try await call(app, .POST, API.DeviceFactors.verifyPIN, DevicePINRequest(pin: pin), token: token)
     }
 
     static func state(_ app: Application, token: String) async throws -> DeviceSecondFactorResponse {
@@ -362,7 +362,7 @@ import VaporTesting
             let reset = try await Self.setPIN(app, DevicePINChangeRequest(newPin: "5937"), token: bob.accessToken.token)
             #expect(reset.0 == 404)
             let anonymous = try await DeviceSignInTests.send(
-                app, .POST, API.DeviceFactors.verifyPIN.path("iphone-1"), DeviceFactorProof(pin: "4826"))
+                app, .POST, API.DeviceFactors.verifyPIN.path("iphone-1"), DevicePINRequest(pin: "4826"))
             #expect(anonymous.0 == 401)
             #expect(try await Self.verifyPIN(app, "4826", token: token).0 == 200)
         }

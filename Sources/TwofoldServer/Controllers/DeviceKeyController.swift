@@ -242,7 +242,7 @@ struct DeviceKeyController: EndpointCollection {
 
     /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
     @Sendable func stepUpChallenge(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceKeyChallengeRequest.self)
+        let body = try request.content.decode(StepUpDeviceKeyChallengeRequest.self)
         let user = try await request.currentUser(in: users)
         let device = try await deviceKeys.keyDevice(body.deviceId, userID: user.id)
         return try Response.json(try await deviceKeys.issueChallenge(for: device, purpose: .stepUp, flowID: nil))

@@ -74,9 +74,8 @@ struct DeviceSecondFactorController: EndpointCollection {
 
     @Sendable func verifyPIN(request: Request) async throws -> Response {
         let device = try await callersDevice(request)
-        let body = try request.content.decode(DeviceFactorProof.self)
-        guard let pin = body.pin else { throw InputValidation.failure(["pin": "is required"]) }
-        try await deviceKeys.checkPIN(pin, device: device, origin: request.origin)
+        let body = try request.content.decode(DevicePINRequest.self)
+        try await deviceKeys.checkPIN(body.pin, device: device, origin: request.origin)
         return try Response.json(DeviceFactorVerifiedResponse())
     }
 
