@@ -35,10 +35,11 @@ struct PostgresStatements: Sendable {
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
-    /// How long a statement may wait for a connection. The client's pool keeps a request
-    /// waiting while it tries to connect again (for a minute before it gives up), so a server
-    /// that cannot reach PostgreSQL would hold every request that long; after this it answers
-    /// `503` (`DatabaseOutage`), as it did with Fluent's pool.
+    /// How long a statement may wait for a connection (not for its own run: a housekeeping
+    /// sweep may take longer). The client's pool keeps a request waiting while it tries to
+    /// connect again (for a minute before it gives up), so a server that cannot reach
+    /// PostgreSQL would hold every request that long; after this it answers `503`
+    /// (`DatabaseOutage`), as it did with Fluent's pool.
     static let connectionDeadline = Duration.seconds(3)
 
     func rows<T: Sendable>(
@@ -55,13 +56,17 @@ struct PostgresStatements: Sendable {
             return rows
         }
         do {
-            switch statement.name {
-            case PendingSecondStep.name?:
-                return try await collect(client.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
-            case CodeSignInStore.name?:
-                return try await collect(client.execute(Prepared<CodeSignInText>(statement), logger: logger))
-            default:
-                return try await collect(client.query(Self.query(statement), logger: logger))
+            return try await client.withConnection { connection in
+                deadline.finish()
+                switch statement.name {
+                case PendingSecondStep.name?:
+                    return try await collect(
+                        connection.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
+                case CodeSignInStore.name?:
+                    return try await collect(connection.execute(Prepared<CodeSignInText>(statement), logger: logger))
+                default:
+                    return try await collect(connection.query(Self.query(statement), logger: logger))
+                }
             }
         } catch  where deadline.passed {
             throw PostgresStatementsError.noConnection
@@ -210,9 +215,9 @@ final class PostgresClientRunner: LifecycleHandler, Sendable {
 }
 
 /// Cancels the task that made it once `after` has passed, unless `finish()` came first: a
-/// deadline for a statement, kept on an event loop's timer (racing the statement against a
-/// sleeping child task cost ~60 µs a statement). The cancellation can only happen while the
-/// task is still inside the statement: `finish()` and the timer take the same lock.
+/// deadline for a statement's wait for a connection, kept on an event loop's timer (racing the
+/// statement against a sleeping child task cost ~60 µs a statement). The cancellation can only
+/// happen before `finish()`: the two take the same lock.
 final class Deadline: @unchecked Sendable {
     private let lock = NSLock()
     private var finished = false
