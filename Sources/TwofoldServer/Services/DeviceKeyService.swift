@@ -53,16 +53,19 @@ struct DeviceKeyService: Sendable {
             challenge: Self.randomChallenge().base64EncodedString(), createdAt: now,
             expiresAt: now.addingTimeInterval(rules.deviceChallengeLifetime))
         try await store.insertChallenge(challenge)
-        return DeviceChallengeResponse(
-            method: device.method.rawValue, challenge: challenge.challenge,
-            challengeId: challenge.id.uuidString.lowercased(), expiresIn: Int(rules.deviceChallengeLifetime))
+        return answer(method: device.method, challenge: challenge.challenge, id: challenge.id)
     }
 
-    /// An answer of a challenge's shape that nothing will accept: stored nowhere.
+    /// An answer of a challenge's shape that nothing will accept: stored nowhere, and written
+    /// as `issueChallenge` writes a real one, so the two cannot be told apart.
     func unanswerableChallenge(method: DeviceRecord.Method) -> DeviceChallengeResponse {
+        answer(method: method, challenge: Self.randomChallenge().base64EncodedString(), id: UUID())
+    }
+
+    private func answer(method: DeviceRecord.Method, challenge: String, id: UUID) -> DeviceChallengeResponse {
         DeviceChallengeResponse(
-            method: method.rawValue, challenge: Self.randomChallenge().base64EncodedString(),
-            challengeId: UUID().uuidString.lowercased(), expiresIn: Int(rules.deviceChallengeLifetime))
+            method: method.rawValue, challenge: challenge, challengeId: id.uuidString.lowercased(),
+            expiresIn: Int(rules.deviceChallengeLifetime))
     }
 
     static func randomChallenge() -> Data {
