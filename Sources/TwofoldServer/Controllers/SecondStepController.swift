@@ -11,7 +11,7 @@ struct SecondStepController: EndpointCollection {
     let sessions: SessionService
     let loginFlows: LoginFlowService
     let totp: TOTPService
-    let codeSignIns: CodeSignInStore?
+    let codeSignIns: (any CodeSignInStore)?
     let codes: OneTimeCodeService
     let users: any UserStore
     let unitsOfWork: UnitsOfWork

@@ -62,7 +62,7 @@ struct PostgresStatements: Sendable {
                 case PendingSecondStep.name?:
                     return try await collect(
                         connection.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
-                case CodeSignInStore.name?:
+                case SQLCodeSignInStore.name?:
                     return try await collect(connection.execute(Prepared<CodeSignInText>(statement), logger: logger))
                 default:
                     return try await collect(connection.query(Self.query(statement), logger: logger))
@@ -142,9 +142,9 @@ enum PendingSecondStepText: PreparedText {
 
 /// An authenticator-app second step's writes (`CodeSignInStore`).
 enum CodeSignInText: PreparedText {
-    static let name = CodeSignInStore.name
-    static let sql = PostgresStatements.numbered(CodeSignInStore.text.sql)
-    static let types = PostgresStatements.types(CodeSignInStore.text.types)
+    static let name = SQLCodeSignInStore.name
+    static let sql = PostgresStatements.numbered(SQLCodeSignInStore.text.sql)
+    static let types = PostgresStatements.types(SQLCodeSignInStore.text.types)
 }
 
 /// A `Statement` whose text is `Text`'s, run as PostgresNIO's prepared statement.

@@ -25,7 +25,7 @@ final class TwofoldContext: Sendable {
     let loginFlows: LoginFlowService
     /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
     /// `CodeSignInStore`); `nil` elsewhere.
-    let codeSignIns: CodeSignInStore?
+    let codeSignIns: (any CodeSignInStore)?
     let totp: TOTPService
     let backupCodes: BackupCodeService
     let outbox: Outbox
@@ -67,7 +67,7 @@ final class TwofoldContext: Sendable {
         self.guards = FactorGuard(
             store: SQLFactorGuardStore(database: database), users: users, sessions: sessions, audit: audit,
             clock: clock, rules: configuration.rules)
-        self.codeSignIns = database.postgres == nil ? nil : CodeSignInStore(database: database)
+        self.codeSignIns = database.postgres == nil ? nil : SQLCodeSignInStore(database: database)
         self.loginFlows = LoginFlowService(
             store: SQLLoginFlowStore(database: database), users: users, clock: clock,
             lifetime: configuration.rules.loginFlowLifetime)

@@ -30,8 +30,13 @@ enum CodeSignInOutcome: Sendable, Equatable {
 }
 
 /// The writes of an authenticator-app second step as one statement, all or nothing, where the
-/// database can run them so: on PostgreSQL, data-modifying `WITH` clauses, one round trip and
-/// one commit instead of six of each. (On an SQLite file the unit of work sends them one by one
+/// database can run them so (`SQLCodeSignInStore`, on PostgreSQL).
+protocol CodeSignInStore: Sendable {
+    func complete(_ signIn: CodeSignIn) async throws -> CodeSignInOutcome
+}
+
+/// `CodeSignInStore` on PostgreSQL: data-modifying `WITH` clauses, one round trip and one
+/// commit instead of six of each. (On an SQLite file the unit of work sends them one by one
 /// on the writer's thread, where a statement costs no round trip and the commit is shared.)
 ///
 /// The statement is made of the stores' own statements (`consuming`, `claimingStep`,
@@ -40,7 +45,7 @@ enum CodeSignInOutcome: Sendable, Equatable {
 /// token and event written only with the step claimed. A flow claimed whose step was not ends
 /// the statement with an error (a division by zero in its last line), which undoes the claim:
 /// the flow stays usable, as `LoginFlowService.claimed` gives it back.
-struct CodeSignInStore: Sendable {
+struct SQLCodeSignInStore: CodeSignInStore {
     let database: any SQLExecutor
 
     func complete(_ signIn: CodeSignIn) async throws -> CodeSignInOutcome {
