@@ -81,7 +81,7 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: Sendable, CustomString
     public var erased: AnyEndpoint {
         AnyEndpoint(
             method: method, template: template, access: access, body: String(describing: Body.self),
-            answer: String(describing: Answer.self), bodyType: Body.self)
+            answer: String(describing: Answer.self), bodyType: Body.self, answerType: Answer.self)
     }
 
     public var description: String { "\(method.rawValue) /\(template)" }
@@ -94,15 +94,17 @@ public struct AnyEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let access: EndpointAccess
     public let body: String
     public let answer: String
-    /// The body's type, for checks that read it (what members it decodes).
+    /// The body's and the answer's types, for checks that read them (what members they
+    /// decode and encode).
     public let bodyType: any Sendable.Type
+    public let answerType: any Sendable.Type
 
     init(
         method: HTTPVerb, template: String, access: EndpointAccess, body: String, answer: String,
-        bodyType: any Sendable.Type
+        bodyType: any Sendable.Type, answerType: any Sendable.Type
     ) {
         (self.method, self.template, self.access, self.body, self.answer) = (method, template, access, body, answer)
-        self.bodyType = bodyType
+        (self.bodyType, self.answerType) = (bodyType, answerType)
     }
 
     public static func == (lhs: AnyEndpoint, rhs: AnyEndpoint) -> Bool {

@@ -19,6 +19,31 @@ struct DecodedMembers: Equatable, CustomStringConvertible {
     }
 }
 
+/// The members a `Codable` type writes at its top level: all of them when every optional member
+/// has a value, and the ones it always writes (its smallest value's).
+struct EncodedMembers: Equatable, CustomStringConvertible {
+    var always: Set<String>
+    var all: Set<String>
+    var description: String { "always \(always.sorted()), sometimes \(all.subtracting(always).sorted())" }
+
+    /// `nil` when `type` is not written as a JSON object.
+    static func of(_ type: any Codable.Type) -> EncodedMembers? {
+        func keys(leavingOptionalsOut: Bool) -> Set<String>? {
+            guard
+                let value = try? type.init(
+                    from: KeyRecordingDecoder(depth: 0, leavesOptionalsOut: leavingOptionalsOut)),
+                let data = try? JSONEncoder().encode(value),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
+            return Set(object.keys)
+        }
+        guard let all = keys(leavingOptionalsOut: false), let always = keys(leavingOptionalsOut: true) else {
+            return nil
+        }
+        return EncodedMembers(always: always, all: all)
+    }
+}
+
 /// What a `KeyRecordingDecoder` was asked.
 final class KeyLog {
     var isObject = false
@@ -29,22 +54,30 @@ final class KeyLog {
 /// objects) and record the keys asked of the top-level keyed container.
 struct KeyRecordingDecoder: Decoder {
     let depth: Int
+    /// Whether optional members are left out (`decodeIfPresent` answers `nil`), for the smallest
+    /// value of a type; otherwise every member gets a placeholder, for the largest.
+    let leavesOptionalsOut: Bool
     let log = KeyLog()
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
 
-    init(depth: Int) { self.depth = depth }
+    init(depth: Int, leavesOptionalsOut: Bool = false) {
+        self.depth = depth
+        self.leavesOptionalsOut = leavesOptionalsOut
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         if depth == 0 { log.isObject = true }
-        return KeyedDecodingContainer(Keyed<Key>(depth: depth, log: log))
+        return KeyedDecodingContainer(Keyed<Key>(depth: depth, log: log, leavesOptionalsOut: leavesOptionalsOut))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer { Unkeyed(depth: depth) }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { Single(depth: depth) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        Single(depth: depth, leavesOptionalsOut: leavesOptionalsOut)
+    }
 
     /// A placeholder of `type`: decoded from a deeper recorder, whose questions are not logged.
-    static func placeholder<T: Decodable>(_ type: T.Type, depth: Int) throws -> T {
+    static func placeholder<T: Decodable>(_ type: T.Type, depth: Int, leavesOptionalsOut: Bool = false) throws -> T {
         switch type {
         case is String.Type: return "" as! T
         case is Bool.Type: return false as! T
@@ -57,13 +90,14 @@ struct KeyRecordingDecoder: Decoder {
         case is Double.Type: return 0.0 as! T
         case is UUID.Type: return UUID() as! T
         case is Date.Type: return Date(timeIntervalSince1970: 0) as! T
-        default: return try T(from: KeyRecordingDecoder(depth: depth + 1))
+        default: return try T(from: KeyRecordingDecoder(depth: depth + 1, leavesOptionalsOut: leavesOptionalsOut))
         }
     }
 
     struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let depth: Int
         let log: KeyLog
+        var leavesOptionalsOut = false
         var codingPath: [any CodingKey] = []
         var allKeys: [Key] { [] }
 
@@ -72,12 +106,11 @@ struct KeyRecordingDecoder: Decoder {
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             if depth == 0 { log.members.required.insert(key.stringValue) }
-            return try KeyRecordingDecoder.placeholder(type, depth: depth)
+            return try KeyRecordingDecoder.placeholder(type, depth: depth, leavesOptionalsOut: leavesOptionalsOut)
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            if depth == 0 { log.members.optional.insert(key.stringValue) }
-            return try KeyRecordingDecoder.placeholder(type, depth: depth)
+            try optional(type, key)
         }
 
         // The standard library's own overloads for these types would otherwise ask `decode`.
@@ -98,7 +131,8 @@ struct KeyRecordingDecoder: Decoder {
 
         private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
             if depth == 0 { log.members.optional.insert(key.stringValue) }
-            return try KeyRecordingDecoder.placeholder(type, depth: depth)
+            if leavesOptionalsOut { return nil }
+            return try KeyRecordingDecoder.placeholder(type, depth: depth, leavesOptionalsOut: leavesOptionalsOut)
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -138,11 +172,12 @@ struct KeyRecordingDecoder: Decoder {
 
     struct Single: SingleValueDecodingContainer {
         let depth: Int
+        var leavesOptionalsOut = false
         var codingPath: [any CodingKey] = []
 
         func decodeNil() -> Bool { false }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try KeyRecordingDecoder.placeholder(type, depth: depth)
+            try KeyRecordingDecoder.placeholder(type, depth: depth, leavesOptionalsOut: leavesOptionalsOut)
         }
     }
 }

@@ -20,19 +20,27 @@ import TwofoldTestSupport
                     target = target[part]
                 node = target
             return node
-        bodies = {}
+        def shape(schema):
+            schema = resolve(schema)
+            if "properties" not in schema or "oneOf" in schema:
+                return None
+            return {"members": sorted(schema["properties"]), "required": sorted(schema.get("required", []))}
+        bodies, answers = {}, {}
         for path, item in document["paths"].items():
             for method, operation in item.items():
-                body = resolve(operation.get("requestBody")) if isinstance(operation, dict) else None
-                if not body:
+                if not isinstance(operation, dict):
                     continue
-                schema = resolve(body["content"]["application/json"]["schema"])
-                members = set(schema.get("properties", {}))
-                bodies[method.upper() + " " + path] = {
-                    "members": sorted(members),
-                    "required": sorted(schema.get("required", [])),
-                }
-        print(json.dumps(bodies))
+                route = method.upper() + " " + path
+                body = resolve(operation.get("requestBody"))
+                if body:
+                    bodies[route] = shape(body["content"]["application/json"]["schema"])
+                for status, answer in sorted(operation.get("responses", {}).items()):
+                    answer = resolve(answer)
+                    content = answer.get("content", {}).get("application/json")
+                    if status.startswith("2") and content:
+                        answers[route] = shape(content["schema"])
+                        break
+        print(json.dumps({"bodies": bodies, "answers": answers}))
         """
 
     struct DocumentedBody: Decodable {
@@ -40,13 +48,24 @@ import TwofoldTestSupport
         let required: [String]
     }
 
-    @Test func eachRequestSchemaNamesTheMembersItsTypeReads() throws {
-        guard let python = TestPython.find() else { return }
+    struct Document: Decodable {
+        /// `nil` for a schema that is not one object (`oneOf`, no `properties`).
+        let bodies: [String: DocumentedBody?]
+        let answers: [String: DocumentedBody?]
+    }
+
+    static func document() throws -> Document? {
+        guard let python = TestPython.find() else { return nil }
         let output = try python.run([
-            "-c", Self.script, BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml").path,
+            "-c", script, BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml").path,
         ])
         #expect(output.status == 0, "\(output.errorText)")
-        let documented = try JSONDecoder().decode([String: DocumentedBody].self, from: output.standardOutput)
+        return try JSONDecoder().decode(Document.self, from: output.standardOutput)
+    }
+
+    @Test func eachRequestSchemaNamesTheMembersItsTypeReads() throws {
+        guard let document = try Self.document() else { return }
+        let documented = document.bodies
         var checked = 0
         for endpoint in API.all {
             guard let type = endpoint.bodyType as? any Decodable.Type, let read = DecodedMembers.of(type) else {
@@ -54,8 +73,8 @@ import TwofoldTestSupport
                     documented[endpoint.route] == nil, "\(endpoint.route) takes no JSON body, but the document has one")
                 continue
             }
-            guard let body = documented[endpoint.route] else {
-                Issue.record("\(endpoint.route): \(endpoint.body) reads \(read), the document has no body")
+            guard let schema = documented[endpoint.route], let body = schema else {
+                Issue.record("\(endpoint.route): \(endpoint.body) reads \(read), the document has no object body")
                 continue
             }
             checked += 1
@@ -67,6 +86,29 @@ import TwofoldTestSupport
                 "\(endpoint.route): the document requires \(body.required.sorted()), \(endpoint.body) reads \(read)")
         }
         // A check that finds nothing to compare proves nothing.
+        #expect(checked >= 30)
+    }
+
+    /// Each JSON answer the document describes as one object names the members its Swift type
+    /// writes, and requires those it always writes. (Answers of several shapes, `oneOf` in the
+    /// document, are checked at run time by `scripts/api_fuzz`.)
+    @Test func eachAnswerSchemaNamesTheMembersItsTypeWrites() throws {
+        guard let document = try Self.document() else { return }
+        var checked = 0
+        for endpoint in API.all {
+            guard let type = endpoint.answerType as? any Codable.Type, let written = EncodedMembers.of(type),
+                let schema = document.answers[endpoint.route], let answer = schema
+            else { continue }
+            checked += 1
+            #expect(
+                Set(answer.members) == written.all,
+                "\(endpoint.route): the document names \(answer.members.sorted()), \(endpoint.answer) writes \(written)"
+            )
+            #expect(
+                Set(answer.required) == written.always,
+                "\(endpoint.route): the document requires \(answer.required.sorted()), \(endpoint.answer) writes \(written)"
+            )
+        }
         #expect(checked >= 30)
     }
 
