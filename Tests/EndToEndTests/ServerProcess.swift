@@ -47,7 +47,7 @@ final class ServerProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: logFile)
         process.standardOutput = log
         process.standardError = log
-        try process.run()
+        try ProcessLaunch.run(process)
         try await waitUntilHealthy()
     }
 

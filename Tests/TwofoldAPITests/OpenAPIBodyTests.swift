@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TwofoldAPI
 import TwofoldTestSupport
@@ -54,13 +55,33 @@ import TwofoldTestSupport
         let answers: [String: DocumentedBody?]
     }
 
+    /// The document as the script reads it: read once for both tests (each process started
+    /// while the whole suite runs in parallel is one more `fork`).
     static func document() throws -> Document? {
         guard let python = TestPython.find() else { return nil }
-        let output = try python.run([
-            "-c", script, BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml").path,
-        ])
-        #expect(output.status == 0, "\(output.errorText)")
-        return try JSONDecoder().decode(Document.self, from: output.standardOutput)
+        return try parsed(python).get()
+    }
+
+    private static let cache = Mutex<Result<Document, any Error>?>(nil)
+
+    private static func parsed(_ python: ExternalTool) -> Result<Document, any Error> {
+        cache.withLock { cached in
+            if let cached { return cached }
+            let result = Result {
+                let output = try python.run([
+                    "-c", script, BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml").path,
+                ])
+                guard output.status == 0 else { throw ScriptFailure(text: output.errorText) }
+                return try JSONDecoder().decode(Document.self, from: output.standardOutput)
+            }
+            cached = result
+            return result
+        }
+    }
+
+    struct ScriptFailure: Error, CustomStringConvertible {
+        let text: String
+        var description: String { "the script failed: \(text)" }
     }
 
     @Test func eachRequestSchemaNamesTheMembersItsTypeReads() throws {

@@ -1,6 +1,19 @@
 import Foundation
 import Testing
 
+/// Starts processes one at a time. Foundation's `Process.run` on Linux reads `/proc/self/fd` to
+/// close what the child must not inherit; once, in a full run holding over a thousand
+/// descriptors, that read crashed the test process (SIGSEGV in `findMaximumOpenFromProcSelfFD`,
+/// under an end-to-end test's launch while other tests launched theirs). One launch at a time
+/// removes the launches racing each other; descriptors other threads open still can.
+public enum ProcessLaunch {
+    private static let lock = NSLock()
+
+    public static func run(_ process: Process) throws {
+        try lock.withLock { try process.run() }
+    }
+}
+
 /// A program the tests drive from outside (`zbarimg`, `rsvg-convert`, `oathtool`, the built
 /// binaries). `scripts/test` installs the Debian packages; when one is missing the test fails,
 /// unless `TWOFOLD_ALLOW_MISSING_TOOLS=1` says to skip on this machine.
@@ -48,7 +61,7 @@ public struct ExternalTool: Sendable {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
         let errorData = ReadBox()
         let reader = Thread { errorData.data = error.fileHandleForReading.readDataToEndOfFile() }

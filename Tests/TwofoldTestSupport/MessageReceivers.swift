@@ -167,7 +167,7 @@ final class ScriptProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try ProcessLaunch.run(process)
         let line = output.fileHandleForReading.readData(ofLength: 6)
         try #require(String(decoding: line, as: UTF8.self).hasPrefix("ready"), "\(arguments[0]) did not start")
     }
