@@ -138,9 +138,10 @@ struct DeviceKeyService: Sendable {
             try await guards.failed(
                 guardFactor, userID: userID, countsTowardAccount: countsTowardAccount, origin: origin)
         } catch var problem as Problem where problem.code == .invalidCode {
-            problem.code = .signatureInvalid
-            problem.title = "Signature invalid"
-            problem.detail = "The signature does not verify for this device and challenge."
+            // The count of attempts left stays; the words are `signatureRefused`'s.
+            (problem.code, problem.title, problem.detail) = (
+                Self.signatureRefused.code, Self.signatureRefused.title, Self.signatureRefused.detail
+            )
             throw problem
         }
     }
