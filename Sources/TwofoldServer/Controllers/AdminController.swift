@@ -27,7 +27,7 @@ struct AdminController: EndpointCollection {
     }
 
     @Sendable func users(request: Request) async throws -> Response {
-        let page = try Page(request)
+        let page = try Page(try QueryParameters(request))
         let users = try await users.users(offset: page.range.lowerBound, limit: page.range.count)
         return try Response.json(AdminUsersResponse(users: users.map(\.dto)))
     }
@@ -55,8 +55,8 @@ struct AdminController: EndpointCollection {
     }
 
     @Sendable func audit(request: Request) async throws -> Response {
-        let page = try Page(request)
         let query = try QueryParameters(request)
+        let page = try Page(query)
         let userID = try query.value("userId").map { text in
             guard let id = UUID(uuidString: text) else {
                 throw InputValidation.failure(["userId": "must be a user's id (a UUID)"])
@@ -86,8 +86,7 @@ struct AdminController: EndpointCollection {
     struct Page {
         let range: Range<Int>
 
-        init(_ request: Request) throws {
-            let query = try QueryParameters(request)
+        init(_ query: QueryParameters) throws {
             var errors: [String: String] = [:]
             func integer(_ name: String, in allowed: ClosedRange<Int>, default fallback: Int) throws -> Int {
                 guard let text = try query.value(name) else { return fallback }
