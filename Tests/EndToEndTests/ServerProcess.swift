@@ -9,7 +9,7 @@ import TwofoldTestSupport
 /// The built `twofold-server` binary running in a temporary data folder on a free port.
 final class ServerProcess: @unchecked Sendable {
     // Safe: the process handle is only touched from the test that owns this object.
-    private(set) var process = Process()
+    private(set) var process: ChildProcess?
     private(set) var port: Int
     let dataDirectory: URL
     private(set) var logFile: URL
@@ -29,7 +29,6 @@ final class ServerProcess: @unchecked Sendable {
                 guard attempt < 5 else { throw ServerProcessError.exited(status: status, log: log) }
                 port = SMTPSink.freePort()
                 logFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("server-\(port).log")
-                process = Process()
             }
         }
     }
@@ -41,21 +40,17 @@ final class ServerProcess: @unchecked Sendable {
         environment["TWOFOLD_DATA_DIR"] = dataDirectory.path
         environment["TWOFOLD_PORT"] = String(port)
         environment.merge(extra) { $1 }
-        process.executableURL = BuildProducts.executable("twofold-server")
-        process.arguments = []
-        process.environment = environment
-        let log = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = log
-        process.standardError = log
-        try ProcessLaunch.run(process)
+        process = try ChildProcess(
+            BuildProducts.executable("twofold-server"), arguments: [], environment: environment,
+            output: .file(logFile), error: .file(logFile))
         try await waitUntilHealthy()
     }
 
     private func waitUntilHealthy() async throws {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            guard process.isRunning else {
-                throw ServerProcessError.exited(status: process.terminationStatus, log: log)
+            if let process, let status = process.terminationStatus {
+                throw ServerProcessError.exited(status: status, log: log)
             }
             if let response = try? await HTTP.send(
                 .init(url: baseURL.appendingPathComponent(API.Operations.health.path()))),
@@ -70,8 +65,11 @@ final class ServerProcess: @unchecked Sendable {
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
+    /// Whether the server has not exited.
+    var isRunning: Bool { process?.isRunning ?? false }
+
     func stop() {
-        if process.isRunning {
+        if let process, process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }

@@ -1,19 +1,6 @@
 import Foundation
 import Testing
 
-/// Starts processes one at a time. Foundation's `Process.run` on Linux reads `/proc/self/fd` to
-/// close what the child must not inherit; once, in a full run holding over a thousand
-/// descriptors, that read crashed the test process (SIGSEGV in `findMaximumOpenFromProcSelfFD`,
-/// under an end-to-end test's launch while other tests launched theirs). One launch at a time
-/// removes the launches racing each other; descriptors other threads open still can.
-public enum ProcessLaunch {
-    private static let lock = NSLock()
-
-    public static func run(_ process: Process) throws {
-        try lock.withLock { try process.run() }
-    }
-}
-
 /// A program the tests drive from outside (`zbarimg`, `rsvg-convert`, `oathtool`, the built
 /// binaries). `scripts/test` installs the Debian packages; when one is missing the test fails,
 /// unless `TWOFOLD_ALLOW_MISSING_TOOLS=1` says to skip on this machine.
@@ -52,25 +39,15 @@ public struct ExternalTool: Sendable {
 
     /// Runs the tool to completion.
     public func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Output {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(url, arguments: arguments, environment: environment, output: .pipe, error: .pipe)
         // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
         let errorData = ReadBox()
-        let reader = Thread { errorData.data = error.fileHandleForReading.readDataToEndOfFile() }
+        let reader = Thread { errorData.data = process.standardError!.readDataToEndOfFile() }
         reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let outputData = process.standardOutput!.readDataToEndOfFile()
+        let status = process.waitUntilExit()
         while !errorData.done { usleep(1_000) }
-        return Output(
-            status: process.terminationStatus, standardOutput: outputData, standardError: errorData.data)
+        return Output(status: status, standardOutput: outputData, standardError: errorData.data)
     }
 }
 

@@ -157,23 +157,16 @@ public final class SMSGateway: @unchecked Sendable {
 /// A Python test helper that prints "ready" once it listens and runs until its standard input closes.
 final class ScriptProcess: @unchecked Sendable {
     // Safe: set once in `init`, stopped once.
-    private let process = Process()
-    private let input = Pipe()
+    private let process: ChildProcess
 
     init(python: ExternalTool, arguments: [String]) throws {
-        process.executableURL = python.url
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try ProcessLaunch.run(process)
-        let line = output.fileHandleForReading.readData(ofLength: 6)
+        process = try ChildProcess(python.url, arguments: arguments, input: .pipe, output: .pipe)
+        let line = process.standardOutput!.readData(ofLength: 6)
         try #require(String(decoding: line, as: UTF8.self).hasPrefix("ready"), "\(arguments[0]) did not start")
     }
 
     func stop() {
-        try? input.fileHandleForWriting.close()
+        try? process.standardInput?.close()
         process.terminate()
         process.waitUntilExit()
     }

@@ -18,6 +18,8 @@ struct PostgresStatements: Sendable {
     let timers: any EventLoopGroup
     /// How many statements were sent (each one round trip).
     let sent = StatementCount()
+    /// When the client last handed out a connection.
+    let leases = LeaseClock()
 
     /// A client for the database at `url` (a `postgres://` URL, as Fluent reads it), not yet
     /// running: `run()` it for as long as the server runs.
@@ -35,18 +37,20 @@ struct PostgresStatements: Sendable {
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
-    /// How long a statement may wait for a connection (not for its own run: a housekeeping
-    /// sweep may take longer). The client's pool keeps a request waiting while it tries to
-    /// connect again (for a minute before it gives up), so a server that cannot reach
-    /// PostgreSQL would hold every request that long; after this it answers `503`
-    /// (`DatabaseOutage`), as it did with Fluent's pool.
+    /// How long a statement may wait for a connection while the client hands out none (not
+    /// for its own run: a housekeeping sweep may take longer). The client's pool keeps a request
+    /// waiting while it tries to connect again (for a minute before it gives up), so a server
+    /// that cannot reach PostgreSQL would hold every request that long; after this it answers
+    /// `503` (`DatabaseOutage`), as it did with Fluent's pool. A wait behind other statements
+    /// on a busy pool is not an outage: while connections are being handed out, the deadline
+    /// moves on (`Deadline`).
     static let connectionDeadline = Duration.seconds(3)
 
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         sent.add()
-        let deadline = Deadline(after: Self.connectionDeadline, on: timers.any())
+        let deadline = Deadline(after: Self.connectionDeadline, on: timers.any(), unlessSince: leases)
         defer { deadline.finish() }
         func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T] where Rows.Element == PostgresRow {
             var rows: [T] = []
@@ -56,8 +60,9 @@ struct PostgresStatements: Sendable {
             return rows
         }
         do {
-            return try await client.withConnection { connection in
+            return try await client.withConnection { [leases] connection in
                 deadline.finish()
+                leases.record()
                 switch statement.name {
                 case PendingSecondStep.name?:
                     return try await collect(
@@ -214,11 +219,30 @@ final class PostgresClientRunner: LifecycleHandler, Sendable {
     }
 }
 
-/// Cancels the task that made it once `after` has passed, unless `finish()` came first: a
-/// deadline for a statement's wait for a connection, kept on an event loop's timer (racing the
-/// statement against a sleeping child task cost ~60 µs a statement). The cancellation can only
-/// happen before `finish()`: the two take the same lock.
+/// When a connection was last handed out, as a `NIODeadline` in uptime nanoseconds.
+final class LeaseClock: @unchecked Sendable {
+    // Safe: `last` is read and written under `lock`.
+    private let lock = NSLock()
+    private var last = NIODeadline.uptimeNanoseconds(0)
+
+    func record() {
+        let now = NIODeadline.now()
+        lock.withLock { last = now }
+    }
+
+    var lastLease: NIODeadline { lock.withLock { last } }
+}
+
+/// Cancels the task that made it once `after` has passed with no connection handed out to
+/// anyone, unless `finish()` came first: a deadline for a statement's wait for a connection,
+/// kept on an event loop's timer (racing the statement against a sleeping child task cost
+/// ~60 µs a statement). When the timer fires and the pool handed a connection to another
+/// statement within the last `after`, the pool is busy, not cut off: the timer is set again for
+/// `after` from that lease. The cancellation can only happen before `finish()`, and `finish()`
+/// comes before the task that made the deadline returns: the two take the same lock, so the
+/// task handle is never used after its task ended.
 final class Deadline: @unchecked Sendable {
+    // Safe: every member is read and written under `lock`.
     private let lock = NSLock()
     private var finished = false
     private var cancelled = false
@@ -227,14 +251,26 @@ final class Deadline: @unchecked Sendable {
     /// Whether the deadline passed and cancelled the task.
     var passed: Bool { lock.withLock { cancelled } }
 
-    init(after duration: Duration, on loop: any EventLoop) {
+    init(after duration: Duration, on loop: any EventLoop, unlessSince leases: LeaseClock) {
         let components = duration.components
-        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let span = TimeAmount.nanoseconds(components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
         withUnsafeCurrentTask { task in
             guard let task else { return }
-            timer = loop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
-                lock.withLock {
-                    guard !finished else { return }
+            lock.withLock { schedule(at: .now() + span, span: span, on: loop, leases: leases, task: task) }
+        }
+    }
+
+    /// Sets the timer for `time`; called with `lock` held.
+    private func schedule(
+        at time: NIODeadline, span: TimeAmount, on loop: any EventLoop, leases: LeaseClock, task: UnsafeCurrentTask
+    ) {
+        timer = loop.scheduleTask(deadline: time) { [self] in
+            lock.withLock {
+                guard !finished else { return }
+                let moved = leases.lastLease + span
+                if moved > .now() {
+                    schedule(at: moved, span: span, on: loop, leases: leases, task: task)
+                } else {
                     cancelled = true
                     task.cancel()
                 }
@@ -243,7 +279,10 @@ final class Deadline: @unchecked Sendable {
     }
 
     func finish() {
-        lock.withLock { finished = true }
+        let timer = lock.withLock {
+            finished = true
+            return self.timer
+        }
         timer?.cancel()
     }
 }
