@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "TwofoldCore", targets: ["TwofoldCore"]),
         .library(name: "TwofoldAPI", targets: ["TwofoldAPI"]),
+        .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -30,6 +31,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
     targets: [
         // MARK: Shared — pure Swift, usable by the server and the SDK alike.
@@ -38,6 +42,18 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "TwofoldAPI"),
+        // Our own WebAuthn relying party: CBOR, COSE keys, authenticator data, attestation
+        // statements and the two ceremonies. No Vapor: the server, the CLI and tests call it.
+        .target(
+            name: "WebAuthn",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            ]
+        ),
 
         // MARK: Server
         // Twofold's own SQLite engine: one writer thread with group commit and its window,
@@ -108,6 +124,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
+        .testTarget(
+            name: "WebAuthnTests",
+            dependencies: [
+                "WebAuthn", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         .testTarget(
             name: "TwofoldServerTests",
             dependencies: [

@@ -1,0 +1,192 @@
+import Crypto
+import Foundation
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// An attestation object (WebAuthn §6.5): the format, its statement and the authenticator data.
+public struct AttestationObject: Sendable {
+    public let format: String
+    public let statement: CBOR
+    public let authenticatorData: AuthenticatorData
+
+    public init(_ bytes: [UInt8]) throws(WebAuthnError) {
+        let object = try CBOR.decode(bytes)
+        guard case .map = object else { throw Self.failure("it is not a CBOR map") }
+        guard let format = object["fmt"]?.text else { throw Self.failure("it has no fmt") }
+        guard let statement = object["attStmt"], case .map = statement else {
+            throw Self.failure("it has no attStmt map")
+        }
+        guard let authData = object["authData"]?.bytes else { throw Self.failure("it has no authData") }
+        self.format = format
+        self.statement = statement
+        authenticatorData = try AuthenticatorData(authData)
+        guard authenticatorData.attestedCredential != nil else {
+            throw WebAuthnError(
+                .malformedAuthenticatorData,
+                "the authenticator data of a registration holds no credential (AT is clear)")
+        }
+    }
+
+    static func failure(_ message: String) -> WebAuthnError {
+        WebAuthnError(.malformedAttestation, "the attestation object is malformed: \(message)")
+    }
+}
+
+/// What an attestation statement showed.
+public struct AttestationResult: Sendable, Equatable {
+    public enum Trust: String, Sendable, Equatable {
+        /// No statement (`none`).
+        case none
+        /// Signed by the credential's own key: it proves possession, not the maker.
+        case selfAttested = "self"
+        /// A certificate chain that ends at one of the configured roots.
+        case verified
+        /// A certificate chain that could not be chained to a configured root (or none is
+        /// configured): recorded, and refused only when attestation is required.
+        case unverified
+    }
+
+    public let format: String
+    public let trust: Trust
+    /// Why the chain was not verified, when it was not.
+    public let note: String?
+}
+
+/// The attestation statement formats of WebAuthn Level 3 §8 this relying party checks.
+enum AttestationVerifier {
+    static let formats = ["none", "packed"]
+
+    /// Checks `object`'s statement over `clientDataHash`; chains are verified against `roots`
+    /// at `time`.
+    static func verify(
+        _ object: AttestationObject, clientDataHash: [UInt8], roots: [Certificate], time: Date
+    ) async throws(WebAuthnError) -> AttestationResult {
+        let signed = object.authenticatorData.bytes + clientDataHash
+        switch object.format {
+        case "none":
+            guard case .map(let entries) = object.statement, entries.isEmpty else {
+                throw WebAuthnError(.attestationInvalid, "a none attestation carries a statement")
+            }
+            return AttestationResult(format: "none", trust: .none, note: nil)
+        case "packed":
+            return try await packed(object, signed: signed, roots: roots, time: time)
+        default:
+            throw WebAuthnError(
+                .unsupportedAttestationFormat,
+                "the attestation format \(object.format) is not one this server checks (\(formats.joined(separator: ", ")))"
+            )
+        }
+    }
+
+    /// §8.2 Packed attestation.
+    private static func packed(
+        _ object: AttestationObject, signed: [UInt8], roots: [Certificate], time: Date
+    ) async throws(WebAuthnError) -> AttestationResult {
+        let statement = object.statement
+        guard let algorithmNumber = statement["alg"]?.integer else {
+            throw AttestationObject.failure("a packed statement has no alg")
+        }
+        guard let signature = statement["sig"]?.bytes else {
+            throw AttestationObject.failure("a packed statement has no sig")
+        }
+        guard let algorithm = COSEAlgorithm(rawValue: algorithmNumber) else {
+            throw WebAuthnError(
+                .unsupportedKey, "the attestation algorithm \(COSEAlgorithm.describe(algorithmNumber)) is not supported"
+            )
+        }
+        let credential = object.authenticatorData.attestedCredential!
+        guard let x5c = statement["x5c"] else {
+            guard algorithm == credential.publicKey.algorithm else {
+                throw WebAuthnError(
+                    .attestationInvalid,
+                    "the self attestation names \(algorithm.name) but the credential is \(credential.publicKey.algorithm.name)"
+                )
+            }
+            guard credential.publicKey.isValidSignature(signature, for: signed) else {
+                throw WebAuthnError(
+                    .badSignature, "the self attestation's signature does not verify with the credential's key")
+            }
+            return AttestationResult(format: "packed", trust: .selfAttested, note: nil)
+        }
+        let chain = try certificates(x5c)
+        let leaf = chain[0]
+        guard try COSEKey(certificate: leaf, algorithm: algorithm).isValidSignature(signature, for: signed) else {
+            throw WebAuthnError(
+                .badSignature, "the packed attestation's signature does not verify with its certificate")
+        }
+        try checkPackedCertificate(leaf, aaguid: credential.aaguid)
+        return await trust(chain, format: "packed", roots: roots, time: time)
+    }
+
+    /// §8.2.1: version 3; subject C, O, OU "Authenticator Attestation" and CN; not a CA; an
+    /// AAGUID extension, when present, not critical and equal to the credential's.
+    private static func checkPackedCertificate(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
+        guard leaf.version == .v3 else { throw invalid("the attestation certificate is not X.509 version 3") }
+        let subject = leaf.subject
+        func has(_ type: ASN1ObjectIdentifier) -> Bool {
+            subject.contains { $0.contains { $0.type == type } }
+        }
+        for (type, name) in [
+            (ASN1ObjectIdentifier.RDNAttributeType.countryName, "C"),
+            (.RDNAttributeType.organizationName, "O"), (.RDNAttributeType.organizationalUnitName, "OU"),
+            (.RDNAttributeType.commonName, "CN"),
+        ] where !has(type) {
+            throw invalid("the attestation certificate's subject has no \(name)")
+        }
+        let unit = subject.flatMap { $0 }.first { $0.type == .RDNAttributeType.organizationalUnitName }
+        guard unit.map({ String(describing: $0.value) }) == "Authenticator Attestation" else {
+            throw invalid("the attestation certificate's subject OU is not \"Authenticator Attestation\"")
+        }
+        if let constraints = try? leaf.extensions.basicConstraints, case .isCertificateAuthority = constraints {
+            throw invalid("the attestation certificate is a CA certificate")
+        }
+        if let aaguidExtension = leaf.extensions[oid: fidoAAGUID] {
+            guard !aaguidExtension.critical else {
+                throw invalid("the attestation certificate's AAGUID extension is critical")
+            }
+            // The extension holds an OCTET STRING of the 16 bytes.
+            guard let node = try? DER.parse(aaguidExtension.value), let inner = try? ASN1OctetString(derEncoded: node),
+                Array(inner.bytes) == aaguid
+            else { throw invalid("the attestation certificate's AAGUID is not the credential's") }
+        }
+    }
+
+    /// id-fido-gen-ce-aaguid.
+    static let fidoAAGUID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
+
+    private static func invalid(_ message: String) -> WebAuthnError { WebAuthnError(.attestationInvalid, message) }
+
+    /// The certificates of an `x5c` array, leaf first.
+    static func certificates(_ x5c: CBOR) throws(WebAuthnError) -> [Certificate] {
+        guard case .array(let items) = x5c, !items.isEmpty else {
+            throw AttestationObject.failure("x5c is not a non-empty array")
+        }
+        var chain: [Certificate] = []
+        for item in items {
+            guard let der = item.bytes, let certificate = try? Certificate(derEncoded: der) else {
+                throw AttestationObject.failure("x5c holds something that is not a DER certificate")
+            }
+            chain.append(certificate)
+        }
+        return chain
+    }
+
+    /// Whether `chain` (leaf first) ends at one of `roots`, checked at `time`.
+    static func trust(_ chain: [Certificate], format: String, roots: [Certificate], time: Date) async
+        -> AttestationResult
+    {
+        guard !roots.isEmpty else {
+            return AttestationResult(format: format, trust: .unverified, note: "no attestation roots are configured")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+        }
+        let result = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst()))
+        switch result {
+        case .validCertificate: return AttestationResult(format: format, trust: .verified, note: nil)
+        case .couldNotValidate(let failures):
+            let reason = failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a configured root"
+            return AttestationResult(format: format, trust: .unverified, note: reason)
+        }
+    }
+}
