@@ -55,7 +55,7 @@ public struct AuthenticatorData: Sendable {
             guard rest.count >= length else { throw Self.failure("the credential ID is cut short") }
             let credentialID = Array(rest.prefix(length))
             rest = rest.dropFirst(length)
-            let (key, used) = try CBOR.decodePrefix(rest)
+            let (key, used) = try Self.item(rest, "the credential public key")
             let keyBytes = Array(rest.prefix(used))
             rest = rest.dropFirst(used)
             attestedCredential = AttestedCredential(
@@ -64,7 +64,7 @@ public struct AuthenticatorData: Sendable {
             attestedCredential = nil
         }
         if flags.contains(.extensionData) {
-            let (extensions, used) = try CBOR.decodePrefix(rest)
+            let (extensions, used) = try Self.item(rest, "the extensions")
             guard case .map = extensions else { throw Self.failure("the extensions are not a CBOR map") }
             rest = rest.dropFirst(used)
         }
@@ -73,6 +73,15 @@ public struct AuthenticatorData: Sendable {
 
     private static func failure(_ message: String) -> WebAuthnError {
         WebAuthnError(.malformedAuthenticatorData, "the authenticator data is malformed: \(message)")
+    }
+
+    /// One CBOR item at the start of `bytes`; a malformed one is malformed authenticator data.
+    private static func item(_ bytes: ArraySlice<UInt8>, _ name: String) throws(WebAuthnError) -> (CBOR, Int) {
+        do {
+            return try CBOR.decodePrefix(bytes)
+        } catch {
+            throw failure("\(name): \(error.message)")
+        }
     }
 }
 
