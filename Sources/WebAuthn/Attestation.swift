@@ -54,7 +54,7 @@ public struct AttestationResult: Sendable, Equatable {
 
 /// The attestation statement formats of WebAuthn Level 3 §8 this relying party checks.
 enum AttestationVerifier {
-    static let formats = ["none", "packed"]
+    static let formats = ["none", "packed", "fido-u2f", "apple"]
 
     /// Checks `object`'s statement over `clientDataHash`; chains are verified against `roots`
     /// at `time`.
@@ -70,6 +70,10 @@ enum AttestationVerifier {
             return AttestationResult(format: "none", trust: .none, note: nil)
         case "packed":
             return try await packed(object, signed: signed, roots: roots, time: time)
+        case "fido-u2f":
+            return try await fidoU2F(object, clientDataHash: clientDataHash, roots: roots, time: time)
+        case "apple":
+            return try await apple(object, signed: signed, roots: roots, time: time)
         default:
             throw WebAuthnError(
                 .unsupportedAttestationFormat,
@@ -149,6 +153,65 @@ enum AttestationVerifier {
                 Array(inner.bytes) == aaguid
             else { throw invalid("the attestation certificate's AAGUID is not the credential's") }
         }
+    }
+
+    /// §8.6 FIDO U2F attestation: one certificate with a P-256 key, signing
+    /// `00 || rpIdHash || clientDataHash || credentialId || 04 x y`.
+    private static func fidoU2F(
+        _ object: AttestationObject, clientDataHash: [UInt8], roots: [Certificate], time: Date
+    ) async throws(WebAuthnError) -> AttestationResult {
+        guard let x5c = object.statement["x5c"], let signature = object.statement["sig"]?.bytes else {
+            throw AttestationObject.failure("a fido-u2f statement needs x5c and sig")
+        }
+        let chain = try certificates(x5c)
+        guard chain.count == 1 else { throw invalid("a fido-u2f statement holds \(chain.count) certificates, not one") }
+        let data = object.authenticatorData
+        let credential = data.attestedCredential!
+        guard credential.publicKey.algorithm == .es256, let point = credential.publicKey.uncompressedPoint else {
+            throw invalid("a fido-u2f credential must be an ES256 key")
+        }
+        let signed = [0x00] + data.rpIDHash + clientDataHash + credential.credentialID + point
+        guard try COSEKey(certificate: chain[0], algorithm: .es256).isValidSignature(signature, for: signed) else {
+            throw WebAuthnError(
+                .badSignature, "the fido-u2f attestation's signature does not verify with its certificate")
+        }
+        return await trust(chain, format: "fido-u2f", roots: roots, time: time)
+    }
+
+    /// §8.8 Apple anonymous attestation: the leaf certificate carries SHA-256(authData ||
+    /// clientDataHash) in extension 1.2.840.113635.100.8.2 and the credential's own key.
+    private static func apple(
+        _ object: AttestationObject, signed: [UInt8], roots: [Certificate], time: Date
+    ) async throws(WebAuthnError) -> AttestationResult {
+        guard let x5c = object.statement["x5c"] else { throw AttestationObject.failure("an apple statement needs x5c") }
+        let chain = try certificates(x5c)
+        let leaf = chain[0]
+        guard let nonceExtension = leaf.extensions[oid: appleNonce] else {
+            throw invalid("the apple attestation certificate has no nonce extension")
+        }
+        guard let nonce = try? appleNonce(nonceExtension.value), nonce == Array(SHA256.hash(data: signed)) else {
+            throw WebAuthnError(.badSignature, "the apple attestation's nonce is not the hash of this registration")
+        }
+        let credential = object.authenticatorData.attestedCredential!
+        guard let point = credential.publicKey.uncompressedPoint,
+            (try? COSEKey(certificate: leaf, algorithm: credential.publicKey.algorithm))?.uncompressedPoint == point
+        else { throw invalid("the apple attestation certificate's key is not the credential's") }
+        return await trust(chain, format: "apple", roots: roots, time: time)
+    }
+
+    /// Apple's nonce extension.
+    static let appleNonce: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 8, 2]
+
+    /// The nonce of Apple's extension: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.
+    private static func appleNonce(_ value: ArraySlice<UInt8>) throws -> [UInt8] {
+        let root = try DER.parse(value)
+        guard case .constructed(let children) = root.content,
+            let tagged = children.first(where: {
+                $0.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
+            }),
+            case .constructed(let inner) = tagged.content, let octets = inner.first(where: { _ in true })
+        else { throw invalid("the apple nonce extension is malformed") }
+        return Array(try ASN1OctetString(derEncoded: octets).bytes)
     }
 
     /// id-fido-gen-ce-aaguid.

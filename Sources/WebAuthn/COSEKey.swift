@@ -139,6 +139,16 @@ public struct COSEKey: Sendable {
 
     private static func failure(_ message: String) -> WebAuthnError { WebAuthnError(.unsupportedKey, message) }
 
+    /// The uncompressed point (`04 || x || y`) of an elliptic-curve key.
+    var uncompressedPoint: [UInt8]? {
+        switch key {
+        case .p256(let key): Array(key.x963Representation)
+        case .p384(let key): Array(key.x963Representation)
+        case .p521(let key): Array(key.x963Representation)
+        case .rsa, .ed25519: nil
+        }
+    }
+
     /// Whether `signature` (DER for ECDSA, raw for EdDSA and RSA) signs `data` with this key.
     /// ECDSA hashes by curve (P-256 with SHA-256, P-384 with SHA-384, P-521 with SHA-512), as
     /// COSE's ES256, ES384 and ES512 define.

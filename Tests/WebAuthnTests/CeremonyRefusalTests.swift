@@ -79,7 +79,8 @@ struct CeremonyRefusalTests {
         _ = await refusal(.wrongType) { _ = try await assertion(TestAuthenticator(), type: "webauthn.create") }
         _ = await refusal(.wrongType) {
             let authenticator = TestAuthenticator()
-            _ = try await register(authenticator, clientData: authenticator.clientData(type: "webauthn.get", challenge: Self.challenge))
+            _ = try await register(
+                authenticator, clientData: authenticator.clientData(type: "webauthn.get", challenge: Self.challenge))
         }
     }
 
@@ -131,8 +132,10 @@ struct CeremonyRefusalTests {
         #expect(message?.contains("cloned") == true)
         // Growing is fine, and zero on both sides (synced passkeys) is fine.
         #expect(
-            try await assertion(authenticator, stored: .init(publicKey: key, signCount: 4, backupEligible: false, backedUp: false))
-                .signCount == 5)
+            try await assertion(
+                authenticator, stored: .init(publicKey: key, signCount: 4, backupEligible: false, backedUp: false)
+            )
+            .signCount == 5)
         authenticator.signCount = 0
         #expect(try await assertion(authenticator).signCount == 0)
     }
@@ -156,7 +159,8 @@ struct CeremonyRefusalTests {
         let authenticator = TestAuthenticator()
         let es256K: CBOR = .map([
             .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(46)), .init(.negative(0), .unsigned(8)),
-            .init(.negative(1), .bytes(Array(repeating: 1, count: 32))), .init(.negative(2), .bytes(Array(repeating: 2, count: 32))),
+            .init(.negative(1), .bytes(Array(repeating: 1, count: 32))),
+            .init(.negative(2), .bytes(Array(repeating: 2, count: 32))),
         ])
         let message = await refusal(.unsupportedKey) {
             _ = try await register(
@@ -172,7 +176,9 @@ struct CeremonyRefusalTests {
 
     @Test func malformedCBOR() async {
         let authenticator = TestAuthenticator()
-        _ = await refusal(.malformedCBOR) { _ = try await register(authenticator, attestationObject: [0xa3, 0x63, 0x66]) }
+        _ = await refusal(.malformedCBOR) {
+            _ = try await register(authenticator, attestationObject: [0xa3, 0x63, 0x66])
+        }
     }
 
     @Test func trailingBytes() async {
@@ -182,7 +188,8 @@ struct CeremonyRefusalTests {
         // Bytes after the credential's key inside the authenticator data, with ED clear.
         let data = authenticator.authenticatorData(attested: true) + [0x01]
         _ = await refusal(.malformedAuthenticatorData) {
-            _ = try await register(authenticator, attestationObject: authenticator.attestationObject(authenticatorData: data))
+            _ = try await register(
+                authenticator, attestationObject: authenticator.attestationObject(authenticatorData: data))
         }
     }
 
@@ -222,7 +229,8 @@ struct CeremonyRefusalTests {
     @Test func crossOriginNeedsConfiguredTopOrigins() async throws {
         let authenticator = TestAuthenticator()
         let clientData = authenticator.clientData(
-            type: "webauthn.create", challenge: Self.challenge, extra: #","crossOrigin":true,"topOrigin":"https://evil.test""#)
+            type: "webauthn.create", challenge: Self.challenge,
+            extra: #","crossOrigin":true,"topOrigin":"https://evil.test""#)
         _ = await refusal(.crossOriginNotAllowed) { _ = try await register(authenticator, clientData: clientData) }
         let embedding = RelyingParty(
             id: "example.org", origins: ["https://example.org"], topOrigins: ["https://example.com"])
@@ -237,11 +245,14 @@ struct CeremonyRefusalTests {
 
     @Test func malformedClientData() async {
         let authenticator = TestAuthenticator()
-        for json in [#"[]"#, #"{"type":"webauthn.create"}"#, #"{"type":1,"challenge":"AA","origin":"x"}"#,
+        for json in [
+            #"[]"#, #"{"type":"webauthn.create"}"#, #"{"type":1,"challenge":"AA","origin":"x"}"#,
             #"{"type":"webauthn.create","challenge":"*","origin":"https://example.org"}"#,
-            #"{"type":"webauthn.create","challenge":"BwcH","origin":"https://example.org","crossOrigin":1}"#]
-        {
-            _ = await refusal(.malformedClientData) { _ = try await register(authenticator, clientData: Array(json.utf8)) }
+            #"{"type":"webauthn.create","challenge":"BwcH","origin":"https://example.org","crossOrigin":1}"#,
+        ] {
+            _ = await refusal(.malformedClientData) {
+                _ = try await register(authenticator, clientData: Array(json.utf8))
+            }
         }
     }
 }
