@@ -47,6 +47,7 @@ let package = Package(
         .target(
             name: "WebAuthn",
             dependencies: [
+                "TwofoldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -8,6 +8,8 @@ public struct AttestationObject: Sendable {
     public let format: String
     public let statement: CBOR
     public let authenticatorData: AuthenticatorData
+    /// The credential the authenticator data attests (a registration always carries one).
+    public let credential: AuthenticatorData.AttestedCredential
 
     public init(_ bytes: [UInt8]) throws(WebAuthnError) {
         let object = try CBOR.decode(bytes)
@@ -20,11 +22,12 @@ public struct AttestationObject: Sendable {
         self.format = format
         self.statement = statement
         authenticatorData = try AuthenticatorData(authData)
-        guard authenticatorData.attestedCredential != nil else {
+        guard let credential = authenticatorData.attestedCredential else {
             throw WebAuthnError(
                 .malformedAuthenticatorData,
                 "the authenticator data of a registration holds no credential (AT is clear)")
         }
+        self.credential = credential
     }
 
     static func failure(_ message: String) -> WebAuthnError {
@@ -98,7 +101,7 @@ enum AttestationVerifier {
                 .unsupportedKey, "the attestation algorithm \(COSEAlgorithm.describe(algorithmNumber)) is not supported"
             )
         }
-        let credential = object.authenticatorData.attestedCredential!
+        let credential = object.credential
         guard let x5c = statement["x5c"] else {
             guard algorithm == credential.publicKey.algorithm else {
                 throw WebAuthnError(
@@ -166,7 +169,7 @@ enum AttestationVerifier {
         let chain = try certificates(x5c)
         guard chain.count == 1 else { throw invalid("a fido-u2f statement holds \(chain.count) certificates, not one") }
         let data = object.authenticatorData
-        let credential = data.attestedCredential!
+        let credential = object.credential
         guard credential.publicKey.algorithm == .es256, let point = credential.publicKey.uncompressedPoint else {
             throw invalid("a fido-u2f credential must be an ES256 key")
         }
@@ -192,7 +195,7 @@ enum AttestationVerifier {
         guard let nonce = try? appleNonce(nonceExtension.value), nonce == Array(SHA256.hash(data: signed)) else {
             throw WebAuthnError(.badSignature, "the apple attestation's nonce is not the hash of this registration")
         }
-        let credential = object.authenticatorData.attestedCredential!
+        let credential = object.credential
         guard let point = credential.publicKey.uncompressedPoint,
             (try? COSEKey(certificate: leaf, algorithm: credential.publicKey.algorithm))?.uncompressedPoint == point
         else { throw invalid("the apple attestation certificate's key is not the credential's") }

@@ -1,4 +1,3 @@
-import ExtrasBase64
 import Foundation
 
 /// The authenticator data of a ceremony (WebAuthn §6.1): RP ID hash, flags, signature counter,
@@ -82,61 +81,5 @@ public struct AuthenticatorData: Sendable {
         } catch {
             throw failure("\(name): \(error.message)")
         }
-    }
-}
-
-/// The client data a browser or app signs over (WebAuthn §5.8.1), read from `clientDataJSON`.
-public struct ClientData: Sendable, Equatable {
-    public let type: String
-    /// The challenge's bytes, decoded from base64url.
-    public let challenge: [UInt8]
-    public let origin: String
-    public let crossOrigin: Bool
-    public let topOrigin: String?
-
-    private struct Members: Decodable {
-        let type: String
-        let challenge: String
-        let origin: String
-        let crossOrigin: Bool?
-        let topOrigin: String?
-    }
-
-    public init(json: [UInt8]) throws(WebAuthnError) {
-        let members: Members
-        do {
-            members = try JSONDecoder().decode(Members.self, from: Data(json))
-        } catch DecodingError.keyNotFound(let key, _) {
-            throw Self.failure("it has no \(key.stringValue)")
-        } catch DecodingError.typeMismatch(_, let context) {
-            throw Self.failure(
-                "its \(context.codingPath.map(\.stringValue).joined(separator: ".")) is of the wrong type")
-        } catch {
-            throw Self.failure("it is not a JSON object")
-        }
-        guard let challenge = Base64URL.decode(members.challenge) else {
-            throw Self.failure("its challenge is not base64url")
-        }
-        type = members.type
-        self.challenge = challenge
-        origin = members.origin
-        crossOrigin = members.crossOrigin ?? false
-        topOrigin = members.topOrigin
-    }
-
-    private static func failure(_ message: String) -> WebAuthnError {
-        WebAuthnError(.malformedClientData, "clientDataJSON is malformed: \(message)")
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), as WebAuthn writes binary in JSON.
-public enum Base64URL {
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        Base64.encodeToString(bytes: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
-    }
-
-    /// The bytes of `text`, or `nil` when it is not unpadded base64url.
-    public static func decode(_ text: String) -> [UInt8]? {
-        try? Base64.decode(string: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 }

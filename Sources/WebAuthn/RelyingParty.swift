@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TwofoldCore
 import X509
 
 /// A WebAuthn relying party: the ceremonies of WebAuthn Level 3 §7.1 (registering a new
@@ -68,7 +69,7 @@ public struct RelyingParty: Sendable {
         let object = try AttestationObject(attestationObject)
         let data = object.authenticatorData
         try checkAuthenticatorData(data, requireUserPresence: requireUserPresence)
-        let credential = data.attestedCredential!
+        let credential = object.credential
         guard algorithms.contains(credential.publicKey.algorithm) else {
             throw WebAuthnError(
                 .algorithmNotAllowed,
@@ -150,9 +151,7 @@ public struct RelyingParty: Sendable {
         guard client.type == type else {
             throw WebAuthnError(.wrongType, "the client data's type is \(client.type), not \(type)")
         }
-        guard client.challenge.count == challenge.count,
-            zip(client.challenge, challenge).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0
-        else {
+        guard ConstantTime.equals(client.challenge, challenge) else {
             throw WebAuthnError(.challengeMismatch, "the client data's challenge is not the one this server issued")
         }
         guard origins.contains(client.origin) else {
