@@ -77,6 +77,7 @@ let package = Package(
                 "TwofoldCore",
                 "TwofoldAPI",
                 "TwofoldSQLite",
+                "WebAuthn",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "RoutingKit", package: "routing-kit"),
                 .product(name: "Fluent", package: "fluent"),
@@ -94,6 +95,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             resources: [.copy("Resources/openapi.yaml")]
         ),
@@ -125,10 +128,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
+        .target(
+            name: "WebAuthnTestSupport", dependencies: ["WebAuthn", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/WebAuthnTestSupport"),
         .testTarget(
             name: "WebAuthnTests",
             dependencies: [
-                "WebAuthn", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
@@ -139,6 +145,9 @@ let package = Package(
                 "TwofoldAPI",
                 "TwofoldSQLite",
                 "TwofoldTestSupport",
+                "WebAuthn",
+                "WebAuthnTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -13,6 +13,8 @@ public enum API {
         public static let metrics = Endpoint<NoContent, PlainText>(.get, "metrics", .anyone)
         public static let openAPI = Endpoint<NoContent, PlainText>(.get, "openapi.yaml", .anyone)
         public static let jwks = Endpoint<NoContent, JSONWebKeySet>(.get, ".well-known/jwks.json", .anyone)
+        /// The origins that may use this server's passkeys (WebAuthn related origin requests).
+        public static let relatedOrigins = Endpoint<NoContent, RelatedOrigins>(.get, ".well-known/webauthn", .anyone)
     }
 
     /// Accounts and sessions (seed 003).
@@ -30,6 +32,33 @@ public enum API {
             .post, "api/v1/auth/step-up/send", .signedIn)
         public static let stepUpDeviceKeyChallenge = Endpoint<StepUpDeviceKeyChallengeRequest, DeviceChallengeResponse>(
             .post, "api/v1/auth/step-up/device-key/challenge", .signedIn)
+        /// Options for a passkey assertion that `POST /auth/step-up` (`method: webauthn`) takes.
+        public static let stepUpPasskeyOptions = Endpoint<NoContent, PasskeyRequestOptions>(
+            .post, "api/v1/auth/step-up/passkey/options", .signedIn)
+    }
+
+    /// Passkeys (seed 000): the second step of a login flow, and passwordless sign-in.
+    public enum Passkeys {
+        public static let flowOptions = Endpoint<PasskeyFlowOptionsRequest, PasskeyRequestOptions>(
+            .post, "api/v1/2fa/passkey/authenticate/options", .anyone)
+        public static let flowVerify = Endpoint<PasskeyFlowVerifyRequest, SecondStepResponse>(
+            .post, "api/v1/2fa/passkey/authenticate/verify", .anyone)
+        /// Passwordless: an empty body; the browser offers the passkeys it holds (conditional UI).
+        public static let signInOptions = Endpoint<NoContent, PasskeyRequestOptions>(
+            .post, "api/v1/passkey/authenticate/options", .anyone)
+        public static let signInVerify = Endpoint<PasskeySignInRequest, AuthTokensResponse>(
+            .post, "api/v1/passkey/authenticate/verify", .anyone)
+        public static let registerOptions = Endpoint<PasskeyRegistrationOptionsRequest, PasskeyCreationOptions>(
+            .post, "api/v1/2fa/webauthn/register/options", .signedIn)
+        public static let registerVerify = Endpoint<PasskeyRegistrationRequest, PasskeyRegisteredResponse>(
+            .post, "api/v1/2fa/webauthn/register/verify", .signedIn)
+        public static let list = Endpoint<NoContent, PasskeysResponse>(
+            .get, "api/v1/2fa/passkey/credentials", .signedIn)
+        public static let rename = Endpoint<PasskeyRenameRequest, PasskeyDTO>(
+            .patch, "api/v1/2fa/passkey/credentials/{credentialID}", .signedIn)
+        /// Needs a step-up.
+        public static let delete = Endpoint<NoContent, SuccessResponse>(
+            .delete, "api/v1/2fa/passkey/credentials/{credentialID}", .signedIn)
     }
 
     /// The second step of a sign-in, on the flow `POST /auth/login` started.
@@ -145,10 +174,13 @@ public enum API {
     /// Every endpoint above.
     public static let all: [AnyEndpoint] = [
         Operations.health.erased, Operations.ready.erased, Operations.metrics.erased, Operations.openAPI.erased,
-        Operations.jwks.erased,
+        Operations.jwks.erased, Operations.relatedOrigins.erased,
         Auth.register.erased, Auth.login.erased, Auth.refresh.erased, Auth.logout.erased, Auth.logoutAll.erased,
         Auth.sessions.erased, Auth.revokeSession.erased, Auth.stepUp.erased, Auth.stepUpSend.erased,
-        Auth.stepUpDeviceKeyChallenge.erased,
+        Auth.stepUpDeviceKeyChallenge.erased, Auth.stepUpPasskeyOptions.erased,
+        Passkeys.flowOptions.erased, Passkeys.flowVerify.erased, Passkeys.signInOptions.erased,
+        Passkeys.signInVerify.erased, Passkeys.registerOptions.erased, Passkeys.registerVerify.erased,
+        Passkeys.list.erased, Passkeys.rename.erased, Passkeys.delete.erased,
         SecondStep.validateTOTP.erased, SecondStep.verifyBackupCode.erased, SecondStep.verifyBackupCodeSeed000.erased,
         SecondStep.verifyLogin.erased, SecondStep.verifyOTP.erased, SecondStep.resendOTP.erased,
         SecondStep.deviceKeyChallenge.erased,

@@ -175,16 +175,20 @@ public struct StepUpRequest: Codable, Sendable {
     public var deviceId: String?
     public var challengeId: String?
     public var signature: String?
+    /// For `webauthn`: a passkey assertion over the challenge from
+    /// `POST /auth/step-up/passkey/options`.
+    public var credential: AuthenticationCredential?
 
     public init(
         method: String, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
-        signature: String? = nil
+        signature: String? = nil, credential: AuthenticationCredential? = nil
     ) {
         self.method = method
         self.code = code
         self.deviceId = deviceId
         self.challengeId = challengeId
         self.signature = signature
+        self.credential = credential
     }
 }
 

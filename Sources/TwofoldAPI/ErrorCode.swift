@@ -37,6 +37,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let pinBlocked = ErrorCode(rawValue: "pin_blocked")
     public static let signatureInvalid = ErrorCode(rawValue: "signature_invalid")
     public static let counterRegression = ErrorCode(rawValue: "counter_regression")
+    /// A passkey ceremony refused: `errors.credential` holds the stable reason
+    /// (`origin_not_allowed`, `user_not_verified`, `unknown_credential`, …), `detail` a sentence.
+    public static let webauthnRefused = ErrorCode(rawValue: "webauthn_refused")
     public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")
     public static let internalError = ErrorCode(rawValue: "internal_error")
 }

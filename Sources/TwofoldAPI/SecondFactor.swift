@@ -163,9 +163,10 @@ public struct TwoFactorStatus: Codable, Sendable {
         }
     }
 
+    /// The account's passkeys (seed 000's `webauthn: { enabled, credentials }`).
     public struct WebAuthn: Codable, Sendable {
         public var enabled: Bool
-        public var credentials: [String]
+        public var credentials: [PasskeyDTO]
     }
 
     public var isEnabled: Bool
@@ -194,7 +195,8 @@ public struct TwoFactorStatus: Codable, Sendable {
     public var serverTime: Date
 
     public init(
-        methods: [String], totpConfiguredAt: Date?, sms: CodeChannel, email: CodeChannel, backupCodesRemaining: Int,
+        methods: [String], totpConfiguredAt: Date?, passkeys: [PasskeyDTO] = [], sms: CodeChannel, email: CodeChannel,
+        backupCodesRemaining: Int,
         backupCodesGeneratedAt: Date?, trustedDeviceCount: Int, serverTime: Date
     ) {
         let totpEnabled = totpConfiguredAt != nil
@@ -203,7 +205,7 @@ public struct TwoFactorStatus: Codable, Sendable {
         self.sms = sms
         self.email = email
         self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
-        self.webauthn = WebAuthn(enabled: false, credentials: [])
+        self.webauthn = WebAuthn(enabled: !passkeys.isEmpty, credentials: passkeys)
         self.backupCodes = BackupCodeStatus(remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt)
         self.trustedDevices = TrustedDevices(count: trustedDeviceCount)
         self.serverTime = serverTime

@@ -103,7 +103,7 @@ public func configure(
         JWKSController(tokens: context.tokens, clock: context.clock),
         AuthController(context), AccountController(context), DeviceKeyController(context),
         DeviceSecondFactorController(context), AdminController(context), TwoFactorController(context),
-        SecondStepController(context),
+        SecondStepController(context), PasskeyController(context),
     ]
     for controller in controllers { controller.boot(routes: routes) }
 

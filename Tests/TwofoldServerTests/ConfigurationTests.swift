@@ -20,7 +20,8 @@ import TwofoldServer
                 "TWOFOLD_HOST": "0.0.0.0", "TWOFOLD_PORT": "9090", "TWOFOLD_DATA_DIR": "/var/lib/twofold",
                 "DATABASE_URL": "postgres://twofold:pw@db:5432/twofold", "TWOFOLD_ENV": "production",
                 "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug", "TWOFOLD_SMS_PROVIDER": "disabled",
-                "TWOFOLD_EMAIL_PROVIDER": "disabled",
+                "TWOFOLD_EMAIL_PROVIDER": "disabled", "TWOFOLD_WEBAUTHN_RP_ID": "example.com",
+                "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com, android:apk-key-hash:abc",
             ], workingDirectory: cwd)
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -38,6 +39,12 @@ import TwofoldServer
         ("TWOFOLD_BCRYPT_COST", "3"), ("TWOFOLD_REGISTRATION_ENABLED", "maybe"), ("TWOFOLD_REFRESH_TOKEN_DAYS", "0"),
         ("TWOFOLD_TRUST_PROXY", "sometimes"), ("TWOFOLD_TOTP_ISSUER", "a:b"), ("TWOFOLD_ENCRYPTION_KEY", "c2hvcnQ="),
         ("TWOFOLD_SMS_PROVIDER", "pigeon"), ("TWOFOLD_EMAIL_PROVIDER", "fax"),
+        ("TWOFOLD_WEBAUTHN_RP_ID", "https://example.com"), ("TWOFOLD_WEBAUTHN_RP_ID", "a..b"),
+        ("TWOFOLD_WEBAUTHN_ORIGINS", "example.com"), ("TWOFOLD_WEBAUTHN_ORIGINS", "https://example.com/login"),
+        ("TWOFOLD_WEBAUTHN_ORIGINS", " , "), ("TWOFOLD_WEBAUTHN_TOP_ORIGINS", "ftp://x"),
+        ("TWOFOLD_WEBAUTHN_USER_VERIFICATION", "always"), ("TWOFOLD_WEBAUTHN_ATTESTATION", "full"),
+        ("TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "true"), ("TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS", "/nonexistent.pem"),
+        ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "10"), ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "601"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -68,6 +75,52 @@ import TwofoldServer
         } catch {
             #expect(error.variable == "TWOFOLD_EMAIL_PROVIDER")
         }
+    }
+
+    @Test func passkeyDefaultsServeLocalhost() throws {
+        let configuration = try Configuration.load(from: ["TWOFOLD_PORT": "9000"], workingDirectory: cwd)
+        #expect(configuration.webAuthn.rpID == "localhost")
+        #expect(configuration.webAuthn.origins == ["http://localhost:9000"])
+        #expect(configuration.webAuthn.userVerification == .preferred)
+        #expect(configuration.webAuthn.attestation == .none)
+        #expect(configuration.webAuthn.challengeLifetime == 120)
+        let set = try Configuration.load(
+            from: [
+                "TWOFOLD_WEBAUTHN_RP_ID": "Example.COM", "TWOFOLD_WEBAUTHN_RP_NAME": "Example",
+                "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com,https://login.example.com:8443",
+                "TWOFOLD_WEBAUTHN_USER_VERIFICATION": "required", "TWOFOLD_WEBAUTHN_ATTESTATION": "direct",
+                "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS": "60",
+            ], workingDirectory: cwd)
+        #expect(set.webAuthn.rpID == "example.com")
+        #expect(set.webAuthn.rpName == "Example")
+        #expect(set.webAuthn.origins == ["https://example.com", "https://login.example.com:8443"])
+        #expect(set.webAuthn.userVerification == .required)
+        #expect(set.webAuthn.attestation == .direct)
+        #expect(set.webAuthn.challengeLifetime == 60)
+    }
+
+    @Test func productionRefusesPasskeysWithoutAnRPIDOrOverHTTP() throws {
+        let base = [
+            "TWOFOLD_ENV": "production", "TWOFOLD_SMS_PROVIDER": "disabled", "TWOFOLD_EMAIL_PROVIDER": "disabled",
+        ]
+        do {
+            _ = try Configuration.load(from: base, workingDirectory: cwd)
+            Issue.record("production started without a passkey RP ID")
+        } catch {
+            #expect(error.variable == "TWOFOLD_WEBAUTHN_RP_ID")
+        }
+        do {
+            _ = try Configuration.load(
+                from: base.merging(["TWOFOLD_WEBAUTHN_RP_ID": "example.com"]) { $1 }, workingDirectory: cwd)
+            Issue.record("production started with the http://localhost origin")
+        } catch {
+            #expect(error.variable == "TWOFOLD_WEBAUTHN_ORIGINS")
+        }
+        let served = try Configuration.load(
+            from: base.merging([
+                "TWOFOLD_WEBAUTHN_RP_ID": "example.com", "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com",
+            ]) { $1 }, workingDirectory: cwd)
+        #expect(served.webAuthn.origins == ["https://example.com"])
     }
 
     @Test func theWebhookProviderTakesItsURLAndSecret() throws {
@@ -160,6 +213,10 @@ import TwofoldServer
             "TWOFOLD_SMS_PROVIDER", "TWOFOLD_SMS_WEBHOOK_URL", "TWOFOLD_SMS_WEBHOOK_SECRET", "TWOFOLD_EMAIL_PROVIDER",
             "TWOFOLD_BACKGROUND_JOBS", "TWOFOLD_SMTP_HOST", "TWOFOLD_SMTP_PORT", "TWOFOLD_SMTP_USERNAME",
             "TWOFOLD_SMTP_PASSWORD", "TWOFOLD_SMTP_SECURITY", "TWOFOLD_SMTP_CA_FILE", "TWOFOLD_EMAIL_FROM",
+            "TWOFOLD_WEBAUTHN_RP_ID", "TWOFOLD_WEBAUTHN_RP_NAME", "TWOFOLD_WEBAUTHN_ORIGINS",
+            "TWOFOLD_WEBAUTHN_TOP_ORIGINS", "TWOFOLD_WEBAUTHN_USER_VERIFICATION", "TWOFOLD_WEBAUTHN_ATTESTATION",
+            "TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS",
+            "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

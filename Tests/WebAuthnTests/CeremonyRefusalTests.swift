@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import WebAuthnTestSupport
 
 @testable import WebAuthn
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldTestSupport
+import WebAuthnTestSupport
 import X509
 
 @testable import WebAuthn

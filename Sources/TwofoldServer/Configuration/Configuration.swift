@@ -55,6 +55,8 @@ public struct Configuration: Sendable {
     public var disallowPinChangeWithBiometric: Bool
     /// Throttles, lockouts, lifetimes and cooldowns (`ProductRules`).
     public var rules: ProductRules
+    /// Passkeys: the relying party, its origins and what it asks of authenticators.
+    public var webAuthn: WebAuthnSettings
 
     /// `TWOFOLD_SMS_PROVIDER`.
     public enum SMSProvider: Sendable, Equatable {
@@ -130,7 +132,8 @@ public struct Configuration: Sendable {
         emailProvider: EmailProvider = .console,
         runsBackgroundJobs: Bool = true,
         disallowPinChangeWithBiometric: Bool = false,
-        rules: ProductRules = ProductRules()
+        rules: ProductRules = ProductRules(),
+        webAuthn: WebAuthnSettings? = nil
     ) {
         self.mode = mode
         self.host = host
@@ -152,6 +155,7 @@ public struct Configuration: Sendable {
         self.runsBackgroundJobs = runsBackgroundJobs
         self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
         self.rules = rules
+        self.webAuthn = webAuthn ?? WebAuthnSettings(origins: ["http://localhost:\(port)"])
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
@@ -255,6 +259,7 @@ public struct Configuration: Sendable {
                 variable: "TWOFOLD_EMAIL_PROVIDER",
                 message: "is console, which prints codes to standard output; production needs a real provider")
         }
+        let webAuthn = try WebAuthnSettings.load(reader, mode: mode, port: port)
 
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
@@ -263,7 +268,7 @@ public struct Configuration: Sendable {
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
-            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules)
+            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules, webAuthn: webAuthn)
     }
 }
 

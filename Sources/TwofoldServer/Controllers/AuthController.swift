@@ -16,6 +16,7 @@ struct AuthController: EndpointCollection {
     let users: any UserStore
     let rules: ProductRules
     let secondFactors: SecondFactors
+    let passkeys: PasskeyService
 
     /// What is trimmed from a typed account name: spaces and tabs (the document's `pattern`).
     static let blanks = CharacterSet(charactersIn: " \t")
@@ -33,6 +34,7 @@ struct AuthController: EndpointCollection {
         users = context.users
         rules = context.rules
         secondFactors = context.secondFactors
+        passkeys = context.passkeys
     }
 
     func boot(routes: EndpointRoutes) {
@@ -45,6 +47,7 @@ struct AuthController: EndpointCollection {
         routes.on(API.Auth.revokeSession, use: revokeSession)
         routes.on(API.Auth.stepUp, use: stepUp)
         routes.on(API.Auth.stepUpSend, use: sendStepUpCode)
+        routes.on(API.Auth.stepUpPasskeyOptions, use: stepUpPasskeyOptions)
     }
 
     @Sendable func register(request: Request) async throws -> Response {
@@ -239,7 +242,9 @@ struct AuthController: EndpointCollection {
         // A factor this session added cannot vouch for it (issue S item 1): refused before the
         // factor is checked, so the refusal spends no attempt.
         if try await sessions.added(
-            FactorChanges.factorName(method: body.method, deviceID: body.deviceId), sessionID: caller.sessionID)
+            FactorChanges.factorName(
+                method: body.method, deviceID: body.deviceId,
+                credentialID: body.credential.map { PasskeyService.canonicalID($0.id) }), sessionID: caller.sessionID)
         {
             throw Problem(
                 status: 403, code: .stepUpRequired, title: "Factor added in this session",
@@ -249,7 +254,8 @@ struct AuthController: EndpointCollection {
         let deviceKey = SecondFactors.DeviceKeyProof(
             deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature)
         switch try await secondFactors.verify(
-            method: body.method, code: body.code, deviceKey: deviceKey, for: user, origin: request.origin)
+            method: body.method, code: body.code, deviceKey: deviceKey, passkey: body.credential, for: user,
+            origin: request.origin)
         {
         case .notEnabled:
             throw Problem(
@@ -259,6 +265,13 @@ struct AuthController: EndpointCollection {
             let token = try await sessions.stepUp(caller: caller, amr: amr)
             return try Response.json(StepUpResponse(accessToken: token))
         }
+    }
+
+    /// Options for a passkey assertion that `POST /auth/step-up` (`method: webauthn`) takes,
+    /// naming the caller's passkeys.
+    @Sendable func stepUpPasskeyOptions(request: Request) async throws -> Response {
+        let caller = try request.caller
+        return try Response.json(try await passkeys.requestOptions(.stepUp, userID: caller.userID, flowID: nil))
     }
 
     /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`), to the

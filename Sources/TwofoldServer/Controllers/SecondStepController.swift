@@ -2,8 +2,8 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// The second step of a login flow (seeds 000, 002, 003): a TOTP, SMS, email or backup code, or a
-/// device-key signature, against the `otpFlowId`/`tempToken` that `POST /auth/login` answered.
+/// The second step of a login flow (seeds 000, 002, 003): a passkey, a TOTP, SMS, email or backup
+/// code, or a device-key signature, against the `otpFlowId`/`tempToken` that `POST /auth/login` answered.
 struct SecondStepController: EndpointCollection {
     let clock: ServerClock
     let audit: Auditor
@@ -17,6 +17,7 @@ struct SecondStepController: EndpointCollection {
     let unitsOfWork: UnitsOfWork
     let rules: ProductRules
     let secondFactors: SecondFactors
+    let passkeys: PasskeyService
 
     init(_ context: TwofoldContext) {
         clock = context.clock
@@ -31,6 +32,7 @@ struct SecondStepController: EndpointCollection {
         unitsOfWork = context.unitsOfWork
         rules = context.rules
         secondFactors = context.secondFactors
+        passkeys = context.passkeys
     }
 
     func boot(routes: EndpointRoutes) {
@@ -40,6 +42,30 @@ struct SecondStepController: EndpointCollection {
         routes.on(API.SecondStep.verifyLogin, use: verifyLogin)
         routes.on(API.SecondStep.verifyOTP, use: verifyOTP)
         routes.on(API.SecondStep.resendOTP, use: resendOTP)
+        routes.on(API.Passkeys.flowOptions, use: passkeyOptions)
+        routes.on(API.Passkeys.flowVerify, use: verifyPasskey)
+    }
+
+    /// Seed 000: options for a passkey assertion that completes the flow, naming the user's
+    /// passkeys.
+    @Sendable func passkeyOptions(request: Request) async throws -> Response {
+        let body = try request.decodeJSONBody(PasskeyFlowOptionsRequest.self)
+        guard let token = body.otpFlowId ?? body.tempToken else {
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
+        }
+        let flow = try await loginFlows.active(token)
+        return try Response.json(try await passkeys.requestOptions(.loginFlow, userID: flow.userID, flowID: flow.id))
+    }
+
+    /// Seed 000: a passkey as the second step.
+    @Sendable func verifyPasskey(request: Request) async throws -> Response {
+        let body = try request.decodeJSONBody(PasskeyFlowVerifyRequest.self)
+        guard let token = body.otpFlowId ?? body.tempToken else {
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
+        }
+        return try await complete(
+            flow: token, method: "webauthn", code: nil, passkey: body.credential,
+            trustDevice: body.trustDevice ?? false, request: request)
     }
 
     /// Seed 003: the SMS or email code sent for this flow.
@@ -119,7 +145,7 @@ struct SecondStepController: EndpointCollection {
     /// after it otherwise) and writing the answer do not.
     func complete(
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
-        trustDevice: Bool, request: Request
+        passkey: AuthenticationCredential? = nil, trustDevice: Bool, request: Request
     ) async throws -> Response {
         guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await loginFlows.pending(token)
@@ -134,8 +160,8 @@ struct SecondStepController: EndpointCollection {
             }
             completed = try await unitsOfWork.run(on: request.eventLoop) {
                 try await checkAndRecordSession(
-                    flow, user: user, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
-                    request: request)
+                    flow, user: user, method: method, code: code, deviceKey: deviceKey, passkey: passkey,
+                    trustDevice: trustDevice, request: request)
             }
         }
         let remaining = completed.backupCodesRemaining
@@ -229,14 +255,15 @@ struct SecondStepController: EndpointCollection {
     /// there).
     private func checkAndRecordSession(
         _ flow: PendingSecondStep, user: User, method: String, code: String?,
-        deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
+        deviceKey: SecondFactors.DeviceKeyProof?, passkey: AuthenticationCredential?, trustDevice: Bool,
+        request: Request
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
         // parallel submissions on one flow, only one uses up a backup code or a one-time code.
         let verification = try await loginFlows.claimed(flow) { _ in
             let verification = try await secondFactors.verify(
-                method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, origin: request.origin
-            )
+                method: method, code: code, deviceKey: deviceKey, passkey: passkey, for: user, flowID: flow.flowID,
+                origin: request.origin)
             if case .notEnabled = verification { throw methodNotAvailable(method) }
             return verification
         }

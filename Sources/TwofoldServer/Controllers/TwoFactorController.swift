@@ -18,6 +18,7 @@ struct TwoFactorController: EndpointCollection {
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
     let stepUp: StepUp
+    let passkeys: PasskeyService
 
     init(_ context: TwofoldContext) {
         configuration = context.configuration
@@ -31,6 +32,7 @@ struct TwoFactorController: EndpointCollection {
         secondFactors = context.secondFactors
         factorChanges = context.factorChanges
         stepUp = context.stepUp
+        passkeys = context.passkeys
     }
 
     func boot(routes: EndpointRoutes) {
@@ -109,7 +111,7 @@ struct TwoFactorController: EndpointCollection {
         return try Response.json(
             TwoFactorStatus(
                 methods: try await secondFactors.available(for: user),
-                totpConfiguredAt: totp?.confirmedAt,
+                totpConfiguredAt: totp?.confirmedAt, passkeys: try await passkeys.list(userID: userID),
                 sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
                 email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
                 backupCodesRemaining: backupCodes.unused, backupCodesGeneratedAt: backupCodes.generatedAt,

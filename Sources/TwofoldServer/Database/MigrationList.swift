@@ -22,5 +22,6 @@ enum Migrations {
         CreateExpiryIndexes(),
         UpdateUsersAddPhoneVerifiedAt(),
         UpdateSessionsAddAddedFactors(),
+        CreatePasskeys(),
     ]
 }

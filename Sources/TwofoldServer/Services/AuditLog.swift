@@ -30,6 +30,10 @@ enum AuditLog {
         case devicePinUnblocked = "device.pin_unblocked"
         case deviceBiometricsAdded = "device.biometrics_added"
         case deviceBiometricsRemoved = "device.biometrics_removed"
+        /// A passkey's signature counter did not grow: the authenticator may have been cloned.
+        case passkeyPossibleClone = "passkey.possible_clone"
+        /// A passkey's BE or BS flag changed between ceremonies (recorded, not refused).
+        case passkeyBackupStateChanged = "passkey.backup_state_changed"
     }
 }
 

@@ -25,9 +25,14 @@ struct FactorChanges: Sendable {
     }
 
     /// The name a step-up method is recorded under when it is added: `totp`, `sms`, `email`,
-    /// `backup`, or `deviceKey:<deviceId>` (one device's key, not every device's).
-    static func factorName(method: String, deviceID: String? = nil) -> String {
-        method == "deviceKey" ? "deviceKey:\(deviceID ?? "")" : method
+    /// `backup`, `deviceKey:<deviceId>` (one device's key, not every device's) or
+    /// `webauthn:<credential ID>` (one passkey).
+    static func factorName(method: String, deviceID: String? = nil, credentialID: String? = nil) -> String {
+        switch method {
+        case "deviceKey": "deviceKey:\(deviceID ?? "")"
+        case "webauthn": "webauthn:\(credentialID ?? "")"
+        default: method
+        }
     }
 
     /// Records on the caller's session that it added `factors`, and tells the user.

@@ -4,7 +4,7 @@ import Foundation
 /// minutes (seed 000), finished or expired login flows, expired refresh tokens (used ones too: see
 /// `SessionStore.deleteExpiredRefreshTokens`), idle rate-limit buckets, wrong-code records older
 /// than the 24-hour rule needs, and device-key challenges a day after they expired (until then a
-/// late signature is told "expired", not "unknown"). Runs every minute on each instance; every
+/// late signature is told "expired", not "unknown"), and passkey challenges likewise. Runs every minute on each instance; every
 /// statement is idempotent, so instances never conflict. Each statement reads an index on the time
 /// it deletes by (`CreateExpiryIndexes`), so a sweep costs what it deletes.
 struct Housekeeping: Sendable {
@@ -14,6 +14,7 @@ struct Housekeeping: Sendable {
     let rateLimits: any RateLimitStore
     let guards: any FactorGuardStore
     let devices: any DeviceStore
+    let passkeys: any PasskeyStore
 
     func sweep(now: Date) async throws {
         let day = now.addingTimeInterval(-24 * 3600)
@@ -23,5 +24,6 @@ struct Housekeeping: Sendable {
         try await rateLimits.deleteIdle(before: day)
         try await guards.deleteFailures(before: day)
         try await devices.deleteChallenges(expiredBefore: day)
+        try await passkeys.deleteChallenges(expiredBefore: day)
     }
 }

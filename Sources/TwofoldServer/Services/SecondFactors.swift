@@ -1,7 +1,8 @@
 import Foundation
+import TwofoldAPI
 
 /// Which second factors a user has, and checking one of them. Each factor's capability adds
-/// itself here as it lands (TOTP, device keys, SMS and email codes, backup codes; passkeys next).
+/// itself here as it lands (passkeys, TOTP, device keys, SMS and email codes, backup codes).
 struct SecondFactors: Sendable {
     let users: any UserStore
     let totp: TOTPService
@@ -9,14 +10,16 @@ struct SecondFactors: Sendable {
     let backupCodes: BackupCodeService
     let deviceKeys: DeviceKeyService
     let trustedDevices: TrustedDeviceService
+    let passkeys: PasskeyService
 
-    /// The methods a login flow offers this user, most preferred first; empty when the user has
-    /// no second factor (then a password alone signs in). Backup codes count only beside a
-    /// real factor.
+    /// The methods a login flow offers this user, most preferred first (passkeys lead, seed 000,
+    /// unless the user chose another primary); empty when the user has no second factor (then a
+    /// password alone signs in). Backup codes count only beside a real factor.
     func available(for user: User) async throws -> [String] {
         let stored = try await users.storedFactors(userID: user.id)
         let (totp, deviceKeys, backup) = (stored.activeTOTP, stored.deviceKeys, stored.unusedBackupCodes)
         var methods: [String] = []
+        if stored.passkeys > 0 { methods.append("webauthn") }
         if totp > 0 { methods.append("totp") }
         if deviceKeys > 0 { methods.append("deviceKey") }
         if user.smsEnabled, user.verifiedPhone != nil { methods.append("sms") }
@@ -57,8 +60,8 @@ struct SecondFactors: Sendable {
     /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
     /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
     func verify(
-        method: String, code: String?, deviceKey: DeviceKeyProof? = nil, for user: User, flowID: UUID? = nil,
-        origin: RequestOrigin
+        method: String, code: String?, deviceKey: DeviceKeyProof? = nil, passkey: AuthenticationCredential? = nil,
+        for user: User, flowID: UUID? = nil, origin: RequestOrigin
     ) async throws -> Verification {
         let userID = user.id
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
@@ -68,6 +71,12 @@ struct SecondFactors: Sendable {
             guard secret != nil else { return .notEnabled }
         } else {
             guard try await available(for: user).contains(method) else { return .notEnabled }
+        }
+        if method == "webauthn" {
+            guard let passkey else { throw InputValidation.failure(["credential": "is required"]) }
+            let proof = try await passkeys.authenticate(
+                passkey, purpose: flowID == nil ? .stepUp : .loginFlow, userID: userID, flowID: flowID, origin: origin)
+            return .verified(amr: proof.amr, backupCodesRemaining: nil)
         }
         if method == "deviceKey" {
             try await deviceKeys.checkSecondFactor(deviceKey, userID: userID, flowID: flowID, origin: origin)

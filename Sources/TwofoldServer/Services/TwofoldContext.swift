@@ -33,6 +33,7 @@ final class TwofoldContext: Sendable {
     let housekeeping: Housekeeping
     let users: any UserStore
     let deviceKeys: DeviceKeyService
+    let passkeys: PasskeyService
     let secondFactors: SecondFactors
     let stepUp: StepUp
     let factorChanges: FactorChanges
@@ -84,9 +85,11 @@ final class TwofoldContext: Sendable {
         self.deviceKeys = DeviceKeyService(
             store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
             clock: clock, rules: configuration.rules)
+        self.passkeys = PasskeyService(
+            store: SQLPasskeyStore(database: database), audit: audit, clock: clock, settings: configuration.webAuthn)
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
-            trustedDevices: trustedDevices)
+            trustedDevices: trustedDevices, passkeys: passkeys)
         self.stepUp = StepUp(secondFactors: secondFactors, clock: clock, window: configuration.rules.stepUpWindow)
         self.factorChanges = FactorChanges(
             secondFactors: secondFactors, stepUp: stepUp, sessions: sessions, outbox: outbox,
@@ -94,7 +97,8 @@ final class TwofoldContext: Sendable {
         self.housekeeping = Housekeeping(
             totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),
             sessions: SQLSessionStore(database: database), rateLimits: SQLRateLimitStore(database: database),
-            guards: SQLFactorGuardStore(database: database), devices: SQLDeviceStore(database: database))
+            guards: SQLFactorGuardStore(database: database), devices: SQLDeviceStore(database: database),
+            passkeys: SQLPasskeyStore(database: database))
     }
 
     struct Key: StorageKey {

@@ -1,9 +1,9 @@
-@testable import WebAuthn
+import WebAuthn
 
 /// Writes CBOR (definite lengths, shortest arguments), for tests that build or change
 /// WebAuthn payloads.
-enum CBOREncoder {
-    static func encode(_ item: CBOR) -> [UInt8] {
+public enum CBOREncoder {
+    public static func encode(_ item: CBOR) -> [UInt8] {
         var out: [UInt8] = []
         write(item, to: &out)
         return out
