@@ -200,6 +200,9 @@ struct PasskeyService: Sendable {
                     backupEligible: passkey.backupEligible, backedUp: passkey.backedUp))
         } catch {
             if error.reason == .counterRegression {
+                // A copy of a response that just signed in moved the counter first: a replay of a
+                // used challenge, not a clone.
+                if try await store.challenge(challenge.challenge)?.usedAt != nil { throw Self.challengeUsed }
                 try await audit.record(
                     .passkeyPossibleClone, user: passkey.userID, detail: "\(passkey.name): \(error.message)",
                     origin: origin)

@@ -1,0 +1,169 @@
+import Foundation
+import SQLKit
+import Testing
+import TwofoldAPI
+import VaporTesting
+import WebAuthn
+import WebAuthnTestSupport
+
+@testable import TwofoldServer
+
+/// A software authenticator speaking to the test server (RP ID `localhost`, origin
+/// `http://localhost:8080`, the development defaults), and the calls passkey tests make.
+struct Passkey {
+    var authenticator: TestAuthenticator
+
+    init(
+        flags: AuthenticatorData.Flags = [.userPresent, .userVerified], signCount: UInt32 = 1,
+        credentialID: [UInt8] = Array(SecureRandom.bytes(32)), format: String = "none"
+    ) {
+        authenticator = TestAuthenticator(
+            rpID: "localhost", origin: "http://localhost:8080", credentialID: credentialID, flags: flags,
+            signCount: signCount, format: format)
+    }
+
+    var id: String { Base64URL.encode(authenticator.credentialID) }
+
+    /// The browser's answer to `options`; `change` may break the parts first.
+    func registration(
+        _ options: PasskeyCreationOptions, key: CBOR? = nil,
+        change: (inout [UInt8], inout [UInt8]) -> Void = { _, _ in }
+    ) -> RegistrationCredential {
+        var clientData = authenticator.clientData(
+            type: "webauthn.create", challenge: Base64URL.decode(options.challenge) ?? [])
+        let authenticatorData = authenticator.authenticatorData(attested: true, key: key)
+        var attestation = authenticator.attestationObject(authenticatorData: authenticatorData, clientData: clientData)
+        change(&clientData, &attestation)
+        return RegistrationCredential(
+            id: id,
+            response: .init(
+                clientDataJSON: Base64URL.encode(clientData), attestationObject: Base64URL.encode(attestation),
+                transports: ["internal", "hybrid"]), authenticatorAttachment: "platform")
+    }
+
+    /// An assertion over `challenge`; `change` may break the client data, authenticator data or
+    /// signature after signing, `signCount` moves the counter (it grows by one by default).
+    mutating func assertion(
+        _ challenge: String, userHandle: UUID? = nil, type: String = "webauthn.get", origin: String? = nil,
+        rpID: String? = nil, change: (inout [UInt8], inout [UInt8], inout [UInt8]) -> Void = { _, _, _ in }
+    ) throws -> AuthenticationCredential {
+        if authenticator.signCount != 0 { authenticator.signCount += 1 }
+        var clientData = authenticator.clientData(
+            type: type, challenge: Base64URL.decode(challenge) ?? [], origin: origin)
+        var authenticatorData = authenticator.authenticatorData(attested: false, rpID: rpID)
+        var signature = try authenticator.sign(authenticatorData, clientData)
+        change(&clientData, &authenticatorData, &signature)
+        return AuthenticationCredential(
+            id: id,
+            response: .init(
+                clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authenticatorData),
+                signature: Base64URL.encode(signature),
+                userHandle: userHandle.map { Base64URL.encode(PasskeyService.userHandle($0)) }))
+    }
+}
+
+/// HTTP calls of the passkey endpoints.
+enum PasskeyCalls {
+    struct Answer {
+        let status: UInt
+        let body: ByteBuffer
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(T.self, from: Data(buffer: body))
+        }
+
+        func problem() throws -> ProblemBody { try JSONDecoder().decode(ProblemBody.self, from: Data(buffer: body)) }
+        var text: String { String(buffer: body) }
+        /// The problem's code, its per-field messages, and the refusal's reason (`errors.credential`).
+        var code: String? { try? problem().code }
+        var errors: [String: String]? { (try? problem())?.errors }
+        var reason: String? { errors?["credential"] }
+    }
+
+    static func call(
+        _ app: Application, _ method: HTTPMethod, _ path: String, headers: HTTPHeaders = .client("10.0.0.1"),
+        body: (any Encodable)? = nil
+    ) async throws -> Answer {
+        var answer: Answer?
+        let buffer = try body.map { ByteBuffer(data: try JSONEncoder().encode($0)) }
+        try await app.testing().test(method, path, headers: headers, body: buffer) { response in
+            answer = Answer(status: response.status.code, body: response.body)
+        }
+        return try #require(answer)
+    }
+
+    static func post(
+        _ app: Application, _ path: String, headers: HTTPHeaders = .client("10.0.0.1"), body: (any Encodable)? = nil
+    ) async throws -> Answer {
+        try await call(app, .POST, path, headers: headers, body: body)
+    }
+
+    /// Registers `passkey` for the holder of `token`; the answer must be 200.
+    @discardableResult
+    static func register(_ app: Application, token: String, _ passkey: Passkey, name: String? = nil) async throws
+        -> PasskeyRegisteredResponse
+    {
+        let options = try await creationOptions(app, token: token)
+        let answer = try await post(
+            app, API.Passkeys.registerVerify.path(), headers: .bearer(token),
+            body: PasskeyRegistrationRequest(credential: passkey.registration(options), name: name))
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(PasskeyRegisteredResponse.self)
+    }
+
+    static func creationOptions(_ app: Application, token: String) async throws -> PasskeyCreationOptions {
+        let answer = try await post(app, API.Passkeys.registerOptions.path(), headers: .bearer(token))
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(PasskeyCreationOptions.self)
+    }
+
+    /// Signs in with the password; the login flow's answer (the account has a second factor).
+    static func passwordStep(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1")
+        async throws -> LoginChallengeResponse
+    {
+        let answer = try await post(
+            app, API.Auth.login.path(), headers: .client(address),
+            body: ["username": name, "password": AuthFlowTests.password])
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(LoginChallengeResponse.self)
+    }
+
+    static func flowOptions(_ app: Application, flow: String) async throws -> PasskeyRequestOptions {
+        let answer = try await post(
+            app, API.Passkeys.flowOptions.path(), body: PasskeyFlowOptionsRequest(tempToken: flow))
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(PasskeyRequestOptions.self)
+    }
+
+    static func signInOptions(_ app: Application) async throws -> PasskeyRequestOptions {
+        let answer = try await post(app, API.Passkeys.signInOptions.path())
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(PasskeyRequestOptions.self)
+    }
+
+    /// The AMR of the session `token` belongs to.
+    static func methods(_ app: Application, token: String) async throws -> [String]? {
+        let answer = try await call(app, .GET, API.Auth.sessions.path(), headers: .bearer(token))
+        return try answer.decode(SessionsResponse.self).sessions.first { $0.current }?.methods
+    }
+
+    /// What a refused ceremony must leave as it was: sessions, passkeys and their counters and
+    /// use times, used challenges, consumed login flows.
+    static func state(_ app: Application) async throws -> [Int] {
+        let sql = try #require(app.db as? any SQLDatabase)
+        var values: [Int] = []
+        for query in [
+            "SELECT COUNT(*) AS n FROM sessions", "SELECT COUNT(*) AS n FROM passkey_credentials",
+            "SELECT CAST(COALESCE(SUM(sign_count), 0) AS BIGINT) AS n FROM passkey_credentials",
+            "SELECT COUNT(last_used_at) AS n FROM passkey_credentials",
+            "SELECT COUNT(used_at) AS n FROM webauthn_challenges",
+            "SELECT COUNT(consumed_at) AS n FROM login_flows",
+        ] {
+            let row = try await sql.raw(SQLQueryString(query)).first()
+            values.append(try row?.decode(column: "n", as: Int.self) ?? -1)
+        }
+        return values
+    }
+}
