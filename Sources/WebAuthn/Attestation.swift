@@ -57,7 +57,7 @@ public struct AttestationResult: Sendable, Equatable {
 
 /// The attestation statement formats of WebAuthn Level 3 §8 this relying party checks.
 enum AttestationVerifier {
-    static let formats = ["none", "packed", "fido-u2f", "apple"]
+    static let formats = ["none", "packed", "tpm", "android-key", "fido-u2f", "apple"]
 
     /// Checks `object`'s statement over `clientDataHash`; chains are verified against `roots`
     /// at `time`.
@@ -77,6 +77,11 @@ enum AttestationVerifier {
             return try await fidoU2F(object, clientDataHash: clientDataHash, roots: roots, time: time)
         case "apple":
             return try await apple(object, signed: signed, roots: roots, time: time)
+        case "tpm":
+            return try await tpm(object, signed: signed, roots: roots, time: time)
+        case "android-key":
+            return try await androidKey(
+                object, signed: signed, clientDataHash: clientDataHash, roots: roots, time: time)
         default:
             throw WebAuthnError(
                 .unsupportedAttestationFormat,
@@ -147,15 +152,19 @@ enum AttestationVerifier {
         if let constraints = try? leaf.extensions.basicConstraints, case .isCertificateAuthority = constraints {
             throw invalid("the attestation certificate is a CA certificate")
         }
-        if let aaguidExtension = leaf.extensions[oid: fidoAAGUID] {
-            guard !aaguidExtension.critical else {
-                throw invalid("the attestation certificate's AAGUID extension is critical")
-            }
-            // The extension holds an OCTET STRING of the 16 bytes.
-            guard let node = try? DER.parse(aaguidExtension.value), let inner = try? ASN1OctetString(derEncoded: node),
-                Array(inner.bytes) == aaguid
-            else { throw invalid("the attestation certificate's AAGUID is not the credential's") }
+        try checkAAGUIDExtension(leaf, aaguid: aaguid)
+    }
+
+    /// An AAGUID extension, when present, is not critical and equals the credential's AAGUID.
+    static func checkAAGUIDExtension(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
+        guard let aaguidExtension = leaf.extensions[oid: fidoAAGUID] else { return }
+        guard !aaguidExtension.critical else {
+            throw invalid("the attestation certificate's AAGUID extension is critical")
         }
+        // The extension holds an OCTET STRING of the 16 bytes.
+        guard let node = try? DER.parse(aaguidExtension.value), let inner = try? ASN1OctetString(derEncoded: node),
+            Array(inner.bytes) == aaguid
+        else { throw invalid("the attestation certificate's AAGUID is not the credential's") }
     }
 
     /// §8.6 FIDO U2F attestation: one certificate with a P-256 key, signing
@@ -220,7 +229,7 @@ enum AttestationVerifier {
     /// id-fido-gen-ce-aaguid.
     static let fidoAAGUID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
 
-    private static func invalid(_ message: String) -> WebAuthnError { WebAuthnError(.attestationInvalid, message) }
+    static func invalid(_ message: String) -> WebAuthnError { WebAuthnError(.attestationInvalid, message) }
 
     /// The certificates of an `x5c` array, leaf first.
     static func certificates(_ x5c: CBOR) throws(WebAuthnError) -> [Certificate] {
@@ -246,6 +255,12 @@ enum AttestationVerifier {
         }
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
+            // A TPM attestation certificate's subject alternative name is critical (§8.3.1), and
+            // Windows marks its certificate policies critical too: `tpm` has checked the name is
+            // there, and WebAuthn asks nothing of the policies.
+            if format == "tpm" {
+                CheckedCriticalExtensions(oids: [.X509ExtensionID.subjectAlternativeName, [2, 5, 29, 32]])
+            }
         }
         let result = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst()))
         switch result {
@@ -254,5 +269,16 @@ enum AttestationVerifier {
             let reason = failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a configured root"
             return AttestationResult(format: format, trust: .unverified, note: reason)
         }
+    }
+}
+
+/// Critical extensions an attestation format has checked itself, so chain validation does not
+/// refuse them as unknown.
+struct CheckedCriticalExtensions: VerifierPolicy {
+    let oids: [ASN1ObjectIdentifier]
+    var verifyingCriticalExtensions: [ASN1ObjectIdentifier] { oids }
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        .meetsPolicy
     }
 }

@@ -149,6 +149,18 @@ public struct COSEKey: Sendable {
         }
     }
 
+    /// The key in one canonical encoding (SubjectPublicKeyInfo DER; raw for Ed25519), to tell
+    /// whether two keys are the same.
+    var canonicalBytes: [UInt8] {
+        switch key {
+        case .p256(let key): Array(key.derRepresentation)
+        case .p384(let key): Array(key.derRepresentation)
+        case .p521(let key): Array(key.derRepresentation)
+        case .rsa(let key): Array(key.derRepresentation)
+        case .ed25519(let key): Array(key.rawRepresentation)
+        }
+    }
+
     /// Whether `signature` (DER for ECDSA, raw for EdDSA and RSA) signs `data` with this key.
     /// ECDSA hashes by curve (P-256 with SHA-256, P-384 with SHA-384, P-521 with SHA-512), as
     /// COSE's ES256, ES384 and ES512 define.

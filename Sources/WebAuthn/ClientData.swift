@@ -16,6 +16,20 @@ public struct ClientData: Sendable, Equatable {
         let origin: String
         let crossOrigin: Bool?
         let topOrigin: String?
+        let tokenBinding: TokenBinding?
+    }
+
+    /// Token binding (WebAuthn Level 2): an object whose `status` is `present` or `supported`.
+    /// Early browsers wrote other forms (the string `"unused"`), which say nothing and pass.
+    private struct TokenBinding: Decodable {
+        let status: String?
+
+        init(from decoder: any Decoder) throws {
+            let container = try? decoder.container(keyedBy: CodingKeys.self)
+            status = try container?.decodeIfPresent(String.self, forKey: .status)
+        }
+
+        enum CodingKeys: String, CodingKey { case status }
     }
 
     public init(json: [UInt8]) throws(WebAuthnError) {
@@ -29,6 +43,9 @@ public struct ClientData: Sendable, Equatable {
                 "its \(context.codingPath.map(\.stringValue).joined(separator: ".")) is of the wrong type")
         } catch {
             throw Self.failure("it is not a JSON object")
+        }
+        if let status = members.tokenBinding?.status, status != "present", status != "supported" {
+            throw Self.failure("its tokenBinding.status \(status.debugDescription) is neither present nor supported")
         }
         guard let challenge = Base64URL.decode(members.challenge) else {
             throw Self.failure("its challenge is not base64url")
