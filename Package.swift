@@ -112,8 +112,10 @@ let package = Package(
         .executableTarget(
             name: "twofold",
             dependencies: [
-                "TwofoldCore",
+                "TwofoldCore", "TwofoldAPI", "WebAuthn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
 

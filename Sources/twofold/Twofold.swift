@@ -1,11 +1,12 @@
 import ArgumentParser
 
-/// `twofold`: one-time codes, otpauth URIs, QR codes and backup codes from the command line.
+/// `twofold`: one-time codes, otpauth URIs, QR codes, backup codes and passkey ceremony checks
+/// from the command line.
 @main
-struct Twofold: ParsableCommand {
+struct Twofold: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "twofold",
         abstract: "Twofold's command-line tool.",
-        subcommands: [TOTPCommand.self, QRCommand.self, BackupCodesCommand.self]
+        subcommands: [TOTPCommand.self, QRCommand.self, BackupCodesCommand.self, WebAuthnCommand.self]
     )
 }

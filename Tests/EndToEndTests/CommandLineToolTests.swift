@@ -94,4 +94,73 @@ import TwofoldTestSupport
         #expect(codes.allSatisfy { BackupCodes.normalize($0) != nil && $0.count == 9 })
         #expect(first.text != second.text)
     }
+
+    // MARK: webauthn
+
+    /// A recorded ceremony of `../shared/webauthn/recorded-ceremonies.json`, its client JSON
+    /// written to a file.
+    static func ceremony(_ id: String) throws -> (entry: [String: Any], file: String) {
+        let url = BuildProducts.repositoryRoot.appendingPathComponent("../shared/webauthn/recorded-ceremonies.json")
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
+        let ceremonies = file?["ceremonies"] as? [[String: Any]] ?? []
+        let entry = try #require(ceremonies.first { $0["id"] as? String == id })
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: entry["credential"] ?? [:]).write(to: path)
+        return (entry, path.path)
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test func webauthnVerifyRegistrationPrintsTheCredential() throws {
+        let (entry, file) = try Self.ceremony("py_webauthn/packed-yubikey-firefox")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let expect = entry["expect"] as? [String: Any] ?? [:]
+        let output = try twofold.run([
+            "webauthn", "verify-registration", "--rp-id", "localhost", "--origin", "http://localhost:5000",
+            "--challenge", entry["challenge_b64url"] as? String ?? "", "--response", file,
+        ])
+        #expect(output.status == 0, "\(output.errorText)")
+        let result = Self.json(output.text)
+        #expect(result["verified"] as? Bool == true)
+        #expect(result["credentialId"] as? String == expect["credentialId_b64url"] as? String)
+        #expect(result["publicKey"] as? String == expect["credentialPublicKey_b64url"] as? String)
+        #expect(result["format"] as? String == "packed" && result["attestation"] as? String == "unverified")
+        #expect(result["aaguid"] as? String == expect["aaguid"] as? String)
+        #expect(result["signCount"] as? Int == 52)
+
+        let refused = try twofold.run([
+            "webauthn", "verify-registration", "--rp-id", "localhost", "--origin", "https://evil.test",
+            "--challenge", entry["challenge_b64url"] as? String ?? "", "--response", file,
+        ])
+        #expect(refused.status == 1)
+        #expect(Self.json(refused.text)["reason"] as? String == "origin_not_allowed")
+        #expect((Self.json(refused.text)["message"] as? String ?? "").contains("http://localhost:5000"))
+    }
+
+    @Test func webauthnVerifyAssertionChecksTheSignatureAndCounter() throws {
+        let (entry, file) = try Self.ceremony("py_webauthn/auth-es256")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let expect = entry["expect"] as? [String: Any] ?? [:]
+        let arguments = [
+            "webauthn", "verify-assertion", "--rp-id", "localhost", "--origin", "http://localhost:5000",
+            "--challenge", entry["challenge_b64url"] as? String ?? "", "--response", file, "--public-key",
+            expect["credentialPublicKey_b64url"] as? String ?? "",
+        ]
+        let output = try twofold.run(arguments + ["--sign-count", "77"])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(Self.json(output.text)["verified"] as? Bool == true)
+        #expect(Self.json(output.text)["signCount"] as? Int == 78)
+        let replayed = try twofold.run(arguments + ["--sign-count", "78"])
+        #expect(replayed.status == 1 && Self.json(replayed.text)["reason"] as? String == "counter_regression")
+        let wrongChallenge = try twofold.run(
+            arguments.map { $0 == entry["challenge_b64url"] as? String ? "AAAA" : $0 } + ["--sign-count", "77"])
+        #expect(Self.json(wrongChallenge.text)["reason"] as? String == "challenge_mismatch")
+        let badInput = try twofold.run([
+            "webauthn", "verify-assertion", "--rp-id", "localhost", "--origin", "x",
+            "--challenge", "!!", "--public-key", "AA", "--response", file,
+        ])
+        #expect(badInput.status != 0 && badInput.status != 1, "a usage error, not a refusal")
+    }
 }
