@@ -131,13 +131,15 @@ let package = Package(
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
         .target(
-            name: "WebAuthnTestSupport", dependencies: ["WebAuthn", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Tests/WebAuthnTestSupport"),
+            name: "WebAuthnTestSupport",
+            dependencies: ["WebAuthn", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/WebAuthnTestSupport"
+        ),
         .testTarget(
             name: "WebAuthnTests",
             dependencies: [
-                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
+                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(

@@ -26,22 +26,33 @@ struct RecordedCeremonyTests {
             let fmt: String?
             let counter: UInt32?
             let previousCounter: UInt32?
-            let credentialId_b64url: String?
-            let credentialPublicKey_b64url: String?
+            let credentialID: String?
+            let credentialPublicKey: String?
             let aaguid: String?
             let trustAnchor: String?
             let verifyAt: String?
             let requireUserVerification: Bool?
+
+            enum CodingKeys: String, CodingKey {
+                case accept, fmt, counter, previousCounter, aaguid, trustAnchor, verifyAt, requireUserVerification
+                case credentialID = "credentialId_b64url"
+                case credentialPublicKey = "credentialPublicKey_b64url"
+            }
         }
 
         let id: String
         let kind: String
         let rpId: String
         let origin: String
-        let challenge_b64url: String
+        let challenge: String
         let credential: Credential
         let expect: Expect
         var testDescription: String { id }
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, rpId, origin, credential, expect
+            case challenge = "challenge_b64url"
+        }
     }
 
     private struct File: Decodable {
@@ -83,15 +94,15 @@ struct RecordedCeremonyTests {
             try await rp.verifyRegistration(
                 clientDataJSON: Self.bytes(response.clientDataJSON),
                 attestationObject: Self.bytes(response.attestationObject),
-                challenge: Self.bytes(ceremony.challenge_b64url))
+                challenge: Self.bytes(ceremony.challenge))
         }
         guard ceremony.expect.accept else {
             await #expect(throws: WebAuthnError.self) { try await verify() }
             return
         }
         let credential = try await verify()
-        #expect(Base64URL.encode(credential.id) == ceremony.expect.credentialId_b64url)
-        #expect(Base64URL.encode(credential.publicKey) == ceremony.expect.credentialPublicKey_b64url)
+        #expect(Base64URL.encode(credential.id) == ceremony.expect.credentialID)
+        #expect(Base64URL.encode(credential.publicKey) == ceremony.expect.credentialPublicKey)
         #expect(credential.signCount == ceremony.expect.counter)
         #expect(credential.attestation.format == ceremony.expect.fmt)
         if let aaguid = ceremony.expect.aaguid {
@@ -110,9 +121,9 @@ struct RecordedCeremonyTests {
         let verify = {
             try rp.verifyAssertion(
                 clientDataJSON: Self.bytes(response.clientDataJSON), authenticatorData: authenticatorData,
-                signature: Self.bytes(response.signature), challenge: Self.bytes(ceremony.challenge_b64url),
+                signature: Self.bytes(response.signature), challenge: Self.bytes(ceremony.challenge),
                 credential: .init(
-                    publicKey: Self.bytes(ceremony.expect.credentialPublicKey_b64url),
+                    publicKey: Self.bytes(ceremony.expect.credentialPublicKey),
                     signCount: ceremony.expect.previousCounter ?? 0,
                     backupEligible: flags.contains(.backupEligible), backedUp: flags.contains(.backedUp)))
         }
@@ -127,9 +138,9 @@ struct RecordedCeremonyTests {
             #expect {
                 try rp.verifyAssertion(
                     clientDataJSON: Self.bytes(response.clientDataJSON), authenticatorData: authenticatorData,
-                    signature: Self.bytes(response.signature), challenge: Self.bytes(ceremony.challenge_b64url),
+                    signature: Self.bytes(response.signature), challenge: Self.bytes(ceremony.challenge),
                     credential: .init(
-                        publicKey: Self.bytes(ceremony.expect.credentialPublicKey_b64url), signCount: counter,
+                        publicKey: Self.bytes(ceremony.expect.credentialPublicKey), signCount: counter,
                         backupEligible: flags.contains(.backupEligible), backedUp: flags.contains(.backedUp)))
             } throws: { ($0 as? WebAuthnError)?.reason == .counterRegression }
         }

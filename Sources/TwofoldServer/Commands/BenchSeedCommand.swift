@@ -1,11 +1,16 @@
+import Crypto
 import Foundation
 import TwofoldCore
 import Vapor
+import WebAuthn
 
 /// `twofold-server bench-seed --users N --output PREFIX`: fills a development database for
 /// `scripts/bench` — N users with an authenticator app enabled, each with two login flows
 /// waiting for their second step. Writes `PREFIX.ok` (one `tempToken,code` line per user, the
 /// code right for the current time step) and `PREFIX.wrong` (the other flow and a wrong code).
+/// With `--passkeys M`, also M users with an ES256 passkey, each with a login flow, its passkey
+/// challenge and the assertion over it made here: `PREFIX.passkey` holds one request body of
+/// `POST /api/v1/2fa/passkey/authenticate/verify` per line.
 /// Refused in production: it creates accounts with a known password.
 struct BenchSeedCommand: AsyncCommand {
     struct Signature: CommandSignature {
@@ -14,6 +19,9 @@ struct BenchSeedCommand: AsyncCommand {
 
         @Option(name: "output", help: "Path prefix for the .ok and .wrong flow files.")
         var output: String?
+
+        @Option(name: "passkeys", help: "How many users with a passkey to add (default 0).")
+        var passkeys: Int?
     }
 
     var help: String { "Seeds users and login flows for scripts/bench (development only)" }
@@ -79,5 +87,77 @@ struct BenchSeedCommand: AsyncCommand {
         try (wrongLines.joined(separator: "\n") + "\n").write(
             toFile: output + ".wrong", atomically: true, encoding: .utf8)
         context.console.print("Seeded \(count) users with TOTP and 2 login flows each (valid 5 minutes).")
+        let passkeys = signature.passkeys ?? 0
+        guard (0...1_000_000).contains(passkeys) else { throw CommandError("--passkeys must be 0…1000000") }
+        if passkeys > 0 {
+            try await seedPasskeys(
+                passkeys, app: app, run: run, passwordHash: passwordHash, output: output + ".passkey")
+            context.console.print("Seeded \(passkeys) users with a passkey, a login flow and a signed assertion each.")
+        }
+    }
+
+    /// Users with an ES256 passkey (counter 0), a login flow and its challenge each, and the
+    /// request bodies that complete those flows (counter 1, UP and UV set).
+    private func seedPasskeys(_ count: Int, app: Application, run: String, passwordHash: String, output: String)
+        async throws
+    {
+        let settings = app.twofold.configuration.webAuthn
+        let store = app.twofold.passkeys.store
+        let origin = settings.origins.first ?? "http://localhost"
+        let rpIDHash = Array(SHA256.hash(data: Array(settings.rpID.utf8)))
+        let authenticatorData = rpIDHash + [0x05, 0, 0, 0, 1]
+        let now = Date()
+        var lines: [String] = []
+        for start in stride(from: 0, to: count, by: 500) {
+            var users: [User] = []
+            var flows: [LoginFlowRecord] = []
+            var passkeys: [PasskeyRecord] = []
+            var challenges: [PasskeyChallengeRecord] = []
+            for index in start..<min(start + 500, count) {
+                let userID = UUID()
+                users.append(
+                    User(
+                        id: userID, username: "bench-\(run)-passkey-\(index)",
+                        email: "bench-\(run)-passkey-\(index)@bench.invalid", phone: nil, role: .user,
+                        passwordHash: passwordHash, now: now))
+                let key = P256.Signing.PrivateKey()
+                let raw = Array(key.publicKey.rawRepresentation)
+                let coseKey: [UInt8] =
+                    [0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20] + raw.prefix(32) + [0x22, 0x58, 0x20]
+                    + raw.suffix(32)
+                let credentialID = Base64URL.encode(SecureRandom.bytes(32))
+                passkeys.append(
+                    PasskeyRecord(
+                        id: UUID(), userID: userID, credentialID: credentialID, name: "Bench key",
+                        publicKey: Base64URL.encode(coseKey), algorithm: -7, signCount: 0,
+                        aaguid: "00000000-0000-0000-0000-000000000000", backupEligible: false, backedUp: false,
+                        transports: [], attestationFormat: "none", attestationTrust: "none", createdAt: now,
+                        lastUsedAt: nil))
+                let token = SecureToken.generate()
+                let flowID = UUID()
+                flows.append(
+                    LoginFlowRecord(
+                        id: flowID, tokenHash: SecureToken.hash(token), userID: userID, firstFactor: "pwd",
+                        createdAt: now, expiresAt: now.addingTimeInterval(app.twofold.rules.loginFlowLifetime)))
+                let challenge = Base64URL.encode(SecureRandom.bytes(32))
+                challenges.append(
+                    PasskeyChallengeRecord(
+                        id: UUID(), challenge: challenge, purpose: .loginFlow, userID: userID, flowID: flowID,
+                        createdAt: now, expiresAt: now.addingTimeInterval(settings.challengeLifetime), usedAt: nil))
+                let clientData = Array(
+                    #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"\#(origin)"}"#.utf8)
+                let signature = try key.signature(for: authenticatorData + Array(SHA256.hash(data: clientData)))
+                lines.append(
+                    #"{"tempToken":"\#(token)","credential":{"id":"\#(credentialID)","rawId":"\#(credentialID)","#
+                        + #""type":"public-key","response":{"clientDataJSON":"\#(Base64URL.encode(clientData))","#
+                        + #""authenticatorData":"\#(Base64URL.encode(authenticatorData))","#
+                        + #""signature":"\#(Base64URL.encode(signature.derRepresentation))"}}}"#)
+            }
+            try await app.twofold.users.insert(users)
+            try await app.twofold.loginFlows.store.insert(flows)
+            for passkey in passkeys { _ = try await store.insert(passkey) }
+            for challenge in challenges { try await store.insertChallenge(challenge) }
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
     }
 }
