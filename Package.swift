@@ -139,7 +139,8 @@ let package = Package(
             name: "WebAuthnTests",
             dependencies: [
                 "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(
