@@ -73,6 +73,9 @@ LISTED_RULES = [
     ("publicKey", r".*(point|key|P-256|bytes).*"),
     ("signature", r".*(DER|r‖s|signature).*"),
     ("biometric.signature", r".*(DER|r‖s|signature).*"),
+    # A passkey ceremony that does not verify (`webauthn_refused`: the reason, such as
+    # challenge_mismatch or malformed_cbor): what the client data, CBOR and signature say.
+    ("credential", r"[a-z_]+"),
 ]
 
 

@@ -140,10 +140,10 @@ import TwofoldTestSupport
             #expect(signedIn.user.username == "pat")
             #expect(try await Self.methods(server, token: signedIn.accessToken.token) == ["hwk", "mfa"])
         } else {
-            #expect(signIn.status == 400 && signIn.text.contains("user_not_verified"), "\(signIn.text)")
+            #expect(signIn.status == 422 && signIn.text.contains("user_not_verified"), "\(signIn.text)")
         }
         // The same assertion again is a replay.
         let replay = try await Self.post(server, API.Passkeys.signInVerify.path(), try Self.wrap(signInAssertion))
-        #expect([400, 409].contains(replay.status), "\(replay.text)")
+        #expect([409, 422].contains(replay.status), "\(replay.text)")
     }
 }

@@ -36,23 +36,23 @@ import WebAuthnTestSupport
         /// Status, problem code and (for `webauthn_refused`) the reason in `errors.credential`.
         var expected: (UInt, String, String?) {
             switch self {
-            case .wrongOrigin: (400, "webauthn_refused", "origin_not_allowed")
-            case .wrongRPIDHash: (400, "webauthn_refused", "rp_id_mismatch")
-            case .wrongType: (400, "webauthn_refused", "wrong_type")
-            case .challengeMismatched: (400, "webauthn_refused", "challenge_mismatch")
+            case .wrongOrigin: (422, "webauthn_refused", "origin_not_allowed")
+            case .wrongRPIDHash: (422, "webauthn_refused", "rp_id_mismatch")
+            case .wrongType: (422, "webauthn_refused", "wrong_type")
+            case .challengeMismatched: (422, "webauthn_refused", "challenge_mismatch")
             case .challengeExpired: (401, "expired", nil)
             case .challengeReused: (409, "already_used", nil)
-            case .userPresenceMissing: (400, "webauthn_refused", "user_not_present")
-            case .userVerificationMissingWhenRequired: (400, "webauthn_refused", "user_not_verified")
+            case .userPresenceMissing: (422, "webauthn_refused", "user_not_present")
+            case .userVerificationMissingWhenRequired: (422, "webauthn_refused", "user_not_verified")
             case .badSignature: (401, "signature_invalid", "bad_signature")
             case .counterRegression: (401, "counter_regression", "counter_regression")
-            case .unknownCredential: (400, "webauthn_refused", "unknown_credential")
-            case .anotherUsersUserHandle: (400, "webauthn_refused", "user_handle_mismatch")
-            case .backedUpWithoutBackupEligible: (400, "webauthn_refused", "backup_state_invalid")
-            case .unsupportedAlgorithm: (400, "webauthn_refused", "unsupported_key")
-            case .malformedCBOR, .trailingBytes, .nestedSeventeenDeep: (400, "webauthn_refused", "malformed_cbor")
-            case .truncatedAuthenticatorData: (400, "webauthn_refused", "malformed_authenticator_data")
-            case .credentialIDOf1024Bytes: (400, "webauthn_refused", "credential_id_too_long")
+            case .unknownCredential: (422, "webauthn_refused", "unknown_credential")
+            case .anotherUsersUserHandle: (422, "webauthn_refused", "user_handle_mismatch")
+            case .backedUpWithoutBackupEligible: (422, "webauthn_refused", "backup_state_invalid")
+            case .unsupportedAlgorithm: (422, "webauthn_refused", "unsupported_key")
+            case .malformedCBOR, .trailingBytes, .nestedSeventeenDeep: (422, "webauthn_refused", "malformed_cbor")
+            case .truncatedAuthenticatorData: (422, "webauthn_refused", "malformed_authenticator_data")
+            case .credentialIDOf1024Bytes: (422, "webauthn_refused", "credential_id_too_long")
             }
         }
     }
@@ -199,7 +199,7 @@ import WebAuthnTestSupport
                 app, API.Passkeys.flowVerify.path(),
                 body: PasskeyFlowVerifyRequest(
                     otpFlowId: flow.otpFlowId, credential: try passkey.assertion(options.challenge)))
-            #expect(answer.status == 400 && answer.reason == "user_not_verified")
+            #expect(answer.status == 422 && answer.reason == "user_not_verified")
         }
     }
 
@@ -238,7 +238,7 @@ import WebAuthnTestSupport
             assertion = try passkey.assertion(options.challenge)
             let missing = try await Calls.post(
                 app, API.Passkeys.signInVerify.path(), body: PasskeySignInRequest(credential: assertion))
-            #expect(missing.status == 400 && missing.reason == "user_handle_missing")
+            #expect(missing.status == 422 && missing.reason == "user_handle_missing")
             let noBody = try await Calls.post(app, API.Passkeys.signInVerify.path(), body: ["credential": "x"])
             #expect(noBody.status == 422)
             #expect(try await Calls.state(app) == before)

@@ -347,7 +347,7 @@ struct PasskeyService: Sendable {
 
     static func refusal(_ reason: String, _ message: String) -> Problem {
         Problem(
-            status: 400, code: .webauthnRefused, title: "Passkey refused", detail: message,
+            status: 422, code: .webauthnRefused, title: "Passkey refused", detail: message,
             errors: ["credential": reason])
     }
 
