@@ -16,7 +16,7 @@ import TwofoldAPI
     @Test func everyAPIPathIsUnderTheBaseOrAnOperation() {
         let operations = Set([
             API.Operations.health.path(), API.Operations.ready.path(), API.Operations.metrics.path(),
-            API.Operations.openAPI.path(), API.Operations.jwks.path(),
+            API.Operations.openAPI.path(), API.Operations.jwks.path(), API.Operations.relatedOrigins.path(),
         ])
         for endpoint in API.all {
             #expect(

@@ -47,6 +47,21 @@ import VaporTesting
         }
     }
 
+    @Test func passkeyChallengesGoADayAfterTheyExpire() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await PasskeyCalls.register(app, token: tokens.accessToken.token, Passkey())
+            _ = try await PasskeyCalls.signInOptions(app)
+            #expect(try await AuditQueries.count(table: "webauthn_challenges", on: app) == 2)
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(120 + 23 * 3600))
+            #expect(try await AuditQueries.count(table: "webauthn_challenges", on: app) == 2)
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(120 + 24 * 3600))
+            #expect(try await AuditQueries.count(table: "webauthn_challenges", on: app) == 0)
+            #expect(try await AuditQueries.count(table: "passkey_credentials", on: app) == 1, "the passkey stays")
+        }
+    }
+
     @Test func deviceChallengesGoADayAfterTheyExpire() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

@@ -80,6 +80,29 @@ import WebAuthn
         }
     }
 
+    @Test func aFailedPasskeyLeavesTheFlowForABackupCode() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var passkey = Passkey()
+            let codes = try #require(
+                try await Calls.register(app, token: tokens.accessToken.token, passkey).backupCodes)
+            let flow = try await Calls.passwordStep(app, address: "10.0.0.2")
+            let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
+            let failed = try await Calls.post(
+                app, API.Passkeys.flowVerify.path(),
+                body: PasskeyFlowVerifyRequest(
+                    otpFlowId: flow.otpFlowId,
+                    credential: try passkey.assertion(options.challenge, origin: "https://phish.test")))
+            #expect(failed.status == 422 && failed.reason == "origin_not_allowed")
+            let fallback = try await Calls.post(
+                app, API.SecondStep.verifyBackupCodeSeed000.path(),
+                body: BackupCodeVerifyRequest(otpFlowId: flow.otpFlowId, backupCode: codes[0]))
+            #expect(fallback.status == 200, "\(fallback.text)")
+            let session = try fallback.decode(SecondStepResponse.self)
+            #expect(try await Calls.methods(app, token: session.accessToken.token) == ["pwd", "otp", "mfa"])
+        }
+    }
+
     @Test func aSyncedPasskeySignsInAloneByItsUserHandle() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
