@@ -257,6 +257,22 @@ import WebAuthn
         }
     }
 
+    @Test func passwordlessOptionsShareTheSignInThrottleOfAnAddress() async throws {
+        try await withTestApp { app in
+            for _ in 0..<30 {
+                #expect(
+                    try await Calls.post(app, API.Passkeys.signInOptions.path(), headers: .client("10.5.0.1")).status
+                        == 200)
+            }
+            let limited = try await Calls.post(app, API.Passkeys.signInOptions.path(), headers: .client("10.5.0.1"))
+            #expect(limited.status == 429 && limited.code == "rate_limited")
+            #expect(
+                try await Calls.post(app, API.Passkeys.signInOptions.path(), headers: .client("10.5.0.2")).status == 200
+            )
+            #expect(try await AuditQueries.count(table: "webauthn_challenges", on: app) == 31)
+        }
+    }
+
     @Test func relatedOriginsAreTheConfiguredWebOrigins() async throws {
         try await withTestApp(adjust: {
             $0.webAuthn.origins = ["https://example.com", "https://example.co.uk", "android:apk-key-hash:abc"]

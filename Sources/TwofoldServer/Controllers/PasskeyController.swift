@@ -15,6 +15,8 @@ struct PasskeyController: EndpointCollection {
     let factorChanges: FactorChanges
     let stepUp: StepUp
     let passkeys: PasskeyService
+    let rateLimiter: RateLimiter
+    let rules: ProductRules
 
     init(_ context: TwofoldContext) {
         clock = context.clock
@@ -26,6 +28,8 @@ struct PasskeyController: EndpointCollection {
         factorChanges = context.factorChanges
         stepUp = context.stepUp
         passkeys = context.passkeys
+        rateLimiter = context.rateLimiter
+        rules = context.rules
     }
 
     func boot(routes: EndpointRoutes) {
@@ -97,9 +101,13 @@ struct PasskeyController: EndpointCollection {
     }
 
     /// Passwordless: a challenge and no credentials named, so the browser offers the
-    /// discoverable passkeys it holds for this RP ID (autofill). The body is ignored.
+    /// discoverable passkeys it holds for this RP ID (autofill). The body is ignored. Anyone may
+    /// ask, so each address shares the password sign-in's throttle: the challenges stored stay
+    /// bounded.
     @Sendable func signInOptions(request: Request) async throws -> Response {
-        try Response.json(try await passkeys.requestOptions(.signIn, userID: nil, flowID: nil))
+        try await rateLimiter.require(
+            "login:ip:\(request.clientAddress ?? "-")", rule: .init(rules.loginPerAddress), now: clock.now())
+        return try Response.json(try await passkeys.requestOptions(.signIn, userID: nil, flowID: nil))
     }
 
     /// Passwordless: the passkey's `userHandle` names the account; a verified user makes it a
