@@ -588,3 +588,69 @@ actor InMemoryDeviceStore: DeviceStore {
         challenges = challenges.filter { $0.value.expiresAt > before }
     }
 }
+
+actor InMemoryPasskeyStore: PasskeyStore {
+    private var passkeys: [PasskeyRecord] = []
+    private var challenges: [UUID: PasskeyChallengeRecord] = [:]
+
+    func credentials(userID: UUID) async throws -> [PasskeyRecord] {
+        passkeys.filter { $0.userID == userID }.sorted {
+            ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString)
+        }
+    }
+
+    func credential(id credentialID: String) async throws -> PasskeyRecord? {
+        passkeys.first { $0.credentialID == credentialID }
+    }
+
+    func insert(_ credential: PasskeyRecord) async throws -> Bool {
+        guard !passkeys.contains(where: { $0.credentialID == credential.credentialID || $0.id == credential.id }) else {
+            return false
+        }
+        passkeys.append(credential)
+        return true
+    }
+
+    func rename(_ credentialID: String, userID: UUID, to name: String) async throws -> Bool {
+        guard let index = passkeys.firstIndex(where: { $0.credentialID == credentialID && $0.userID == userID }) else {
+            return false
+        }
+        passkeys[index].name = name
+        return true
+    }
+
+    func delete(_ credentialID: String, userID: UUID) async throws -> Bool {
+        let before = passkeys.count
+        passkeys.removeAll { $0.credentialID == credentialID && $0.userID == userID }
+        return passkeys.count < before
+    }
+
+    func recordUse(
+        _ credentialID: String, previousCount: Int, signCount: Int, backupEligible: Bool, backedUp: Bool, now: Date
+    ) async throws -> Bool {
+        guard let index = passkeys.firstIndex(where: { $0.credentialID == credentialID }),
+            passkeys[index].signCount == previousCount
+        else { return false }
+        passkeys[index].signCount = signCount
+        passkeys[index].backupEligible = backupEligible
+        passkeys[index].backedUp = backedUp
+        passkeys[index].lastUsedAt = now
+        return true
+    }
+
+    func insertChallenge(_ challenge: PasskeyChallengeRecord) async throws { challenges[challenge.id] = challenge }
+
+    func challenge(_ challenge: String) async throws -> PasskeyChallengeRecord? {
+        challenges.values.first { $0.challenge == challenge }
+    }
+
+    func claimChallenge(id: UUID, now: Date) async throws -> Bool {
+        guard let challenge = challenges[id], challenge.usedAt == nil, challenge.expiresAt > now else { return false }
+        challenges[id]?.usedAt = now
+        return true
+    }
+
+    func deleteChallenges(expiredBefore before: Date) async throws {
+        challenges = challenges.filter { $0.value.expiresAt > before }
+    }
+}
