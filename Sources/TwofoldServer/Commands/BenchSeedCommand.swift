@@ -72,6 +72,14 @@ struct BenchSeedCommand: AsyncCommand {
             try await app.twofold.totp.store.insert(batchCredentials)
             try await app.twofold.loginFlows.store.insert(batchFlows)
         }
+        // Passkey users first: the codes below are for the time step at the very end.
+        let passkeys = signature.passkeys ?? 0
+        guard (0...1_000_000).contains(passkeys) else { throw CommandError("--passkeys must be 0…1000000") }
+        if passkeys > 0 {
+            try await seedPasskeys(
+                passkeys, app: app, run: run, passwordHash: passwordHash, output: output + ".passkey")
+            context.console.print("Seeded \(passkeys) users with a passkey, a login flow and a signed assertion each.")
+        }
         // Codes for the time step at the end of seeding, so they stay valid as long as possible.
         let at = Date()
         for entry in seeded {
@@ -87,13 +95,6 @@ struct BenchSeedCommand: AsyncCommand {
         try (wrongLines.joined(separator: "\n") + "\n").write(
             toFile: output + ".wrong", atomically: true, encoding: .utf8)
         context.console.print("Seeded \(count) users with TOTP and 2 login flows each (valid 5 minutes).")
-        let passkeys = signature.passkeys ?? 0
-        guard (0...1_000_000).contains(passkeys) else { throw CommandError("--passkeys must be 0…1000000") }
-        if passkeys > 0 {
-            try await seedPasskeys(
-                passkeys, app: app, run: run, passwordHash: passwordHash, output: output + ".passkey")
-            context.console.print("Seeded \(passkeys) users with a passkey, a login flow and a signed assertion each.")
-        }
     }
 
     /// Users with an ES256 passkey (counter 0), a login flow and its challenge each, and the

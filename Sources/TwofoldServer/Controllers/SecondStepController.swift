@@ -153,6 +153,8 @@ struct SecondStepController: EndpointCollection {
         let completed: Completed
         if method == "totp" {
             completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)
+        } else if method == "webauthn" {
+            completed = try await completeWithPasskey(flow, passkey, trustDevice: trustDevice, request: request)
         } else {
             // The other factors read what they need of the user from the model.
             guard let user = try await users.user(id: flow.user.id) else {
@@ -245,6 +247,30 @@ struct SecondStepController: EndpointCollection {
             }
             return try await recordSession(
                 session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
+                request: request)
+        }
+        completed.signedTokens = tokens
+        return completed
+    }
+
+    /// A passkey, as an authenticator-app code: the assertion is read and verified where the
+    /// request runs (the signature check is the largest piece of its work), and the session made
+    /// and signed there too; the unit of work next to the database is writes alone, each
+    /// conditional (the flow, the challenge, the counter), so what changed since the reads is
+    /// refused there.
+    private func completeWithPasskey(
+        _ flow: PendingSecondStep, _ passkey: AuthenticationCredential?, trustDevice: Bool, request: Request
+    ) async throws -> Completed {
+        guard let passkey else { throw InputValidation.failure(["credential": "is required"]) }
+        let verified = try await passkeys.verify(
+            passkey, purpose: .loginFlow, userID: flow.user.id, flowID: flow.flowID, origin: request.origin)
+        let session = sessions.newSession(
+            user: flow.user, methods: [flow.firstFactor, verified.amr, "mfa"], origin: request.origin)
+        let tokens = try sessions.tokens(for: session.recorded)
+        var completed = try await unitsOfWork.run(on: request.eventLoop) {
+            try await loginFlows.claimed(flow) { _ in _ = try await passkeys.commit(verified, origin: request.origin) }
+            return try await recordSession(
+                session, flow: flow, method: "webauthn", backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
         }
         completed.signedTokens = tokens

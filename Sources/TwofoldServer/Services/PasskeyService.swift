@@ -166,6 +166,27 @@ struct PasskeyService: Sendable {
         _ credential: AuthenticationCredential, purpose: PasskeyChallengeRecord.Purpose, userID: UUID?, flowID: UUID?,
         origin: RequestOrigin
     ) async throws -> Authenticated {
+        try await commit(
+            try await verify(credential, purpose: purpose, userID: userID, flowID: flowID, origin: origin),
+            origin: origin)
+    }
+
+    /// An assertion that verified, not yet committed: the challenge and passkey it was checked
+    /// against, as read.
+    struct Verified: Sendable {
+        let challenge: PasskeyChallengeRecord
+        let passkey: PasskeyRecord
+        let assertion: RelyingParty.Assertion
+
+        var amr: String { assertion.backupEligible ? "swk" : "hwk" }
+    }
+
+    /// The reads and the cryptography of `authenticate`, with no write but a possible clone's
+    /// audit: what a second step does where the request runs, before its unit of work.
+    func verify(
+        _ credential: AuthenticationCredential, purpose: PasskeyChallengeRecord.Purpose, userID: UUID?, flowID: UUID?,
+        origin: RequestOrigin
+    ) async throws -> Verified {
         try Self.checkType(credential.type)
         let clientDataJSON = try Self.bytes(credential.response.clientDataJSON, "credential.response.clientDataJSON")
         let authenticatorData = try Self.bytes(
@@ -209,6 +230,13 @@ struct PasskeyService: Sendable {
             }
             throw Self.problem(error)
         }
+        return Verified(challenge: challenge, passkey: passkey, assertion: assertion)
+    }
+
+    /// The writes of `authenticate`: uses the challenge up and moves the counter, each with one
+    /// conditional update, so of parallel copies of one response exactly one gets through.
+    func commit(_ verified: Verified, origin: RequestOrigin) async throws -> Authenticated {
+        let (challenge, passkey, assertion) = (verified.challenge, verified.passkey, verified.assertion)
         let now = clock.now()
         guard try await store.claimChallenge(id: challenge.id, now: now) else {
             throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
@@ -226,8 +254,7 @@ struct PasskeyService: Sendable {
                 detail: "\(passkey.name): backup eligible \(passkey.backupEligible) → \(assertion.backupEligible), "
                     + "backed up \(passkey.backedUp) → \(assertion.backedUp)", origin: origin)
         }
-        return Authenticated(
-            passkey: passkey, userVerified: assertion.userVerified, amr: assertion.backupEligible ? "swk" : "hwk")
+        return Authenticated(passkey: passkey, userVerified: assertion.userVerified, amr: verified.amr)
     }
 
     /// The challenge `clientDataJSON` carries, if this server issued it for this ceremony and it
