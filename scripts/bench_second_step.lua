@@ -1,6 +1,8 @@
 -- wrk script for scripts/bench: POST /api/v1/2fa/totp/validate with the seeded
--- "tempToken,code" lines of a file, each line used once, split across wrk's threads.
--- Usage: wrk ... -s bench_second_step.lua URL -- FILE THREADS
+-- "tempToken,code" lines of a file, each line used once, split across wrk's threads; or, given
+-- a PATH, POST each line of the file as the body to PATH (the passkey second step's bodies from
+-- `bench-seed --passkeys`).
+-- Usage: wrk ... -s bench_second_step.lua URL -- FILE THREADS [PATH]
 local threads = {}
 local next_id = 0
 
@@ -11,17 +13,20 @@ function setup(thread)
 end
 
 function init(args)
-    local path, thread_count = args[1], tonumber(args[2])
+    local path, thread_count, target = args[1], tonumber(args[2]), args[3]
     entries = {}
     local n = 0
     -- Each request is written out here, before the clock starts: wrk shares the machine with
     -- the server, and what it spends per request is taken from the server.
     for line in io.lines(path) do
         if n % thread_count == id then
-            local token, code = line:match("([^,]+),([^,]+)")
-            table.insert(entries, wrk.format("POST", "/api/v1/2fa/totp/validate",
-                { ["Content-Type"] = "application/json" },
-                '{"tempToken":"' .. token .. '","code":"' .. code .. '"}'))
+            local body = line
+            if target == nil then
+                local token, code = line:match("([^,]+),([^,]+)")
+                body = '{"tempToken":"' .. token .. '","code":"' .. code .. '"}'
+            end
+            table.insert(entries, wrk.format("POST", target or "/api/v1/2fa/totp/validate",
+                { ["Content-Type"] = "application/json" }, body))
         end
         n = n + 1
     end

@@ -106,20 +106,10 @@ public struct PasskeyCreationOptions: Codable, Sendable {
     }
 }
 
-/// `RegistrationResponseJSON`: the browser's answer to `navigator.credentials.create()`.
-public struct RegistrationCredential: Codable, Sendable {
-    public struct Response: Codable, Sendable {
-        public var clientDataJSON: String
-        public var attestationObject: String
-        public var transports: [String]?
-
-        public init(clientDataJSON: String, attestationObject: String, transports: [String]? = nil) {
-            self.clientDataJSON = clientDataJSON
-            self.attestationObject = attestationObject
-            self.transports = transports
-        }
-    }
-
+/// A `PublicKeyCredential` as its `toJSON()` writes it: the browser's answer to
+/// `navigator.credentials.create()` (`RegistrationCredential`) or `.get()`
+/// (`AuthenticationCredential`).
+public struct PublicKeyCredentialJSON<Response: Codable & Sendable>: Codable, Sendable {
     public var id: String
     public var rawId: String?
     public var type: String
@@ -134,6 +124,22 @@ public struct RegistrationCredential: Codable, Sendable {
         self.authenticatorAttachment = authenticatorAttachment
     }
 }
+
+/// `AuthenticatorAttestationResponseJSON`: what a new credential answers.
+public struct RegistrationResponse: Codable, Sendable {
+    public var clientDataJSON: String
+    public var attestationObject: String
+    public var transports: [String]?
+
+    public init(clientDataJSON: String, attestationObject: String, transports: [String]? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
+    }
+}
+
+/// `RegistrationResponseJSON`.
+public typealias RegistrationCredential = PublicKeyCredentialJSON<RegistrationResponse>
 
 /// `POST /2fa/webauthn/register/verify`: the new credential, and optionally its name.
 public struct PasskeyRegistrationRequest: Codable, Sendable {
@@ -269,37 +275,24 @@ public struct PasskeyRequestOptions: Codable, Sendable {
     }
 }
 
-/// `AuthenticationResponseJSON`: the browser's answer to `navigator.credentials.get()`.
-public struct AuthenticationCredential: Codable, Sendable {
-    public struct Response: Codable, Sendable {
-        public var clientDataJSON: String
-        public var authenticatorData: String
-        public var signature: String
-        /// The user handle the passkey was created with; required for a passwordless sign-in.
-        public var userHandle: String?
+/// `AuthenticatorAssertionResponseJSON`: what an assertion answers.
+public struct AssertionResponse: Codable, Sendable {
+    public var clientDataJSON: String
+    public var authenticatorData: String
+    public var signature: String
+    /// The user handle the passkey was created with; required for a passwordless sign-in.
+    public var userHandle: String?
 
-        public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String? = nil) {
-            self.clientDataJSON = clientDataJSON
-            self.authenticatorData = authenticatorData
-            self.signature = signature
-            self.userHandle = userHandle
-        }
-    }
-
-    public var id: String
-    public var rawId: String?
-    public var type: String
-    public var response: Response
-    public var authenticatorAttachment: String?
-
-    public init(id: String, response: Response, authenticatorAttachment: String? = nil) {
-        self.id = id
-        self.rawId = id
-        self.type = "public-key"
-        self.response = response
-        self.authenticatorAttachment = authenticatorAttachment
+    public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
     }
 }
+
+/// `AuthenticationResponseJSON`.
+public typealias AuthenticationCredential = PublicKeyCredentialJSON<AssertionResponse>
 
 /// `POST /2fa/passkey/authenticate/verify`: a passkey as the second step of a login flow.
 public struct PasskeyFlowVerifyRequest: Codable, Sendable {

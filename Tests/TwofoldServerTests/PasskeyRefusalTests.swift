@@ -10,7 +10,9 @@ import WebAuthnTestSupport
 /// Issue F's negative matrix over HTTP: each broken ceremony answers a 4xx problem document
 /// with its stable reason and changes nothing (no session, passkey, counter, used challenge or
 /// consumed login flow); where the challenge is still good, the correct response then succeeds.
-@Suite struct PasskeyRefusalTests {
+/// One case at a time: each is a server of its own, and on PostgreSQL nineteen at once (beside
+/// the other suites) would take more connections than the test database allows.
+@Suite(.serialized) struct PasskeyRefusalTests {
     typealias Calls = PasskeyCalls
 
     enum Fault: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -579,14 +579,8 @@ actor InMemoryDeviceStore: DeviceStore {
 
     func insertChallenge(_ challenge: DeviceChallengeRecord) async throws { challenges[challenge.id] = challenge }
     func challenge(id: UUID) async throws -> DeviceChallengeRecord? { challenges[id] }
-    func claimChallenge(id: UUID, now: Date) async throws -> Bool {
-        guard let challenge = challenges[id], challenge.usedAt == nil, challenge.expiresAt > now else { return false }
-        challenges[id]?.usedAt = now
-        return true
-    }
-    func deleteChallenges(expiredBefore before: Date) async throws {
-        challenges = challenges.filter { $0.value.expiresAt > before }
-    }
+    func claimChallenge(id: UUID, now: Date) async throws -> Bool { claim(&challenges, id: id, now: now) }
+    func deleteChallenges(expiredBefore before: Date) async throws { deleteExpired(&challenges, before: before) }
 }
 
 actor InMemoryPasskeyStore: PasskeyStore {
@@ -644,13 +638,26 @@ actor InMemoryPasskeyStore: PasskeyStore {
         challenges.values.first { $0.challenge == challenge }
     }
 
-    func claimChallenge(id: UUID, now: Date) async throws -> Bool {
-        guard let challenge = challenges[id], challenge.usedAt == nil, challenge.expiresAt > now else { return false }
-        challenges[id]?.usedAt = now
-        return true
-    }
+    func claimChallenge(id: UUID, now: Date) async throws -> Bool { claim(&challenges, id: id, now: now) }
+    func deleteChallenges(expiredBefore before: Date) async throws { deleteExpired(&challenges, before: before) }
+}
 
-    func deleteChallenges(expiredBefore before: Date) async throws {
-        challenges = challenges.filter { $0.value.expiresAt > before }
-    }
+/// A challenge a store uses up once, while it is alive.
+protocol SingleUseChallenge: Sendable {
+    var usedAt: Date? { get set }
+    var expiresAt: Date { get }
+}
+
+extension DeviceChallengeRecord: SingleUseChallenge {}
+extension PasskeyChallengeRecord: SingleUseChallenge {}
+
+/// The claim the stores make with one conditional update: unused and alive at `now`.
+func claim<Challenge: SingleUseChallenge>(_ challenges: inout [UUID: Challenge], id: UUID, now: Date) -> Bool {
+    guard let challenge = challenges[id], challenge.usedAt == nil, challenge.expiresAt > now else { return false }
+    challenges[id]?.usedAt = now
+    return true
+}
+
+func deleteExpired<Challenge: SingleUseChallenge>(_ challenges: inout [UUID: Challenge], before: Date) {
+    challenges = challenges.filter { $0.value.expiresAt > before }
 }
