@@ -133,6 +133,23 @@ import WebAuthn
         }
     }
 
+    @Test func aLockedAccountCannotSignInWithAPasskeyAlone() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            var passkey = Passkey()
+            try await Calls.register(app, token: tokens.accessToken.token, passkey)
+            #expect(try await app.twofold.users.lock(userID: tokens.user.id, now: Date()))
+            let options = try await Calls.signInOptions(app)
+            let before = try await Calls.state(app)
+            let answer = try await Calls.post(
+                app, API.Passkeys.signInVerify.path(),
+                body: PasskeySignInRequest(
+                    credential: try passkey.assertion(options.challenge, userHandle: tokens.user.id)))
+            #expect(answer.status == 403 && answer.code == "account_locked", "\(answer.text)")
+            #expect(try await Calls.state(app) == before, "neither the challenge nor the counter is used")
+        }
+    }
+
     @Test func aPasskeyStepsUpASessionThatDidNotAddIt() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)

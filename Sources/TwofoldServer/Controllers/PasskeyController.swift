@@ -114,12 +114,14 @@ struct PasskeyController: EndpointCollection {
     /// full sign-in (`amr` `swk`/`hwk` and `mfa`).
     @Sendable func signInVerify(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(PasskeySignInRequest.self)
-        let proof = try await passkeys.authenticate(
+        let verified = try await passkeys.verify(
             body.credential, purpose: .signIn, userID: nil, flowID: nil, origin: request.origin)
-        guard let user = try await users.user(id: proof.passkey.userID) else {
+        guard let user = try await users.user(id: verified.passkey.userID) else {
             throw PasskeyService.refusal("unknown_credential", "the account this passkey was for no longer exists")
         }
+        // A locked account is refused before the challenge and the counter are used.
         guard user.status == .active else { throw Problem.accountLocked }
+        let proof = try await passkeys.commit(verified, origin: request.origin)
         let tokens = try await sessions.start(
             user: user.dto, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr], origin: request.origin)
         try await audit.record(
