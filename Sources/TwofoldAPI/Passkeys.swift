@@ -146,10 +146,14 @@ public struct PasskeyRegistrationRequest: Codable, Sendable {
     public var credential: RegistrationCredential
     /// Up to 64 characters; "Passkey" and the provider's name when absent.
     public var name: String?
+    /// The browser created it on its own after a password sign-in (`mediation: "conditional"`,
+    /// an automatic passkey upgrade): user presence is not asked for.
+    public var automaticUpgrade: Bool?
 
-    public init(credential: RegistrationCredential, name: String? = nil) {
+    public init(credential: RegistrationCredential, name: String? = nil, automaticUpgrade: Bool? = nil) {
         self.credential = credential
         self.name = name
+        self.automaticUpgrade = automaticUpgrade
     }
 }
 

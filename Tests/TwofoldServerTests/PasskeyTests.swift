@@ -260,6 +260,22 @@ import WebAuthn
         }
     }
 
+    @Test func anAutomaticUpgradeRegistersWithoutUserPresence() async throws {
+        try await withTestApp { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let passkey = Passkey(flags: [.backupEligible, .backedUp], signCount: 0)
+            let options = try await Calls.creationOptions(app, token: tokens.accessToken.token)
+            let asked = try await Calls.post(
+                app, API.Passkeys.registerVerify.path(), headers: .bearer(tokens.accessToken.token),
+                body: PasskeyRegistrationRequest(credential: passkey.registration(options)))
+            #expect(asked.status == 422 && asked.reason == "user_not_present")
+            let automatic = try await Calls.post(
+                app, API.Passkeys.registerVerify.path(), headers: .bearer(tokens.accessToken.token),
+                body: PasskeyRegistrationRequest(credential: passkey.registration(options), automaticUpgrade: true))
+            #expect(automatic.status == 200, "\(automatic.text)")
+        }
+    }
+
     @Test func theSameCredentialCannotBeRegisteredTwice() async throws {
         try await withTestApp { app in
             let alice = try await AuthFlowTests.signUp(app)

@@ -66,7 +66,9 @@ struct PasskeyController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let body = try request.decodeJSONBody(PasskeyRegistrationRequest.self)
         try await factorChanges.requireStepUp(for: user, caller: request.caller)
-        let passkey = try await passkeys.register(body.credential, name: body.name, user: user, origin: request.origin)
+        let passkey = try await passkeys.register(
+            body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
+            origin: request.origin)
         // The first second factor also hands out the backup codes.
         let codes: [String]? =
             try await backupCodes.exist(for: user.id) ? nil : try await backupCodes.regenerate(for: user.id)

@@ -105,10 +105,12 @@ struct PasskeyService: Sendable {
 
     /// §7.1 for `user`: verifies the browser's answer to the options from `creationOptions` and
     /// stores the passkey. `name` is checked before anything else; without one the passkey is
-    /// named after its provider, or "Passkey".
-    func register(_ credential: RegistrationCredential, name: String?, user: User, origin: RequestOrigin)
-        async throws -> PasskeyRecord
-    {
+    /// named after its provider, or "Passkey". `requireUserPresence: false` is a browser's
+    /// automatic passkey upgrade, made without asking the user.
+    func register(
+        _ credential: RegistrationCredential, name: String?, requireUserPresence: Bool = true, user: User,
+        origin: RequestOrigin
+    ) async throws -> PasskeyRecord {
         let name = try name.map(Self.validName)
         try Self.checkType(credential.type)
         let clientDataJSON = try Self.bytes(credential.response.clientDataJSON, "credential.response.clientDataJSON")
@@ -120,7 +122,7 @@ struct PasskeyService: Sendable {
         do {
             verified = try await relyingParty.verifyRegistration(
                 clientDataJSON: clientDataJSON, attestationObject: attestationObject,
-                challenge: Base64URL.decode(challenge.challenge) ?? [])
+                challenge: Base64URL.decode(challenge.challenge) ?? [], requireUserPresence: requireUserPresence)
         } catch { throw Self.problem(error) }
         let credentialID = Base64URL.encode(verified.id)
         guard Base64URL.decode(credential.id) == verified.id else {
