@@ -133,7 +133,6 @@ enum AttestationVerifier {
     /// §8.2.1: version 3; subject C, O, OU "Authenticator Attestation" and CN; not a CA; an
     /// AAGUID extension, when present, not critical and equal to the credential's.
     private static func checkPackedCertificate(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
-        guard leaf.version == .v3 else { throw invalid("the attestation certificate is not X.509 version 3") }
         let subject = leaf.subject
         func has(_ type: ASN1ObjectIdentifier) -> Bool {
             subject.contains { $0.contains { $0.type == type } }
@@ -149,14 +148,16 @@ enum AttestationVerifier {
         guard unit.map({ String(describing: $0.value) }) == "Authenticator Attestation" else {
             throw invalid("the attestation certificate's subject OU is not \"Authenticator Attestation\"")
         }
+        try checkLeaf(leaf, aaguid: aaguid)
+    }
+
+    /// What every attestation certificate profile asks (§8.2.1, §8.3.1): X.509 version 3, not a
+    /// CA, and an AAGUID extension, when present, not critical and equal to the credential's.
+    static func checkLeaf(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
+        guard leaf.version == .v3 else { throw invalid("the attestation certificate is not X.509 version 3") }
         if let constraints = try? leaf.extensions.basicConstraints, case .isCertificateAuthority = constraints {
             throw invalid("the attestation certificate is a CA certificate")
         }
-        try checkAAGUIDExtension(leaf, aaguid: aaguid)
-    }
-
-    /// An AAGUID extension, when present, is not critical and equals the credential's AAGUID.
-    static func checkAAGUIDExtension(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
         guard let aaguidExtension = leaf.extensions[oid: fidoAAGUID] else { return }
         guard !aaguidExtension.critical else {
             throw invalid("the attestation certificate's AAGUID extension is critical")
@@ -204,11 +205,15 @@ enum AttestationVerifier {
         guard let nonce = try? appleNonce(nonceExtension.value), nonce == Array(SHA256.hash(data: signed)) else {
             throw WebAuthnError(.badSignature, "the apple attestation's nonce is not the hash of this registration")
         }
-        let credential = object.credential
-        guard let point = credential.publicKey.uncompressedPoint,
-            (try? COSEKey(certificate: leaf, algorithm: credential.publicKey.algorithm))?.uncompressedPoint == point
-        else { throw invalid("the apple attestation certificate's key is not the credential's") }
+        try checkKey(of: leaf, is: object.credential.publicKey, "the apple")
         return await trust(chain, format: "apple", roots: roots, time: time)
+    }
+
+    /// The certificate's key is the credential's (`format` names the statement in the refusal).
+    static func checkKey(of leaf: Certificate, is key: COSEKey, _ format: String) throws(WebAuthnError) {
+        guard (try? COSEKey(certificate: leaf, algorithm: key.algorithm))?.canonicalBytes == key.canonicalBytes else {
+            throw invalid("\(format) attestation certificate's key is not the credential's")
+        }
     }
 
     /// Apple's nonce extension.

@@ -9,6 +9,8 @@ public struct ClientData: Sendable, Equatable {
     public let origin: String
     public let crossOrigin: Bool
     public let topOrigin: String?
+    /// The bytes it was read from, which the authenticator signed the hash of.
+    public let json: [UInt8]
 
     private struct Members: Decodable {
         let type: String
@@ -55,6 +57,7 @@ public struct ClientData: Sendable, Equatable {
         origin = members.origin
         crossOrigin = members.crossOrigin ?? false
         topOrigin = members.topOrigin
+        self.json = json
     }
 
     private static func failure(_ message: String) -> WebAuthnError {

@@ -57,6 +57,15 @@ public struct RelyingParty: Sendable {
         public let backedUp: Bool
         public let userVerified: Bool
         public let attestation: AttestationResult
+
+        /// The AAGUID as a lowercase UUID string (all zeros when the authenticator does not say).
+        public var aaguidText: String {
+            guard aaguid.count == 16 else { return "00000000-0000-0000-0000-000000000000" }
+            let hex = aaguid.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+            return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+                String(hex.dropFirst(range.lowerBound).prefix(range.count))
+            }.joined(separator: "-")
+        }
     }
 
     /// §7.1: checks a registration's `clientDataJSON` and `attestationObject` against the
@@ -65,7 +74,16 @@ public struct RelyingParty: Sendable {
     public func verifyRegistration(
         clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: [UInt8], requireUserPresence: Bool = true
     ) async throws(WebAuthnError) -> Credential {
-        try checkClientData(clientDataJSON, type: "webauthn.create", challenge: challenge)
+        try await verifyRegistration(
+            clientData: try ClientData(json: clientDataJSON), attestationObject: attestationObject,
+            challenge: challenge, requireUserPresence: requireUserPresence)
+    }
+
+    /// `verifyRegistration` on client data a caller has read already (to find its challenge).
+    public func verifyRegistration(
+        clientData: ClientData, attestationObject: [UInt8], challenge: [UInt8], requireUserPresence: Bool = true
+    ) async throws(WebAuthnError) -> Credential {
+        try checkClientData(clientData, type: "webauthn.create", challenge: challenge)
         let object = try AttestationObject(attestationObject)
         let data = object.authenticatorData
         try checkAuthenticatorData(data, requireUserPresence: requireUserPresence)
@@ -76,7 +94,7 @@ public struct RelyingParty: Sendable {
                 "the credential's algorithm \(credential.publicKey.algorithm.name) is not one this server allows")
         }
         let attestation = try await AttestationVerifier.verify(
-            object, clientDataHash: Array(SHA256.hash(data: clientDataJSON)), roots: attestationRoots, time: clock())
+            object, clientDataHash: Array(SHA256.hash(data: clientData.json)), roots: attestationRoots, time: clock())
         if requireAttestation, attestation.trust != .verified {
             throw WebAuthnError(
                 .attestationUntrusted,
@@ -124,11 +142,21 @@ public struct RelyingParty: Sendable {
         clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], challenge: [UInt8],
         credential: StoredCredential
     ) throws(WebAuthnError) -> Assertion {
-        try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge)
+        try verifyAssertion(
+            clientData: try ClientData(json: clientDataJSON), authenticatorData: authenticatorData,
+            signature: signature, challenge: challenge, credential: credential)
+    }
+
+    /// `verifyAssertion` on client data a caller has read already (to find its challenge).
+    public func verifyAssertion(
+        clientData: ClientData, authenticatorData: [UInt8], signature: [UInt8], challenge: [UInt8],
+        credential: StoredCredential
+    ) throws(WebAuthnError) -> Assertion {
+        try checkClientData(clientData, type: "webauthn.get", challenge: challenge)
         let data = try AuthenticatorData(authenticatorData)
         try checkAuthenticatorData(data, requireUserPresence: true)
         let key = try COSEKey(bytes: credential.publicKey)
-        guard key.isValidSignature(signature, for: authenticatorData + Array(SHA256.hash(data: clientDataJSON))) else {
+        guard key.isValidSignature(signature, for: authenticatorData + Array(SHA256.hash(data: clientData.json))) else {
             throw WebAuthnError(.badSignature, "the assertion's signature does not verify with the credential's key")
         }
         if data.signCount != 0 || credential.signCount != 0, data.signCount <= credential.signCount {
@@ -146,8 +174,7 @@ public struct RelyingParty: Sendable {
     }
 
     /// §7.1 steps 7–10 and §7.2 steps 10–13: type, challenge, origin, cross-origin policy.
-    private func checkClientData(_ json: [UInt8], type: String, challenge: [UInt8]) throws(WebAuthnError) {
-        let client = try ClientData(json: json)
+    private func checkClientData(_ client: ClientData, type: String, challenge: [UInt8]) throws(WebAuthnError) {
         guard client.type == type else {
             throw WebAuthnError(.wrongType, "the client data's type is \(client.type), not \(type)")
         }

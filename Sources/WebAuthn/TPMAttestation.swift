@@ -55,25 +55,14 @@ extension AttestationVerifier {
     /// tcg-kp-AIKCertificate, not a CA, and an AAGUID extension (when present) equal to the
     /// credential's.
     private static func checkAIKCertificate(_ leaf: Certificate, aaguid: [UInt8]) throws(WebAuthnError) {
-        guard leaf.version == .v3 else { throw invalid("the TPM attestation certificate is not X.509 version 3") }
         guard leaf.subject.isEmpty else { throw invalid("the TPM attestation certificate's subject is not empty") }
         guard leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName] != nil else {
             throw invalid("the TPM attestation certificate has no subject alternative name")
         }
-        let usages: [ASN1ObjectIdentifier] =
-            leaf.extensions[oid: .X509ExtensionID.extendedKeyUsage].flatMap { usage in
-                guard let node = try? DER.parse(usage.value), case .constructed(let children) = node.content else {
-                    return nil
-                }
-                return children.compactMap { try? ASN1ObjectIdentifier(derEncoded: $0) }
-            } ?? []
-        guard usages.contains(tcgAIKCertificate) else {
+        guard (try? leaf.extensions.extendedKeyUsage)??.contains(.init(oid: tcgAIKCertificate)) == true else {
             throw invalid("the TPM attestation certificate lacks the extended key usage tcg-kp-AIKCertificate")
         }
-        if let constraints = try? leaf.extensions.basicConstraints, case .isCertificateAuthority = constraints {
-            throw invalid("the TPM attestation certificate is a CA certificate")
-        }
-        try checkAAGUIDExtension(leaf, aaguid: aaguid)
+        try checkLeaf(leaf, aaguid: aaguid)
     }
 
     /// tcg-kp-AIKCertificate (2.23.133.8.3).
@@ -111,9 +100,7 @@ extension AttestationVerifier {
             throw WebAuthnError(
                 .badSignature, "the Android Key attestation's signature does not verify with its certificate")
         }
-        guard leafKey.canonicalBytes == object.credential.publicKey.canonicalBytes else {
-            throw invalid("the Android Key attestation certificate's key is not the credential's")
-        }
+        try checkKey(of: leaf, is: object.credential.publicKey, "the Android Key")
         guard let description = leaf.extensions[oid: androidKeyDescription] else {
             throw invalid("the Android Key attestation certificate has no key description extension")
         }

@@ -82,20 +82,6 @@ struct WebAuthnCommand: AsyncParsableCommand {
         if refused { throw ExitCode(1) }
     }
 
-    /// An AAGUID as a lowercase UUID string.
-    static func uuid(_ bytes: [UInt8]) -> String {
-        guard bytes.count == 16 else { return Base64URL.encode(bytes) }
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(
-                hex[
-                    hex.index(
-                        hex.startIndex, offsetBy: range.lowerBound)..<hex.index(
-                            hex.startIndex, offsetBy: range.upperBound)])
-        }
-        return parts.joined(separator: "-")
-    }
-
     static func refusal(_ error: WebAuthnError) -> [String: Any] {
         ["verified": false, "reason": error.reason.rawValue, "message": error.message]
     }
@@ -146,7 +132,7 @@ struct WebAuthnCommand: AsyncParsableCommand {
                     "verified": true, "credentialId": Base64URL.encode(verified.id),
                     "publicKey": Base64URL.encode(verified.publicKey), "algorithm": verified.algorithm.name,
                     "format": verified.attestation.format, "attestation": verified.attestation.trust.rawValue,
-                    "aaguid": WebAuthnCommand.uuid(verified.aaguid), "signCount": verified.signCount,
+                    "aaguid": verified.aaguidText, "signCount": verified.signCount,
                     "flags": [
                         "userVerified": verified.userVerified, "backupEligible": verified.backupEligible,
                         "backedUp": verified.backedUp,

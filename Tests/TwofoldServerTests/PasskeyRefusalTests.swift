@@ -63,9 +63,8 @@ import WebAuthnTestSupport
     func aBrokenCeremonyIsRefusedAndChangesNothing(_ fault: Fault) async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let alice = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: alice.accessToken.token, passkey)
+            let alice = try await Calls.signUpWithPasskey(app, passkey)
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
 
             let answer: PasskeyCalls.Answer
@@ -190,9 +189,8 @@ import WebAuthnTestSupport
 
     @Test func requiredUserVerificationAppliesToTheSecondStepToo() async throws {
         try await withTestApp(adjust: { $0.webAuthn.userVerification = .required }) { app in
-            let alice = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: alice.accessToken.token, passkey)
+            let alice = try await Calls.signUpWithPasskey(app, passkey)
             let flow = try await Calls.passwordStep(app, address: "10.0.0.3")
             let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
             #expect(options.userVerification == "required")
@@ -207,9 +205,8 @@ import WebAuthnTestSupport
 
     @Test func aChangedBackupStateIsRecordedAndAuditedNotRefused() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app)
             var passkey = Passkey(flags: [.userPresent, .userVerified, .backupEligible], signCount: 0)
-            try await Calls.register(app, token: alice.accessToken.token, passkey)
+            let alice = try await Calls.signUpWithPasskey(app, passkey)
             passkey.authenticator.flags = [.userPresent, .userVerified, .backupEligible, .backedUp]
             let options = try await Calls.signInOptions(app)
             let answer = try await Calls.post(
@@ -227,9 +224,8 @@ import WebAuthnTestSupport
 
     @Test func malformedFieldsAreValidationFailures() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: alice.accessToken.token, passkey)
+            let alice = try await Calls.signUpWithPasskey(app, passkey)
             let options = try await Calls.signInOptions(app)
             var assertion = try passkey.assertion(options.challenge, userHandle: alice.user.id)
             assertion.response.signature = "not base64url!"

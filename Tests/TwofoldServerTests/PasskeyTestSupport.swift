@@ -68,13 +68,8 @@ enum PasskeyCalls {
         let status: UInt
         let body: ByteBuffer
 
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode(T.self, from: Data(buffer: body))
-        }
-
-        func problem() throws -> ProblemBody { try JSONDecoder().decode(ProblemBody.self, from: Data(buffer: body)) }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeJSON(T.self, from: body) }
+        func problem() throws -> ProblemBody { try decodeJSON(ProblemBody.self, from: body) }
         var text: String { String(buffer: body) }
         /// The problem's code, its per-field messages, and the refusal's reason (`errors.credential`).
         var code: String? { try? problem().code }
@@ -98,6 +93,15 @@ enum PasskeyCalls {
         _ app: Application, _ path: String, headers: HTTPHeaders = .client("10.0.0.1"), body: (any Encodable)? = nil
     ) async throws -> Answer {
         try await call(app, .POST, path, headers: headers, body: body)
+    }
+
+    /// Signs `name` up (a password only) and registers `passkey` for them.
+    static func signUpWithPasskey(_ app: Application, _ passkey: Passkey, _ name: String = "alice") async throws
+        -> AuthTokensResponse
+    {
+        let tokens = try await AuthFlowTests.signUp(app, name)
+        try await register(app, token: tokens.accessToken.token, passkey)
+        return tokens
     }
 
     /// Registers `passkey` for the holder of `token`; the answer must be 200.

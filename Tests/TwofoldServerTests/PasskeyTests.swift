@@ -135,9 +135,8 @@ import WebAuthn
 
     @Test func aLockedAccountCannotSignInWithAPasskeyAlone() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: tokens.accessToken.token, passkey)
+            let tokens = try await Calls.signUpWithPasskey(app, passkey)
             #expect(try await app.twofold.users.lock(userID: tokens.user.id, now: Date()))
             let options = try await Calls.signInOptions(app)
             let before = try await Calls.state(app)
@@ -152,9 +151,8 @@ import WebAuthn
 
     @Test func aPasskeyStepsUpASessionThatDidNotAddIt() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: tokens.accessToken.token, passkey)
+            let tokens = try await Calls.signUpWithPasskey(app, passkey)
             // The session that added the passkey cannot step up with it.
             var options = try await Calls.post(
                 app, API.Auth.stepUpPasskeyOptions.path(), headers: .bearer(tokens.accessToken.token)
@@ -195,9 +193,8 @@ import WebAuthn
 
     @Test func renameAndDeleteWithStepUp() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: tokens.accessToken.token, passkey)
+            let tokens = try await Calls.signUpWithPasskey(app, passkey)
             let flow = try await Calls.passwordStep(app, address: "10.0.0.2")
             let request = try await Calls.flowOptions(app, flow: flow.otpFlowId)
             let token = try await Calls.post(
@@ -329,9 +326,8 @@ import WebAuthn
 
     @Test func oneAssertionSentThirtyTimesInParallelSignsInOnce() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
             var passkey = Passkey()
-            try await Calls.register(app, token: tokens.accessToken.token, passkey)
+            let tokens = try await Calls.signUpWithPasskey(app, passkey)
             let options = try await Calls.signInOptions(app)
             let assertion = try passkey.assertion(options.challenge, userHandle: tokens.user.id)
             let sessionsBefore = try await Calls.state(app)[0]

@@ -95,16 +95,17 @@ struct TestDatabase {
 
 extension TestingHTTPResponse {
     /// The body as a problem document, or a test failure.
-    func problem() throws -> ProblemBody {
-        try JSONDecoder().decode(ProblemBody.self, from: Data(buffer: body))
-    }
+    func problem() throws -> ProblemBody { try decodeJSON(ProblemBody.self, from: body) }
 
     /// The body decoded as `T` with ISO-8601 dates.
-    func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: Data(buffer: body))
-    }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeJSON(T.self, from: body) }
+}
+
+/// A JSON answer decoded as `T`, with ISO-8601 dates.
+func decodeJSON<T: Decodable>(_ type: T.Type, from body: ByteBuffer) throws -> T {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return try decoder.decode(T.self, from: Data(buffer: body))
 }
 
 /// The wire form of a problem, decoded independently of the server's own type.

@@ -155,7 +155,7 @@ public struct Configuration: Sendable {
         self.runsBackgroundJobs = runsBackgroundJobs
         self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
         self.rules = rules
-        self.webAuthn = webAuthn ?? WebAuthnSettings(origins: ["http://localhost:\(port)"])
+        self.webAuthn = webAuthn ?? WebAuthnSettings(origins: WebAuthnSettings.developmentOrigins(port: port))
     }
 
     /// Reads the configuration from environment variables. Relative paths are resolved against

@@ -53,6 +53,9 @@ public struct WebAuthnSettings: Sendable {
         self.challengeLifetime = challengeLifetime
     }
 
+    /// What a server on `port` accepts when no origins are configured: the page a developer opens.
+    static func developmentOrigins(port: Int) -> [String] { ["http://localhost:\(port)"] }
+
     static func load(_ reader: EnvironmentReader, mode: Configuration.Mode, port: Int) throws(ConfigurationError)
         -> WebAuthnSettings
     {
@@ -65,7 +68,7 @@ public struct WebAuthnSettings: Sendable {
                     "must be a domain name such as example.com (no scheme, port or path), not \(rpID.debugDescription)")
         }
         let rpName = try reader.string("TWOFOLD_WEBAUTHN_RP_NAME", default: "Twofold") { $0.count <= 64 }
-        let origins = try originList(reader, "TWOFOLD_WEBAUTHN_ORIGINS") ?? ["http://localhost:\(port)"]
+        let origins = try originList(reader, "TWOFOLD_WEBAUTHN_ORIGINS") ?? developmentOrigins(port: port)
         let topOrigins = try originList(reader, "TWOFOLD_WEBAUTHN_TOP_ORIGINS") ?? []
         let userVerification = try reader.choice(
             "TWOFOLD_WEBAUTHN_USER_VERIFICATION", default: RelyingParty.UserVerification.preferred)

@@ -115,7 +115,8 @@ struct AuthController: EndpointCollection {
         let identifier = typed.lowercased()
         let now = clock.now()
         let address = request.clientAddress ?? "-"
-        try await rateLimiter.require("login:ip:\(address)", rule: .init(rules.loginPerAddress), now: now)
+        try await rateLimiter.require(
+            RateLimiter.signInKey(address: address), rule: .init(rules.loginPerAddress), now: now)
         let user = try await users.user(identifier: identifier)
         // The account buckets are the account's, whichever of its names was typed (issue S item
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.

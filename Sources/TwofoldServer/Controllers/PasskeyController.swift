@@ -108,7 +108,7 @@ struct PasskeyController: EndpointCollection {
     /// bounded.
     @Sendable func signInOptions(request: Request) async throws -> Response {
         try await rateLimiter.require(
-            "login:ip:\(request.clientAddress ?? "-")", rule: .init(rules.loginPerAddress), now: clock.now())
+            RateLimiter.signInKey(address: request.clientAddress), rule: .init(rules.loginPerAddress), now: clock.now())
         return try Response.json(try await passkeys.requestOptions(.signIn, userID: nil, flowID: nil))
     }
 

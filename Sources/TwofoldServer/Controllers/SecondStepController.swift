@@ -162,8 +162,8 @@ struct SecondStepController: EndpointCollection {
             }
             completed = try await unitsOfWork.run(on: request.eventLoop) {
                 try await checkAndRecordSession(
-                    flow, user: user, method: method, code: code, deviceKey: deviceKey, passkey: passkey,
-                    trustDevice: trustDevice, request: request)
+                    flow, user: user, method: method, code: code, deviceKey: deviceKey, trustDevice: trustDevice,
+                    request: request)
             }
         }
         let remaining = completed.backupCodesRemaining
@@ -281,15 +281,14 @@ struct SecondStepController: EndpointCollection {
     /// there).
     private func checkAndRecordSession(
         _ flow: PendingSecondStep, user: User, method: String, code: String?,
-        deviceKey: SecondFactors.DeviceKeyProof?, passkey: AuthenticationCredential?, trustDevice: Bool,
-        request: Request
+        deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
         // parallel submissions on one flow, only one uses up a backup code or a one-time code.
         let verification = try await loginFlows.claimed(flow) { _ in
             let verification = try await secondFactors.verify(
-                method: method, code: code, deviceKey: deviceKey, passkey: passkey, for: user, flowID: flow.flowID,
-                origin: request.origin)
+                method: method, code: code, deviceKey: deviceKey, for: user, flowID: flow.flowID, origin: request.origin
+            )
             if case .notEnabled = verification { throw methodNotAvailable(method) }
             return verification
         }

@@ -116,13 +116,13 @@ struct PasskeyService: Sendable {
         let clientDataJSON = try Self.bytes(credential.response.clientDataJSON, "credential.response.clientDataJSON")
         let attestationObject = try Self.bytes(
             credential.response.attestationObject, "credential.response.attestationObject")
-        let challenge = try await issuedChallenge(
+        let (challenge, client) = try await issuedChallenge(
             clientDataJSON, purpose: .registration, userID: user.id, flowID: nil)
         let verified: RelyingParty.Credential
         do {
             verified = try await relyingParty.verifyRegistration(
-                clientDataJSON: clientDataJSON, attestationObject: attestationObject,
-                challenge: Base64URL.decode(challenge.challenge) ?? [], requireUserPresence: requireUserPresence)
+                clientData: client, attestationObject: attestationObject, challenge: client.challenge,
+                requireUserPresence: requireUserPresence)
         } catch { throw Self.problem(error) }
         let credentialID = Base64URL.encode(verified.id)
         guard Base64URL.decode(credential.id) == verified.id else {
@@ -134,7 +134,7 @@ struct PasskeyService: Sendable {
         guard try await store.claimChallenge(id: challenge.id, now: now) else {
             throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
         }
-        let aaguid = Self.uuidString(verified.aaguid)
+        let aaguid = verified.aaguidText
         let record = PasskeyRecord(
             id: SecureRandom.timeOrderedUUID(at: now), userID: user.id, credentialID: credentialID,
             name: name ?? PasskeyProviders.name(aaguid: aaguid) ?? "Passkey",
@@ -198,7 +198,8 @@ struct PasskeyService: Sendable {
         guard let rawID = Base64URL.decode(credential.id), !rawID.isEmpty,
             rawID.count <= AuthenticatorData.maximumCredentialIDLength
         else { throw InputValidation.failure(["credential.id": "must be a credential ID in base64url"]) }
-        let challenge = try await issuedChallenge(clientDataJSON, purpose: purpose, userID: userID, flowID: flowID)
+        let (challenge, client) = try await issuedChallenge(
+            clientDataJSON, purpose: purpose, userID: userID, flowID: flowID)
         guard let passkey = try await store.credential(id: Base64URL.encode(rawID)),
             userID == nil || passkey.userID == userID
         else {
@@ -215,8 +216,8 @@ struct PasskeyService: Sendable {
         let assertion: RelyingParty.Assertion
         do {
             assertion = try rp.verifyAssertion(
-                clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
-                challenge: Base64URL.decode(challenge.challenge) ?? [],
+                clientData: client, authenticatorData: authenticatorData, signature: signature,
+                challenge: client.challenge,
                 credential: .init(
                     publicKey: Base64URL.decode(passkey.publicKey) ?? [],
                     signCount: UInt32(clamping: passkey.signCount),
@@ -260,10 +261,10 @@ struct PasskeyService: Sendable {
     }
 
     /// The challenge `clientDataJSON` carries, if this server issued it for this ceremony and it
-    /// is still usable.
+    /// is still usable, and the client data as read (the ceremony checks the rest of it).
     private func issuedChallenge(
         _ clientDataJSON: [UInt8], purpose: PasskeyChallengeRecord.Purpose, userID: UUID?, flowID: UUID?
-    ) async throws -> PasskeyChallengeRecord {
+    ) async throws -> (PasskeyChallengeRecord, ClientData) {
         let client: ClientData
         do { client = try ClientData(json: clientDataJSON) } catch { throw Self.problem(error) }
         guard client.challenge.count == 32,
@@ -278,7 +279,7 @@ struct PasskeyService: Sendable {
         }
         if challenge.usedAt != nil { throw Self.challengeUsed }
         if challenge.expiresAt <= clock.now() { throw challengeExpired }
-        return challenge
+        return (challenge, client)
     }
 
     // MARK: Managing
@@ -345,16 +346,6 @@ struct PasskeyService: Sendable {
             throw InputValidation.failure([field: "must be base64url"])
         }
         return bytes
-    }
-
-    private static func uuidString(_ bytes: [UInt8]) -> String {
-        guard bytes.count == 16 else { return "00000000-0000-0000-0000-000000000000" }
-        let uuid = UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
-        return uuid.uuidString.lowercased()
     }
 
     /// A ceremony's refusal: `signature_invalid` and `counter_regression` as for device keys,

@@ -30,6 +30,9 @@ struct RateLimiter: Sendable {
 
     let store: any RateLimitStore
 
+    /// The bucket of sign-in attempts from one client address (password and passwordless).
+    static func signInKey(address: String?) -> String { "login:ip:\(address ?? "-")" }
+
     /// Takes one token from the bucket `key`, creating it full if it does not exist yet.
     func take(_ key: String, rule: Rule, now: Date) async throws -> Outcome {
         if try await store.take(key, capacity: rule.capacity, perSecond: rule.perSecond, now: now) { return .allowed }

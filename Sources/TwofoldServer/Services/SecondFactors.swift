@@ -73,9 +73,11 @@ struct SecondFactors: Sendable {
             guard try await available(for: user).contains(method) else { return .notEnabled }
         }
         if method == "webauthn" {
-            guard let passkey else { throw InputValidation.failure(["credential": "is required"]) }
+            // A login flow's passkey is `SecondStepController.completeWithPasskey`'s (verified before
+            // its unit of work); here, a step-up's.
+            guard let passkey, flowID == nil else { throw InputValidation.failure(["credential": "is required"]) }
             let proof = try await passkeys.authenticate(
-                passkey, purpose: flowID == nil ? .stepUp : .loginFlow, userID: userID, flowID: flowID, origin: origin)
+                passkey, purpose: .stepUp, userID: userID, flowID: nil, origin: origin)
             return .verified(amr: proof.amr, backupCodesRemaining: nil)
         }
         if method == "deviceKey" {
