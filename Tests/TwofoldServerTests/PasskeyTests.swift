@@ -273,6 +273,74 @@ import WebAuthn
         }
     }
 
+    @Test func onlyTheOwnerRenamesOrDeletesAPasskey() async throws {
+        try await withTestApp { app in
+            let alices = Passkey()
+            _ = try await Calls.signUpWithPasskey(app, alices)
+            // Bob signs in with his own passkey: a recent second factor, so only ownership stands
+            // between him and alice's.
+            var bobs = Passkey()
+            _ = try await Calls.signUpWithPasskey(app, bobs, "bob")
+            let flow = try await Calls.passwordStep(app, "bob", address: "10.0.0.2")
+            let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
+            let token = try await Calls.post(
+                app, API.Passkeys.flowVerify.path(),
+                body: PasskeyFlowVerifyRequest(
+                    otpFlowId: flow.otpFlowId, credential: try bobs.assertion(options.challenge))
+            ).decode(SecondStepResponse.self).accessToken.token
+            let rename = try await Calls.call(
+                app, .PATCH, API.Passkeys.rename.path(alices.id), headers: .bearer(token),
+                body: PasskeyRenameRequest(name: "Mine now"))
+            #expect(rename.status == 404 && rename.code == "not_found")
+            let delete = try await Calls.call(
+                app, .DELETE, API.Passkeys.delete.path(alices.id), headers: .bearer(token))
+            #expect(delete.status == 404 && delete.code == "not_found", "\(delete.text)")
+            #expect(try await Calls.state(app)[1] == 2, "both passkeys stay")
+            let listed = try await Calls.call(app, .GET, API.Passkeys.list.path(), headers: .bearer(token))
+                .decode(PasskeysResponse.self)
+            #expect(listed.credentials.map(\.id) == [bobs.id], "bob lists his own only")
+        }
+    }
+
+    @Test func badOptionsRequestsAreRefused() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let token = tokens.accessToken.token
+            let hints = try await Calls.post(
+                app, API.Passkeys.registerOptions.path(), headers: .bearer(token),
+                body: PasskeyRegistrationOptionsRequest(hints: ["usb-stick"]))
+            #expect(hints.status == 422 && hints.errors?["hints"] != nil)
+            // No passkey yet: nothing to step up or sign in with.
+            let stepUp = try await Calls.post(app, API.Auth.stepUpPasskeyOptions.path(), headers: .bearer(token))
+            #expect(stepUp.status == 422 && stepUp.errors?["method"] == "not enabled")
+            // A registration challenge lives 120 seconds.
+            let options = try await Calls.creationOptions(app, token: token)
+            clock.advance(by: 121)
+            let late = try await Calls.post(
+                app, API.Passkeys.registerVerify.path(), headers: .bearer(token),
+                body: PasskeyRegistrationRequest(credential: Passkey().registration(options)))
+            #expect(late.status == 401 && late.code == "expired")
+            #expect(try await Calls.state(app)[1] == 0)
+        }
+    }
+
+    @Test func aPasskeySecondStepCanRememberTheDevice() async throws {
+        try await withTestApp { app in
+            var passkey = Passkey()
+            _ = try await Calls.signUpWithPasskey(app, passkey)
+            let flow = try await Calls.passwordStep(app, address: "10.0.0.2")
+            let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
+            let answer = try await Calls.post(
+                app, API.Passkeys.flowVerify.path(),
+                body: PasskeyFlowVerifyRequest(
+                    otpFlowId: flow.otpFlowId, credential: try passkey.assertion(options.challenge), trustDevice: true))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(try answer.decode(SecondStepResponse.self).trustedDeviceToken != nil)
+            #expect(try await AuditQueries.count(type: "trusted_device.added", on: app) == 1)
+        }
+    }
+
     @Test func theSameCredentialCannotBeRegisteredTwice() async throws {
         try await withTestApp { app in
             let alice = try await AuthFlowTests.signUp(app)
