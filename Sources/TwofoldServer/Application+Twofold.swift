@@ -54,9 +54,12 @@ public func configure(
         app.databases.use(.sqlite(.memory), as: .sqlite)
     case .postgres(let url):
         app.databases.use(try .postgres(url: url), as: .psql)
-        let client = try PostgresStatements.client(url: url, logger: app.logger)
-        app.lifecycle.use(PostgresClientRunner(client: client))
-        postgres = PostgresStatements(client: client, logger: app.logger, timers: app.eventLoopGroup)
+        let client = try PostgresStatements.client(
+            url: url, connections: configuration.postgresConnections, logger: app.logger)
+        let watch = ConnectionWatch(
+            limit: PostgresStatements.connectionDeadline, interval: .milliseconds(250), on: app.eventLoopGroup.any())
+        app.lifecycle.use(PostgresClientRunner(client: client, watch: watch))
+        postgres = PostgresStatements(client: client, logger: app.logger, watch: watch)
     }
     let database = DatabaseExecutor(
         direct: sqlite, postgres: postgres, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)

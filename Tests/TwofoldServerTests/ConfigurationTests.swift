@@ -12,6 +12,7 @@ import TwofoldServer
         #expect(configuration.mode == .development)
         #expect(configuration.dataDirectory.path == "/srv/twofold/twofold-data")
         #expect(configuration.database == .sqlite(path: "/srv/twofold/twofold-data/twofold.sqlite"))
+        #expect(configuration.postgresConnections == 32)
     }
 
     @Test func variablesOverrideTheDefaults() throws {
@@ -22,7 +23,9 @@ import TwofoldServer
                 "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug", "TWOFOLD_SMS_PROVIDER": "disabled",
                 "TWOFOLD_EMAIL_PROVIDER": "disabled", "TWOFOLD_WEBAUTHN_RP_ID": "example.com",
                 "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com, android:apk-key-hash:abc",
+                "TWOFOLD_POSTGRES_CONNECTIONS": "12",
             ], workingDirectory: cwd)
+        #expect(configuration.postgresConnections == 12)
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
         #expect(configuration.dataDirectory.path == "/var/lib/twofold")
@@ -45,6 +48,8 @@ import TwofoldServer
         ("TWOFOLD_WEBAUTHN_USER_VERIFICATION", "always"), ("TWOFOLD_WEBAUTHN_ATTESTATION", "full"),
         ("TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "true"), ("TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS", "/nonexistent.pem"),
         ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "10"), ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "601"),
+        ("TWOFOLD_POSTGRES_CONNECTIONS", "0"), ("TWOFOLD_POSTGRES_CONNECTIONS", "1001"),
+        ("TWOFOLD_POSTGRES_CONNECTIONS", "many"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -216,7 +221,7 @@ import TwofoldServer
             "TWOFOLD_WEBAUTHN_RP_ID", "TWOFOLD_WEBAUTHN_RP_NAME", "TWOFOLD_WEBAUTHN_ORIGINS",
             "TWOFOLD_WEBAUTHN_TOP_ORIGINS", "TWOFOLD_WEBAUTHN_USER_VERIFICATION", "TWOFOLD_WEBAUTHN_ATTESTATION",
             "TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS",
-            "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS",
+            "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "TWOFOLD_POSTGRES_CONNECTIONS",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

@@ -29,7 +29,7 @@ func withTestApp(
     let database = try await TestDatabase.make(in: directory)
     var configuration = Configuration(
         mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: database.configuration,
-        maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true, runsBackgroundJobs: false)
+        postgresConnections: 10, maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true, runsBackgroundJobs: false)
     adjust(&configuration)
     do {
         try await withApp { app in

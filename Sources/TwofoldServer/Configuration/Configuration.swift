@@ -22,6 +22,11 @@ public struct Configuration: Sendable {
     public var port: Int
     public var dataDirectory: URL
     public var database: Database
+    /// How many connections this instance keeps to PostgreSQL for its requests
+    /// (`TWOFOLD_POSTGRES_CONNECTIONS`, 1 to 1,000, default 32; opened as needed). Every instance
+    /// also keeps one per core for its migrations (Fluent's), so instances × (this + cores) must
+    /// stay below the server's `max_connections`. Not used with SQLite.
+    public var postgresConnections: Int
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     /// The largest request body accepted, in bytes; larger ones get `413`.
@@ -118,6 +123,7 @@ public struct Configuration: Sendable {
         port: Int = 8080,
         dataDirectory: URL,
         database: Database,
+        postgresConnections: Int = Configuration.defaultPostgresConnections,
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text,
         maxBodyBytes: Int = 64 * 1024,
@@ -140,6 +146,7 @@ public struct Configuration: Sendable {
         self.port = port
         self.dataDirectory = dataDirectory
         self.database = database
+        self.postgresConnections = postgresConnections
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
@@ -157,6 +164,10 @@ public struct Configuration: Sendable {
         self.rules = rules
         self.webAuthn = webAuthn ?? WebAuthnSettings(origins: WebAuthnSettings.developmentOrigins(port: port))
     }
+
+    /// `TWOFOLD_POSTGRES_CONNECTIONS`' default: on the two-core development machine a sign-in's
+    /// CPU and the throughput were best from ~20 to ~32 (docs/performance.md).
+    public static let defaultPostgresConnections = 32
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
     /// `workingDirectory`.
@@ -190,6 +201,8 @@ public struct Configuration: Sendable {
             database = .sqlite(path: dataDirectory.appendingPathComponent("twofold.sqlite").path)
         }
 
+        let postgresConnections = try reader.integer(
+            "TWOFOLD_POSTGRES_CONNECTIONS", default: defaultPostgresConnections, in: 1...1000)
         let logLevel = try reader.choice("TWOFOLD_LOG_LEVEL", default: Logger.Level.info)
         let logFormat = try reader.choice("TWOFOLD_LOG_FORMAT", default: LogFormat.text)
         let maxBodyBytes = try reader.integer(
@@ -263,7 +276,8 @@ public struct Configuration: Sendable {
 
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
-            logLevel: logLevel, logFormat: logFormat, maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
+            postgresConnections: postgresConnections, logLevel: logLevel, logFormat: logFormat,
+            maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,

@@ -14,16 +14,15 @@ import Vapor
 struct PostgresStatements: Sendable {
     let client: PostgresClient
     let logger: Logger
-    /// Where the deadlines are kept (the application's event loops).
-    let timers: any EventLoopGroup
+    /// Ends a statement's wait for a connection when the client hands out none for
+    /// `connectionDeadline` (`ConnectionWatch`); stop it with the client.
+    let watch: ConnectionWatch
     /// How many statements were sent (each one round trip).
     let sent = StatementCount()
-    /// When the client last handed out a connection.
-    let leases = LeaseClock()
 
-    /// A client for the database at `url` (a `postgres://` URL, as Fluent reads it), not yet
-    /// running: `run()` it for as long as the server runs.
-    static func client(url: String, logger: Logger) throws -> PostgresClient {
+    /// A client for the database at `url` (a `postgres://` URL, as Fluent reads it) keeping up
+    /// to `connections` connections, not yet running: `run()` it for as long as the server runs.
+    static func client(url: String, connections: Int, logger: Logger) throws -> PostgresClient {
         let core = try SQLPostgresConfiguration(url: url).coreConfiguration
         guard let host = core.host else { throw PostgresStatementsError.noHost }
         let tls: PostgresClient.Configuration.TLS =
@@ -33,25 +32,28 @@ struct PostgresStatements: Sendable {
         var configuration = PostgresClient.Configuration(
             host: host, port: core.port ?? 5432, username: core.username, password: core.password,
             database: core.database, tls: tls)
-        configuration.options.maximumConnections = 10
+        configuration.options.maximumConnections = connections
+        // So that an operator sees them in `pg_stat_activity` (Fluent's, for the migrations, have none).
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
+
+    /// The `application_name` of the client's connections.
+    static let applicationName = "twofold"
 
     /// How long a statement may wait for a connection while the client hands out none (not
     /// for its own run: a housekeeping sweep may take longer). The client's pool keeps a request
     /// waiting while it tries to connect again (for a minute before it gives up), so a server
-    /// that cannot reach PostgreSQL would hold every request that long; after this it answers
-    /// `503` (`DatabaseOutage`), as it did with Fluent's pool. A wait behind other statements
-    /// on a busy pool is not an outage: while connections are being handed out, the deadline
-    /// moves on (`Deadline`).
+    /// that cannot reach PostgreSQL would hold every request that long; after this (and at most
+    /// `ConnectionWatch`'s sweep interval more) it answers `503` (`DatabaseOutage`), as it did
+    /// with Fluent's pool. A wait behind other statements on a busy pool is not an outage: while
+    /// connections are being handed out, nobody's wait is cut short.
     static let connectionDeadline = Duration.seconds(3)
 
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         sent.add()
-        let deadline = Deadline(after: Self.connectionDeadline, on: timers.any(), unlessSince: leases)
-        defer { deadline.finish() }
         func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T] where Rows.Element == PostgresRow {
             var rows: [T] = []
             for try await row in sequence {
@@ -59,10 +61,10 @@ struct PostgresStatements: Sendable {
             }
             return rows
         }
+        let ticket = watch.waiting()
         do {
-            return try await client.withConnection { [leases] connection in
-                deadline.finish()
-                leases.record()
+            return try await client.withConnection { [watch] connection in
+                watch.leased(ticket)
                 switch statement.name {
                 case PendingSecondStep.name?:
                     return try await collect(
@@ -73,8 +75,9 @@ struct PostgresStatements: Sendable {
                     return try await collect(connection.query(Self.query(statement), logger: logger))
                 }
             }
-        } catch  where deadline.passed {
-            throw PostgresStatementsError.noConnection
+        } catch {
+            if watch.ended(ticket) { throw PostgresStatementsError.noConnection }
+            throw error
         }
     }
 
@@ -208,82 +211,97 @@ enum PostgresStatementsError: Error, CustomStringConvertible {
 /// not when the application boots: the migrations and the tests may query before that.
 final class PostgresClientRunner: LifecycleHandler, Sendable {
     private let task: Task<Void, Never>
+    private let watch: ConnectionWatch
 
-    init(client: PostgresClient) {
+    init(client: PostgresClient, watch: ConnectionWatch) {
         task = Task { await client.run() }
+        self.watch = watch
     }
 
     func shutdownAsync(_ application: Application) async {
+        watch.stop()
         task.cancel()
         await task.value
     }
 }
 
-/// When a connection was last handed out, as a `NIODeadline` in uptime nanoseconds.
-final class LeaseClock: @unchecked Sendable {
-    // Safe: `last` is read and written under `lock`.
+/// Watches the statements waiting for a connection, and cancels the tasks of those that have
+/// waited `limit` while the client handed out no connection to anyone in that time: a pool cut
+/// off from PostgreSQL, not a busy one. One sweep every `interval` on an event loop's timer
+/// does it, so a statement that gets its connection costs two short lock holds and no timer
+/// of its own (a timer per statement cost ~8 µs a sign-in, a sleeping child task ~120 µs).
+/// A task's handle is kept only while it is registered, and it unregisters itself (`leased`,
+/// `ended`) under the same lock before it returns: it is never cancelled after it ended.
+final class ConnectionWatch: @unchecked Sendable {
+    // Safe: every member below is read and written under `lock`.
     private let lock = NSLock()
-    private var last = NIODeadline.uptimeNanoseconds(0)
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextTicket: UInt64 = 0
+    private var lastLease = NIODeadline.now()
+    private var sweeps: RepeatedTask?
+    private let limit: TimeAmount
 
-    func record() {
-        let now = NIODeadline.now()
-        lock.withLock { last = now }
+    private struct Waiter {
+        let since: NIODeadline
+        let task: UnsafeCurrentTask
+        var cancelled = false
     }
 
-    var lastLease: NIODeadline { lock.withLock { last } }
-}
+    /// Starts sweeping every `interval` on `loop`.
+    init(limit: Duration, interval: Duration, on loop: any EventLoop) {
+        self.limit = TimeAmount(limit)
+        let every = TimeAmount(interval)
+        let task = loop.scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] _ in self?.sweep() }
+        lock.withLock { sweeps = task }
+    }
 
-/// Cancels the task that made it once `after` has passed with no connection handed out to
-/// anyone, unless `finish()` came first: a deadline for a statement's wait for a connection,
-/// kept on an event loop's timer (racing the statement against a sleeping child task cost
-/// ~60 µs a statement). When the timer fires and the pool handed a connection to another
-/// statement within the last `after`, the pool is busy, not cut off: the timer is set again for
-/// `after` from that lease. The cancellation can only happen before `finish()`, and `finish()`
-/// comes before the task that made the deadline returns: the two take the same lock, so the
-/// task handle is never used after its task ended.
-final class Deadline: @unchecked Sendable {
-    // Safe: every member is read and written under `lock`.
-    private let lock = NSLock()
-    private var finished = false
-    private var cancelled = false
-    private var timer: Scheduled<Void>?
-
-    /// Whether the deadline passed and cancelled the task.
-    var passed: Bool { lock.withLock { cancelled } }
-
-    init(after duration: Duration, on loop: any EventLoop, unlessSince leases: LeaseClock) {
-        let components = duration.components
-        let span = TimeAmount.nanoseconds(components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
+    /// Registers the calling task as waiting for a connection; its ticket (`nil` outside a task,
+    /// which nothing can cancel).
+    func waiting() -> UInt64? {
         withUnsafeCurrentTask { task in
-            guard let task else { return }
-            lock.withLock { schedule(at: .now() + span, span: span, on: loop, leases: leases, task: task) }
-        }
-    }
-
-    /// Sets the timer for `time`; called with `lock` held.
-    private func schedule(
-        at time: NIODeadline, span: TimeAmount, on loop: any EventLoop, leases: LeaseClock, task: UnsafeCurrentTask
-    ) {
-        timer = loop.scheduleTask(deadline: time) { [self] in
-            lock.withLock {
-                guard !finished else { return }
-                let moved = leases.lastLease + span
-                if moved > .now() {
-                    schedule(at: moved, span: span, on: loop, leases: leases, task: task)
-                } else {
-                    cancelled = true
-                    task.cancel()
-                }
+            guard let task else { return nil }
+            let since = NIODeadline.now()
+            return lock.withLock {
+                nextTicket &+= 1
+                waiters[nextTicket] = Waiter(since: since, task: task)
+                return nextTicket
             }
         }
     }
 
-    func finish() {
-        let timer = lock.withLock {
-            finished = true
-            return self.timer
+    /// The waiter with `ticket` got its connection: it is no longer watched, and the pool is
+    /// handing out connections.
+    func leased(_ ticket: UInt64?) {
+        let now = NIODeadline.now()
+        lock.withLock {
+            lastLease = now
+            if let ticket { waiters[ticket] = nil }
         }
-        timer?.cancel()
+    }
+
+    /// The waiter with `ticket` ended without a connection (an error): unregisters it, and
+    /// answers whether the watch cancelled it.
+    func ended(_ ticket: UInt64?) -> Bool {
+        guard let ticket else { return false }
+        return lock.withLock { waiters.removeValue(forKey: ticket)?.cancelled ?? false }
+    }
+
+    /// Cancels every waiter that has waited `limit`, unless a connection was handed out within
+    /// the last `limit`.
+    func sweep() {
+        let now = NIODeadline.now()
+        lock.withLock {
+            guard now - lastLease >= limit else { return }
+            for (ticket, waiter) in waiters where !waiter.cancelled && now - waiter.since >= limit {
+                waiters[ticket]?.cancelled = true
+                waiter.task.cancel()
+            }
+        }
+    }
+
+    /// Stops the sweeps (at shutdown).
+    func stop() {
+        lock.withLock { sweeps }?.cancel()
     }
 }
 
