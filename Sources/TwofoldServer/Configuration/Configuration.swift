@@ -165,8 +165,8 @@ public struct Configuration: Sendable {
         self.webAuthn = webAuthn ?? WebAuthnSettings(origins: WebAuthnSettings.developmentOrigins(port: port))
     }
 
-    /// `TWOFOLD_POSTGRES_CONNECTIONS`' default: on the two-core development machine a sign-in's
-    /// CPU and the throughput were best from ~20 to ~32 (docs/performance.md).
+    /// `TWOFOLD_POSTGRES_CONNECTIONS`' default (how it was chosen, and how to size it: the
+    /// operations guide).
     public static let defaultPostgresConnections = 32
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
