@@ -73,4 +73,22 @@ struct ConnectionDeadlineTests {
         }.value
         #expect(outcome)
     }
+
+    @Test func aConnectionHandedOutAsTheWaitWasCutShortIsToldSo() async {
+        let watch = Self.watch(limit: .milliseconds(50))
+        defer { watch.stop() }
+        // The sweep cancels the wait; the connection comes just after: `leased` says the wait
+        // was cut short, so the statement answers as for no connection (and does not run on a
+        // cancelled task).
+        let cutShortAtLease = await Task { () -> Bool in
+            let ticket = watch.waiting()
+            do {
+                try await Task.sleep(for: .seconds(10))
+                return false
+            } catch {
+                return watch.leased(ticket)
+            }
+        }.value
+        #expect(cutShortAtLease)
+    }
 }

@@ -64,7 +64,9 @@ struct PostgresStatements: Sendable {
         let ticket = watch.waiting()
         do {
             return try await client.withConnection { [watch] connection in
-                watch.leased(ticket)
+                // Cut short just as the connection came: the task is cancelled, answer as for
+                // a wait that ended without one.
+                if watch.leased(ticket) { throw PostgresStatementsError.noConnection }
                 switch statement.name {
                 case PendingSecondStep.name?:
                     return try await collect(
@@ -270,12 +272,15 @@ final class ConnectionWatch: @unchecked Sendable {
     }
 
     /// The waiter with `ticket` got its connection: it is no longer watched, and the pool is
-    /// handing out connections.
-    func leased(_ ticket: UInt64?) {
+    /// handing out connections. Answers whether the watch had cancelled it meanwhile (a sweep
+    /// between the pool's handing out and this call).
+    @discardableResult
+    func leased(_ ticket: UInt64?) -> Bool {
         let now = NIODeadline.now()
-        lock.withLock {
+        return lock.withLock {
             lastLease = now
-            if let ticket { waiters[ticket] = nil }
+            guard let ticket else { return false }
+            return waiters.removeValue(forKey: ticket)?.cancelled ?? false
         }
     }
 
