@@ -231,7 +231,7 @@ final class PostgresClientRunner: LifecycleHandler, Sendable {
 /// waited `limit` while the client handed out no connection to anyone in that time: a pool cut
 /// off from PostgreSQL, not a busy one. One sweep every `interval` on an event loop's timer
 /// does it, so a statement that gets its connection costs two short lock holds and no timer
-/// of its own (a timer per statement cost ~8 µs a sign-in, a sleeping child task ~120 µs).
+/// of its own (docs/performance.md has what each design cost).
 /// A task's handle is kept only while it is registered, and it unregisters itself (`leased`,
 /// `ended`) under the same lock before it returns: it is never cancelled after it ended.
 final class ConnectionWatch: @unchecked Sendable {
