@@ -24,7 +24,7 @@ public struct Configuration: Sendable {
     public var database: Database
     /// How many connections this instance keeps to PostgreSQL for its requests
     /// (`TWOFOLD_POSTGRES_CONNECTIONS`, 1 to 1,000, default 32; opened as needed). Every instance
-    /// also keeps one per core for its migrations (Fluent's), so instances × (this + cores) must
+    /// also keeps up to one per core for its migrations (Fluent's), so instances × (this + cores) must
     /// stay below the server's `max_connections`. Not used with SQLite.
     public var postgresConnections: Int
     public var logLevel: Logger.Level
