@@ -134,6 +134,19 @@ enum PasskeyCalls {
         return try answer.decode(LoginChallengeResponse.self)
     }
 
+    /// Signs `name` in with the password and `passkey` as the second step; the access token.
+    static func signInWithPasskey(
+        _ app: Application, _ passkey: inout Passkey, _ name: String = "alice", address: String = "10.0.0.2"
+    ) async throws -> String {
+        let flow = try await passwordStep(app, name, address: address)
+        let options = try await flowOptions(app, flow: flow.otpFlowId)
+        return try await post(
+            app, API.Passkeys.flowVerify.path(),
+            body: PasskeyFlowVerifyRequest(
+                otpFlowId: flow.otpFlowId, credential: try passkey.assertion(options.challenge))
+        ).decode(SecondStepResponse.self).accessToken.token
+    }
+
     static func flowOptions(_ app: Application, flow: String) async throws -> PasskeyRequestOptions {
         let answer = try await post(
             app, API.Passkeys.flowOptions.path(), body: PasskeyFlowOptionsRequest(tempToken: flow))

@@ -195,13 +195,7 @@ import WebAuthn
         try await withTestApp { app in
             var passkey = Passkey()
             let tokens = try await Calls.signUpWithPasskey(app, passkey)
-            let flow = try await Calls.passwordStep(app, address: "10.0.0.2")
-            let request = try await Calls.flowOptions(app, flow: flow.otpFlowId)
-            let token = try await Calls.post(
-                app, API.Passkeys.flowVerify.path(),
-                body: PasskeyFlowVerifyRequest(
-                    otpFlowId: flow.otpFlowId, credential: try passkey.assertion(request.challenge))
-            ).decode(SecondStepResponse.self).accessToken.token
+            let token = try await Calls.signInWithPasskey(app, &passkey)
 
             let renamed = try await Calls.call(
                 app, .PATCH, API.Passkeys.rename.path(passkey.id), headers: .bearer(token),
@@ -281,13 +275,7 @@ import WebAuthn
             // between him and alice's.
             var bobs = Passkey()
             _ = try await Calls.signUpWithPasskey(app, bobs, "bob")
-            let flow = try await Calls.passwordStep(app, "bob", address: "10.0.0.2")
-            let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
-            let token = try await Calls.post(
-                app, API.Passkeys.flowVerify.path(),
-                body: PasskeyFlowVerifyRequest(
-                    otpFlowId: flow.otpFlowId, credential: try bobs.assertion(options.challenge))
-            ).decode(SecondStepResponse.self).accessToken.token
+            let token = try await Calls.signInWithPasskey(app, &bobs, "bob")
             let rename = try await Calls.call(
                 app, .PATCH, API.Passkeys.rename.path(alices.id), headers: .bearer(token),
                 body: PasskeyRenameRequest(name: "Mine now"))

@@ -231,11 +231,8 @@ struct DeviceKeyController: EndpointCollection {
     /// `tempToken` from `POST /auth/login`); it works only for that flow.
     @Sendable func loginFlowChallenge(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceKeyChallengeRequest.self)
-        guard let token = body.otpFlowId ?? body.tempToken else {
-            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
-        }
-        guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
-        let flow = try await loginFlows.active(token)
+        let flow = try await loginFlows.active(
+            try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
         let device = try await deviceKeys.keyDevice(body.deviceId, userID: flow.userID)
         return try Response.json(try await deviceKeys.issueChallenge(for: device, purpose: .loginFlow, flowID: flow.id))
     }

@@ -50,21 +50,17 @@ struct SecondStepController: EndpointCollection {
     /// passkeys.
     @Sendable func passkeyOptions(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(PasskeyFlowOptionsRequest.self)
-        guard let token = body.otpFlowId ?? body.tempToken else {
-            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
-        }
-        let flow = try await loginFlows.active(token)
+        let flow = try await loginFlows.active(
+            try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
         return try Response.json(try await passkeys.requestOptions(.loginFlow, userID: flow.userID, flowID: flow.id))
     }
 
     /// Seed 000: a passkey as the second step.
     @Sendable func verifyPasskey(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(PasskeyFlowVerifyRequest.self)
-        guard let token = body.otpFlowId ?? body.tempToken else {
-            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
-        }
         return try await complete(
-            flow: token, method: "webauthn", code: nil, passkey: body.credential,
+            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: "webauthn",
+            code: nil, passkey: body.credential,
             trustDevice: body.trustDevice ?? false, request: request)
     }
 
@@ -114,11 +110,9 @@ struct SecondStepController: EndpointCollection {
 
     @Sendable func verifyBackupCode(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(BackupCodeVerifyRequest.self)
-        guard let flow = body.otpFlowId ?? body.tempToken else {
-            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
-        }
         return try await complete(
-            flow: flow, method: "backup", code: body.backupCode, trustDevice: body.trustDevice ?? false,
+            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: "backup",
+            code: body.backupCode, trustDevice: body.trustDevice ?? false,
             request: request)
     }
 
@@ -147,7 +141,6 @@ struct SecondStepController: EndpointCollection {
         flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         passkey: AuthenticationCredential? = nil, trustDevice: Bool, request: Request
     ) async throws -> Response {
-        guard !token.isEmpty, token.count <= 128 else { throw LoginFlowService.unknownFlow }
         let flow = try await loginFlows.pending(token)
         guard flow.userStatus == .active else { throw Problem.accountLocked }
         let completed: Completed

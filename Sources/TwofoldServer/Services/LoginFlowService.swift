@@ -25,6 +25,15 @@ struct LoginFlowService: Sendable {
         return (token, flow)
     }
 
+    /// The flow token a request names: `otpFlowId`, or `tempToken` in its place (the seeds use
+    /// both names); `422` when it names neither.
+    static func token(otpFlowId: String?, tempToken: String?) throws -> String {
+        guard let token = otpFlowId ?? tempToken else {
+            throw InputValidation.failure(["otpFlowId": "is required, or tempToken in its place"])
+        }
+        return token
+    }
+
     /// The live flow named by `token`, without consuming it (a second step checks its code
     /// first). Refuses unknown, expired and consumed flows, and flows of another user when
     /// `userID` is given.

@@ -130,10 +130,7 @@ struct PasskeyService: Sendable {
                 "credential_id_mismatch", "the credential's id is not the credential ID its authenticator attested")
         }
         guard try await store.credential(id: credentialID) == nil else { throw Self.alreadyRegistered }
-        let now = clock.now()
-        guard try await store.claimChallenge(id: challenge.id, now: now) else {
-            throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
-        }
+        let now = try await claim(challenge)
         let aaguid = verified.aaguidText
         let record = PasskeyRecord(
             id: SecureRandom.timeOrderedUUID(at: now), userID: user.id, credentialID: credentialID,
@@ -240,10 +237,7 @@ struct PasskeyService: Sendable {
     /// conditional update, so of parallel copies of one response exactly one gets through.
     func commit(_ verified: Verified, origin: RequestOrigin) async throws -> Authenticated {
         let (challenge, passkey, assertion) = (verified.challenge, verified.passkey, verified.assertion)
-        let now = clock.now()
-        guard try await store.claimChallenge(id: challenge.id, now: now) else {
-            throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
-        }
+        let now = try await claim(challenge)
         // Conditional on the counter read above: a use that moved it meanwhile (another
         // challenge, the same authenticator) wins, and this one is refused as a replay.
         guard
@@ -258,6 +252,16 @@ struct PasskeyService: Sendable {
                     + "backed up \(passkey.backedUp) → \(assertion.backedUp)", origin: origin)
         }
         return Authenticated(passkey: passkey, userVerified: assertion.userVerified, amr: verified.amr)
+    }
+
+    /// Uses `challenge` up with one conditional update and answers the time it did; refused as
+    /// expired or used when this call did not get it.
+    private func claim(_ challenge: PasskeyChallengeRecord) async throws -> Date {
+        let now = clock.now()
+        guard try await store.claimChallenge(id: challenge.id, now: now) else {
+            throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
+        }
+        return now
     }
 
     /// The challenge `clientDataJSON` carries, if this server issued it for this ceremony and it
