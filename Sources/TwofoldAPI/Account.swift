@@ -6,13 +6,19 @@ import Foundation
 public struct PasswordChangeRequest: Codable, Sendable {
     public var currentPassword: String
     public var newPassword: String
-    /// Also removes every device key of the account (each signs in without the password).
+    /// Also removes every enrolled device of the account, device keys and SMS sign-in alike
+    /// (each signs in without the password).
     public var removeDeviceKeys: Bool?
+    /// Also removes every passkey of the account (each signs in without the password).
+    public var removePasskeys: Bool?
 
-    public init(currentPassword: String, newPassword: String, removeDeviceKeys: Bool? = nil) {
+    public init(
+        currentPassword: String, newPassword: String, removeDeviceKeys: Bool? = nil, removePasskeys: Bool? = nil
+    ) {
         self.currentPassword = currentPassword
         self.newPassword = newPassword
         self.removeDeviceKeys = removeDeviceKeys
+        self.removePasskeys = removePasskeys
     }
 }
 

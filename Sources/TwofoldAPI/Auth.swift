@@ -166,8 +166,11 @@ public struct SessionsResponse: Codable, Sendable {
 
 /// `POST /auth/step-up`: prove one second factor again to raise the session's `auth_time`.
 public struct StepUpRequest: Codable, Sendable {
-    /// `totp`, `sms`, `email`, `backup`, `webauthn` or `deviceKey`.
+    /// `totp`, `sms`, `email`, `backup`, `webauthn`, `deviceKey`, or `password` (the password
+    /// re-entered, in `password`).
     public var method: String
+    /// For `password`: the account's password.
+    public var password: String?
     /// The code, for code-based methods.
     public var code: String?
     /// For `deviceKey`: the device, the challenge from `POST /auth/step-up/device-key/challenge`
@@ -181,9 +184,10 @@ public struct StepUpRequest: Codable, Sendable {
 
     public init(
         method: String, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
-        signature: String? = nil, credential: AuthenticationCredential? = nil
+        signature: String? = nil, credential: AuthenticationCredential? = nil, password: String? = nil
     ) {
         self.method = method
+        self.password = password
         self.code = code
         self.deviceId = deviceId
         self.challengeId = challengeId

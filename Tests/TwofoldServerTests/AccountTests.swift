@@ -249,7 +249,11 @@ import VaporTesting
             try await app.testing().test(
                 .DELETE, API.TwoFactor.emailDelete.path(), headers: .bearer(try #require(fresh))
             ) {
-                response in #expect(response.status == .ok, "step-up by email code allows removing a factor")
+                response in #expect(response.status == .forbidden, "a factor does not vouch for its own removal")
+            }
+            let withPassword = try await AuthFlowTests.stepUpWithPassword(app, token: try #require(fresh))
+            try await app.testing().test(.DELETE, API.TwoFactor.emailDelete.path(), headers: .bearer(withPassword)) {
+                response in #expect(response.status == .ok, "the password and a fresh email code remove it")
             }
         }
     }

@@ -29,6 +29,20 @@ import VaporTesting
         return try #require(tokens)
     }
 
+    /// Re-enters the password on the session of `token` (`POST /auth/step-up`, `method:
+    /// password`); the new access token.
+    static func stepUpWithPassword(_ app: Application, token: String) async throws -> String {
+        var stepped: StepUpResponse?
+        try await app.testing().test(
+            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
+            body: json(["method": "password", "password": password])
+        ) { response in
+            #expect(response.status == .ok)
+            stepped = try response.decode(StepUpResponse.self)
+        }
+        return try #require(stepped).accessToken.token
+    }
+
     @Test func registerLoginCallRefreshLogout() async throws {
         try await withTestApp { app in
             let tokens = try await Self.signUp(app)

@@ -212,8 +212,7 @@ import VaporTesting
             let code = try #require(try await Self.deliver(app, clock: clock).first)
             #expect(code.0 == "email")
             try await app.testing().test(
-                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["code": code.1])
+                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(recent), body: json(["code": code.1])
             ) { response in
                 #expect(response.status == .ok)
                 try #require(try response.decode(FactorEnabledResponse.self).backupCodes == nil, "not the first factor")

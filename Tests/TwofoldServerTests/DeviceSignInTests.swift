@@ -376,9 +376,12 @@ import VaporTesting
                 app, API.DeviceKeys.unenroll.path(), request, token: tokens.accessToken.token)
             #expect(refused == 403 && body.contains("step_up_required"), "removing a factor needs step-up")
             #expect(try await AuditQueries.count(table: "devices", on: app) == 1)
-            let stepped = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
+            let keyOnly = try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone)
+            let (alone, _) = try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: keyOnly)
+            #expect(alone == 403, "the key does not vouch for its own removal")
+            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: keyOnly)
             let (removed, answer) = try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: stepped)
-            #expect(removed == 200)
+            #expect(removed == 200, "the password with the key does")
             #expect(
                 try Self.decode(DeviceMessageResponse.self, answer)
                     == DeviceMessageResponse(message: "Device unenrolled"))
@@ -390,7 +393,8 @@ import VaporTesting
             let (login, tokensBody) = try await Self.post(
                 app, API.Auth.login.path(), ["username": "alice", "password": AuthFlowTests.password])
             #expect(login == 200 && tokensBody.contains("accessToken"))
-            #expect(try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: stepped).0 == 404)
+            // Nothing is left to vouch for a removal but the password with a fresh email code.
+            #expect(try await Self.post(app, API.DeviceKeys.unenroll.path(), request, token: stepped).0 == 403)
         }
     }
 
@@ -429,13 +433,16 @@ import VaporTesting
             let fresh = try await Self.challenge(app)
             #expect(try await Self.verify(app, fresh, signature: try old.sign(fresh.challenge)).0 == 401)
             let again = try await Self.challenge(app)
-            #expect(try await Self.verify(app, again, signature: try new.sign(again.challenge)).0 == 200)
-            // Scenario 10: upgrade switches to yet another key.
+            let (signedIn, signedInBody) = try await Self.verify(app, again, signature: try new.sign(again.challenge))
+            #expect(signedIn == 200)
+            // The session that set the new key did not prove it: another key change needs another proof.
             let third = Phone()
+            let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey]
+            #expect(try await Self.post(app, API.DeviceKeys.upgrade.path(), upgrade, token: stepped).0 == 403)
+            // Scenario 10: upgrade switches to yet another key, from a session the new key signed in.
             let (upgraded, body) = try await Self.post(
-                app, API.DeviceKeys.upgrade.path(),
-                ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey],
-                token: stepped)
+                app, API.DeviceKeys.upgrade.path(), upgrade,
+                token: try Self.decode(DeviceTokenResponse.self, signedInBody).token)
             #expect(upgraded == 200)
             #expect(
                 try Self.decode(DeviceMethodResponse.self, body)
@@ -575,9 +582,11 @@ import VaporTesting
             let phone = Phone()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             // No phone on file: a downgrade would leave the device with nothing to sign in with.
+            let keyAndPassword = try await AuthFlowTests.stepUpWithPassword(
+                app, token: try await Self.stepUp(app, token: tokens.accessToken.token, phone: phone))
             let refused = try await Self.post(
                 app, API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"],
-                token: tokens.accessToken.token)
+                token: keyAndPassword)
             #expect(refused.0 == 409)
             #expect(try await Self.challenge(app).method == "secureEnclave", "unchanged")
 

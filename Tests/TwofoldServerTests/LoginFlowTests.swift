@@ -130,7 +130,9 @@ import VaporTesting
                 BearerAuthentication(
                     tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock)
             ).get("test", "sensitive") { request async throws -> String in
-                try app.twofold.stepUp.requireRecentSecondFactor(request.caller)
+                try await app.twofold.policy.require(
+                    .remove(proof: "totp"), caller: request.caller,
+                    user: try await request.currentUser(in: app.twofold.users))
                 return "ok"
             }
         }) { app in
@@ -153,10 +155,12 @@ import VaporTesting
             try Response.json(
                 StepUpResponse(
                     accessToken: try await request.application.twofold.sessions.stepUp(
-                        caller: try request.caller, amr: "otp")))
+                        caller: try request.caller, amr: "otp", proof: SessionProofs.password)))
         }
+        // Adding a factor to a password-only account: the password proven in the last 5 minutes.
         signedIn.get("test", "sensitive") { request async throws -> String in
-            try app.twofold.stepUp.requireRecentSecondFactor(request.caller)
+            try await app.twofold.policy.require(
+                .add(kind: "totp"), caller: request.caller, user: try await request.currentUser(in: app.twofold.users))
             return "ok"
         }
     }
@@ -188,8 +192,10 @@ import VaporTesting
     }
 
     @Test func stepUpRefusesMethodsThatAreNotEnabledAndChangesNothing() async throws {
-        try await withTestApp(routes: Self.routes) { app in
+        let clock = TestClock()
+        try await withTestApp(clock: clock, routes: Self.routes) { app in
             let tokens = try await AuthFlowTests.signUp(app)
+            clock.advance(by: 6 * 60)
             for body in [["method": "totp", "code": "123456"], ["method": "carrier-pigeon"]] {
                 try await app.testing().test(
                     .POST, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token), body: json(body)

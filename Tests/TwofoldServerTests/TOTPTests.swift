@@ -346,8 +346,10 @@ import VaporTesting
             }
             clock.advance(by: 601)
             let code = try TOTP(secret: try Base32.decode(try #require(setup).secret)).code(at: clock.now)
+            // Adding to a password-only account needs the password within 5 minutes.
+            let fresh = try await AuthFlowTests.stepUpWithPassword(app, token: tokens.accessToken.token)
             try await app.testing().test(
-                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
+                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(fresh),
                 body: json(["code": code])
             ) { response in
                 #expect(response.status == .gone)

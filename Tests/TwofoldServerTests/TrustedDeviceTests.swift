@@ -103,12 +103,16 @@ import VaporTesting
                 .POST, API.Auth.stepUp.path(), headers: .bearer(older),
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
-            ) { response in #expect(response.status == .ok) }
+            // Removing the only factor: the password with it.
+            let both = try await AuthFlowTests.stepUpWithPassword(app, token: try #require(stepped).accessToken.token)
+            try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(both)) {
+                response in #expect(response.status == .ok)
+            }
             // Enable again: the old remembered device no longer counts.
             clock.advance(by: 30)
-            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            var again = tokens
+            again.accessToken.token = both
+            _ = try await TOTPSteps.enable(app, tokens: again, clock: clock)
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
             #expect(try await Self.login(app, headers: headers) == (200, true))

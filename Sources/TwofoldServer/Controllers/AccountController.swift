@@ -18,7 +18,8 @@ struct AccountController: EndpointCollection {
     let rules: ProductRules
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
-    let stepUp: StepUp
+    let policy: SignInPolicy
+    let passkeys: PasskeyService
 
     init(_ context: TwofoldContext) {
         configuration = context.configuration
@@ -34,7 +35,8 @@ struct AccountController: EndpointCollection {
         rules = context.rules
         secondFactors = context.secondFactors
         factorChanges = context.factorChanges
-        stepUp = context.stepUp
+        policy = context.policy
+        passkeys = context.passkeys
     }
 
     func boot(routes: EndpointRoutes) {
@@ -54,6 +56,7 @@ struct AccountController: EndpointCollection {
         let caller = try request.caller
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PasswordChangeRequest.self)
+        try await policy.require(.changePassword, caller: caller, user: user)
         guard (1...256).contains(body.currentPassword.unicodeScalars.count) else {
             throw InputValidation.failure(["currentPassword": "must be 1 to 256 characters"])
         }
@@ -74,31 +77,35 @@ struct AccountController: EndpointCollection {
         try await sessions.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed")
         try await trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
-        // A device key signs in without the password, so a new password alone does not shut out
-        // whoever enrolled one: `removeDeviceKeys` removes them all, and the notice names those
-        // that remain.
-        let keyDevices = try await deviceKeys.store.devices(userID: caller.userID)
-            .filter { $0.method == .secureEnclave }
-        var remaining = keyDevices
-        if body.removeDeviceKeys == true, !keyDevices.isEmpty {
-            try await deviceKeys.store.delete(deviceRowIDs: keyDevices.map(\.id))
-            for device in keyDevices {
+        // Device keys, SMS sign-in devices and passkeys sign in without the password, so a new
+        // password alone does not shut out whoever added one: `removeDeviceKeys` removes every
+        // enrolled device and `removePasskeys` every passkey, and the notice names what remains.
+        if body.removeDeviceKeys == true {
+            let devices = try await deviceKeys.store.devices(userID: caller.userID)
+            if !devices.isEmpty { try await deviceKeys.store.delete(deviceRowIDs: devices.map(\.id)) }
+            for device in devices {
                 try await audit.record(
                     .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
                     origin: request.origin)
             }
-            try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
-            remaining = []
         }
-        let keys =
-            remaining.isEmpty
-            ? "No device keys can sign in to your account."
-            : "These device keys can still sign in without the password: "
-                + remaining.map { "\($0.deviceModel ?? "a device") (\($0.deviceID))" }.joined(separator: ", ")
-                + ". Remove any you do not recognise."
+        if body.removePasskeys == true {
+            for passkey in try await passkeys.list(userID: caller.userID) {
+                do {
+                    try await passkeys.delete(passkey.id, userID: caller.userID, origin: request.origin)
+                } catch let problem as Problem where problem.code == .notFound {
+                    continue  // removed meanwhile by a request of its own
+                }
+            }
+        }
+        if body.removeDeviceKeys == true || body.removePasskeys == true {
+            try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
+        }
+        let remaining = try await factorChanges.withoutPassword(userID: caller.userID)
         try await factorChanges.notify(
             user, subject: "Your password was changed",
-            body: "Twofold: your password was changed and your other sessions were signed out. \(keys)")
+            body: "Twofold: your password was changed, your other sessions were signed out and your remembered "
+                + "devices forgotten. \(remaining)")
         try await audit.record(.passwordChanged, user: caller.userID, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
@@ -128,8 +135,9 @@ struct AccountController: EndpointCollection {
         var user = try await request.currentUser(in: users)
         let userID = user.id
         let field = channel == .sms ? "phoneNumber" : "email"
+        // Asked at both steps: a session that could send the code may since have gone stale.
+        try await policy.require(.changeDestination(channel), caller: request.caller, user: user)
         guard let code else {
-            try await stepUp.require(caller: request.caller, for: user)
             guard configuration.delivers(channel) else {
                 throw Problem(
                     status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server",
@@ -157,8 +165,7 @@ struct AccountController: EndpointCollection {
         // A destination that carries sign-in codes is a factor added in this session; the old
         // destinations hear of the change first.
         let carriesCodes = channel == .sms ? user.smsEnabled : user.emailEnabled
-        try await sessions.recordAdded(
-            carriesCodes ? [channel.rawValue] : [], sessionID: try request.caller.sessionID)
+        try await factorChanges.recordAdding(carriesCodes ? [channel.rawValue] : [], caller: try request.caller)
         try await factorChanges.notify(
             user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
             body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "

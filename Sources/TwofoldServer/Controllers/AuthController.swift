@@ -17,6 +17,8 @@ struct AuthController: EndpointCollection {
     let rules: ProductRules
     let secondFactors: SecondFactors
     let passkeys: PasskeyService
+    let policy: SignInPolicy
+    let factorChanges: FactorChanges
 
     /// What is trimmed from a typed account name: spaces and tabs (the document's `pattern`).
     static let blanks = CharacterSet(charactersIn: " \t")
@@ -35,6 +37,8 @@ struct AuthController: EndpointCollection {
         rules = context.rules
         secondFactors = context.secondFactors
         passkeys = context.passkeys
+        policy = context.policy
+        factorChanges = context.factorChanges
     }
 
     func boot(routes: EndpointRoutes) {
@@ -154,7 +158,7 @@ struct AuthController: EndpointCollection {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
             let tokens = try await sessions.start(
-                user: user.dto, methods: ["pwd"], origin: request.origin)
+                user: user.dto, methods: ["pwd"], proofs: [SessionProofs.password], origin: request.origin)
             try await audit.record(
                 .loginTrustedDevice, user: user.id, detail: "second step skipped", origin: request.origin)
             return try Response.json(tokens)
@@ -184,7 +188,8 @@ struct AuthController: EndpointCollection {
                     maskedEmail: methods.contains("email") ? Masking.email(user.email) : nil,
                     expiresAt: flow.expiresAt, serverTime: now))
         }
-        let tokens = try await sessions.start(user: user.dto, methods: ["pwd"], origin: request.origin)
+        let tokens = try await sessions.start(
+            user: user.dto, methods: ["pwd"], proofs: [SessionProofs.password], origin: request.origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "pwd", origin: request.origin)
         return try Response.json(tokens)
     }
@@ -204,11 +209,21 @@ struct AuthController: EndpointCollection {
         return try Response.json(SuccessResponse())
     }
 
+    /// Signs out everywhere: every session, this one included, and every remembered device. The
+    /// user is told what can still sign in without the password (issue T item 3); the password
+    /// change removes those.
     @Sendable func logoutAll(request: Request) async throws -> Response {
         let caller = try request.caller
+        let user = try await request.currentUser(in: users)
+        try await policy.require(.signOut, caller: caller, user: user)
         let count = try await sessions.revokeAll(userID: caller.userID, reason: "logout_all")
+        try await trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
         try await audit.record(
             .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", origin: request.origin)
+        try await factorChanges.notify(
+            user, subject: "You were signed out everywhere",
+            body: "Twofold: every session of your account was signed out and your remembered devices forgotten. "
+                + (try await factorChanges.withoutPassword(userID: user.id)))
         return try Response.json(SuccessResponse())
     }
 
@@ -221,6 +236,7 @@ struct AuthController: EndpointCollection {
 
     @Sendable func revokeSession(request: Request) async throws -> Response {
         let caller = try request.caller
+        try await policy.require(.signOut, caller: caller, user: try await request.currentUser(in: users))
         guard let id = request.parameters.get("sessionID", as: UUID.self) else {
             throw Problem(status: 404, code: .notFound, title: "No such session")
         }
@@ -229,29 +245,28 @@ struct AuthController: EndpointCollection {
         return try Response.json(SuccessResponse())
     }
 
-    /// Step-up (seed 000): prove a second factor again; the new access token's `auth_time` is now.
+    /// Step-up (seed 000): prove a factor again, or the password; the new access token's
+    /// `auth_time` is now, and the session records the proof for `SignInPolicy`.
     @Sendable func stepUp(request: Request) async throws -> Response {
         let caller = try request.caller
         let body = try request.content.decode(StepUpRequest.self)
-        let methods: Set = ["totp", "sms", "email", "backup", "webauthn", "deviceKey"]
+        let methods: Set = ["totp", "sms", "email", "backup", "webauthn", "deviceKey", "password"]
         guard methods.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of \(methods.sorted().joined(separator: ", "))"])
         }
         guard let user = try await users.user(id: caller.userID) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
-        // A factor this session added cannot vouch for it (issue S item 1): refused before the
-        // factor is checked, so the refusal spends no attempt.
-        if try await sessions.added(
-            FactorChanges.factorName(
-                method: body.method, deviceID: body.deviceId,
-                credentialID: body.credential.map { PasskeyService.canonicalID($0.id) }), sessionID: caller.sessionID)
-        {
-            throw Problem(
-                status: 403, code: .stepUpRequired, title: "Factor added in this session",
-                detail: "A \(body.method) factor added in this session cannot confirm it; use a factor you had "
-                    + "before, or sign in again.", errors: ["method": "was added in this session"])
+        if body.method == "password" {
+            return try await stepUpWithPassword(body.password, user: user, request: request)
         }
+        let proof = FactorChanges.factorName(
+            method: body.method, deviceID: body.deviceId,
+            credentialID: body.credential.map { PasskeyService.canonicalID($0.id) })
+        // A factor this session added cannot vouch for it (issue S item 1): refused before the
+        // factor is checked, so the refusal spends no attempt, and again after, from the session
+        // as stored then, for an addition that raced this request.
+        if caller.proof.added.contains(proof) { throw Self.addedInThisSession(body.method) }
         let deviceKey = SecondFactors.DeviceKeyProof(
             deviceId: body.deviceId, challengeId: body.challengeId, signature: body.signature)
         switch try await secondFactors.verify(
@@ -263,9 +278,44 @@ struct AuthController: EndpointCollection {
                 status: 422, code: .validationFailed, title: "Factor not enabled",
                 detail: "This account has no \(body.method) factor to step up with.", errors: ["method": "not enabled"])
         case .verified(let amr, _):
-            let token = try await sessions.stepUp(caller: caller, amr: amr)
+            if try await sessions.proof(of: caller).added.contains(proof) {
+                throw Self.addedInThisSession(body.method)
+            }
+            // A code to a phone or mailbox that is not one of the account's factors proves the
+            // destination, not a second factor: recorded for the policy, left out of `amr`.
+            let kinds = try await secondFactors.credentials(for: user).secondFactorKinds
+            let token = try await sessions.stepUp(
+                caller: caller, amr: kinds.contains(SessionProofs.kind(proof)) ? amr : nil, proof: proof)
             return try Response.json(StepUpResponse(accessToken: token))
         }
+    }
+
+    /// The password re-entered: what a password-only account proves before adding a way in, and
+    /// half of what removes a factor (seed 004 scenarios 8 and 9). Throttled as a password change.
+    func stepUpWithPassword(_ password: String?, user: User, request: Request) async throws -> Response {
+        guard let password, (1...256).contains(password.unicodeScalars.count) else {
+            throw InputValidation.failure(["password": "is required (1 to 256 characters)"])
+        }
+        let now = clock.now()
+        let key = "password-change:\(user.id)"
+        try await rateLimiter.require(key, rule: .init(rules.passwordChange), now: now)
+        guard try await passwords.verify(password, against: user.passwordHash) else {
+            try await audit.record(
+                .loginFailed, user: user.id, detail: "step-up: wrong password", origin: request.origin)
+            throw Problem(
+                status: 401, code: .invalidCredentials, title: "Wrong password", detail: "The password is wrong.",
+                errors: ["password": "is wrong"])
+        }
+        try await rateLimiter.reset(key, rule: .init(rules.passwordChange), now: now)
+        let token = try await sessions.stepUp(caller: try request.caller, amr: "pwd", proof: SessionProofs.password)
+        return try Response.json(StepUpResponse(accessToken: token))
+    }
+
+    static func addedInThisSession(_ method: String) -> Problem {
+        Problem(
+            status: 403, code: .stepUpRequired, title: "Factor added in this session",
+            detail: "A \(method) factor added in this session cannot confirm it; use a factor you had "
+                + "before, or sign in again.", errors: ["method": "was added in this session"])
     }
 
     /// Options for a passkey assertion that `POST /auth/step-up` (`method: webauthn`) takes,
@@ -280,9 +330,8 @@ struct AuthController: EndpointCollection {
     @Sendable func sendStepUpCode(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(StepUpSendRequest.self)
-        let codeMethods = try await secondFactors.available(for: user).filter {
-            DeliveryChannel(rawValue: $0) != nil
-        }
+        // The verified phone and the address on file, factors or not (`SecondFactors.verify`).
+        let codeMethods = DeliveryChannel.allCases.filter { user.destination(for: $0) != nil }.map(\.rawValue)
         guard codeMethods.contains(body.method), let channel = DeliveryChannel(rawValue: body.method),
             let destination = user.destination(for: channel)
         else {

@@ -21,7 +21,7 @@ struct DeviceKeyController: EndpointCollection {
     let rules: ProductRules
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
-    let stepUp: StepUp
+    let policy: SignInPolicy
 
     init(_ context: TwofoldContext) {
         clock = context.clock
@@ -37,7 +37,7 @@ struct DeviceKeyController: EndpointCollection {
         rules = context.rules
         secondFactors = context.secondFactors
         factorChanges = context.factorChanges
-        stepUp = context.stepUp
+        policy = context.policy
     }
 
     func boot(routes: EndpointRoutes) {
@@ -79,16 +79,13 @@ struct DeviceKeyController: EndpointCollection {
             try requireVerifiedPhone(user, given: body.phoneNumber)
         }
         if let pin = body.pin { try DeviceInput.acceptablePIN(pin, field: "pin") }
+        // A key signs in without the password; so does an SMS sign-in device with a code.
+        try await policy.require(
+            .add(kind: method == .secureEnclave ? DeviceKeyService.factor : "sms"), caller: request.caller, user: user)
         let devices = deviceKeys.store
         let existing = try await devices.devices(userID: userID)
-        // Another device, or a new key for this one, needs a step-up; so does the first device of
-        // an account that already has a second factor (issue S item 1: else a stolen session
-        // would add a key and step up with it).
-        if existing.isEmpty {
-            try await factorChanges.requireStepUp(for: user, caller: request.caller)
-        } else {
-            try await stepUp.require(caller: request.caller, for: user)
-        }
+        try await factorChanges.recordAdding(
+            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)], caller: request.caller)
         let now = clock.now()
         // Seed 001: the PIN may come with the enrolment; a re-enrolment sets it afresh.
         var pinHash: String?
@@ -107,11 +104,8 @@ struct DeviceKeyController: EndpointCollection {
         }
         try await audit.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", origin: request.origin)
-        try await factorChanges.added(
-            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)],
-            describedAs: method == .secureEnclave
-                ? "A device key on \(deviceModel ?? "a device")"
-                : "SMS sign-in on \(deviceModel ?? "a device")", user: user, caller: request.caller)
+        try await factorChanges.notifyAdded(
+            method == .secureEnclave ? "A device key" : "SMS sign-in for a device", user: user)
         return try Response.json(
             DeviceEnrollResponse(deviceId: deviceID, method: method.rawValue, message: "Device enrolled successfully"))
     }
@@ -119,8 +113,16 @@ struct DeviceKeyController: EndpointCollection {
     @Sendable func unenroll(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceRequest.self)
         let user = try await owner(named: body.username, request: request)
-        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
-        try await stepUp.require(caller: request.caller, for: user)
+        let deviceID = try DeviceInput.deviceID(body.deviceId)
+        // Asked before the device is looked up, so the answer does not tell a stale session
+        // which devices exist. An SMS device's proof is the SMS code; a key device's, its key.
+        let stored = try await deviceKeys.store.device(deviceID, userID: user.id)
+        try await policy.require(
+            .remove(
+                proof: stored?.method == .smsOTP
+                    ? "sms" : FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)),
+            caller: request.caller, user: user)
+        guard let device = stored else { throw Problem(status: 404, code: .notFound, title: "No such device") }
         try await deviceKeys.store.delete(deviceRowIDs: [device.id])
         try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
         try await audit.record(
@@ -133,30 +135,37 @@ struct DeviceKeyController: EndpointCollection {
     @Sendable func upgrade(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceUpgradeRequest.self)
         let user = try await owner(named: body.username, request: request)
-        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
+        let deviceID = try DeviceInput.deviceID(body.deviceId)
         let publicKey = try DeviceInput.key(body.publicKey, field: "publicKey")
-        try await stepUp.require(caller: request.caller, for: user)
+        try await policy.require(.add(kind: DeviceKeyService.factor), caller: request.caller, user: user)
+        let device = try await deviceKeys.device(deviceID, userID: user.id)
+        try await factorChanges.recordAdding(
+            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: device.deviceID)],
+            caller: request.caller)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .secureEnclave, publicKey: publicKey, deviceModel: nil, enrolledAt: nil,
             pinHash: nil, now: clock.now())
         try await audit.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
             origin: request.origin)
-        try await factorChanges.added(
-            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: device.deviceID)],
-            describedAs: "A new device key on \(device.deviceModel ?? "a device")", user: user, caller: request.caller)
+        try await factorChanges.notifyAdded("A new device key", user: user)
         return try Response.json(
             DeviceMethodResponse(
                 method: DeviceRecord.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA"))
     }
 
     /// Key → SMS (seed 004 scenario 8: the app reports that the device's security was removed, so
-    /// its key is gone). Needs only the bearer token, because the key can no longer step up;
-    /// the user is told by SMS or email, so a downgrade they did not make does not go unnoticed.
+    /// its key is gone). The key cannot vouch for its own removal, so the policy asks for another
+    /// factor, or the password re-entered with a fresh code to the verified phone (or mailbox);
+    /// the user is told by SMS and email, so a downgrade they did not make does not go unnoticed.
     @Sendable func downgrade(request: Request) async throws -> Response {
         let body = try request.content.decode(DeviceRequest.self)
         let user = try await owner(named: body.username, request: request)
-        let device = try await deviceKeys.device(body.deviceId, userID: user.id)
+        let deviceID = try DeviceInput.deviceID(body.deviceId)
+        try await policy.require(
+            .downgrade(proof: FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)),
+            caller: request.caller, user: user)
+        let device = try await deviceKeys.device(deviceID, userID: user.id)
         guard let phone = user.verifiedPhone else {
             throw Problem(
                 status: 409, code: .conflict, title: "No phone number on file",
@@ -264,7 +273,9 @@ struct DeviceKeyController: EndpointCollection {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
-            user: user.dto, methods: ["hwk", "mfa"], origin: request.origin)
+            user: user.dto, methods: ["hwk", "mfa"],
+            proofs: [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)],
+            origin: request.origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: request.origin)
         return try Response.json(
             DeviceTokenResponse(
@@ -317,7 +328,7 @@ struct DeviceKeyController: EndpointCollection {
                 guardFactor: DeviceKeyService.smsSignInFactor, countsTowardAccount: false, origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await sessions.start(user: user.dto, methods: ["sms"], origin: request.origin)
+        let tokens = try await sessions.start(user: user.dto, methods: ["sms"], proofs: ["sms"], origin: request.origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: request.origin)
         return try Response.json(
             DeviceTokenResponse(

@@ -16,6 +16,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     let users: any UserStore
     let deviceKeys: DeviceKeyService
     let rules: ProductRules
+    let policy: SignInPolicy
 
     init(_ context: TwofoldContext) {
         configuration = context.configuration
@@ -25,6 +26,7 @@ struct DeviceSecondFactorController: EndpointCollection {
         users = context.users
         deviceKeys = context.deviceKeys
         rules = context.rules
+        policy = context.policy
     }
 
     func boot(routes: EndpointRoutes) {
@@ -46,7 +48,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     /// Sets the first PIN, or changes it after proof of the old PIN or a biometric signature.
     /// A malformed or common new PIN is refused before anything is checked or counted.
     @Sendable func setPIN(request: Request) async throws -> Response {
-        let device = try await callersDevice(request)
+        let device = try await callersDevice(request, changing: .configure)
         let body = try request.content.decode(DevicePINChangeRequest.self)
         try DeviceInput.acceptablePIN(body.newPin, field: "newPin")
         let changing = device.pinHash != nil
@@ -83,7 +85,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     /// PIN cannot turn biometrics on (seed 001: "you cannot toggle biometrics if the user did not
     /// set a PIN"). A new key replaces an old one, whose challenges stop working at once.
     @Sendable func addBiometrics(request: Request) async throws -> Response {
-        let device = try await callersDevice(request)
+        let device = try await callersDevice(request, changing: .configure)
         let body = try request.content.decode(DeviceBiometricsAddRequest.self)
         let key = try DeviceInput.key(body.publicKey, field: "publicKey")
         try await deviceKeys.checkPIN(body.pin, device: device, origin: request.origin)
@@ -102,7 +104,7 @@ struct DeviceSecondFactorController: EndpointCollection {
 
     /// A biometric verification; it unblocks a blocked PIN unless the server disallows it.
     @Sendable func verifyBiometrics(request: Request) async throws -> Response {
-        let device = try await callersDevice(request)
+        let device = try await callersDevice(request, changing: .configure)
         let body = try request.content.decode(BiometricSignature.self)
         try await deviceKeys.checkBiometric(body, fields: "", device: device, origin: request.origin)
         var unblocked = false
@@ -118,7 +120,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     }
 
     @Sendable func removeBiometrics(request: Request) async throws -> Response {
-        let device = try await callersDevice(request)
+        let device = try await callersDevice(request, changing: .configure)
         let body = try request.content.decode(DeviceFactorProof.self)
         try DeviceKeyService.requireBiometrics(device)
         try await deviceKeys.checkProof(
@@ -132,7 +134,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     /// (seed 001's warning): the key is dropped, the PIN stays. Needs no proof: it only takes a
     /// capability away, and it is audited.
     @Sendable func biometricsInvalidated(request: Request) async throws -> Response {
-        let device = try await callersDevice(request)
+        let device = try await callersDevice(request, changing: .signOut)
         guard device.biometricKey != nil else { return try await freshState(of: device, request: request) }
         return try await changeBiometricKey(
             to: nil, of: device, audit: .deviceBiometricsRemoved,
@@ -142,9 +144,11 @@ struct DeviceSecondFactorController: EndpointCollection {
     // MARK: Helpers
 
     /// The caller's device named in the path; another user's device is `404`, like a missing one.
-    func callersDevice(_ request: Request) async throws -> DeviceRecord {
-        try await deviceKeys.device(
-            request.parameters.get("deviceID") ?? "", userID: try await request.currentUser(in: users).id)
+    /// With `change`, the sign-in policy is asked first (a PIN or biometrics change).
+    func callersDevice(_ request: Request, changing change: SignInChange? = nil) async throws -> DeviceRecord {
+        let user = try await request.currentUser(in: users)
+        if let change { try await policy.require(change, caller: request.caller, user: user) }
+        return try await deviceKeys.device(request.parameters.get("deviceID") ?? "", userID: user.id)
     }
 
     /// Sets (or, with `nil`, removes) the biometric key and retires the device's open biometric

@@ -13,7 +13,7 @@ struct PasskeyController: EndpointCollection {
     let backupCodes: BackupCodeService
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
-    let stepUp: StepUp
+    let policy: SignInPolicy
     let passkeys: PasskeyService
     let rateLimiter: RateLimiter
     let rules: ProductRules
@@ -26,7 +26,7 @@ struct PasskeyController: EndpointCollection {
         backupCodes = context.backupCodes
         secondFactors = context.secondFactors
         factorChanges = context.factorChanges
-        stepUp = context.stepUp
+        policy = context.policy
         passkeys = context.passkeys
         rateLimiter = context.rateLimiter
         rules = context.rules
@@ -55,7 +55,7 @@ struct PasskeyController: EndpointCollection {
     /// a step-up (issue S), asked here and again at verify.
     @Sendable func registerOptions(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await factorChanges.requireStepUp(for: user, caller: request.caller)
+        try await policy.require(.add(kind: "webauthn"), caller: request.caller, user: user)
         let body =
             request.body.data == nil
             ? PasskeyRegistrationOptionsRequest() : try request.decodeJSONBody(PasskeyRegistrationOptionsRequest.self)
@@ -65,17 +65,20 @@ struct PasskeyController: EndpointCollection {
     @Sendable func registerVerify(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
         let body = try request.decodeJSONBody(PasskeyRegistrationRequest.self)
-        try await factorChanges.requireStepUp(for: user, caller: request.caller)
+        try await policy.require(.add(kind: "webauthn"), caller: request.caller, user: user)
+        // The first second factor also hands out the backup codes. Both are recorded on this
+        // session before the passkey is stored, so it never vouches for this session.
+        let hadBackupCodes = try await backupCodes.exist(for: user.id)
+        let name = FactorChanges.factorName(
+            method: "webauthn", credentialID: PasskeyService.canonicalID(body.credential.id))
+        try await factorChanges.recordAdding(hadBackupCodes ? [name] : [name, "backup"], caller: request.caller)
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
             origin: request.origin)
-        // The first second factor also hands out the backup codes.
-        let codes: [String]? =
-            try await backupCodes.exist(for: user.id) ? nil : try await backupCodes.regenerate(for: user.id)
-        let name = FactorChanges.factorName(method: "webauthn", credentialID: passkey.credentialID)
-        try await factorChanges.added(
-            codes == nil ? [name] : [name, "backup"], describedAs: "A passkey (\(passkey.name))", user: user,
-            caller: request.caller)
+        let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: user.id)
+        // Named by its provider, never by the name its adder chose (issue T).
+        try await factorChanges.notifyAdded(
+            "A passkey from \(PasskeyService.dto(passkey).provider ?? "an unknown provider")", user: user)
         return try Response.json(
             PasskeyRegisteredResponse(
                 credential: PasskeyService.dto(passkey), backupCodes: codes, serverTime: clock.now()))
@@ -86,8 +89,10 @@ struct PasskeyController: EndpointCollection {
     }
 
     @Sendable func rename(request: Request) async throws -> Response {
-        let userID = try request.caller.userID
+        let user = try await request.currentUser(in: users)
+        let userID = user.id
         let body = try request.decodeJSONBody(PasskeyRenameRequest.self)
+        try await policy.require(.configure, caller: request.caller, user: user)
         return try Response.json(
             try await passkeys.rename(try credentialID(request), userID: userID, to: body.name))
     }
@@ -95,9 +100,13 @@ struct PasskeyController: EndpointCollection {
     /// Needs a step-up; deleting the last factor purges backup codes and remembered devices, as
     /// for every factor.
     @Sendable func delete(request: Request) async throws -> Response {
-        try stepUp.requireRecentSecondFactor(request.caller)
-        let userID = try request.caller.userID
-        try await passkeys.delete(try credentialID(request), userID: userID, origin: request.origin)
+        let user = try await request.currentUser(in: users)
+        let userID = user.id
+        let id = try credentialID(request)
+        try await policy.require(
+            .remove(proof: FactorChanges.factorName(method: "webauthn", credentialID: id)), caller: request.caller,
+            user: user)
+        try await passkeys.delete(id, userID: userID, origin: request.origin)
         try await secondFactors.purgeIfNoneLeft(userID: userID, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
@@ -125,7 +134,9 @@ struct PasskeyController: EndpointCollection {
         guard user.status == .active else { throw Problem.accountLocked }
         let proof = try await passkeys.commit(verified, origin: request.origin)
         let tokens = try await sessions.start(
-            user: user.dto, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr], origin: request.origin)
+            user: user.dto, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
+            proofs: [FactorChanges.factorName(method: "webauthn", credentialID: verified.passkey.credentialID)],
+            origin: request.origin)
         try await audit.record(
             .loginSucceeded, user: user.id, detail: "passkey (\(proof.amr))", origin: request.origin)
         return try Response.json(tokens)

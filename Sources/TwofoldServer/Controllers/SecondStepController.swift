@@ -209,7 +209,8 @@ struct SecondStepController: EndpointCollection {
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
             sessions.newSession(
-                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], origin: request.origin)
+                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], proofs: [SessionProofs.password, "totp"],
+                origin: request.origin)
         }
         let tokens = try session.map { try sessions.tokens(for: $0.recorded) }
         if let codeSignIns, let step, let session, !trustDevice {
@@ -258,7 +259,11 @@ struct SecondStepController: EndpointCollection {
         let verified = try await passkeys.verify(
             passkey, purpose: .loginFlow, userID: flow.user.id, flowID: flow.flowID, origin: request.origin)
         let session = sessions.newSession(
-            user: flow.user, methods: [flow.firstFactor, verified.amr, "mfa"], origin: request.origin)
+            user: flow.user, methods: [flow.firstFactor, verified.amr, "mfa"],
+            proofs: [
+                SessionProofs.password,
+                FactorChanges.factorName(method: "webauthn", credentialID: verified.passkey.credentialID),
+            ], origin: request.origin)
         let tokens = try sessions.tokens(for: session.recorded)
         var completed = try await unitsOfWork.run(on: request.eventLoop) {
             try await loginFlows.claimed(flow) { _ in _ = try await passkeys.commit(verified, origin: request.origin) }
@@ -290,7 +295,11 @@ struct SecondStepController: EndpointCollection {
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
             let session = sessions.newSession(
-                user: flow.user, methods: [flow.firstFactor, amr, "mfa"], origin: request.origin)
+                user: flow.user, methods: [flow.firstFactor, amr, "mfa"],
+                proofs: [
+                    SessionProofs.password, FactorChanges.factorName(method: method, deviceID: deviceKey?.deviceId),
+                ],
+                origin: request.origin)
             return try await recordSession(
                 session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
                 request: request)

@@ -17,7 +17,7 @@ struct TwoFactorController: EndpointCollection {
     let users: any UserStore
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
-    let stepUp: StepUp
+    let policy: SignInPolicy
     let passkeys: PasskeyService
 
     init(_ context: TwofoldContext) {
@@ -31,7 +31,7 @@ struct TwoFactorController: EndpointCollection {
         users = context.users
         secondFactors = context.secondFactors
         factorChanges = context.factorChanges
-        stepUp = context.stepUp
+        policy = context.policy
         passkeys = context.passkeys
     }
 
@@ -55,7 +55,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await factorChanges.requireStepUp(for: user, caller: request.caller)
+        try await policy.require(.add(kind: "totp"), caller: request.caller, user: user)
         return try Response.json(
             try await totp.setup(userID: user.id, account: user.email))
     }
@@ -64,22 +64,23 @@ struct TwoFactorController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
+        try await policy.require(.add(kind: "totp"), caller: request.caller, user: user)
         let now = clock.now()
+        // The first second factor also hands out the backup codes. Both are recorded on this
+        // session before the secret becomes active, so a parallel step-up with the new app
+        // finds them recorded.
+        let hadBackupCodes = try await backupCodes.exist(for: userID)
+        try await factorChanges.recordAdding(hadBackupCodes ? ["totp"] : ["totp", "backup"], caller: request.caller)
         try await totp.confirm(body.code, userID: userID, origin: request.origin)
         try await audit.record(.factorAdded, user: userID, detail: "totp", origin: request.origin)
-        // The first second factor also hands out the backup codes.
-        let codes: [String]? =
-            try await backupCodes.exist(for: userID)
-            ? nil : try await backupCodes.regenerate(for: userID)
-        try await factorChanges.added(
-            codes == nil ? ["totp"] : ["totp", "backup"], describedAs: "An authenticator app", user: user,
-            caller: request.caller)
+        let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
+        try await factorChanges.notifyAdded("An authenticator app", user: user)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
     }
 
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
-        try stepUp.requireRecentSecondFactor(request.caller)
         let user = try await request.currentUser(in: users)
+        try await policy.require(.remove(proof: "totp"), caller: request.caller, user: user)
         let userID = user.id
         guard try await totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
@@ -90,14 +91,16 @@ struct TwoFactorController: EndpointCollection {
     }
 
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
-        try stepUp.requireRecentSecondFactor(request.caller)
         let user = try await request.currentUser(in: users)
+        try await policy.require(.add(kind: "backup"), caller: request.caller, user: user)
         let userID = user.id
         guard try await !secondFactors.available(for: user).isEmpty else {
             throw Problem(
                 status: 409, code: .conflict, title: "No second factor",
                 detail: "Enable an authenticator app first; backup codes stand in for it.")
         }
+        // The new codes are this session's to show, never its proof.
+        try await factorChanges.recordAdding(["backup"], caller: request.caller)
         let codes = try await backupCodes.regenerate(for: userID)
         try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: request.origin)
         return try Response.json(BackupCodesResponse(backupCodes: codes))
@@ -134,7 +137,6 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setupSMS(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await factorChanges.requireStepUp(for: user, caller: request.caller)
         // The body is optional: without one, the number on file is used.
         let body = request.body.data == nil ? SMSSetupRequest() : try request.content.decode(SMSSetupRequest.self)
         var destination = user.phone
@@ -144,6 +146,11 @@ struct TwoFactorController: EndpointCollection {
             }
             destination = valid
         }
+        // A number other than the verified one is a change of where codes go, as
+        // `PUT /account/phone` is: the policy names it so.
+        try await policy.require(
+            destination != nil && destination != user.verifiedPhone ? .changeDestination(.sms) : .add(kind: "sms"),
+            caller: request.caller, user: user)
         guard let destination else {
             throw InputValidation.failure(["phoneNumber": "is required: this account has no phone number on file"])
         }
@@ -152,7 +159,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setupEmail(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await factorChanges.requireStepUp(for: user, caller: request.caller)
+        try await policy.require(.add(kind: "email"), caller: request.caller, user: user)
         return try await sendEnableCode(.email, to: user.email, user: user, request: request)
     }
 
@@ -175,6 +182,7 @@ struct TwoFactorController: EndpointCollection {
     @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PrimaryMethodRequest.self)
+        try await policy.require(.configure, caller: request.caller, user: user)
         let enabled = try await secondFactors.available(for: user).filter { $0 != "backup" }
         guard enabled.contains(body.method) else {
             throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
@@ -201,17 +209,22 @@ struct TwoFactorController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
+        try await policy.require(.add(kind: channel.rawValue), caller: request.caller, user: user)
         let destination = try await codes.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, origin: request.origin)
+        if channel == .sms, destination != user.verifiedPhone {
+            try await policy.require(.changeDestination(.sms), caller: request.caller, user: user)
+        }
         let now = clock.now()
         let hadBackupCodes = try await backupCodes.exist(for: userID)
+        try await factorChanges.recordAdding(
+            hadBackupCodes ? [channel.rawValue] : [channel.rawValue, "backup"], caller: request.caller)
         // Told at the destinations on file before the change, so a number that replaces the
         // owner's is not the only one to hear of it.
-        try await factorChanges.added(
-            hadBackupCodes ? [channel.rawValue] : [channel.rawValue, "backup"],
-            describedAs: channel == .sms
+        try await factorChanges.notifyAdded(
+            channel == .sms
                 ? "SMS codes to \(Masking.phone(destination))" : "Email codes to \(Masking.email(destination))",
-            user: user, caller: request.caller)
+            user: user)
         try await users.enableCodes(
             channel, phone: channel == .sms ? destination : nil, userID: userID, now: now)
         try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: request.origin)
@@ -221,8 +234,8 @@ struct TwoFactorController: EndpointCollection {
     }
 
     func disableCodeFactor(_ channel: DeliveryChannel, request: Request) async throws -> Response {
-        try stepUp.requireRecentSecondFactor(request.caller)
         let user = try await request.currentUser(in: users)
+        try await policy.require(.remove(proof: channel.rawValue), caller: request.caller, user: user)
         let userID = user.id
         // One conditional update: of two removals at once, one finds the codes on.
         guard try await users.disableCodes(channel, userID: userID, now: clock.now())
@@ -241,7 +254,9 @@ struct TwoFactorController: EndpointCollection {
     }
 
     @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
-        let userID = try request.caller.userID
+        let user = try await request.currentUser(in: users)
+        try await policy.require(.signOut, caller: request.caller, user: user)
+        let userID = user.id
         guard let id = request.parameters.get("deviceID", as: UUID.self) else {
             throw Problem(status: 404, code: .notFound, title: "No such remembered device")
         }

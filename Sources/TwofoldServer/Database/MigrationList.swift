@@ -23,5 +23,6 @@ enum Migrations {
         UpdateUsersAddPhoneVerifiedAt(),
         UpdateSessionsAddAddedFactors(),
         CreatePasskeys(),
+        UpdateSessionsAddProofs(),
     ]
 }

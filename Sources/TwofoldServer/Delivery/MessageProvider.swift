@@ -23,6 +23,6 @@ struct DeliveryError: Error, CustomStringConvertible {
 }
 
 /// How a code or notice reaches a person: a text message to a phone or an email.
-enum DeliveryChannel: String, Codable, Sendable {
+enum DeliveryChannel: String, Codable, Sendable, CaseIterable {
     case sms, email
 }

@@ -8,6 +8,8 @@ struct AuthenticatedUser: Authenticatable {
     let sessionID: UUID
     let methods: [String]
     let authTime: Date
+    /// What the session proved, as stored when the request came in (`SignInPolicy` reads it).
+    var proof = SessionProof()
 }
 
 /// Checks `Authorization: Bearer <access token>`: signed by one of our keys, not expired by the
@@ -26,13 +28,13 @@ struct BearerAuthentication: AsyncMiddleware {
         guard let claims = await tokens.verify(bearer.token, now: now),
             let userID = UUID(canonicalText: claims.sub.value), let sessionID = UUID(canonicalText: claims.sid)
         else { throw Self.unauthorized("The access token is invalid or expired.") }
-        guard try await sessions.isLive(sessionID: sessionID, userID: userID) else {
+        guard let session = try await sessions.live(sessionID: sessionID, userID: userID) else {
             throw Self.unauthorized("The session of this access token has ended.")
         }
         request.auth.login(
             AuthenticatedUser(
                 userID: userID, sessionID: sessionID, methods: claims.amr,
-                authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime))))
+                authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime)), proof: SessionProof(session)))
         return try await next.respond(to: request)
     }
 

@@ -1,32 +1,23 @@
 import Foundation
 import TwofoldAPI
 
-/// Adding a factor, or changing where codes go (issue S item 1). Without these rules a stolen
-/// session with no recent second factor could add a factor it controls and step up with it:
-/// - once the account has a second factor, adding another or changing a destination needs a
-///   step-up (`requireStepUp`);
-/// - a factor added in a session never steps that session up (`added` records it, and
-///   `POST /auth/step-up` checks);
-/// - the user is told by email and SMS whenever a factor is added (`notify`), so a factor they
-///   did not add does not go unnoticed.
+/// What happens around adding a factor, once `SignInPolicy` allowed it (issue S item 1, issue T):
+/// - the factor is recorded on the adding session *before* it becomes usable
+///   (`recordAdding`), so no step-up that finds it usable can miss the record: a factor added
+///   in a session never vouches for that session;
+/// - the user is told by email and SMS whenever a factor is added (`notifyAdded`), so a factor
+///   they did not add does not go unnoticed.
 struct FactorChanges: Sendable {
-    let secondFactors: SecondFactors
-    let stepUp: StepUp
     let sessions: SessionService
+    let deviceKeys: DeviceKeyService
+    let passkeys: PasskeyService
     let outbox: Outbox
     let configuration: Configuration
     let clock: ServerClock
 
-    /// Step-up for adding a factor: a recent second factor (not an SMS code alone) when the
-    /// account already has one; nothing for an account protected by a password alone.
-    func requireStepUp(for user: User, caller: AuthenticatedUser) async throws {
-        guard try await !secondFactors.available(for: user).isEmpty else { return }
-        try stepUp.requireRecentSecondFactor(caller)
-    }
-
-    /// The name a step-up method is recorded under when it is added: `totp`, `sms`, `email`,
-    /// `backup`, `deviceKey:<deviceId>` (one device's key, not every device's) or
-    /// `webauthn:<credential ID>` (one passkey).
+    /// The name a proof or an added factor is recorded under: `totp`, `sms`, `email`, `backup`,
+    /// `deviceKey:<deviceId>` (one device's key, not every device's), `webauthn:<credential
+    /// ID>` (one passkey) or `password` (`SessionProofs`).
     static func factorName(method: String, deviceID: String? = nil, credentialID: String? = nil) -> String {
         switch method {
         case "deviceKey": "deviceKey:\(deviceID ?? "")"
@@ -35,11 +26,14 @@ struct FactorChanges: Sendable {
         }
     }
 
-    /// Records on the caller's session that it added `factors`, and tells the user.
-    func added(_ factors: [String], describedAs description: String, user: User, caller: AuthenticatedUser)
-        async throws
-    {
+    /// Records on the caller's session that it adds `factors`. Called before the factor is
+    /// stored: were the addition to fail after, the session only loses a proof it never had.
+    func recordAdding(_ factors: [String], caller: AuthenticatedUser) async throws {
         try await sessions.recordAdded(factors, sessionID: caller.sessionID)
+    }
+
+    /// Tells the user that `description` was added.
+    func notifyAdded(_ description: String, user: User) async throws {
         try await notify(
             user, subject: "A sign-in method was added to your account",
             body: "Twofold: \(description) was added to your account. If this was not you, sign in, remove it "
@@ -56,50 +50,29 @@ struct FactorChanges: Sendable {
             try await outbox.enqueue(.sms, to: sms, body: body, now: now)
         }
     }
-}
 
-/// Step-up (seed 000, API.md): what a signed-in caller must have proven, and how recently, to
-/// make a sensitive change.
-struct StepUp: Sendable {
-    let secondFactors: SecondFactors
-    let clock: ServerClock
-    /// How recent the proof must be (`ProductRules.stepUpWindow`).
-    let window: TimeInterval
-
-    /// The RFC 8176 values that count as a second factor.
-    static let secondFactorMethods: Set<String> = ["otp", "sms", "hwk", "swk", "pin", "mfa", "fido", "face", "fpt"]
-
-    /// A second factor proven within the window, otherwise `403 step_up_required` (complete it
-    /// with `POST /auth/step-up`).
-    func requireRecentSecondFactor(_ caller: AuthenticatedUser) throws {
-        let recent = caller.authTime >= clock.now().addingTimeInterval(-window)
-        guard recent, caller.methods.contains(where: Self.secondFactorMethods.contains) else {
-            throw Problem(
-                status: 403, code: .stepUpRequired, title: "Step-up required",
-                detail: "Confirm with a second factor (POST /api/v1/auth/step-up), then repeat the request.")
+    /// What can still sign in to the account without its password, in words for a notice
+    /// (issue T item 3): device keys, SMS sign-in devices and passkeys. Each is named by what it
+    /// is and when it was added (a passkey also by its provider), never by a name or model its
+    /// adder chose.
+    func withoutPassword(userID: UUID) async throws -> String {
+        var items: [String] = []
+        for device in try await deviceKeys.store.devices(userID: userID) {
+            items.append(
+                device.method == .secureEnclave
+                    ? "a device key enrolled \(Self.day(device.enrolledAt))"
+                    : "SMS sign-in for a device enrolled \(Self.day(device.enrolledAt))")
         }
-        // A session that proved nothing but an SMS code (seed 004's SMS sign-in) is one factor,
-        // and the one a SIM swap hands over: it cannot remove or replace the others (issue S).
-        guard !Set(caller.methods).subtracting(["mfa", "sms"]).isEmpty else {
-            throw Problem(
-                status: 403, code: .stepUpRequired, title: "Step-up required",
-                detail: "An SMS code alone cannot change sign-in methods; confirm with another factor "
-                    + "(POST /api/v1/auth/step-up) or sign in with your password.")
+        for passkey in try await passkeys.list(userID: userID) {
+            items.append(
+                "a passkey from \(passkey.provider ?? "an unknown provider") added \(Self.day(passkey.createdAt))")
         }
+        guard !items.isEmpty else { return "Nothing else can sign in to your account without the password." }
+        return "These can still sign in without the password: " + items.joined(separator: "; ")
+            + ". Remove any you do not recognise."
     }
 
-    /// Step-up for `user`: a recent second factor when the account has one; for an account
-    /// protected by a password alone, a sign-in within the window (the strongest proof it can
-    /// give).
-    func require(caller: AuthenticatedUser, for user: User) async throws {
-        if try await !secondFactors.available(for: user).isEmpty {
-            return try requireRecentSecondFactor(caller)
-        }
-        guard caller.authTime >= clock.now().addingTimeInterval(-window) else {
-            let minutes = Int((window / 60).rounded(.up))
-            throw Problem(
-                status: 403, code: .stepUpRequired, title: "Step-up required",
-                detail: "Sign in again, then repeat the request within \(minutes) minute\(minutes == 1 ? "" : "s").")
-        }
+    static func day(_ date: Date) -> String {
+        ISO8601DateFormatter.string(from: date, timeZone: .gmt, formatOptions: [.withFullDate]) + " (UTC)"
     }
 }

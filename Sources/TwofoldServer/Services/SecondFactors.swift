@@ -16,19 +16,30 @@ struct SecondFactors: Sendable {
     /// unless the user chose another primary); empty when the user has no second factor (then a
     /// password alone signs in). Backup codes count only beside a real factor.
     func available(for user: User) async throws -> [String] {
-        let stored = try await users.storedFactors(userID: user.id)
-        let (totp, deviceKeys, backup) = (stored.activeTOTP, stored.deviceKeys, stored.unusedBackupCodes)
+        let account = try await credentials(for: user)
         var methods: [String] = []
-        if stored.passkeys > 0 { methods.append("webauthn") }
-        if totp > 0 { methods.append("totp") }
-        if deviceKeys > 0 { methods.append("deviceKey") }
-        if user.smsEnabled, user.verifiedPhone != nil { methods.append("sms") }
-        if user.emailEnabled { methods.append("email") }
+        if account.passkeys > 0 { methods.append("webauthn") }
+        if account.totp { methods.append("totp") }
+        if account.keyDevices > 0 { methods.append("deviceKey") }
+        if account.smsCodes { methods.append("sms") }
+        if account.emailCodes { methods.append("email") }
         if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
             methods.insert(methods.remove(at: index), at: 0)
         }
-        if !methods.isEmpty, backup > 0 { methods.append("backup") }
+        if !methods.isEmpty, account.backupCodes > 0 { methods.append("backup") }
         return methods
+    }
+
+    /// Everything that can sign in to `user`'s account (issue T: one definition, which the
+    /// login flow's offer above and `SignInPolicy` both read). SMS sign-in devices are not a
+    /// login flow's second step, but they sign in, so they are here.
+    func credentials(for user: User) async throws -> SignInCredentials {
+        let stored = try await users.storedFactors(userID: user.id)
+        return SignInCredentials(
+            totp: stored.activeTOTP > 0, passkeys: stored.passkeys, keyDevices: stored.deviceKeys,
+            smsDevices: stored.smsDevices, smsCodes: user.smsEnabled && user.verifiedPhone != nil,
+            emailCodes: user.emailEnabled, backupCodes: stored.unusedBackupCodes,
+            verifiedPhone: user.verifiedPhone != nil)
     }
 
     /// After a factor is removed: with no second factor left, backup codes would be a password
@@ -69,6 +80,11 @@ struct SecondFactors: Sendable {
         let secret = method == "totp" ? try await totp.active(for: userID) : nil
         if method == "totp" {
             guard secret != nil else { return .notEnabled }
+        } else if flowID == nil, let channel = DeliveryChannel(rawValue: method) {
+            // A step-up code goes to the verified phone or the address on file, factor or not:
+            // `SignInPolicy` weighs what it proves (the password with a fresh code is how an
+            // owner removes what they did not add, and how a downgrade proves the phone).
+            guard user.destination(for: channel) != nil else { return .notEnabled }
         } else {
             guard try await available(for: user).contains(method) else { return .notEnabled }
         }

@@ -53,8 +53,9 @@ struct SessionService: Sendable {
                 createdAt: now, expiresAt: expiresAt))
     }
 
-    /// Makes (but does not write) a session for `user`, who has just proven `methods`.
-    func newSession(user: UserDTO, methods: [String], origin: RequestOrigin) -> NewSession {
+    /// Makes (but does not write) a session for `user`, who has just proven `methods` (RFC 8176
+    /// values, for the token) by `proofs` (`SessionProofs` names, for the sign-in policy).
+    func newSession(user: UserDTO, methods: [String], proofs: [String], origin: RequestOrigin) -> NewSession {
         let now = clock.now()
         let sessionID = SecureRandom.timeOrderedUUID(at: now)
         let refresh = newRefreshToken(for: sessionID, now: now)
@@ -64,7 +65,8 @@ struct SessionService: Sendable {
                 user: user),
             record: SessionRecord(
                 id: sessionID, userID: user.id, authTime: now, methods: methods, createdAt: now, lastUsedAt: now,
-                ipAddress: origin.address, userAgent: origin.userAgent),
+                ipAddress: origin.address, userAgent: origin.userAgent,
+                proofs: Dictionary(proofs.map { ($0, now) }, uniquingKeysWith: { first, _ in first })),
             refreshToken: refresh)
     }
 
@@ -74,9 +76,12 @@ struct SessionService: Sendable {
         return session.recorded
     }
 
-    /// Creates a session for a user who has just proven `methods`, with its first token pair.
-    func start(user: UserDTO, methods: [String], origin: RequestOrigin) async throws -> AuthTokensResponse {
-        try tokens(for: try await record(newSession(user: user, methods: methods, origin: origin)))
+    /// Creates a session for a user who has just proven `methods` by `proofs`, with its first
+    /// token pair.
+    func start(user: UserDTO, methods: [String], proofs: [String], origin: RequestOrigin) async throws
+        -> AuthTokensResponse
+    {
+        try tokens(for: try await record(newSession(user: user, methods: methods, proofs: proofs, origin: origin)))
     }
 
     /// Signs the access token of a recorded session.
@@ -147,10 +152,13 @@ struct SessionService: Sendable {
         }
     }
 
-    /// Whether `sessionID` is a live session of `userID` (every bearer check asks).
-    func isLive(sessionID: UUID, userID: UUID) async throws -> Bool {
-        guard let session = try await store.session(id: sessionID) else { return false }
-        return session.userID == userID && session.revokedAt == nil
+    /// The session `sessionID` when it is a live session of `userID` (every bearer check asks;
+    /// its proofs are what the sign-in policy reads).
+    func live(sessionID: UUID, userID: UUID) async throws -> SessionRecord? {
+        guard let session = try await store.session(id: sessionID), session.userID == userID,
+            session.revokedAt == nil
+        else { return nil }
+        return session
     }
 
     /// Revokes one session of `userID`: `404` when it has none by that id; audited when this
@@ -171,16 +179,22 @@ struct SessionService: Sendable {
         try await store.revokeAll(userID: userID, except: kept, reason: reason, now: clock.now())
     }
 
-    /// Records a freshly proven second factor on the caller's session: `auth_time` becomes now and
-    /// `amr` gains the method (and `mfa`). Returns a new access token carrying both.
-    func stepUp(caller: AuthenticatedUser, amr method: String) async throws -> TokenDTO {
+    /// Records a freshly proven factor on the caller's session: `auth_time` becomes now, the
+    /// proof `proof` is dated now, and `amr` gains `method` (and `mfa` for a second factor; a
+    /// password re-entered is `pwd` alone). `method` nil records the proof only (an email code on
+    /// an account without email codes proves the address, not a factor). Returns a new access
+    /// token carrying them.
+    func stepUp(caller: AuthenticatedUser, amr method: String?, proof: String) async throws -> TokenDTO {
         guard let session = try await store.session(id: caller.sessionID), session.revokedAt == nil else {
             throw BearerAuthentication.unauthorized("The session of this access token has ended.")
         }
         let now = clock.now()
         var methods = session.methods
-        for value in [method, "mfa"] where !methods.contains(value) { methods.append(value) }
-        guard try await store.stepUp(sessionID: caller.sessionID, methods: methods, now: now) else {
+        let added = method.map { $0 == "pwd" ? [$0] : [$0, "mfa"] } ?? []
+        for value in added where !methods.contains(value) { methods.append(value) }
+        var proofs = session.proofs
+        proofs[proof] = now
+        guard try await store.stepUp(sessionID: caller.sessionID, methods: methods, proofs: proofs, now: now) else {
             throw BearerAuthentication.unauthorized("The session of this access token has ended.")
         }
         return try signer.issue(
@@ -196,5 +210,14 @@ struct SessionService: Sendable {
     /// Whether the session `sessionID` added `factor` (`recordAdded`).
     func added(_ factor: String, sessionID: UUID) async throws -> Bool {
         try await store.addedFactors(sessionID: sessionID).contains(factor)
+    }
+
+    /// The caller's session as stored now: its proofs and what it added, read afresh (a check
+    /// made after a factor was verified sees an addition recorded meanwhile).
+    func proof(of caller: AuthenticatedUser) async throws -> SessionProof {
+        guard let session = try await live(sessionID: caller.sessionID, userID: caller.userID) else {
+            throw BearerAuthentication.unauthorized("The session of this access token has ended.")
+        }
+        return SessionProof(session)
     }
 }

@@ -35,7 +35,8 @@ final class TwofoldContext: Sendable {
     let deviceKeys: DeviceKeyService
     let passkeys: PasskeyService
     let secondFactors: SecondFactors
-    let stepUp: StepUp
+    /// Who may change how an account signs in (issue T): every such endpoint asks it.
+    let policy: SignInPolicy
     let factorChanges: FactorChanges
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
@@ -90,9 +91,10 @@ final class TwofoldContext: Sendable {
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
             trustedDevices: trustedDevices, passkeys: passkeys)
-        self.stepUp = StepUp(secondFactors: secondFactors, clock: clock, window: configuration.rules.stepUpWindow)
+        self.policy = SignInPolicy(
+            secondFactors: secondFactors, sessions: sessions, clock: clock, window: configuration.rules.stepUpWindow)
         self.factorChanges = FactorChanges(
-            secondFactors: secondFactors, stepUp: stepUp, sessions: sessions, outbox: outbox,
+            sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
             configuration: configuration, clock: clock)
         self.housekeeping = Housekeeping(
             totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),

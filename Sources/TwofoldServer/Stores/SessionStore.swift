@@ -15,6 +15,12 @@ struct SessionRecord: Sendable, Equatable {
     var ipAddress: String?
     var userAgent: String?
     var revokedAt: Date?
+    /// What the session proved and when, each proof by its name (`SessionProofs`): the password,
+    /// `totp`, `sms`, `email`, `backup`, `webauthn:<credential ID>`, `deviceKey:<device ID>`.
+    var proofs: [String: Date] = [:]
+    /// The factors the session added itself (`FactorChanges.factorName`): none of them counts
+    /// as its proof.
+    var addedFactors: [String] = []
 }
 
 /// One refresh token of a session's family, kept only as its SHA-256 hash.
@@ -45,8 +51,8 @@ protocol SessionStore: Sendable {
     /// Sets `last_used_at`.
     func touch(sessionID: UUID, now: Date) async throws
     /// A freshly proven factor: `auth_time` and `last_used_at` become `now`, `amr` becomes
-    /// `methods`; whether the session was live.
-    func stepUp(sessionID: UUID, methods: [String], now: Date) async throws -> Bool
+    /// `methods` and the proofs `proofs`; whether the session was live.
+    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool
     /// Revokes the session if it is live; whether this call did.
     func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool
     /// Revokes every live session of `userID` but `kept`; how many.
@@ -66,14 +72,15 @@ struct SQLSessionStore: SessionStore {
     let database: any SQLExecutor
 
     private static let sessionColumns =
-        "id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, revoked_at"
+        "id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, revoked_at, proofs, added_factors"
 
     private static func session(_ row: StatementRow) throws -> SessionRecord {
         SessionRecord(
             id: try row.uuid(0), userID: try row.uuid(1), authTime: try row.date(2),
             methods: try row.text(3).split(separator: ",").map(String.init), createdAt: try row.date(4),
             lastUsedAt: try row.date(5), ipAddress: try row.optionalText(6), userAgent: try row.optionalText(7),
-            revokedAt: try row.optionalDate(8))
+            revokedAt: try row.optionalDate(8), proofs: SessionProofs.decode(try row.optionalText(9)),
+            addedFactors: (try row.optionalText(10))?.split(separator: "\n").map(String.init) ?? [])
     }
 
     func insert(_ session: SessionRecord, firstRefreshToken: RefreshTokenRecord) async throws {
@@ -88,11 +95,11 @@ struct SQLSessionStore: SessionStore {
     static func inserting(_ session: SessionRecord) -> Statement {
         Statement(
             """
-            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, proofs)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, .uuid(session.id), .uuid(session.userID), .date(session.authTime),
             .text(session.methods.joined(separator: ",")), .date(session.createdAt), .date(session.lastUsedAt),
-            .text(session.ipAddress), .text(session.userAgent))
+            .text(session.ipAddress), .text(session.userAgent), .text(SessionProofs.encode(session.proofs)))
     }
 
     static func inserting(_ refreshToken: RefreshTokenRecord) -> Statement {
@@ -147,11 +154,14 @@ struct SQLSessionStore: SessionStore {
             Statement("UPDATE sessions SET last_used_at = ? WHERE id = ?", .date(now), .uuid(sessionID)))
     }
 
-    func stepUp(sessionID: UUID, methods: [String], now: Date) async throws -> Bool {
+    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool {
         try await database.changes(
             Statement(
-                "UPDATE sessions SET amr = ?, auth_time = ?, last_used_at = ? WHERE id = ? AND revoked_at IS NULL",
-                .text(methods.joined(separator: ",")), .date(now), .date(now), .uuid(sessionID))) > 0
+                """
+                UPDATE sessions SET amr = ?, proofs = ?, auth_time = ?, last_used_at = ?
+                WHERE id = ? AND revoked_at IS NULL
+                """, .text(methods.joined(separator: ",")), .text(SessionProofs.encode(proofs)), .date(now), .date(now),
+                .uuid(sessionID))) > 0
     }
 
     func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool {

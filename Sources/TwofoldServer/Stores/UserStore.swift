@@ -44,6 +44,8 @@ struct StoredFactors: Sendable, Equatable {
     var deviceKeys: Int
     var unusedBackupCodes: Int
     var passkeys: Int = 0
+    /// Seed 004 devices enrolled for SMS sign-in.
+    var smsDevices: Int = 0
 }
 
 /// `UserStore` on the server's database.
@@ -142,12 +144,14 @@ struct SQLUserStore: UserStore {
                       (SELECT COUNT(*) FROM devices WHERE user_id = ? AND method = 'secureEnclave'
                          AND public_key IS NOT NULL) AS device_keys,
                       (SELECT COUNT(*) FROM backup_codes WHERE user_id = ? AND used_at IS NULL) AS backup,
-                      (SELECT COUNT(*) FROM passkey_credentials WHERE user_id = ?) AS passkeys
-                    """, .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID)),
+                      (SELECT COUNT(*) FROM passkey_credentials WHERE user_id = ?) AS passkeys,
+                      (SELECT COUNT(*) FROM devices WHERE user_id = ? AND method = 'smsOTP') AS sms_devices
+                    """, .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID)),
                 {
                     StoredFactors(
                         activeTOTP: try $0.integer(0), deviceKeys: try $0.integer(1),
-                        unusedBackupCodes: try $0.integer(2), passkeys: try $0.integer(3))
+                        unusedBackupCodes: try $0.integer(2), passkeys: try $0.integer(3), smsDevices: try $0.integer(4)
+                    )
                 }
             ).first
         else { throw StatementRowError(column: 0, reason: "no row for the stored factors") }

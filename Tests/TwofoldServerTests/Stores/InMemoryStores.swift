@@ -106,7 +106,11 @@ actor InMemorySessionStore: SessionStore {
     }
 
     func refreshToken(hash: String) async throws -> RefreshTokenRecord? { refreshTokens[hash] }
-    func session(id: UUID) async throws -> SessionRecord? { sessions[id] }
+    func session(id: UUID) async throws -> SessionRecord? {
+        guard var session = sessions[id] else { return nil }
+        session.addedFactors = added[id] ?? []
+        return session
+    }
 
     func liveSessions(userID: UUID) async throws -> [SessionRecord] {
         sessions.values.filter { $0.userID == userID && $0.revokedAt == nil }.sorted { $0.lastUsedAt > $1.lastUsedAt }
@@ -114,9 +118,10 @@ actor InMemorySessionStore: SessionStore {
 
     func touch(sessionID: UUID, now: Date) async throws { sessions[sessionID]?.lastUsedAt = now }
 
-    func stepUp(sessionID: UUID, methods: [String], now: Date) async throws -> Bool {
+    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool {
         guard sessions[sessionID]?.revokedAt == nil, sessions[sessionID] != nil else { return false }
         sessions[sessionID]?.methods = methods
+        sessions[sessionID]?.proofs = proofs
         sessions[sessionID]?.authTime = now
         sessions[sessionID]?.lastUsedAt = now
         return true

@@ -25,22 +25,22 @@ import TwofoldAPI
 
     @Test func aRefreshTokenRotatesOnceAndItsReuseEndsTheSession() async throws {
         let sessions = try await service()
-        let started = try await sessions.start(user: user, methods: ["pwd"], origin: origin)
+        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
         let sessionID = try #require(try await sessions.list(userID: user.id, current: nil).first).id
         clock.advance(by: 60)
         let rotated = try await sessions.refresh(started.refreshToken.token, origin: origin)
         #expect(rotated.refreshToken.token != started.refreshToken.token)
-        #expect(try await sessions.isLive(sessionID: sessionID, userID: user.id))
+        #expect(try await sessions.live(sessionID: sessionID, userID: user.id) != nil)
         // The first token again: a copy. The session ends, and the thief's rotated token with it.
         await #expect(throws: Problem.self) { try await sessions.refresh(started.refreshToken.token, origin: origin) }
-        #expect(try await !sessions.isLive(sessionID: sessionID, userID: user.id))
+        #expect(try await sessions.live(sessionID: sessionID, userID: user.id) == nil)
         await #expect(throws: Problem.self) { try await sessions.refresh(rotated.refreshToken.token, origin: origin) }
         #expect(await audit.entries.map(\.event) == [.refreshTokenReused])
     }
 
     @Test func anExpiredRefreshTokenIsToldAsExpired() async throws {
         let sessions = try await service()
-        let started = try await sessions.start(user: user, methods: ["pwd"], origin: origin)
+        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
         clock.advance(by: 30 * 86_400)
         do {
             _ = try await sessions.refresh(started.refreshToken.token, origin: origin)
@@ -52,15 +52,16 @@ import TwofoldAPI
 
     @Test func stepUpRaisesAuthTimeAndAddsTheMethod() async throws {
         let sessions = try await service()
-        _ = try await sessions.start(user: user, methods: ["pwd"], origin: origin)
+        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
         let session = try #require(try await sessions.list(userID: user.id, current: nil).first)
         clock.advance(by: 600)
         _ = try await sessions.stepUp(
             caller: AuthenticatedUser(
                 userID: user.id, sessionID: session.id, methods: ["pwd"], authTime: session.authTime),
-            amr: "otp")
+            amr: "otp", proof: "totp")
         let stepped = try #require(try await store.session(id: session.id))
         #expect(stepped.methods == ["pwd", "otp", "mfa"] && stepped.authTime == clock.now)
+        #expect(stepped.proofs == ["password": session.authTime, "totp": clock.now], "each proof keeps its own time")
         try await sessions.recordAdded(["totp"], sessionID: session.id)
         #expect(try await sessions.added("totp", sessionID: session.id))
         #expect(try await !sessions.added("sms", sessionID: session.id))
@@ -68,7 +69,7 @@ import TwofoldAPI
 
     @Test func aSessionIsRevokedOnlyByItsUser() async throws {
         let sessions = try await service()
-        _ = try await sessions.start(user: user, methods: ["pwd"], origin: origin)
+        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
         let session = try #require(try await sessions.list(userID: user.id, current: nil).first)
         await #expect(throws: Problem.self) {
             try await sessions.revoke(sessionID: session.id, ofUser: UUID(), reason: "x", origin: origin)

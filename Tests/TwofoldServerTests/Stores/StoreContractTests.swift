@@ -104,7 +104,8 @@ import VaporTesting
         func session(_ user: UUID, used: TimeInterval) -> SessionRecord {
             SessionRecord(
                 id: UUID(), userID: user, authTime: now, methods: ["pwd", "otp", "mfa"], createdAt: now,
-                lastUsedAt: now.addingTimeInterval(used), ipAddress: "10.0.0.1", userAgent: nil)
+                lastUsedAt: now.addingTimeInterval(used), ipAddress: "10.0.0.1", userAgent: nil,
+                proofs: ["password": now, "totp": now])
         }
         func token(_ session: SessionRecord, _ name: String, expires: TimeInterval = 3600) -> RefreshTokenRecord {
             RefreshTokenRecord(
@@ -134,19 +135,24 @@ import VaporTesting
 
         #expect(
             try await store.stepUp(
-                sessionID: first.id, methods: ["pwd", "hwk", "mfa"], now: now.addingTimeInterval(30)))
+                sessionID: first.id, methods: ["pwd", "hwk", "mfa"],
+                proofs: ["password": now, "deviceKey:iphone": now.addingTimeInterval(30)],
+                now: now.addingTimeInterval(30)))
+        #expect(try await store.session(id: second.id)?.proofs == ["password": now, "totp": now])
         let stepped = try await store.session(id: first.id)
         #expect(stepped?.methods == ["pwd", "hwk", "mfa"] && stepped?.authTime == now.addingTimeInterval(30))
+        #expect(stepped?.proofs == ["password": now, "deviceKey:iphone": now.addingTimeInterval(30)])
 
         try await store.recordAdded(["totp", "deviceKey:iphone"], sessionID: first.id)
         try await store.recordAdded(["sms"], sessionID: first.id)
         #expect(try await store.addedFactors(sessionID: first.id) == ["totp", "deviceKey:iphone", "sms"])
+        #expect(try await store.session(id: first.id)?.addedFactors == ["totp", "deviceKey:iphone", "sms"])
         #expect(try await store.addedFactors(sessionID: second.id).isEmpty)
 
         #expect(try await store.revoke(sessionID: first.id, reason: "logout", now: now))
         #expect(try await !store.revoke(sessionID: first.id, reason: "logout", now: now), "once")
         #expect(try await store.useRefreshToken(hash: "hash-a2", now: now) == nil, "a revoked session's token")
-        #expect(try await !store.stepUp(sessionID: first.id, methods: ["pwd"], now: now))
+        #expect(try await !store.stepUp(sessionID: first.id, methods: ["pwd"], proofs: [:], now: now))
         try await store.insert(session(alice, used: 1), firstRefreshToken: token(first, "x"))
         #expect(try await store.revokeAll(userID: alice, except: second.id, reason: "password changed", now: now) == 1)
         #expect(try await store.revokeAll(userID: alice, except: nil, reason: "locked", now: now) == 1)

@@ -1,0 +1,185 @@
+import Foundation
+import TwofoldAPI
+
+/// What a session has proven: each proof's name and when (`SessionProofs`), and the factors it
+/// added itself, which never count as its proof (issue S item 1, issue T).
+struct SessionProof: Sendable, Equatable {
+    var proofs: [String: Date] = [:]
+    var added: Set<String> = []
+
+    init(proofs: [String: Date] = [:], added: Set<String> = []) {
+        self.proofs = proofs
+        self.added = added
+    }
+
+    init(_ session: SessionRecord) {
+        self.init(proofs: session.proofs, added: Set(session.addedFactors))
+    }
+
+    /// The proofs given since `cutoff`, less the factors the session added.
+    func recent(since cutoff: Date) -> Set<String> {
+        Set(proofs.filter { $0.value >= cutoff && !added.contains($0.key) }.keys)
+    }
+
+    /// Whether the session proved anything but codes sent to the phone or the mailbox (seed
+    /// 004's SMS sign-in proves a code alone: the one factor a SIM swap hands over).
+    var provesMoreThanACode: Bool {
+        proofs.keys.contains { !added.contains($0) && !SignInPolicy.codeProofs.contains($0) }
+    }
+}
+
+/// Everything that can sign in to an account, in one place (issue T): the login flow's offer,
+/// the policy's "has a second factor", and the password change's notice all read this.
+struct SignInCredentials: Sendable, Equatable {
+    var totp = false
+    var passkeys = 0
+    /// Seed 004 devices holding a Secure Enclave key: each signs in without the password.
+    var keyDevices = 0
+    /// Seed 004 devices enrolled for SMS sign-in: an SMS code to the verified phone signs in.
+    var smsDevices = 0
+    /// SMS codes as a second factor (enabled, to a verified number).
+    var smsCodes = false
+    var emailCodes = false
+    var backupCodes = 0
+    /// A number proven by a code is on file: a step-up code can go there.
+    var verifiedPhone = false
+
+    /// The kinds of proof that are this account's second factors (`SessionProofs.kind`).
+    /// Backup codes count only beside a real factor.
+    var secondFactorKinds: Set<String> {
+        var kinds: Set<String> = []
+        if totp { kinds.insert("totp") }
+        if passkeys > 0 { kinds.insert("webauthn") }
+        if keyDevices > 0 { kinds.insert("deviceKey") }
+        if smsCodes || smsDevices > 0 { kinds.insert("sms") }
+        if emailCodes { kinds.insert("email") }
+        if !kinds.isEmpty, backupCodes > 0 { kinds.insert("backup") }
+        return kinds
+    }
+
+    /// Whether anything beside the password can sign in or complete a sign-in.
+    var hasSecondFactor: Bool { !secondFactorKinds.isEmpty }
+}
+
+/// A change to how an account signs in or where its codes go (issue T). Every endpoint that
+/// makes one names it to `SignInPolicy.require`, which alone decides.
+enum SignInChange: Sendable, Equatable {
+    /// Something that can sign in, or complete a sign-in, is added or replaced: `kind` is the
+    /// proof kind it will give (`totp`, `webauthn`, `deviceKey`, `sms`, `email`, `backup`).
+    case add(kind: String)
+    /// Where SMS or email codes go.
+    case changeDestination(DeliveryChannel)
+    /// A factor is removed or weakened: `proof` names it as a session proves it (`totp`, `sms`,
+    /// `email`, `webauthn:<id>`, `deviceKey:<id>`), so its own proof does not vouch for it.
+    case remove(proof: String)
+    /// A device key gives way to SMS sign-in (seed 004 scenario 8): the key is gone, so the
+    /// password with a fresh code to the verified phone also does.
+    case downgrade(proof: String)
+    /// Settings that neither add nor remove a way in: the primary method, a passkey's name, a
+    /// device's PIN and biometrics (which also ask their own proof).
+    case configure
+    /// Only takes access away: signing out everywhere, ending a session, forgetting a
+    /// remembered device.
+    case signOut
+    /// The current password is in the request, and proves itself.
+    case changePassword
+}
+
+/// What the caller must still do.
+enum SignInDecision: Sendable, Equatable {
+    case allowed
+    case stepUp(SignInNeed)
+}
+
+/// Why a change was refused, and what would let it through.
+enum SignInNeed: String, Sendable, Equatable {
+    /// The session proved only an SMS or email code.
+    case moreThanACode
+    /// A password-only account: the password, re-entered in the last minutes.
+    case recentPassword
+    /// A second factor of the account, proven in the last minutes.
+    case recentSecondFactor
+    /// Removing: another factor, or the password with a fresh code.
+    case otherProof
+}
+
+/// The sign-in policy (issue T): for every change to how an account signs in, what the calling
+/// session must have proven and how recently, from the session's own proofs and from
+/// everything that can sign in to the account. `docs/security.md` holds it as a table, and
+/// `SignInPolicyMatrixTests` walks that table over HTTP.
+struct SignInPolicy: Sendable {
+    let secondFactors: SecondFactors
+    let sessions: SessionService
+    let clock: ServerClock
+    /// How recent a proof must be (`ProductRules.stepUpWindow`, seed 000: 5 minutes).
+    let window: TimeInterval
+
+    /// Proofs that are a code sent to a phone or a mailbox.
+    static let codeProofs: Set<String> = ["sms", "email"]
+
+    /// Throws `403 step_up_required` unless the caller may make `change` to `user`'s account.
+    /// Reads the session afresh, so an addition recorded since the request came in counts.
+    func require(_ change: SignInChange, caller: AuthenticatedUser, user: User) async throws {
+        let decision = Self.decide(
+            change, proof: try await sessions.proof(of: caller),
+            account: try await secondFactors.credentials(for: user), now: clock.now(), window: window)
+        if case .stepUp(let need) = decision { throw Self.problem(need, window: window) }
+    }
+
+    /// The rules, as `docs/security.md`'s table states them.
+    static func decide(
+        _ change: SignInChange, proof: SessionProof, account: SignInCredentials, now: Date, window: TimeInterval
+    ) -> SignInDecision {
+        switch change {
+        case .signOut, .changePassword: return .allowed
+        default: break
+        }
+        // A session that proved only a code changes nothing until it proves more.
+        guard proof.provesMoreThanACode else { return .stepUp(.moreThanACode) }
+        let recent = proof.recent(since: now.addingTimeInterval(-window))
+        let passwordRecent = recent.contains(SessionProofs.password)
+        let kinds = account.secondFactorKinds
+        let recentFactors = recent.filter { kinds.contains(SessionProofs.kind($0)) }
+        switch change {
+        case .signOut, .changePassword, .configure:
+            return .allowed
+        case .add, .changeDestination:
+            if kinds.isEmpty { return passwordRecent ? .allowed : .stepUp(.recentPassword) }
+            return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
+        case .remove(let removed), .downgrade(let removed):
+            // Another of the account's factors, proven recently, vouches for the removal.
+            if !recentFactors.subtracting([removed]).isEmpty { return .allowed }
+            // Or the password re-entered beside a fresh code to the mailbox (the owner's way to
+            // remove what they did not add), beside the factor itself, or — for a downgrade,
+            // whose key is gone — beside a fresh code to the verified phone.
+            guard passwordRecent else { return .stepUp(.otherProof) }
+            var vouching: Set<String> = ["email"]
+            if kinds.contains(SessionProofs.kind(removed)) { vouching.insert(removed) }
+            if case .downgrade = change, account.verifiedPhone { vouching.insert("sms") }
+            return recent.isDisjoint(with: vouching) ? .stepUp(.otherProof) : .allowed
+        }
+    }
+
+    static func problem(_ need: SignInNeed, window: TimeInterval) -> Problem {
+        let minutes = Int((window / 60).rounded(.up))
+        let within = "within \(minutes) minute\(minutes == 1 ? "" : "s")"
+        let detail: String
+        switch need {
+        case .moreThanACode:
+            detail =
+                "A session that proved only an SMS or email code cannot change how the account signs in; "
+                + "step up with your password or another factor, then repeat the request."
+        case .recentPassword:
+            detail = "Step up with your password, then repeat the request \(within)."
+        case .recentSecondFactor:
+            detail = "Step up with a second factor you had before this session, then repeat the request \(within)."
+        case .otherProof:
+            detail =
+                "Step up with another factor, or with your password and a fresh code, then repeat the request "
+                + "\(within)."
+        }
+        return Problem(
+            status: 403, code: .stepUpRequired, title: "Step-up required", detail: detail,
+            errors: ["stepUp": need.rawValue])
+    }
+}
