@@ -135,7 +135,9 @@ import TwofoldTestSupport
             let told = try await target.gateway.nextMessage(after: beforeChange) {
                 $0.message.contains("password was changed")
             }
-            #expect(told?.message.contains("No device keys can sign in") == true, "\(String(describing: told))")
+            #expect(
+                told?.message.contains("Nothing else can sign in to your account without the password") == true,
+                "\(String(describing: told))")
             let challenge = try HTTP.decoder.decode(
                 DeviceChallengeResponse.self,
                 from: try await target.call(
@@ -148,6 +150,119 @@ import TwofoldTestSupport
                     "signature": try key.sign(challenge.challenge),
                 ])
             #expect(signed.status == 401, "the removed key signs in no more: \(signed.text)")
+        }
+    }
+
+    // MARK: Issue T: one sign-in policy
+
+    /// Verifies `phone` for `token`'s account with the code the gateway receives.
+    static func verifyPhone(_ target: Target, _ token: String, phone: String) async throws {
+        var before = try target.gateway.messages().count
+        var asked = HTTP.json(
+            "PUT", target.server.baseURL.appendingPathComponent(API.Account.changePhone.path()), ["phoneNumber": phone],
+            bearer: token)
+        #expect(try await HTTP.send(asked).status == 202)
+        let code = try #require(try await target.gateway.nextMessage(after: before)?.code)
+        before = try target.gateway.messages().count
+        asked = HTTP.json(
+            "PUT", target.server.baseURL.appendingPathComponent(API.Account.changePhone.path()),
+            ["phoneNumber": phone, "code": code], bearer: token)
+        #expect(try await HTTP.send(asked).status == 200)
+    }
+
+    /// Takeover 1 of issue T: on an account whose only second factor is an SMS sign-in device, a
+    /// session that proved only an SMS code (a SIM swap) added a passkey, a key or TOTP, changed
+    /// the email and removed the owner's device. Now it changes nothing until it proves more.
+    @Test func anSMSCodeAloneChangesNothing() async throws {
+        try await Self.withTarget { target in
+            let phone = "+14155550171"
+            let owner = try await target.register("sid")
+            try await Self.verifyPhone(target, owner, phone: phone)
+            let device = ["username": "sid", "method": "smsOTP", "deviceId": "old-phone"]
+            #expect(try await target.call(API.DeviceKeys.enroll.path(), device, bearer: owner).status == 200)
+
+            // The attacker holds the number: asks for the fallback code and reads it.
+            let before = try target.gateway.messages().count
+            #expect(try await target.call(API.DeviceKeys.requestOTP.path(), ["username": "sid"]).status == 200)
+            let code = try #require(try await target.gateway.nextMessage(after: before)?.code)
+            let signedIn = try await target.call(API.DeviceKeys.verifyOTP.path(), ["username": "sid", "otp": code])
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let sms = try HTTP.decoder.decode(DeviceTokenResponse.self, from: signedIn.body).token
+
+            let key = DeviceKeyScenarios.DeviceKey()
+            let attempts: [(String, String, [String: String]?)] = [
+                ("POST", API.Passkeys.registerOptions.path(), nil),
+                (
+                    "POST", API.DeviceKeys.enroll.path(),
+                    ["username": "sid", "method": "secureEnclave", "deviceId": "evil", "publicKey": key.publicKey]
+                ),
+                ("POST", API.TwoFactor.totpSetup.path(), nil),
+                ("POST", API.TwoFactor.smsSetup.path(), ["phoneNumber": "+14155550999"]),
+                ("PUT", API.Account.changeEmail.path(), ["email": "thief@example.com"]),
+                ("PUT", API.Account.changePhone.path(), ["phoneNumber": "+14155550999"]),
+                ("POST", API.DeviceKeys.unenroll.path(), ["username": "sid", "deviceId": "old-phone"]),
+            ]
+            for (method, path, body) in attempts {
+                let answer = try await target.call(path, body, bearer: sms, method: method)
+                #expect(answer.status == 403 && answer.text.contains("step_up_required"), "\(path): \(answer.text)")
+            }
+            let listing = try await target.call(API.DeviceKeys.devices.path("sid"), nil, bearer: owner, method: "GET")
+            #expect(
+                try HTTP.decoder.decode(DeviceListResponse.self, from: listing.body).devices.map(\.deviceId)
+                    == ["old-phone"], "the owner's device is still there, and nothing was added")
+            #expect(try target.gateway.messages().allSatisfy { $0.to == phone }, "no code went elsewhere")
+        }
+    }
+
+    /// Takeovers 2 and 3 of issue T: a stale (or stolen) session added a passkey or a first
+    /// device key to a password-only account, swapped the phone through `/2fa/sms/setup`, and
+    /// downgraded a device key with no step-up, after which the password alone signed in.
+    @Test func aStaleSessionAddsNothingAndADowngradeNeedsProof() async throws {
+        try await Self.withTarget(environment: ["TWOFOLD_STEP_UP_SECONDS": "60"]) { target in
+            let stale = try await target.register("pia")
+            let dan = try await target.register("dan")
+            try await Self.verifyPhone(target, dan, phone: "+14155550172")
+            let key = DeviceKeyScenarios.DeviceKey()
+            let enrol = [
+                "username": "dan", "method": "secureEnclave", "deviceId": "iphone", "publicKey": key.publicKey,
+            ]
+            #expect(try await target.call(API.DeviceKeys.enroll.path(), enrol, bearer: dan).status == 200)
+            let danKeySession = try await DeviceKeyScenarios(server: target.server, gateway: target.gateway)
+                .signIn("dan", device: "iphone", key: key)
+            try await Task.sleep(for: .seconds(61))  // past the step-up window
+
+            let evil = DeviceKeyScenarios.DeviceKey()
+            for (path, body) in [
+                (API.Passkeys.registerOptions.path(), nil),
+                (
+                    API.DeviceKeys.enroll.path(),
+                    ["username": "pia", "method": "secureEnclave", "deviceId": "evil", "publicKey": evil.publicKey]
+                ),
+                (API.TwoFactor.smsSetup.path(), ["phoneNumber": "+14155550998"]),
+            ] as [(String, [String: String]?)] {
+                let answer = try await target.call(path, body, bearer: stale)
+                #expect(answer.status == 403 && answer.text.contains("step_up_required"), "\(path): \(answer.text)")
+            }
+            // The owner re-enters the password, and may.
+            let stepped = try await target.call(
+                API.Auth.stepUp.path(), ["method": "password", "password": AuthEndToEndTests.password], bearer: stale)
+            let fresh = try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
+            #expect(try await target.call(API.Passkeys.registerOptions.path(), nil, bearer: fresh).status == 200)
+
+            // Takeover 3: the downgrade, from a session whose key proof is old, and from one whose
+            // only fresh proof is the key being removed.
+            for token in [
+                dan,
+                try await DeviceKeyScenarios(server: target.server, gateway: target.gateway)
+                    .stepUp(danKeySession, device: "iphone", key: key),
+            ] {
+                let downgrade = try await target.call(
+                    API.DeviceKeys.downgrade.path(), ["username": "dan", "deviceId": "iphone"], bearer: token)
+                #expect(downgrade.status == 403 && downgrade.text.contains("step_up_required"), "\(downgrade.text)")
+            }
+            let login = try await target.call(
+                API.Auth.login.path(), ["username": "dan", "password": AuthEndToEndTests.password])
+            #expect(login.text.contains("requires2FA"), "the password alone still does not sign in: \(login.text)")
         }
     }
 

@@ -129,6 +129,26 @@ struct DeviceKeyScenarios {
         return try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
     }
 
+    /// The password re-entered on `token`'s session; the new access token.
+    func stepUpWithPassword(_ token: String) async throws -> String {
+        let stepped = try await call(
+            API.Auth.stepUp.path(), ["method": "password", "password": AuthEndToEndTests.password], bearer: token)
+        #expect(stepped.status == 200, "\(stepped.text)")
+        return try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
+    }
+
+    /// A fresh code to the verified phone on `token`'s session; the new access token.
+    func stepUpWithSMS(_ token: String, phone: String) async throws -> String {
+        let before = try gateway.messages().count
+        #expect(try await call(API.Auth.stepUpSend.path(), ["method": "sms"], bearer: token).status == 200)
+        let message = try #require(try await gateway.nextMessage(after: before))
+        #expect(message.to == phone)
+        let stepped = try await call(
+            API.Auth.stepUp.path(), ["method": "sms", "code": try #require(message.code)], bearer: token)
+        #expect(stepped.status == 200, "\(stepped.text)")
+        return try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
+    }
+
     func run() async throws {
         let alicePhone = "+14155550142"
         let aliceToken = try await signUpWithPhone("alice", phone: alicePhone)
@@ -224,11 +244,16 @@ struct DeviceKeyScenarios {
         #expect(refused.status == 401 && refused.text.contains("signature_invalid"))
         let afterSwitch = try await signIn("alice", device: "iphone-1", key: passcode)
 
-        // Scenario 8: the device lost its security; the app downgrades to SMS and the server tells
-        // the user by SMS (and email).
+        // Scenario 8: the device lost its security, and its key with it. The key cannot vouch for
+        // its own removal (issue T): the app re-enters the password and a fresh code to the
+        // verified phone, then downgrades to SMS; the server tells the user by SMS (and email).
+        let keyAlone = try await call(
+            API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
+        #expect(keyAlone.status == 403 && keyAlone.text.contains("step_up_required"), "\(keyAlone.text)")
+        let reproven = try await stepUpWithSMS(try await stepUpWithPassword(afterSwitch), phone: alicePhone)
         let before = try gateway.messages().count
         let downgraded = try await call(
-            API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"], bearer: afterSwitch)
+            API.DeviceKeys.downgrade.path(), ["username": "alice", "deviceId": "iphone-1"], bearer: reproven)
         #expect(downgraded.status == 200, "\(downgraded.text)")
         let notice = try #require(
             try await gateway.nextMessage(after: before) { $0.message.contains("now signs in with SMS codes") })
@@ -240,14 +265,15 @@ struct DeviceKeyScenarios {
 
         // Scenario 7 on the downgraded device, then scenario 9: security is back, a new key. A
         // session that proved only an SMS code (what a SIM swap hands over) cannot put a key in
-        // (issue S item 2); the password and the SMS code together can.
+        // (issue S item 2, issue T); the app re-enters the password, and the SMS code and the
+        // password together can.
         let smsToken = try await signInWithSMS("alice", phone: alicePhone)
         let restored = DeviceKey()
         let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey]
         let smsOnly = try await call(API.DeviceKeys.upgrade.path(), upgrade, bearer: smsToken)
         #expect(smsOnly.status == 403 && smsOnly.text.contains("step_up_required"), "\(smsOnly.text)")
         let upgraded = try await call(
-            API.DeviceKeys.upgrade.path(), upgrade, bearer: try await signInWithPasswordAndSMS("alice"))
+            API.DeviceKeys.upgrade.path(), upgrade, bearer: try await stepUpWithPassword(smsToken))
         #expect(upgraded.status == 200, "\(upgraded.text)")
         _ = try await signIn("alice", device: "iphone-1", key: restored)
 
