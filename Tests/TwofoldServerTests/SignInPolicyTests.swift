@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldCore
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Issue T beside the matrix: the race between adding a factor and stepping up with it, the
+/// password change and "sign out everywhere" naming what can still sign in, and the owner's way
+/// to remove what they did not add.
+@Suite struct SignInPolicyTests {
+    typealias Calls = PasskeyCalls
+
+    /// 50 runs of "confirm a new TOTP and, in parallel, step up with it": no step-up, ever. The
+    /// factor is recorded on the adding session before its secret becomes active, and the step-up
+    /// reads the session again after the code checks out.
+    @Test func aFactorConfirmedInParallelNeverStepsUpItsSession() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            var confirmed = 0
+            for run in 0..<50 {
+                let name = "racer\(run)"
+                let token = try await AuthFlowTests.signUp(app, name, address: "10.9.\(run).1").accessToken.token
+                var setup: TOTPSetupResponse?
+                try await app.testing().test(.POST, API.TwoFactor.totpSetup.path(), headers: .bearer(token)) {
+                    response in setup = try response.decode(TOTPSetupResponse.self)
+                }
+                let secret = try Base32.decode(try #require(setup).secret)
+                // The confirmation's step and the next one, so the step-up is not a replay.
+                let confirm = try TOTPSteps.code(secret, clock)
+                let stepUp = try TOTPSteps.code(secret, clock, offset: 30)
+                let statuses = try await withThrowingTaskGroup(of: (String, UInt).self) { group in
+                    group.addTask {
+                        var status: UInt = 0
+                        try await app.testing().test(
+                            .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(token),
+                            body: json(["code": confirm])
+                        ) { response in status = response.status.code }
+                        return ("confirm", status)
+                    }
+                    group.addTask {
+                        var status: UInt = 0
+                        try await app.testing().test(
+                            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
+                            body: json(["method": "totp", "code": stepUp])
+                        ) { response in status = response.status.code }
+                        return ("stepUp", status)
+                    }
+                    return try await group.reduce(into: [String: UInt]()) { $0[$1.0] = $1.1 }
+                }
+                #expect(statuses["stepUp"] != 200, "run \(run): the session stepped up with the app it added")
+                if statuses["confirm"] == 200 { confirmed += 1 }
+                clock.advance(by: 61)
+            }
+            #expect(confirmed == 50, "every confirmation went through")
+        }
+    }
+
+    /// Control for the race: a session that did not add the app steps up with it.
+    @Test func anotherSessionStepsUpWithTheNewApp() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let other = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            clock.advance(by: 30)
+            try await app.testing().test(
+                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
+                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
+            ) { response in #expect(response.status == .ok) }
+            clock.advance(by: 30)
+            try await app.testing().test(
+                .POST, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token),
+                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
+            ) { response in
+                #expect(response.status == .forbidden, "the adding session, sequentially")
+                #expect((try? response.problem().code) == "step_up_required")
+            }
+        }
+    }
+
+    /// Item 3: the password change removes passkeys and every enrolled device when asked, and its
+    /// notice names what can still sign in, never by a name the adder chose.
+    @Test func aPasswordChangeNamesAndRemovesWhatSignsInWithoutIt() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            var passkey = Passkey()
+            let tokens = try await Calls.signUpWithPasskey(app, passkey)
+            try await Calls.register(
+                app, token: try await Calls.signInWithPasskey(app, &passkey), Passkey(), name: "Owner's YubiKey")
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let session = try await Calls.signInWithPasskey(app, &passkey)
+
+            func change(_ extra: [String: Bool], to new: String, from old: String) async throws -> [OutgoingMessage] {
+                var body: [String: Any] = ["currentPassword": old, "newPassword": new]
+                for (key, value) in extra { body[key] = value }
+                try await app.testing().test(
+                    .PUT, API.Account.changePassword.path(), headers: .bearer(session),
+                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
+                ) { response in #expect(response.status == .ok, "\(response.body.string)") }
+                return try await CodeFactorTests.deliverAll(app, clock: clock).filter {
+                    $0.body.contains("password was changed")
+                }
+            }
+            let kept = try await change([:], to: "first new passphrase", from: AuthFlowTests.password)
+            let notice = try #require(kept.first).body
+            #expect(notice.contains("These can still sign in without the password"), "\(notice)")
+            #expect(notice.components(separatedBy: "a passkey from").count == 3, "both passkeys: \(notice)")
+            #expect(!notice.contains("YubiKey"), "never the name its adder chose")
+            clock.advance(by: 200)
+            let removed = try await change(
+                ["removePasskeys": true], to: "second new passphrase", from: "first new passphrase")
+            #expect(try #require(removed.first).body.contains("Nothing else can sign in"))
+            #expect(try await app.twofold.passkeys.list(userID: tokens.user.id).isEmpty)
+        }
+    }
+
+    /// Item 3: "sign out everywhere" ends every session, this one included, forgets remembered
+    /// devices, and tells the user what can still sign in.
+    @Test func signingOutEverywhereForgetsRememberedDevicesAndSaysWhatRemains() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            try await app.testing().test(
+                .POST, API.Auth.logoutAll.path(), headers: .bearer(tokens.accessToken.token)
+            ) { response in #expect(response.status == .ok) }
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
+                response in #expect(response.status == .unauthorized, "this session too")
+            }
+            var headers = HTTPHeaders.client("10.0.0.1")
+            headers.add(name: "X-Trusted-Device", value: device)
+            #expect(try await TrustedDeviceTests.login(app, headers: headers) == (200, true), "a second step again")
+            let notice = try await CodeFactorTests.deliverAll(app, clock: clock).first {
+                $0.body.contains("signed out")
+            }
+            #expect(notice?.body.contains("Nothing else can sign in to your account without the password") == true)
+        }
+    }
+}
