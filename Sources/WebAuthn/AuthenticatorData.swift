@@ -32,8 +32,15 @@ public struct AuthenticatorData: Sendable {
     public let signCount: UInt32
     public let attestedCredential: AttestedCredential?
 
+    /// Authenticator data is at most this long: 37 bytes, a credential ID of up to 1023, a
+    /// public key and a few extensions fit in far less.
+    public static let maximumSize = 16 * 1024
+
     public init(_ bytes: [UInt8]) throws(WebAuthnError) {
         self.bytes = bytes
+        guard bytes.count <= Self.maximumSize else {
+            throw Self.failure("it is \(bytes.count) bytes long; at most \(Self.maximumSize) are read")
+        }
         guard bytes.count >= 37 else {
             throw Self.failure("it is \(bytes.count) bytes long; it needs at least 37")
         }

@@ -1,6 +1,6 @@
 /// One CBOR data item (RFC 8949), as WebAuthn carries them: integers, byte and text strings,
 /// arrays, maps, simple values and floats. Tags are skipped: a tagged item is its content.
-public enum CBOR: Equatable, Sendable {
+public enum CBOR: Hashable, Sendable {
     case unsigned(UInt64)
     /// The negative integer `-1 - n`.
     case negative(UInt64)
@@ -16,7 +16,7 @@ public enum CBOR: Equatable, Sendable {
     case simple(UInt8)
     case float(Double)
 
-    public struct Entry: Equatable, Sendable {
+    public struct Entry: Hashable, Sendable {
         public let key: CBOR
         public let value: CBOR
         public init(_ key: CBOR, _ value: CBOR) {
@@ -51,8 +51,12 @@ public enum CBOR: Equatable, Sendable {
         if case .text(let value) = self { value } else { nil }
     }
 
-    /// Decodes exactly one item from `bytes`: bytes after it are refused.
+    /// Decodes exactly one item from `bytes`: bytes after it are refused, and so are more than
+    /// `CBORReader.maximumSize` bytes.
     public static func decode(_ bytes: [UInt8]) throws(WebAuthnError) -> CBOR {
+        guard bytes.count <= CBORReader.maximumSize else {
+            throw CBORReader.failure("it is \(bytes.count) bytes long; at most \(CBORReader.maximumSize) are read")
+        }
         var reader = CBORReader(bytes[...])
         let item = try reader.item(depth: 0)
         guard reader.isAtEnd else {
@@ -63,6 +67,9 @@ public enum CBOR: Equatable, Sendable {
 
     /// Decodes one item at the start of `bytes`; returns it and how many bytes it took.
     public static func decodePrefix(_ bytes: ArraySlice<UInt8>) throws(WebAuthnError) -> (CBOR, Int) {
+        guard bytes.count <= CBORReader.maximumSize else {
+            throw CBORReader.failure("it is \(bytes.count) bytes long; at most \(CBORReader.maximumSize) are read")
+        }
         var reader = CBORReader(bytes)
         let item = try reader.item(depth: 0)
         return (item, bytes.count - reader.remaining)
@@ -73,6 +80,18 @@ public enum CBOR: Equatable, Sendable {
 struct CBORReader {
     /// How deep arrays, maps and tags may nest (the outermost item is depth 1).
     static let maximumDepth = 16
+    /// How many entries one array or map may hold. WebAuthn's largest are a few: an attestation
+    /// statement's members, a certificate chain, a COSE key's parameters.
+    static let maximumEntries = 256
+    /// How many items one document may hold in all, so the work a document can ask for is
+    /// bounded whatever its shape.
+    static let maximumItems = 4096
+    /// How many bytes a document may be: an attestation object with a long certificate chain
+    /// is a few kilobytes.
+    static let maximumSize = 64 * 1024
+
+    /// Items read so far.
+    private var items = 0
 
     private var bytes: ArraySlice<UInt8>
 
@@ -121,6 +140,10 @@ struct CBORReader {
     }
 
     mutating func item(depth: Int) throws(WebAuthnError) -> CBOR {
+        items += 1
+        guard items <= Self.maximumItems else {
+            throw Self.failure("it holds more than \(Self.maximumItems) items")
+        }
         let initial = try byte()
         let major = initial >> 5
         let info = initial & 0x1f
@@ -131,18 +154,19 @@ struct CBORReader {
         case 2: return .bytes(Array(try take(try argument(info))))
         case 3: return .text(try text(try take(try argument(info))))
         case 4:
-            let elements = try count(try argument(info))
+            let elements = try entries(try count(try argument(info)))
             try enter(depth)
             var array: [CBOR] = []
             array.reserveCapacity(elements)
             for _ in 0..<elements { array.append(try item(depth: depth + 1)) }
             return .array(array)
         case 5:
-            let entries = try count(try argument(info), perElement: 2)
+            let entries = try entries(try count(try argument(info), perElement: 2))
             try enter(depth)
             var map: [CBOR.Entry] = []
+            var keys: Set<CBOR> = []
             map.reserveCapacity(entries)
-            for _ in 0..<entries { try append(to: &map, depth: depth) }
+            for _ in 0..<entries { try append(to: &map, keys: &keys, depth: depth) }
             return .map(map)
         case 6:
             _ = try argument(info)
@@ -152,16 +176,26 @@ struct CBORReader {
         }
     }
 
+    /// An array's or map's entry count, within `maximumEntries`.
+    private func entries(_ count: Int) throws(WebAuthnError) -> Int {
+        guard count <= Self.maximumEntries else {
+            throw Self.failure("an array or map claims \(count) entries; at most \(Self.maximumEntries) are read")
+        }
+        return count
+    }
+
     private func enter(_ depth: Int) throws(WebAuthnError) {
         guard depth < Self.maximumDepth else {
             throw Self.failure("items nest deeper than \(Self.maximumDepth) levels")
         }
     }
 
-    private mutating func append(to map: inout [CBOR.Entry], depth: Int) throws(WebAuthnError) {
+    /// Reads one entry into `map`; `keys` holds the keys read so far, so a key seen twice is
+    /// found by one lookup, not by comparing it with every earlier key.
+    private mutating func append(to map: inout [CBOR.Entry], keys: inout Set<CBOR>, depth: Int) throws(WebAuthnError) {
         let key = try item(depth: depth + 1)
         let value = try item(depth: depth + 1)
-        guard !map.contains(where: { $0.key == key }) else { throw Self.failure("a map holds the key \(key) twice") }
+        guard keys.insert(key).inserted else { throw Self.failure("a map holds the key \(key) twice") }
         map.append(CBOR.Entry(key, value))
     }
 
@@ -223,13 +257,19 @@ struct CBORReader {
             try enter(depth)
             var array: [CBOR] = []
             var map: [CBOR.Entry] = []
+            var keys: Set<CBOR> = []
             while true {
                 guard let next = bytes.first else { throw Self.failure("an indefinite-length item has no end") }
                 if next == 0xff {
                     bytes = bytes.dropFirst()
                     break
                 }
-                if major == 4 { array.append(try item(depth: depth + 1)) } else { try append(to: &map, depth: depth) }
+                _ = try entries(array.count + map.count + 1)
+                if major == 4 {
+                    array.append(try item(depth: depth + 1))
+                } else {
+                    try append(to: &map, keys: &keys, depth: depth)
+                }
             }
             return major == 4 ? .array(array) : .map(map)
         case 7: throw Self.failure("a break byte stands outside an indefinite-length item")

@@ -1,5 +1,6 @@
 import ExtrasBase64
 import Foundation
+import TwofoldCore
 
 /// The client data a browser or app signs over (WebAuthn §5.8.1), read from `clientDataJSON`.
 public struct ClientData: Sendable, Equatable {
@@ -35,6 +36,15 @@ public struct ClientData: Sendable, Equatable {
     }
 
     public init(json: [UInt8]) throws(WebAuthnError) {
+        // A member written twice would be read one way here and perhaps another by whatever
+        // else reads the signed bytes: refused.
+        do {
+            try JSONUniqueMembers.check(json)
+        } catch .duplicate(let name) {
+            throw Self.failure("it names the member \(name.debugDescription) twice")
+        } catch {
+            throw Self.failure("it is not a JSON object")
+        }
         let members: Members
         do {
             members = try JSONDecoder().decode(Members.self, from: Data(json))

@@ -242,4 +242,32 @@ import WebAuthnTestSupport
             #expect(try await Calls.state(app) == before)
         }
     }
+
+    /// Issue T: passwordless verification is throttled per address, like the options: a
+    /// stranger's flood of assertions is refused before any signature is checked.
+    @Test func passwordlessVerificationIsThrottledPerAddress() async throws {
+        try await withTestApp { app in
+            var passkey = Passkey()
+            let alice = try await Calls.signUpWithPasskey(app, passkey)
+            let options = try await Calls.signInOptions(app)
+            var statuses: [UInt] = []
+            for _ in 0..<36 {
+                var assertion = try passkey.assertion(options.challenge, userHandle: alice.user.id)
+                assertion.response.signature = "AAAA"
+                statuses.append(
+                    try await Calls.post(
+                        app, API.Passkeys.signInVerify.path(), headers: .client("10.4.4.4"),
+                        body: PasskeySignInRequest(credential: assertion)
+                    ).status)
+            }
+            #expect(statuses.contains(429), "\(statuses)")
+            #expect(!statuses.prefix(20).contains(429))
+            // Another address is not held back.
+            let other = try await Calls.post(
+                app, API.Passkeys.signInVerify.path(), headers: .client("10.4.4.5"),
+                body: PasskeySignInRequest(
+                    credential: try passkey.assertion(options.challenge, userHandle: alice.user.id)))
+            #expect(other.status == 200, "\(other.text)")
+        }
+    }
 }

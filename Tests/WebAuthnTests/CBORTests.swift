@@ -157,6 +157,46 @@ struct CBORTests {
         #expect(Self.refusal(hex) != nil)
     }
 
+    /// Issue T: a map of 11,000 keys was checked key against key (60 million comparisons);
+    /// now the count alone refuses it, and duplicate keys are found by one lookup each.
+    @Test func elevenThousandKeysAreRefusedInMilliseconds() {
+        var definite: [UInt8] = [0xb9, 0x2a, 0xf8]  // a map of 11,000 entries
+        var indefinite: [UInt8] = [0xbf]
+        for key in 0..<11_000 {
+            let entry: [UInt8] = [0x19, UInt8(key >> 8), UInt8(key & 0xff), 0x00]
+            definite += entry
+            indefinite += entry
+        }
+        indefinite.append(0xff)
+        for document in [definite, indefinite] {
+            let start = ContinuousClock.now
+            #expect(Self.refusal(Hex.string(document))?.contains("at most 256") == true)
+            #expect(ContinuousClock.now - start < .milliseconds(200))
+        }
+    }
+
+    @Test func entriesItemsAndSizeAreCapped() throws {
+        let array256 = [0x99, 0x01, 0x00] + [UInt8](repeating: 0, count: 256)
+        #expect(try CBOR.decode(array256) != .null, "256 entries are read")
+        #expect(Self.refusal(Hex.string([0x99, 0x01, 0x01] + [UInt8](repeating: 0, count: 257))) != nil)
+        // 16 arrays of 255 entries each: within each cap, beyond the 4,096 items of a document.
+        let wide: [UInt8] =
+            [0x90] + (0..<16).flatMap { _ -> [UInt8] in [0x98, 0xff] + [UInt8](repeating: 0, count: 255) }
+        #expect(Self.refusal(Hex.string(wide))?.contains("more than 4096 items") == true)
+        let big: [UInt8] = [0x5a, 0x00, 0x01, 0x00, 0x01] + [UInt8](repeating: 0, count: 65_537)
+        #expect(Self.refusal(Hex.string(big))?.contains("at most 65536") == true)
+    }
+
+    /// Keys that are equal but far apart, and of every kind, are still found twice.
+    @Test func aDuplicateKeyIsFoundWhereverItIs() {
+        var entries: [UInt8] = [0xb8, 0x80]  // 128 entries
+        for key in 0..<127 { entries += [0x18, UInt8(key + 100), 0x00] }
+        entries += [0x18, 100, 0x01]  // the first key again
+        #expect(Self.refusal(Hex.string(entries))?.contains("twice") == true)
+        #expect(Self.refusal("a26161006161f5")?.contains("twice") == true, "text keys")
+        #expect(Self.refusal("a2820102008201020a")?.contains("twice") == true, "array keys")
+    }
+
     @Test func randomBytesNeverTrap() {
         var random = SplitMix64(seed: 8949)
         for _ in 0..<20_000 {

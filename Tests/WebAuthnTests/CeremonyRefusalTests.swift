@@ -250,6 +250,9 @@ struct CeremonyRefusalTests {
             #"[]"#, #"{"type":"webauthn.create"}"#, #"{"type":1,"challenge":"AA","origin":"x"}"#,
             #"{"type":"webauthn.create","challenge":"*","origin":"https://example.org"}"#,
             #"{"type":"webauthn.create","challenge":"BwcH","origin":"https://example.org","crossOrigin":1}"#,
+            // Issue T: a member written twice, plainly or escaped, could be read two ways.
+            #"{"type":"webauthn.create","challenge":"BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc","origin":"https://evil.example","origin":"https://example.org"}"#,
+            #"{"type":"webauthn.create","challenge":"BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc","origin":"https://example.org","\u006frigin":"https://evil.example"}"#,
         ] {
             _ = await refusal(.malformedClientData) {
                 _ = try await register(authenticator, clientData: Array(json.utf8))

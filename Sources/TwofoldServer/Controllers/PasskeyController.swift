@@ -125,6 +125,10 @@ struct PasskeyController: EndpointCollection {
     /// full sign-in (`amr` `swk`/`hwk` and `mfa`).
     @Sendable func signInVerify(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(PasskeySignInRequest.self)
+        // Anyone may send one, and each costs a signature check: the address's sign-in
+        // throttle bounds them, as it bounds the options (issue T).
+        try await rateLimiter.require(
+            RateLimiter.signInKey(address: request.clientAddress), rule: .init(rules.loginPerAddress), now: clock.now())
         let verified = try await passkeys.verify(
             body.credential, purpose: .signIn, userID: nil, flowID: nil, origin: request.origin)
         guard let user = try await users.user(id: verified.passkey.userID) else {

@@ -15,12 +15,19 @@ struct PasskeyService: Sendable {
     let audit: Auditor
     let clock: ServerClock
     let settings: WebAuthnSettings
+    /// Where ceremonies are verified: off the event loops (`ThreadPoolExecutor`); `nil` runs
+    /// them where the request runs (tests without a pool).
+    let ceremonies: (any TaskExecutor)?
     /// Registration, second step and step-up: user verification as configured.
     let relyingParty: RelyingParty
     /// Passwordless sign-in: the passkey is the whole sign-in, so the user must be verified.
     let passwordless: RelyingParty
 
-    init(store: any PasskeyStore, audit: Auditor, clock: ServerClock, settings: WebAuthnSettings) {
+    init(
+        store: any PasskeyStore, audit: Auditor, clock: ServerClock, settings: WebAuthnSettings,
+        ceremonies: (any TaskExecutor)? = nil
+    ) {
+        self.ceremonies = ceremonies
         self.store = store
         self.audit = audit
         self.clock = clock
@@ -119,11 +126,16 @@ struct PasskeyService: Sendable {
         let (challenge, client) = try await issuedChallenge(
             clientDataJSON, purpose: .registration, userID: user.id, flowID: nil)
         let verified: RelyingParty.Credential
+        let relyingParty = self.relyingParty
         do {
-            verified = try await relyingParty.verifyRegistration(
-                clientData: client, attestationObject: attestationObject, challenge: client.challenge,
-                requireUserPresence: requireUserPresence)
-        } catch { throw Self.problem(error) }
+            verified = try await withTaskExecutorPreference(ceremonies) {
+                try await relyingParty.verifyRegistration(
+                    clientData: client, attestationObject: attestationObject, challenge: client.challenge,
+                    requireUserPresence: requireUserPresence)
+            }
+        } catch let error as WebAuthnError {
+            throw Self.problem(error)
+        }
         let credentialID = Base64URL.encode(verified.id)
         guard Base64URL.decode(credential.id) == verified.id else {
             throw Self.refusal(
@@ -211,15 +223,16 @@ struct PasskeyService: Sendable {
         }
         let rp = purpose == .signIn ? passwordless : relyingParty
         let assertion: RelyingParty.Assertion
+        let stored = RelyingParty.StoredCredential(
+            publicKey: Base64URL.decode(passkey.publicKey) ?? [], signCount: UInt32(clamping: passkey.signCount),
+            backupEligible: passkey.backupEligible, backedUp: passkey.backedUp)
         do {
-            assertion = try rp.verifyAssertion(
-                clientData: client, authenticatorData: authenticatorData, signature: signature,
-                challenge: client.challenge,
-                credential: .init(
-                    publicKey: Base64URL.decode(passkey.publicKey) ?? [],
-                    signCount: UInt32(clamping: passkey.signCount),
-                    backupEligible: passkey.backupEligible, backedUp: passkey.backedUp))
-        } catch {
+            assertion = try await withTaskExecutorPreference(ceremonies) {
+                try rp.verifyAssertion(
+                    clientData: client, authenticatorData: authenticatorData, signature: signature,
+                    challenge: client.challenge, credential: stored)
+            }
+        } catch let error as WebAuthnError {
             if error.reason == .counterRegression {
                 // A copy of a response that just signed in moved the counter first: a replay of a
                 // used challenge, not a clone.

@@ -87,7 +87,8 @@ final class TwofoldContext: Sendable {
             store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
             clock: clock, rules: configuration.rules)
         self.passkeys = PasskeyService(
-            store: SQLPasskeyStore(database: database), audit: audit, clock: clock, settings: configuration.webAuthn)
+            store: SQLPasskeyStore(database: database), audit: audit, clock: clock, settings: configuration.webAuthn,
+            ceremonies: ThreadPoolExecutor(pool: passwords.threadPool))
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
             trustedDevices: trustedDevices, passkeys: passkeys)

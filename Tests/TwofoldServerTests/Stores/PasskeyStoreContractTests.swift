@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 import TwofoldAPI
 import VaporTesting
@@ -91,9 +92,12 @@ import WebAuthnTestSupport
         let serverClock = ServerClock { [clock] in clock.now }
         let store = InMemoryPasskeyStore()
         let audit = InMemoryAuditStore()
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let ceremonies = CountingExecutor(ThreadPoolExecutor(pool: pool))
         let service = PasskeyService(
             store: store, audit: Auditor(store: audit, clock: serverClock), clock: serverClock,
-            settings: WebAuthnSettings())
+            settings: WebAuthnSettings(), ceremonies: ceremonies)
         let user = User(
             username: "alice", email: "alice@example.com", phone: nil, role: .user, passwordHash: "x", now: clock.now)
         let origin = RequestOrigin(address: "10.0.0.1", userAgent: nil)
@@ -108,6 +112,7 @@ import WebAuthnTestSupport
         let proof = try await service.authenticate(
             assertion, purpose: .signIn, userID: nil, flowID: nil, origin: origin)
         #expect(proof.passkey.credentialID == passkey.id && proof.userVerified && proof.amr == "hwk")
+        #expect(ceremonies.jobs >= 2, "both ceremonies ran on the pool, off the event loops (issue T)")
         #expect(try await store.credential(id: passkey.id)?.signCount == 2)
         await #expect {
             try await service.authenticate(assertion, purpose: .signIn, userID: nil, flowID: nil, origin: origin)
@@ -120,5 +125,23 @@ import WebAuthnTestSupport
                 try passkey.assertion(late.challenge, userHandle: user.id), purpose: .signIn, userID: nil, flowID: nil,
                 origin: origin)
         } throws: { ($0 as? Problem)?.code == .expired }
+        try await pool.shutdownGracefully()
+    }
+}
+
+/// A task executor that counts the jobs it is given, passing them on.
+final class CountingExecutor: TaskExecutor, @unchecked Sendable {
+    // Safe: `count` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var count = 0
+    private let base: any TaskExecutor
+
+    init(_ base: any TaskExecutor) { self.base = base }
+
+    var jobs: Int { lock.withLock { count } }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        lock.withLock { count += 1 }
+        base.enqueue(job)
     }
 }
