@@ -1,54 +1,61 @@
 import Crypto
 import Foundation
 import JWTKit
+import NIOConcurrencyHelpers
 import TwofoldAPI
+import TwofoldCore
 
 /// Signs and verifies access tokens (ES256 JWTs) and publishes the public keys as a JWKS.
 ///
 /// The current key signs; a retired key (its public half, kept in the data folder until every
 /// token it signed has expired) verifies only tokens issued before it was retired, and leaves the
-/// JWKS once those have all expired (issue S item 6).
+/// JWKS, and memory, once those have all expired (issue S item 6, issue T).
+///
+/// A token is read once, here: its header by a parser that refuses a member written twice, and
+/// the one `kid` it names both picks the key and, for a retired key, bounds what it verifies.
+/// (Reading the header twice, once to pick the key and again to find the bound, let a header
+/// naming two `kid`s pick one key and escape the other's bound.)
 struct TokenService: Sendable {
     static let accessTokenLifetime: TimeInterval = 15 * 60
 
-    /// Verification (every key, current and retired).
-    let keys: JWTKeyCollection
     let currentKeyID: String
-    /// Signing is done here, not by `keys`: it is an actor, and every sign-in would hop to it
-    /// and back in the middle of its database work.
+    /// Signing is done here, directly: every sign-in signs one token.
     private let signingKey: P256.Signing.PrivateKey
+    private let verifyingKey: P256.Signing.PublicKey
     /// The encoded JOSE header of every token the current key signs.
     private let encodedHeader: String
-    /// The current key's JWK, then each retired key's with the time it was retired.
+    /// The current key's JWK.
     private let currentJWK: JSONWebKeySet.Key
-    private let retired: [String: (jwk: JSONWebKeySet.Key, retiredAt: Date)]
+    /// Retired keys, by `kid`, until their last token has expired.
+    private let retired: RetiredKeys
 
     init(current: P256.Signing.PrivateKey, retired: [RetiredSigningKey]) async throws {
-        let keys = JWTKeyCollection()
         let currentKeyID = Self.keyID(for: current.publicKey)
-        await keys.add(ecdsa: try ES256PrivateKey(backing: current), kid: JWKIdentifier(string: currentKeyID))
-        var retiredKeys: [String: (jwk: JSONWebKeySet.Key, retiredAt: Date)] = [:]
+        var retiredKeys: [String: RetiredKeys.Key] = [:]
         for retiredKey in retired {
             let kid = Self.keyID(for: retiredKey.key)
             guard kid != currentKeyID else { continue }
-            await keys.add(ecdsa: try ES256PublicKey(backing: retiredKey.key), kid: JWKIdentifier(string: kid))
-            retiredKeys[kid] = (JSONWebKeySet.Key(retiredKey.key, kid: kid), retiredKey.retiredAt)
+            retiredKeys[kid] = .init(
+                key: retiredKey.key, jwk: JSONWebKeySet.Key(retiredKey.key, kid: kid), retiredAt: retiredKey.retiredAt)
         }
-        self.keys = keys
         self.currentKeyID = currentKeyID
         self.signingKey = current
+        self.verifyingKey = current.publicKey
         self.encodedHeader = Data(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
             .base64URLEncodedString()
         self.currentJWK = JSONWebKeySet.Key(current.publicKey, kid: currentKeyID)
-        self.retired = retiredKeys
+        self.retired = RetiredKeys(retiredKeys)
     }
 
     /// `GET /.well-known/jwks.json` at `now`: the current key, and each retired key while a
     /// token it signed before its retirement may be unexpired.
     func jwks(now: Date) -> JSONWebKeySet {
-        let live = retired.values.filter { $0.retiredAt.addingTimeInterval(Self.accessTokenLifetime) > now }
-            .sorted { $0.retiredAt > $1.retiredAt }.map(\.jwk)
-        return JSONWebKeySet(keys: [currentJWK] + live)
+        JSONWebKeySet(keys: [currentJWK] + retired.live(at: now).sorted { $0.retiredAt > $1.retiredAt }.map(\.jwk))
+    }
+
+    /// The retired keys still held (their last token may be unexpired at `now`).
+    func retiredKeyIDs(at now: Date) -> [String] {
+        retired.live(at: now).map { Self.keyID(for: $0.key) }
     }
 
     /// RFC 7638 thumbprint of the public JWK, base64url: stable, and names the key without a registry.
@@ -73,43 +80,100 @@ struct TokenService: Sendable {
     /// NumericDate claims in whole seconds, as JWTKit writes them.
     func sign(_ claims: AccessTokenClaims) throws -> String {
         let signingInput = encodedHeader + "." + claims.json.utf8.base64URLEncodedString()
-        // Hashed straight from the string's bytes (Swift strings are contiguous UTF-8): through
-        // `Data` and the generic `DataProtocol` path the hash cost as much again.
-        var hasher = SHA256()
-        var signingBytes = signingInput
-        signingBytes.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        let signature = try signingKey.signature(for: hasher.finalize())
+        let signature = try signingKey.signature(for: Self.digest(signingInput))
         return signingInput + "." + signature.rawRepresentation.base64URLEncodedString()
     }
 
-    /// The claims of a token signed by one of our keys, not expired at `now`; `nil` otherwise.
-    /// No token lives longer than an access token does, and a retired key's only if it was
-    /// issued before the key retired (both times are whole seconds, so a token from the second
-    /// of the retirement counts as before it).
+    /// SHA-256 of `text`'s UTF-8, hashed straight from the string's bytes (Swift strings are
+    /// contiguous UTF-8): through `Data` and the generic `DataProtocol` path it cost as much again.
+    private static func digest(_ text: some StringProtocol) -> SHA256.Digest {
+        var hasher = SHA256()
+        var bytes = String(text)
+        bytes.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return hasher.finalize()
+    }
+
+    /// The JOSE header members Twofold reads.
+    private struct Header: Decodable {
+        let alg: String
+        let kid: String?
+    }
+
+    /// The claims of a token signed by one of our keys and valid at `now`; `nil` otherwise. The
+    /// header and the claims must not name a member twice; the header's `alg` must be ES256 and
+    /// its `kid` one of our keys; `iat` must not be in the future, and no token lives longer
+    /// than an access token does; a retired key's only if it was issued before the key retired
+    /// (whole seconds, so a token from the second of the retirement counts as before it).
     func verify(_ token: String, now: Date) async -> AccessTokenClaims? {
-        guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self) else { return nil }
-        guard claims.exp.value > now,
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard token.utf8.count <= 4096, parts.count == 3,
+            let headerBytes = Data(base64URLEncoded: parts[0]), (try? JSONUniqueMembers.check(headerBytes)) != nil,
+            let header = try? JSONDecoder().decode(Header.self, from: headerBytes), header.alg == "ES256",
+            let kid = header.kid,
+            let payload = Data(base64URLEncoded: parts[1]), (try? JSONUniqueMembers.check(payload)) != nil,
+            let signatureBytes = Data(base64URLEncoded: parts[2]),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else { return nil }
+        let key: P256.Signing.PublicKey
+        var retiredAt: Date?
+        if kid == currentKeyID {
+            key = verifyingKey
+        } else if let retiredKey = retired.key(kid, at: now) {
+            (key, retiredAt) = (retiredKey.key, retiredKey.retiredAt)
+        } else {
+            return nil
+        }
+        let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        guard key.isValidSignature(signature, for: Self.digest(Substring(signingInput))) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        guard let claims = try? decoder.decode(AccessTokenClaims.self, from: payload),
+            claims.iss.value == AccessTokenClaims.issuer,
+            claims.exp.value > now,
+            claims.iat.value <= now.addingTimeInterval(1),
             claims.exp.value.timeIntervalSince(claims.iat.value) <= Self.accessTokenLifetime
         else { return nil }
-        if let kid = Self.keyID(ofToken: token), let retiredKey = retired[kid] {
-            guard claims.iat.value <= retiredKey.retiredAt else { return nil }
-        }
+        if let retiredAt, claims.iat.value > retiredAt { return nil }
         return claims
     }
+}
 
-    private static func base64(fromBase64URL text: Substring) -> String {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return base64
+/// The retired signing keys, each dropped once every token it signed has expired, so a server
+/// that runs for months holds only the keys it may still need.
+final class RetiredKeys: Sendable {
+    struct Key: Sendable {
+        let key: P256.Signing.PublicKey
+        let jwk: JSONWebKeySet.Key
+        let retiredAt: Date
     }
 
-    /// The `kid` of a compact JWS's header (already verified by the caller's key lookup).
-    static func keyID(ofToken token: String) -> String? {
-        guard let header = token.split(separator: ".", maxSplits: 1).first,
-            let data = Data(base64Encoded: Self.base64(fromBase64URL: header)),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    private let keys: NIOLockedValueBox<[String: Key]>
+
+    init(_ keys: [String: Key]) { self.keys = NIOLockedValueBox(keys) }
+
+    /// The key `kid` while a token it signed before retiring may be unexpired at `now`.
+    func key(_ kid: String, at now: Date) -> Key? {
+        live(at: now, keeping: kid).first
+    }
+
+    /// Every key still needed at `now` (only `kid`'s, when given); the others are dropped.
+    func live(at now: Date, keeping kid: String? = nil) -> [Key] {
+        keys.withLockedValue { keys in
+            keys = keys.filter { $0.value.retiredAt.addingTimeInterval(TokenService.accessTokenLifetime) > now }
+            guard let kid else { return Array(keys.values) }
+            return keys[kid].map { [$0] } ?? []
+        }
+    }
+}
+
+extension Data {
+    /// The bytes of unpadded base64url text (RFC 4648 §5), as JWS writes them; `nil` otherwise.
+    init?(base64URLEncoded text: Substring) {
+        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") })
         else { return nil }
-        return object["kid"] as? String
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
     }
 }
 
