@@ -73,4 +73,52 @@ import VaporTesting
             ) { response in #expect(response.status == .ok) }
         }
     }
+
+    static func login(_ app: Application, from address: String, password: String, device: String? = nil)
+        async throws -> UInt
+    {
+        var headers = HTTPHeaders.client(address)
+        if let device { headers.add(name: "X-Trusted-Device", value: device) }
+        var status: UInt = 0
+        try await app.testing().test(
+            .POST, API.Auth.login.path(), headers: headers,
+            body: json(["username": "alice", "password": password])
+        ) { response in status = response.status.code }
+        return status
+    }
+
+    /// Issue T: strangers guessing from many addresses drain the account-wide bucket, but the
+    /// owner's remembered device is exempt from it: they cannot hold the owner's sign-in shut.
+    @Test func strangersFromManyAddressesCannotHoldARememberedDeviceOut() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            var refused = 0
+            for index in 0..<110 {
+                let status = try await Self.login(
+                    app, from: "198.51.\(index / 200).\(index % 200 + 1)", password: "guess \(index)")
+                if status == 429 { refused += 1 }
+            }
+            #expect(refused >= 10, "the account-wide bucket holds the strangers back")
+            #expect(try await Self.login(app, from: "192.0.2.200", password: AuthFlowTests.password) == 429)
+            #expect(
+                try await Self.login(app, from: "192.0.2.201", password: AuthFlowTests.password, device: device) == 200,
+                "the owner's remembered device is exempt")
+        }
+    }
+
+    /// Issue T: the account-wide bucket counts failures only: a right password gives its token back.
+    @Test func rightPasswordsDoNotSpendTheAccountBucket() async throws {
+        try await withTestApp { app in
+            _ = try await AuthFlowTests.signUp(app)
+            for index in 0..<130 {
+                let status = try await Self.login(
+                    app, from: "198.18.\(index / 200).\(index % 200 + 1)", password: AuthFlowTests.password)
+                #expect(status == 200, "sign-in \(index)")
+                if status != 200 { break }
+            }
+        }
+    }
 }

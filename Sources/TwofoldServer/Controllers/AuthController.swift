@@ -127,14 +127,19 @@ struct AuthController: EndpointCollection {
         // Taken before the password is checked, atomically, so parallel guesses cannot all slip
         // past the limit (privacyIDEA #3741).
         let account = user.map { "user:\($0.id.uuidString)" } ?? "name:\(identifier)"
-        for (key, rule) in [
-            (
-                "login:account-ip:\(account):\(address)",
-                RateLimiter.Rule(rules.loginPerAccountAndAddress)
-            ),
-            ("login:account:\(account)", RateLimiter.Rule(rules.loginPerAccount)),
-        ] {
-            try await rateLimiter.require(key, rule: rule, now: now)
+        // A device the owner had remembered is exempt from the account-wide bucket, and that
+        // bucket counts failures only (a right password gives its token back): strangers
+        // guessing from many addresses cannot hold the owner's own sign-in shut (issue T; the
+        // OWASP device-cookie scheme, with the remembered-device token as the cookie).
+        var remembered = false
+        if let user {
+            remembered = try await trustedDevices.recognises(userID: user.id, token: request.trustedDeviceToken)
+        }
+        let accountKey = "login:account:\(account)"
+        try await rateLimiter.require(
+            "login:account-ip:\(account):\(address)", rule: .init(rules.loginPerAccountAndAddress), now: now)
+        if !remembered {
+            try await rateLimiter.require(accountKey, rule: .init(rules.loginPerAccount), now: now)
         }
         guard try await passwords.verify(body.password, against: user?.passwordHash), let user else {
             try await audit.record(
@@ -149,12 +154,10 @@ struct AuthController: EndpointCollection {
         try await rateLimiter.reset(
             "login:account-ip:\(account):\(address)", rule: .init(rules.loginPerAccountAndAddress),
             now: now)
+        if !remembered { try await rateLimiter.giveBack(accountKey, rule: .init(rules.loginPerAccount)) }
 
         let methods = try await secondFactors.available(for: user)
-        if !methods.isEmpty,
-            try await trustedDevices.recognises(
-                userID: user.id, token: request.trustedDeviceToken)
-        {
+        if !methods.isEmpty, remembered {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
             let tokens = try await sessions.start(

@@ -47,6 +47,12 @@ struct RateLimiter: Sendable {
         }
     }
 
+    /// Gives back the token a request took, when the bucket counts only what failed (a right
+    /// password gives back the account's token).
+    func giveBack(_ key: String, rule: Rule) async throws {
+        try await store.giveBack(key, capacity: rule.capacity)
+    }
+
     /// Fills the bucket again (after a successful sign-in, for example).
     func reset(_ key: String, rule: Rule, now: Date) async throws {
         try await store.refill(key, capacity: rule.capacity, now: now)

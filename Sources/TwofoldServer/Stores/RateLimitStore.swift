@@ -12,6 +12,8 @@ protocol RateLimitStore: Sendable {
     func tokens(_ key: String) async throws -> Double
     /// Fills bucket `key` to `capacity`, if it exists.
     func refill(_ key: String, capacity: Double, now: Date) async throws
+    /// Puts one token back into bucket `key` (up to `capacity`), if it exists.
+    func giveBack(_ key: String, capacity: Double) async throws
     /// Deletes buckets untouched since `before` (housekeeping): a full bucket is what a missing one means.
     func deleteIdle(before: Date) async throws
 
@@ -56,6 +58,13 @@ struct SQLRateLimitStore: RateLimitStore {
             Statement(
                 "UPDATE rate_limit_buckets SET tokens = ?, updated_at = ? WHERE key = ?", .double(capacity),
                 .double(now.timeIntervalSince1970), .text(key)))
+    }
+
+    func giveBack(_ key: String, capacity: Double) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE rate_limit_buckets SET tokens = CASE WHEN tokens + 1 > ? THEN ? ELSE tokens + 1 END WHERE key = ?",
+                .double(capacity), .double(capacity), .text(key)))
     }
 
     func deleteIdle(before: Date) async throws {

@@ -78,6 +78,10 @@ actor InMemoryRateLimitStore: RateLimitStore {
         if buckets[key] != nil { buckets[key] = (capacity, now.timeIntervalSince1970) }
     }
 
+    func giveBack(_ key: String, capacity: Double) async throws {
+        if let bucket = buckets[key] { buckets[key] = (min(capacity, bucket.tokens + 1), bucket.updatedAt) }
+    }
+
     func deleteIdle(before: Date) async throws {
         for (key, bucket) in buckets where bucket.updatedAt <= before.timeIntervalSince1970 { buckets[key] = nil }
     }
