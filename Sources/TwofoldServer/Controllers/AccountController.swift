@@ -143,14 +143,22 @@ struct AccountController: EndpointCollection {
                     status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server",
                     detail: "A new \(field) cannot be confirmed without sending it a code.")
             }
-            if channel == .email, destination != user.email,
-                try await users.emailInUse(destination, except: userID)
-            {
-                throw Self.emailTaken
+            // An address another account uses is answered like a free one, so this call does not
+            // tell who has an account (issue T); that address's owner is told instead of sent a
+            // code, and the change cannot be confirmed.
+            var taken = false
+            if channel == .email, destination != user.email {
+                taken = try await users.emailInUse(destination, except: userID)
             }
             let response = try Response.json(
                 try await codes.send(
-                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil))
+                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil,
+                    message: taken
+                        ? .notice(
+                            subject: "Someone tried to use your address",
+                            body: "Twofold: someone signed in to another account asked to make this address "
+                                + "theirs. Nothing changed, and nothing needs doing; your account is as it was.")
+                        : .code))
             response.status = .accepted
             return response
         }

@@ -16,6 +16,13 @@ struct OneTimeCodeService: Sendable {
     let clock: ServerClock
     let rules: ProductRules
 
+    /// What goes to the destination: the code, or a notice in its place (an address that belongs
+    /// to another account is answered like a free one, and its owner told, not sent a code).
+    enum Message: Sendable {
+        case code
+        case notice(subject: String, body: String)
+    }
+
     /// Sends a fresh code to `destination`; earlier unused codes of the same kind stop working.
     /// Returns the answer for the client: when the next send is allowed, where it went (masked),
     /// when the code expires. Throws `429 rate_limited` inside the cooldown or over the hourly limit.
@@ -27,7 +34,7 @@ struct OneTimeCodeService: Sendable {
     @discardableResult
     func send(
         _ channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, to destination: String, userID: UUID,
-        flowID: UUID?
+        flowID: UUID?, message: Message = .code
     ) async throws -> CodeSentResponse {
         let now = clock.now()
         let lifetime = rules.codeLifetime
@@ -60,7 +67,14 @@ struct OneTimeCodeService: Sendable {
                 id: id, userID: userID, channel: channel, purpose: purpose, flowID: flowID,
                 destinationCiphertext: try secrets.seal(Array(destination.utf8), boundTo: id),
                 codeHash: hash(code, userID: userID), createdAt: now, expiresAt: now.addingTimeInterval(lifetime)))
-        try await outbox.enqueue(channel, to: destination, subject: "Your Twofold code", body: text, now: now)
+        switch message {
+        case .code:
+            try await outbox.enqueue(channel, to: destination, subject: "Your Twofold code", body: text, now: now)
+        case .notice(let subject, let body):
+            // The code is made and stored all the same (the same work, the same answer), but
+            // never leaves: nobody can confirm it.
+            try await outbox.enqueue(channel, to: destination, subject: subject, body: body, now: now)
+        }
         return CodeSentResponse(
             nextAllowedAt: now.addingTimeInterval(rules.codeResendAfter),
             maskedDestination: Masking.destination(destination, channel: channel),
