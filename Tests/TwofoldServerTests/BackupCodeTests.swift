@@ -37,9 +37,12 @@ import VaporTesting
             #expect(first.1?.backupCodesRemaining == 9)
             #expect(first.1?.backupCodesLow == false)
 
+            // Sent again a moment later (a retry, a double tap): a duplicate, not a guess (issue T).
             let again = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
-            #expect(again.0 == 401)
-            #expect(again.2?.code == "invalid_code")
+            #expect(again.0 == 409 && again.2?.code == "already_used")
+            clock.advance(by: 121)
+            let later = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
+            #expect(later.0 == 401 && later.2?.code == "invalid_code", "later, a used code is a wrong one")
 
             for (index, code) in codes[1...6].enumerated() {
                 let path =
@@ -166,6 +169,33 @@ import VaporTesting
                 .POST, API.SecondStep.verifyLogin.path(), headers: jsonHeaders,
                 body: json(["code": "123456", "method": "sms", "tempToken": try await TOTPSteps.startLogin(app)])
             ) { response in #expect(response.status == .unprocessableEntity) }
+        }
+    }
+
+    /// Issue T: the same backup code sent twice at once on step-up is used once; the other copy
+    /// is `409 already_used`, not a wrong code counted toward a lock.
+    @Test func aDuplicateStepUpCodeIsAlreadyUsedNotAFailure() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            let statuses = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var result: (UInt, String?) = (0, nil)
+                        try await app.testing().test(
+                            .POST, API.Auth.stepUp.path(), headers: .bearer(session),
+                            body: json(["method": "backup", "code": codes[3]])
+                        ) { response in result = (response.status.code, try? response.problem().code) }
+                        return result
+                    }
+                }
+                return try await group.reduce(into: [(UInt, String?)]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0.0 == 200 }.count == 1, "\(statuses)")
+            #expect(statuses.filter { $0.0 == 409 && $0.1 == "already_used" }.count == 3, "\(statuses)")
+            #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0, "no failure recorded")
         }
     }
 }

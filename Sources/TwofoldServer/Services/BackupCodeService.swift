@@ -46,22 +46,40 @@ struct BackupCodeService: Sendable {
     func exist(for userID: UUID) async throws -> Bool { try await store.summary(userID: userID).total > 0 }
     func deleteAll(for userID: UUID) async throws { try await store.deleteAll(userID: userID) }
 
+    /// How long a used code is told apart from a wrong one: a client that sent it twice (a
+    /// retry, a double tap, two tabs) is told `409 already_used`, not counted as guessing.
+    static let duplicateWindow: TimeInterval = 120
+
     /// Checks and uses up one code under the factor guard; returns how many remain.
     func use(_ input: String, userID: UUID, origin: RequestOrigin) async throws -> Int {
         try await guards.begin(Self.factor, userID: userID)
         let normalized = BackupCodes.normalize(input)
-        let row = try await normalized.asyncMap { try await store.unused(userID: userID, lookup: lookup($0)) } ?? nil
+        let row = try await normalized.asyncMap { try await store.code(userID: userID, lookup: lookup($0)) } ?? nil
         // Always one bcrypt check, so a miss costs the same time as a hit.
         let hash = row?.codeHash ?? Self.dummyHash
         let candidate = normalized ?? "-"
         let matches = try await hashing.runIfActive { try Bcrypt.verify(candidate, created: hash) }
         guard matches, let row else { try await guards.failed(Self.factor, userID: userID, origin: origin) }
-        guard try await store.use(id: row.id, now: clock.now()) else {
-            try await guards.failed(Self.factor, userID: userID, origin: origin)
+        let now = clock.now()
+        if let usedAt = row.usedAt {
+            // The right code, used before: a duplicate of a use just made is not a guess (issue T);
+            // an old one is as wrong as any.
+            // Its slot stays taken (a duplicate does not open the way to more guesses) but no
+            // failure is recorded.
+            guard now.timeIntervalSince(usedAt) <= Self.duplicateWindow else {
+                try await guards.failed(Self.factor, userID: userID, origin: origin)
+            }
+            throw Self.alreadyUsed
         }
+        // Used by a parallel request between the read and the claim: the same duplicate.
+        guard try await store.use(id: row.id, now: now) else { throw Self.alreadyUsed }
         try await guards.succeeded(Self.factor, userID: userID)
         return try await remaining(for: userID)
     }
+
+    static let alreadyUsed = Problem(
+        status: 409, code: .alreadyUsed, title: "Backup code already used",
+        detail: "This backup code was used a moment ago; each works once. Use another one.")
 
     private func lookup(_ normalized: String) -> String {
         let key = secrets.lookupKey(purpose: "backup codes")

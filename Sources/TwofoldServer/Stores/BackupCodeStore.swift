@@ -18,8 +18,9 @@ protocol BackupCodeStore: Sendable {
     /// Makes `codes` the user's set: the new ones are written first and then every other code of
     /// the user is deleted, so a crash between the two leaves the user with codes, never none.
     func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws
-    /// The unused code of `userID` with `lookup`.
-    func unused(userID: UUID, lookup: String) async throws -> BackupCodeRecord?
+    /// The code of `userID` with `lookup`, used or not (a code used a moment ago is told apart
+    /// from a wrong one).
+    func code(userID: UUID, lookup: String) async throws -> BackupCodeRecord?
     /// Marks the code used at `now` if it is not; whether this call did.
     func use(id: UUID, now: Date) async throws -> Bool
     /// How many of the user's codes are unused, how many there are, and when the newest was made.
@@ -52,12 +53,12 @@ struct SQLBackupCodeStore: BackupCodeStore {
                 [.uuid(userID)] + codes.map { .uuid($0.id) }))
     }
 
-    func unused(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {
+    func code(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {
         try await database.rows(
             Statement(
                 """
                 SELECT id, user_id, lookup, code_hash, created_at, used_at FROM backup_codes
-                WHERE user_id = ? AND lookup = ? AND used_at IS NULL
+                WHERE user_id = ? AND lookup = ?
                 """, .uuid(userID), .text(lookup)),
             {
                 BackupCodeRecord(

@@ -400,8 +400,8 @@ actor InMemoryBackupCodeStore: BackupCodeStore {
         for (id, code) in self.codes where code.userID == userID && !kept.contains(id) { self.codes[id] = nil }
     }
 
-    func unused(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {
-        codes.values.first { $0.userID == userID && $0.lookup == lookup && $0.usedAt == nil }
+    func code(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {
+        codes.values.first { $0.userID == userID && $0.lookup == lookup }
     }
 
     func use(id: UUID, now: Date) async throws -> Bool {
