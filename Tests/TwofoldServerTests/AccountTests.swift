@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import TwofoldTestSupport
 import TwofoldAPI
+import TwofoldTestSupport
 import VaporTesting
 
 @testable import TwofoldServer

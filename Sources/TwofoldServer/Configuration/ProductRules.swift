@@ -27,6 +27,9 @@ public struct ProductRules: Sendable, Equatable {
     /// Wrong current passwords on `PUT /account/password` per account
     /// (`TWOFOLD_THROTTLE_PASSWORD_CHANGE`).
     public var passwordChange = Throttle(burst: 5, refillSeconds: 180)
+    /// Passkey options and device-key challenges one user may ask for
+    /// (`TWOFOLD_THROTTLE_CHALLENGES_PER_USER`).
+    public var challengesPerUser = Throttle(burst: 30, refillSeconds: 2)
 
     /// Consecutive wrong codes that lock a factor, and that end one SMS or email code
     /// (`TWOFOLD_LOCK_AFTER_FAILURES`).
@@ -76,6 +79,8 @@ public struct ProductRules: Sendable, Equatable {
         rules.registerPerAddress = try reader.throttle(
             "TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS", default: rules.registerPerAddress)
         rules.passwordChange = try reader.throttle("TWOFOLD_THROTTLE_PASSWORD_CHANGE", default: rules.passwordChange)
+        rules.challengesPerUser = try reader.throttle(
+            "TWOFOLD_THROTTLE_CHALLENGES_PER_USER", default: rules.challengesPerUser)
 
         rules.lockAfterFailures = try reader.integer(
             "TWOFOLD_LOCK_AFTER_FAILURES", default: rules.lockAfterFailures, in: 3...20)

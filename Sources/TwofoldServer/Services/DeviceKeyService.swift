@@ -12,6 +12,9 @@ struct DeviceKeyService: Sendable {
     let audit: Auditor
     let clock: ServerClock
     let rules: ProductRules
+    /// Bounds how many challenges one user asks for (all but the anonymous sign-in's, which
+    /// the address's throttle bounds); `nil` in tests that do not count them.
+    var challenges: ChallengeThrottle? = nil
 
     /// The guard of a device key as a second factor (a login flow's second step, step-up).
     static let factor = "deviceKey"
@@ -47,6 +50,7 @@ struct DeviceKeyService: Sendable {
     func issueChallenge(
         for device: DeviceRecord, purpose: DeviceChallengeRecord.Purpose, flowID: UUID?
     ) async throws -> DeviceChallengeResponse {
+        if purpose != .signIn { try await challenges?.require(userID: device.userID) }
         let now = clock.now()
         let challenge = DeviceChallengeRecord(
             id: UUID(), deviceRowID: device.id, userID: device.userID, purpose: purpose, flowID: flowID,

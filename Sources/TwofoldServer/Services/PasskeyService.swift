@@ -23,11 +23,15 @@ struct PasskeyService: Sendable {
     /// Passwordless sign-in: the passkey is the whole sign-in, so the user must be verified.
     let passwordless: RelyingParty
 
+    /// Bounds how many challenges one user asks for; `nil` in tests that do not count them.
+    let challenges: ChallengeThrottle?
+
     init(
         store: any PasskeyStore, audit: Auditor, clock: ServerClock, settings: WebAuthnSettings,
-        ceremonies: (any TaskExecutor)? = nil
+        ceremonies: (any TaskExecutor)? = nil, challenges: ChallengeThrottle? = nil
     ) {
         self.ceremonies = ceremonies
+        self.challenges = challenges
         self.store = store
         self.audit = audit
         self.clock = clock
@@ -98,6 +102,7 @@ struct PasskeyService: Sendable {
     private func newChallenge(_ purpose: PasskeyChallengeRecord.Purpose, userID: UUID?, flowID: UUID?) async throws
         -> String
     {
+        if let userID { try await challenges?.require(userID: userID) }
         let now = clock.now()
         let challenge = Base64URL.encode(SecureRandom.bytes(32))
         try await store.insertChallenge(

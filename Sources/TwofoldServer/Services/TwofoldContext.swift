@@ -83,12 +83,14 @@ final class TwofoldContext: Sendable {
         self.codes = OneTimeCodeService(
             store: SQLOneTimeCodeStore(database: database), outbox: outbox, rateLimiter: rateLimiter, guards: guards,
             secrets: secrets, clock: clock, rules: configuration.rules)
+        let challenges = ChallengeThrottle(
+            rateLimiter: rateLimiter, rule: .init(configuration.rules.challengesPerUser), clock: clock)
         self.deviceKeys = DeviceKeyService(
             store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
-            clock: clock, rules: configuration.rules)
+            clock: clock, rules: configuration.rules, challenges: challenges)
         self.passkeys = PasskeyService(
             store: SQLPasskeyStore(database: database), audit: audit, clock: clock, settings: configuration.webAuthn,
-            ceremonies: ThreadPoolExecutor(pool: passwords.threadPool))
+            ceremonies: ThreadPoolExecutor(pool: passwords.threadPool), challenges: challenges)
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
             trustedDevices: trustedDevices, passkeys: passkeys)

@@ -100,6 +100,10 @@ protocol DeviceStore: Sendable {
     /// Unblocks a blocked PIN; whether this call did.
     func unblockPIN(deviceRowID: UUID) async throws -> Bool
 
+    /// Writes a challenge and retires the device's other open challenges of the same purpose
+    /// and login flow (one live challenge each, replaced rather than added; issue T) — except a
+    /// sign-in's, which anyone with a username may ask for: replacing it would let them cancel
+    /// the owner's sign-in.
     func insertChallenge(_ challenge: DeviceChallengeRecord) async throws
     func challenge(id: UUID) async throws -> DeviceChallengeRecord?
     /// Uses the challenge up if it is unused and alive at `now`; whether this call did.
@@ -272,6 +276,16 @@ struct SQLDeviceStore: DeviceStore {
                 .uuid(challenge.id), .uuid(challenge.deviceRowID), .uuid(challenge.userID),
                 .text(challenge.purpose.rawValue), .uuid(challenge.flowID), .text(challenge.challenge),
                 .date(challenge.createdAt), .date(challenge.expiresAt), .date(challenge.usedAt)))
+        guard challenge.purpose != .signIn else { return }
+        let sameFlow = challenge.flowID == nil ? "flow_id IS NULL" : "flow_id = ?"
+        try await database.run(
+            Statement(
+                """
+                UPDATE device_challenges SET used_at = ?
+                WHERE device_id = ? AND purpose = ? AND \(sameFlow) AND id <> ? AND used_at IS NULL
+                """,
+                [.date(challenge.createdAt), .uuid(challenge.deviceRowID), .text(challenge.purpose.rawValue)]
+                    + (challenge.flowID.map { [.uuid($0)] } ?? []) + [.uuid(challenge.id)]))
     }
 
     func challenge(id: UUID) async throws -> DeviceChallengeRecord? {

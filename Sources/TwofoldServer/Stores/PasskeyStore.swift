@@ -67,6 +67,9 @@ protocol PasskeyStore: Sendable {
         _ credentialID: String, previousCount: Int, signCount: Int, backupEligible: Bool, backedUp: Bool, now: Date
     ) async throws -> Bool
 
+    /// Writes a challenge and retires the user's other open challenges of the same purpose and
+    /// login flow: one live challenge per (user, purpose, flow), replaced rather than added
+    /// (issue T). A passwordless challenge names no user and replaces nothing.
     func insertChallenge(_ challenge: PasskeyChallengeRecord) async throws
     func challenge(_ challenge: String) async throws -> PasskeyChallengeRecord?
     /// Uses the challenge up if it is unused and alive at `now`; whether this call did.
@@ -160,6 +163,16 @@ struct SQLPasskeyStore: PasskeyStore {
                 .uuid(challenge.id), .text(challenge.challenge), .text(challenge.purpose.rawValue),
                 .uuid(challenge.userID), .uuid(challenge.flowID), .date(challenge.createdAt),
                 .date(challenge.expiresAt), .date(challenge.usedAt)))
+        guard let userID = challenge.userID else { return }
+        let sameFlow = challenge.flowID == nil ? "flow_id IS NULL" : "flow_id = ?"
+        try await database.run(
+            Statement(
+                """
+                UPDATE webauthn_challenges SET used_at = ?
+                WHERE user_id = ? AND purpose = ? AND \(sameFlow) AND id <> ? AND used_at IS NULL
+                """,
+                [.date(challenge.createdAt), .uuid(userID), .text(challenge.purpose.rawValue)]
+                    + (challenge.flowID.map { [.uuid($0)] } ?? []) + [.uuid(challenge.id)]))
     }
 
     func challenge(_ challenge: String) async throws -> PasskeyChallengeRecord? {

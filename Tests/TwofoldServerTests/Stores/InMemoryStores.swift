@@ -586,7 +586,16 @@ actor InMemoryDeviceStore: DeviceStore {
         return true
     }
 
-    func insertChallenge(_ challenge: DeviceChallengeRecord) async throws { challenges[challenge.id] = challenge }
+    func insertChallenge(_ challenge: DeviceChallengeRecord) async throws {
+        challenges[challenge.id] = challenge
+        guard challenge.purpose != .signIn else { return }
+        for (id, other) in challenges
+        where id != challenge.id && other.deviceRowID == challenge.deviceRowID && other.purpose == challenge.purpose
+            && other.flowID == challenge.flowID && other.usedAt == nil
+        {
+            challenges[id]?.usedAt = challenge.createdAt
+        }
+    }
     func challenge(id: UUID) async throws -> DeviceChallengeRecord? { challenges[id] }
     func claimChallenge(id: UUID, now: Date) async throws -> Bool { claim(&challenges, id: id, now: now) }
     func deleteChallenges(expiredBefore before: Date) async throws { deleteExpired(&challenges, before: before) }
@@ -641,7 +650,16 @@ actor InMemoryPasskeyStore: PasskeyStore {
         return true
     }
 
-    func insertChallenge(_ challenge: PasskeyChallengeRecord) async throws { challenges[challenge.id] = challenge }
+    func insertChallenge(_ challenge: PasskeyChallengeRecord) async throws {
+        challenges[challenge.id] = challenge
+        guard let userID = challenge.userID else { return }
+        for (id, other) in challenges
+        where id != challenge.id && other.userID == userID && other.purpose == challenge.purpose
+            && other.flowID == challenge.flowID && other.usedAt == nil
+        {
+            challenges[id]?.usedAt = challenge.createdAt
+        }
+    }
 
     func challenge(_ challenge: String) async throws -> PasskeyChallengeRecord? {
         challenges.values.first { $0.challenge == challenge }
