@@ -266,7 +266,7 @@ struct DeviceKeyController: EndpointCollection {
         guard let user = try await user(named: body.username, request: request),
             let device = try await deviceKeys.store.device(deviceID, userID: user.id)
         else { throw DeviceKeyService.signatureRefused }
-        try await anonymous {
+        try await anonymous(refusedAs: DeviceKeyService.signatureRefused) {
             try await deviceKeys.check(
                 signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device,
                 origin: request.origin)
@@ -301,7 +301,8 @@ struct DeviceKeyController: EndpointCollection {
         {
             do {
                 try await codes.send(
-                    .sms, purpose: .deviceSignIn, to: phone, userID: user.id, flowID: nil)
+                    .sms, purpose: .deviceSignIn, to: phone, userID: user.id,
+                    flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(request.clientAddress)))
             } catch let problem as Problem where problem.code == .rateLimited {
                 request.logger.notice("device sign-in code not sent: send limit reached")
             }
@@ -322,10 +323,14 @@ struct DeviceKeyController: EndpointCollection {
         guard let user = try await user(named: body.username, request: request) else {
             throw OneTimeCodeService.wrongCode
         }
-        try await anonymous {
+        // The code asked for from this client scope, under this scope's guard (issue T).
+        let scope = ClientScope.of(request.clientAddress)
+        try await anonymous(refusedAs: OneTimeCodeService.wrongCode) {
             _ = try await codes.verify(
-                body.otp, channel: .sms, purpose: .deviceSignIn, userID: user.id, flowID: nil,
-                guardFactor: DeviceKeyService.smsSignInFactor, countsTowardAccount: false, origin: request.origin)
+                body.otp, channel: .sms, purpose: .deviceSignIn, userID: user.id,
+                flowID: ClientScope.flow(userID: user.id, scope: scope),
+                guardFactor: "\(DeviceKeyService.smsSignInFactor):\(scope)", countsTowardAccount: false,
+                origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(user: user.dto, methods: ["sms"], proofs: ["sms"], origin: request.origin)
@@ -337,10 +342,14 @@ struct DeviceKeyController: EndpointCollection {
     }
 
     /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it
-    /// reads the same for a user who has a live code or challenge and one who has none.
-    func anonymous(_ check: () async throws -> Void) async throws {
+    /// reads the same for a user who has a live code or challenge and one who has none; a locked
+    /// guard is answered exactly as a wrong answer (`refusal`), so a stranger cannot tell that
+    /// they, or anyone, set a lock (issue T).
+    func anonymous(refusedAs refusal: Problem, _ check: () async throws -> Void) async throws {
         do {
             try await check()
+        } catch let problem as Problem where problem.code == .locked {
+            throw refusal
         } catch var problem as Problem where problem.status == 401 {
             problem.attemptsRemaining = nil
             throw problem

@@ -118,7 +118,9 @@ struct DeviceKeyService: Sendable {
                 status: 401, code: .expired, title: "Challenge expired",
                 detail: "A challenge is valid for \(minutes) minute\(minutes == 1 ? "" : "s"); ask for a new one.")
         }
-        let guardFactor = purpose == .signIn ? Self.signInFactor : Self.factor
+        // The anonymous sign-in's guard is per client scope: a stranger's wrong signatures lock
+        // only their own tries (issue T).
+        let guardFactor = purpose == .signIn ? "\(Self.signInFactor):\(ClientScope.of(origin.address))" : Self.factor
         try await guards.begin(guardFactor, userID: device.userID)
         guard let keyText = purpose == .biometric ? device.biometricKey : device.publicKey,
             let key = try? DevicePublicKey(base64: keyText), let bytes = Data(base64Encoded: challenge.challenge),

@@ -82,7 +82,11 @@ struct FactorGuard: Sendable {
                 status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
                 attemptsRemaining: maximumAttempts - attempts)
         }
-        let duration = min(rules.longestLockout, rules.firstLockout * pow(2, Double(lockouts)))
+        // An anonymous sign-in's lock does not grow (issue T): strangers set it, and it must not
+        // grow into a long lock of the owner's way in.
+        let duration =
+            countsTowardAccount
+            ? min(rules.longestLockout, rules.firstLockout * pow(2, Double(lockouts))) : rules.firstLockout
         let until = now.addingTimeInterval(duration)
         if try await store.lock(userID: userID, factor: factor, until: until, limit: maximumAttempts) {
             try await audit.record(

@@ -43,7 +43,10 @@ struct OneTimeCodeService: Sendable {
             capacity: Double(rules.codeSendsPerHour), perSecond: Double(rules.codeSendsPerHour) / 3600)
         // Seed 004's SMS sign-in is asked for with a username alone: it has an hourly budget of its
         // own, so a stranger spends that one, never the user's login, step-up and setup codes.
-        let budget = purpose == .deviceSignIn ? "code-send-hour-anonymous" : "code-send-hour"
+        // Its codes, cooldown and budget are also per client scope (`ClientScope.flow` is its
+        // flow): a stranger elsewhere spends and supersedes only their own (issue T).
+        let budget =
+            purpose == .deviceSignIn ? "code-send-hour-anonymous:\(flowID?.uuidString ?? "-")" : "code-send-hour"
         for (key, rule) in [
             // The cooldown is per flow (or per setup): a new login is not held back by the last one.
             ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
@@ -61,7 +64,9 @@ struct OneTimeCodeService: Sendable {
         let minutes = Int((lifetime / 60).rounded(.up))
         let text =
             "Your Twofold code is \(code). It expires in \(minutes) minute\(minutes == 1 ? "" : "s"). Never share it."
-        try await store.supersede(userID: userID, channel: channel, purpose: purpose, now: now)
+        try await store.supersede(
+            userID: userID, channel: channel, purpose: purpose, flowID: purpose == .deviceSignIn ? flowID : nil,
+            now: now)
         try await store.insert(
             OneTimeCodeRecord(
                 id: id, userID: userID, channel: channel, purpose: purpose, flowID: flowID,

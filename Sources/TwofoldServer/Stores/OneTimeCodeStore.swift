@@ -31,8 +31,10 @@ struct OneTimeCodeRecord: Sendable, Equatable {
 /// One-time codes. Using one is a single conditional update.
 protocol OneTimeCodeStore: Sendable {
     /// Ends the user's unused codes of this channel and purpose (a new one replaces them).
-    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
-        async throws
+    /// Ends the user's unused codes of this kind; with `flowID`, only that flow's.
+    func supersede(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date
+    ) async throws
     func insert(_ code: OneTimeCodeRecord) async throws
     /// The newest unused, unexpired code of this kind (and flow, when given) with fewer than
     /// `maximumFailures` wrong tries.
@@ -71,15 +73,17 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
             usedAt: try row.optionalDate(10))
     }
 
-    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
-        async throws
-    {
+    func supersede(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date
+    ) async throws {
         try await database.run(
             Statement(
                 """
                 UPDATE one_time_codes SET used_at = ?
-                WHERE user_id = ? AND channel = ? AND purpose = ? AND used_at IS NULL
-                """, .date(now), .uuid(userID), .text(channel.rawValue), .text(purpose.rawValue)))
+                WHERE user_id = ? AND channel = ? AND purpose = ? AND used_at IS NULL\(flowID == nil ? "" : " AND flow_id = ?")
+                """,
+                [.date(now), .uuid(userID), .text(channel.rawValue), .text(purpose.rawValue)]
+                    + (flowID.map { [.uuid($0)] } ?? [])))
     }
 
     func insert(_ code: OneTimeCodeRecord) async throws {

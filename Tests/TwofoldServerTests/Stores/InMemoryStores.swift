@@ -461,11 +461,13 @@ actor InMemoryOutboxStore: OutboxStore {
 actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
     private var codes: [UUID: OneTimeCodeRecord] = [:]
 
-    func supersede(userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, now: Date)
-        async throws
-    {
+    func supersede(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date
+    ) async throws {
         for (id, code) in codes
-        where code.userID == userID && code.channel == channel && code.purpose == purpose && code.usedAt == nil {
+        where code.userID == userID && code.channel == channel && code.purpose == purpose && code.usedAt == nil
+            && (flowID == nil || code.flowID == flowID)
+        {
             codes[id]?.usedAt = now
         }
     }

@@ -431,7 +431,7 @@ import VaporTesting
         #expect(try await !store.use(id: first.id, now: now, maximumFailures: 5), "once")
         let stepUp = code(.stepUp)
         try await store.insert(stepUp)
-        try await store.supersede(userID: alice, channel: .sms, purpose: .stepUp, now: now)
+        try await store.supersede(userID: alice, channel: .sms, purpose: .stepUp, flowID: nil, now: now)
         #expect(
             try await store.live(
                 userID: alice, channel: .sms, purpose: .stepUp, flowID: nil, now: now, maximumFailures: 5) == nil)
