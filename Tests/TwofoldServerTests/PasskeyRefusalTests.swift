@@ -270,4 +270,34 @@ import WebAuthnTestSupport
             #expect(other.status == 200, "\(other.text)")
         }
     }
+
+    /// Issue T: names refuse line and paragraph separators and bidirectional controls, and the
+    /// notice of an added passkey names its provider, when and from where, never its name.
+    @Test func namesRefuseBidiControlsAndNoticesNeverShowThem() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let passkey = Passkey()
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            try await Calls.register(app, token: tokens.accessToken.token, passkey, name: "Owner laptop")
+            let notice = try #require(
+                try await CodeFactorTests.deliverAll(app, clock: clock).first { $0.body.contains("passkey") }
+            ).body
+            #expect(!notice.contains("Owner laptop"), "\(notice)")
+            #expect(notice.contains("added 2027-01-15 08:00 UTC from 10.0.0.1"), "\(notice)")
+            for bad in ["evil\u{202E}txt.exe", "line\u{2028}break", "para\u{2029}", "iso\u{2066}late", "mark\u{200F}"] {
+                let refused = try await Calls.call(
+                    app, .PATCH, API.Passkeys.rename.path(passkey.id), headers: .bearer(tokens.accessToken.token),
+                    body: PasskeyRenameRequest(name: bad))
+                #expect(refused.status == 422, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
+            }
+            let model = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.enroll.path(),
+                [
+                    "username": "alice", "method": "secureEnclave", "deviceId": "p", "deviceModel": "iPhone\u{202E}",
+                    "publicKey": DeviceSignInTests.Phone().publicKey,
+                ], token: tokens.accessToken.token)
+            #expect(model.0 == 422, "\(model.1)")
+        }
+    }
 }

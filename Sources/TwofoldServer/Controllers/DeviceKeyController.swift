@@ -62,8 +62,12 @@ struct DeviceKeyController: EndpointCollection {
         let user = try await owner(named: body.username, request: request)
         let userID = user.id
         let deviceID = try DeviceInput.deviceID(body.deviceId)
-        if let model = body.deviceModel, model.unicodeScalars.count > 128 || model.contains(where: \.isNewline) {
-            throw InputValidation.failure(["deviceModel": "must be at most 128 characters on one line"])
+        if let model = body.deviceModel,
+            model.unicodeScalars.count > 128 || model.unicodeScalars.contains(where: InputValidation.isControlOrBidi)
+        {
+            throw InputValidation.failure([
+                "deviceModel": "must be at most 128 characters on one line, without control characters"
+            ])
         }
         guard let method = DeviceRecord.Method(rawValue: body.method) else {
             throw InputValidation.failure(["method": "must be secureEnclave or smsOTP"])

@@ -76,9 +76,11 @@ struct PasskeyController: EndpointCollection {
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
             origin: request.origin)
         let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: user.id)
-        // Named by its provider, never by the name its adder chose (issue T).
+        // Named by its provider, when and from where, never by the name its adder chose (issue T).
         try await factorChanges.notifyAdded(
-            "A passkey from \(PasskeyService.dto(passkey).provider ?? "an unknown provider")", user: user)
+            "A passkey from \(PasskeyService.dto(passkey).provider ?? "an unknown provider"), "
+                + "added \(FactorChanges.moment(passkey.createdAt)) from \(request.origin.address ?? "an unknown address"),",
+            user: user)
         return try Response.json(
             PasskeyRegisteredResponse(
                 credential: PasskeyService.dto(passkey), backupCodes: codes, serverTime: clock.now()))

@@ -72,6 +72,13 @@ struct FactorChanges: Sendable {
             + ". Remove any you do not recognise."
     }
 
+    /// `2026-11-25 22:46 UTC`: when something was added, for a notice.
+    static func moment(_ date: Date) -> String {
+        let text = ISO8601DateFormatter.string(
+            from: date, timeZone: .gmt, formatOptions: [.withFullDate, .withTime, .withColonSeparatorInTime])
+        return text.replacingOccurrences(of: "T", with: " ").prefix(16) + " UTC"
+    }
+
     static func day(_ date: Date) -> String {
         ISO8601DateFormatter.string(from: date, timeZone: .gmt, formatOptions: [.withFullDate]) + " (UTC)"
     }

@@ -76,4 +76,14 @@ enum InputValidation {
         return Problem(
             status: 422, code: .validationFailed, title: "Validation failed", detail: detail + ".", errors: errors)
     }
+
+    /// A code point that must not stand in a name shown to people: C0 and C1 controls, DEL,
+    /// the line and paragraph separators, and the bidirectional controls (marks, embeddings,
+    /// overrides and isolates), which reorder the text around them (Trojan Source, CVE-2021-42574).
+    static func isControlOrBidi(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
 }

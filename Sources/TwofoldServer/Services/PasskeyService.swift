@@ -335,12 +335,13 @@ struct PasskeyService: Sendable {
     // MARK: Input and problems
 
     /// A passkey's name: 1 to 64 code points, not all spaces, no control characters (C0, DEL,
-    /// C1); spaces around it are dropped. Exactly the document's `PasskeyName`.
+    /// C1), no line or paragraph separators and no bidirectional controls (a name that reorders
+    /// or breaks the text around it, in a list or a notice; issue T); spaces around it are
+    /// dropped. Exactly the document's `PasskeyName`.
     static func validName(_ text: String) throws -> String {
         let scalars = text.unicodeScalars
         let name = text.trimmingCharacters(in: CharacterSet(charactersIn: " "))
-        guard scalars.count <= 64, !name.isEmpty,
-            !scalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        guard scalars.count <= 64, !name.isEmpty, !scalars.contains(where: InputValidation.isControlOrBidi)
         else {
             throw InputValidation.failure([
                 "name": "must be 1 to 64 characters, not all spaces, without control characters"
