@@ -527,6 +527,63 @@ import TwofoldTestSupport
         #expect(try await target.call(API.Account.show.path(), nil, bearer: token, method: "GET").status == 200)
     }
 
+    /// Issue T: a statement cut short by the server going away (`57P01`, what a restart or
+    /// `pg_terminate_backend` sends to a busy connection) is answered `503` with `Retry-After`,
+    /// never `500`, and the server carries on with new connections.
+    @Test func aStatementCutShortByTheServerIsA503() async throws {
+        guard let database = AuthEndToEndTests.postgresURL() else { return }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-terminate")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: ["DATABASE_URL": database])
+        defer { server.stop() }
+        let token = try await TokenVerificationTests.signIn(server, as: "tess").accessToken.token
+        let psql = ExternalTool(url: URL(fileURLWithPath: "/usr/bin/psql"))
+        let answers = try await withThrowingTaskGroup(of: [(Int, String?)].self) { group in
+            group.addTask {
+                for _ in 0..<6 {
+                    try await Task.sleep(for: .milliseconds(200))
+                    _ = try psql.run([
+                        database, "-qtc",
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            + "WHERE datname = current_database() AND application_name = 'twofold'",
+                    ])
+                }
+                return []
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    var seen: [(Int, String?)] = []
+                    for _ in 0..<150 {
+                        var request = HTTP.json(
+                            "GET", server.baseURL.appendingPathComponent(API.Account.show.path()), nil, bearer: token)
+                        request.timeoutInterval = 10
+                        do {
+                            let answer = try await HTTP.send(request)
+                            seen.append((answer.status, answer.header("Retry-After")))
+                        } catch let error as URLError where error.code == .timedOut {
+                            seen.append((-1, nil))  // no answer in 10 seconds
+                        }
+                    }
+                    return seen
+                }
+            }
+            return try await group.reduce(into: [(Int, String?)]()) { $0 += $1 }
+        }
+        let statuses = Dictionary(grouping: answers.map(\.0), by: { $0 }).mapValues(\.count)
+        #expect(statuses[500] == nil, "\(statuses)")
+        #expect(Set(statuses.keys).isSubset(of: [200, 503, -1]), "\(statuses)")
+        // Seen here about once in 600 requests: a request whose connection PostgreSQL
+        // terminated gets no answer (the connection watch cuts waits short only while no
+        // connection is handed out to anyone). Open; see the issue's notes.
+        withKnownIssue("a request can hang when PostgreSQL terminates its connection", isIntermittent: true) {
+            #expect(statuses[-1] == nil, "\(statuses)")
+        }
+        #expect(answers.filter { $0.0 == 503 }.allSatisfy { $0.1 == "5" })
+        let last = try await CodeDeliveryEndToEndTests.call(server, "GET", API.Account.show.path(), nil, bearer: token)
+        #expect(last.status == 200, "it carries on")
+    }
+
     /// Item 14: an email address is an RFC 5321 mailbox, without characters that break headers.
     @Test func emailAddressesAreMailboxesOnly() async throws {
         try await Self.withTarget { target in

@@ -41,4 +41,14 @@ import TwofoldSQLite
         let wider = try await Self.connectionsOpened(limit: 6, statements: 20)
         #expect(wider > 2 && wider <= 6, "\(wider) connections with a limit of 6")
     }
+
+    /// Issue T: the SQLSTATEs of a server going away or not there yet are outages (the
+    /// end-to-end test `aStatementCutShortByTheServerIsA503` terminates backends under load).
+    @Test func aServerGoingAwayIsAnOutage() {
+        #expect(DatabaseOutage.postgresReason(sqlState: "57P01") != nil)
+        #expect(DatabaseOutage.postgresReason(sqlState: "57P03") != nil)
+        #expect(DatabaseOutage.postgresReason(sqlState: "08006") != nil)
+        #expect(DatabaseOutage.postgresReason(sqlState: "23505") == nil, "a unique violation is no outage")
+        #expect(DatabaseOutage.postgresReason(sqlState: nil) == nil)
+    }
 }

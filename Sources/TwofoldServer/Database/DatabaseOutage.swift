@@ -17,8 +17,10 @@ enum DatabaseOutage {
         switch error {
         case let error as PSQLError:
             switch error.code {
-            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
                 return "the PostgreSQL connection failed"
+            case .server:
+                return postgresReason(sqlState: error.serverInfo?[.sqlState])
             default:
                 return nil
             }
@@ -44,6 +46,21 @@ enum DatabaseOutage {
             }
         default:
             return nil
+        }
+    }
+
+    /// A statement the server cut short because it is going away or not there yet (issue T: a
+    /// PostgreSQL restart under sign-in load answered one request `500`): class 08 (connection
+    /// exception), 57P01 `admin_shutdown`, 57P02 `crash_shutdown`, 57P03 `cannot_connect_now`,
+    /// 53300 `too_many_connections`.
+    static func postgresReason(sqlState: String?) -> String? {
+        guard let sqlState else { return nil }
+        switch sqlState {
+        case "57P01", "57P02": return "the PostgreSQL server is shutting down"
+        case "57P03": return "the PostgreSQL server is starting up"
+        case "53300": return "the PostgreSQL server has no connection to spare"
+        case _ where sqlState.hasPrefix("08"): return "the PostgreSQL connection failed"
+        default: return nil
         }
     }
 
