@@ -21,6 +21,32 @@ import VaporTesting
         return result
     }
 
+    /// `PUT path` with a JSON body as `token`; the status and, on failure, the problem.
+    static func put(_ app: Application, path: String, token: String, _ body: [String: String]) async throws
+        -> (UInt, ProblemBody?)
+    {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(.PUT, path, headers: .bearer(token), body: json(body)) { response in
+            result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
+        }
+        return result
+    }
+
+    /// Makes `phone` the verified number of `token`'s account, with the code sent to it.
+    static func verifyPhone(_ app: Application, token: String, clock: TestClock, phone: String = "+14155550123")
+        async throws
+    {
+        #expect(try await put(app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone]).0 == 202)
+        let code = try #require(
+            try await CodeFactorTests.deliverMessages(app, clock: clock).last { $0.destination == phone }
+        ).code
+        #expect(
+            try await put(
+                app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone, "code": code]
+            )
+            .0 == 200)
+    }
+
     static func account(_ app: Application, token: String) async throws -> UserDTO {
         var user: UserDTO?
         try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in

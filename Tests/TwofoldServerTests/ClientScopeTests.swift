@@ -13,6 +13,9 @@ struct ClientScopeTests {
         #expect(ClientScope.of("2001:db8:7:2::1") != scope, "the next /64 is another")
         #expect(ClientScope.of("192.0.2.1") == "192.0.2.1" && ClientScope.of("192.0.2.2") != "192.0.2.1")
         #expect(ClientScope.of(nil) == "-" && ClientScope.of("") == "-")
+        // A dual-stack listener reports IPv4 clients as mapped addresses: each is its own scope.
+        #expect(ClientScope.of("::ffff:203.0.113.10") == "203.0.113.10")
+        #expect(ClientScope.of("::ffff:198.51.100.99") != ClientScope.of("::ffff:203.0.113.10"))
     }
 
     @Test func eachUserAndScopeHasItsOwnFlow() {

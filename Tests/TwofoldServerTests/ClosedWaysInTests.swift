@@ -87,6 +87,26 @@ import VaporTesting
         }
     }
 
+    /// Review of issue T, finding 3: per-scope budgets do not lift the ceiling: strangers from
+    /// many addresses get at most four budgets' worth of codes sent to the owner's phone an hour.
+    @Test func manyAddressesCannotFloodTheOwnersPhone() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
+            let enrolled = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
+                token: tokens.accessToken.token)
+            #expect(enrolled.0 == 200, "\(enrolled.1)")
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            for index in 0..<30 {
+                _ = try await DeviceSignInTests.post(
+                    app, API.DeviceKeys.requestOTP.path(), ["username": "alice"], from: "10.9.\(index).1")
+            }
+            #expect(try await CodeFactorTests.deliverMessages(app, clock: clock).count == 20)
+        }
+    }
+
     /// Item 3, issue T: a stranger's wrong SMS sign-in codes lock only the stranger's own tries
     /// (their client scope, an IPv6 /64 as one), for 5 minutes each time, never growing, and
     /// are answered exactly as wrong codes; the owner signs in meanwhile, and the account is

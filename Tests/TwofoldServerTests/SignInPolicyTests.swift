@@ -140,4 +140,59 @@ import VaporTesting
             #expect(notice?.body.contains("Nothing else can sign in to your account without the password") == true)
         }
     }
+
+    /// Review of issue T, finding 1: a session that moved the phone (or the email) to a
+    /// destination of its choosing cannot step up with codes sent there.
+    @Test func codesToADestinationTheSessionChoseNeverVouchForIt() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let token = try await AuthFlowTests.signUp(app).accessToken.token
+            for (channel, field, value) in [
+                ("sms", "phoneNumber", "+14155550188"), ("email", "email", "thief@example.net"),
+            ] {
+                let path = channel == "sms" ? API.Account.changePhone.path() : API.Account.changeEmail.path()
+                #expect(try await AccountTests.put(app, path: path, token: token, [field: value]).0 == 202)
+                let code = try #require(
+                    try await CodeFactorTests.deliverMessages(app, clock: clock).last { $0.destination == value }
+                ).code
+                #expect(
+                    try await AccountTests.put(app, path: path, token: token, [field: value, "code": code]).0 == 200)
+            }
+            #expect(
+                try await DeviceSignInTests.post(
+                    app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "burner"],
+                    token: token
+                ).0 == 200)
+            clock.advance(by: 6 * 60)
+            for method in ["sms", "email"] {
+                clock.advance(by: 61)
+                #expect(
+                    try await DeviceSignInTests.post(app, API.Auth.stepUpSend.path(), ["method": method], token: token)
+                        .0 == 200)
+                let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last).code
+                let stepped = try await DeviceSignInTests.post(
+                    app, API.Auth.stepUp.path(), ["method": method, "code": code], token: token)
+                #expect(stepped.0 == 403 && stepped.1.contains("added in this session"), "\(method): \(stepped.1)")
+            }
+            #expect(try await DeviceSignInTests.post(app, API.TwoFactor.totpSetup.path(), [:], token: token).0 == 403)
+        }
+    }
+
+    /// Review of issue T, finding 2: enrolling SMS sign-in over a device's key takes the key
+    /// away, so it is a downgrade: the key's own proof does not vouch for it.
+    @Test func enrollingSMSOverAKeyIsADowngrade() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
+            let phone = DeviceSignInTests.Phone()
+            #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
+            let keyOnly = try await DeviceSignInTests.stepUp(app, token: tokens.accessToken.token, phone: phone)
+            let replaced = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "iphone-1"],
+                token: keyOnly)
+            #expect(replaced.0 == 403 && replaced.1.contains("step_up_required"), "\(replaced.1)")
+            #expect(try await DeviceSignInTests.challenge(app).method == "secureEnclave", "the key stays")
+        }
+    }
 }

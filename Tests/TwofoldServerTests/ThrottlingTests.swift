@@ -121,4 +121,24 @@ import VaporTesting
             }
         }
     }
+
+    /// Review of issue T, finding 5: the remembered device's exemption is not a free pass: the
+    /// device token has a bucket of its own, as tight as one address's.
+    @Test func aRememberedDeviceTokenHasABucketOfItsOwn() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            var statuses: [UInt] = []
+            for index in 0..<8 {
+                statuses.append(
+                    try await Self.login(app, from: "198.19.0.\(index + 1)", password: "guess \(index)", device: device)
+                )
+            }
+            #expect(
+                statuses.prefix(5).allSatisfy { $0 == 401 } && statuses.suffix(3).allSatisfy { $0 == 429 },
+                "\(statuses)")
+        }
+    }
 }

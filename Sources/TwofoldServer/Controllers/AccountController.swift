@@ -170,10 +170,11 @@ struct AccountController: EndpointCollection {
                 detail: "That code confirms a different \(field); ask for a new code for this one.",
                 errors: [field: "does not match the one the code was sent to"])
         }
-        // A destination that carries sign-in codes is a factor added in this session; the old
-        // destinations hear of the change first.
-        let carriesCodes = channel == .sms ? user.smsEnabled : user.emailEnabled
-        try await factorChanges.recordAdding(carriesCodes ? [channel.rawValue] : [], caller: try request.caller)
+        // The new destination receives step-up codes from now on (and sign-in codes, where the
+        // channel carries them): codes to it never vouch for this session, which chose it
+        // (issue T review: a session moved the phone to its own number, then stepped up with
+        // codes sent there). The old destinations hear of the change first.
+        try await factorChanges.recordAdding([channel.rawValue], caller: try request.caller)
         try await factorChanges.notify(
             user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
             body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "

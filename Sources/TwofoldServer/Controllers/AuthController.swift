@@ -136,9 +136,14 @@ struct AuthController: EndpointCollection {
             remembered = try await trustedDevices.recognises(userID: user.id, token: request.trustedDeviceToken)
         }
         let accountKey = "login:account:\(account)"
+        // The remembered device has a bucket of its own instead, as tight as one address's, so a
+        // leaked device token gives no more guesses than one address does (issue T review).
+        let deviceKey = "login:device:\(SecureToken.hash(request.trustedDeviceToken ?? ""))"
         try await rateLimiter.require(
             "login:account-ip:\(account):\(address)", rule: .init(rules.loginPerAccountAndAddress), now: now)
-        if !remembered {
+        if remembered {
+            try await rateLimiter.require(deviceKey, rule: .init(rules.loginPerAccountAndAddress), now: now)
+        } else {
             try await rateLimiter.require(accountKey, rule: .init(rules.loginPerAccount), now: now)
         }
         guard try await passwords.verify(body.password, against: user?.passwordHash), let user else {
@@ -154,7 +159,11 @@ struct AuthController: EndpointCollection {
         try await rateLimiter.reset(
             "login:account-ip:\(account):\(address)", rule: .init(rules.loginPerAccountAndAddress),
             now: now)
-        if !remembered { try await rateLimiter.giveBack(accountKey, rule: .init(rules.loginPerAccount)) }
+        if remembered {
+            try await rateLimiter.reset(deviceKey, rule: .init(rules.loginPerAccountAndAddress), now: now)
+        } else {
+            try await rateLimiter.giveBack(accountKey, rule: .init(rules.loginPerAccount))
+        }
 
         let methods = try await secondFactors.available(for: user)
         if !methods.isEmpty, remembered {

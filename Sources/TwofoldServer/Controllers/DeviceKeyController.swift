@@ -83,13 +83,19 @@ struct DeviceKeyController: EndpointCollection {
             try requireVerifiedPhone(user, given: body.phoneNumber)
         }
         if let pin = body.pin { try DeviceInput.acceptablePIN(pin, field: "pin") }
-        // A key signs in without the password; so does an SMS sign-in device with a code.
-        try await policy.require(
-            .add(kind: method == .secureEnclave ? DeviceKeyService.factor : "sms"), caller: request.caller, user: user)
         let devices = deviceKeys.store
         let existing = try await devices.devices(userID: userID)
-        try await factorChanges.recordAdding(
-            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)], caller: request.caller)
+        let keyName = FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)
+        // A key signs in without the password; so does an SMS sign-in device with a code. Enrolling
+        // SMS sign-in over a device's key takes the key away: that is a downgrade (issue T review).
+        let replacesKey = existing.contains { $0.deviceID == deviceID && $0.method == .secureEnclave }
+        try await policy.require(
+            method == .smsOTP && replacesKey
+                ? .downgrade(proof: keyName) : .add(kind: method == .secureEnclave ? DeviceKeyService.factor : "sms"),
+            caller: request.caller, user: user)
+        // What the new enrolment lets this session prove never vouches for it: the key, or the
+        // SMS codes an SMS sign-in device receives.
+        try await factorChanges.recordAdding(method == .smsOTP ? [keyName, "sms"] : [keyName], caller: request.caller)
         let now = clock.now()
         // Seed 001: the PIN may come with the enrolment; a re-enrolment sets it afresh.
         var pinHash: String?

@@ -18,6 +18,11 @@ enum ClientScope {
         guard let address, !address.isEmpty else { return "-" }
         var bytes = [UInt8](repeating: 0, count: 16)
         guard address.contains(":"), inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        // An IPv4-mapped address (`::ffff:a.b.c.d`, what a dual-stack listener reports for IPv4
+        // clients) is that IPv4 address, not the one /64 all of them share.
+        if bytes.prefix(10).allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return bytes.suffix(4).map(String.init).joined(separator: ".")
+        }
         return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "/64"
     }
 

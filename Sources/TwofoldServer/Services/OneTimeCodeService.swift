@@ -47,11 +47,22 @@ struct OneTimeCodeService: Sendable {
         // flow): a stranger elsewhere spends and supersedes only their own (issue T).
         let budget =
             purpose == .deviceSignIn ? "code-send-hour-anonymous:\(flowID?.uuidString ?? "-")" : "code-send-hour"
-        for (key, rule) in [
+        var buckets = [
             // The cooldown is per flow (or per setup): a new login is not held back by the last one.
             ("code-send:\(userID):\(channel.rawValue):\(flowID?.uuidString ?? purpose.rawValue)", cooldown),
             ("\(budget):\(userID)", hourly),
-        ] {
+        ]
+        if purpose == .deviceSignIn {
+            // And a ceiling over every scope together, four budgets' worth: strangers from many
+            // addresses cannot flood the owner's phone, and the codes they could guess at stay
+            // bounded (issue T review).
+            buckets.append(
+                (
+                    "code-send-hour-anonymous-user:\(userID)",
+                    RateLimiter.Rule(capacity: hourly.capacity * 4, perSecond: hourly.perSecond * 4)
+                ))
+        }
+        for (key, rule) in buckets {
             if case .limited(let retryAfter) = try await rateLimiter.take(key, rule: rule, now: now) {
                 throw Problem(
                     status: 429, code: .rateLimited, title: "Wait before asking for another code",
