@@ -69,9 +69,12 @@ LISTED_RULES = [
     ("phoneNumber", r"is required: this account has no phone number on file"),
     # A factor the account does not have.
     ("method", r"not enabled|must be one of this account's (code methods|factors): .*"),
-    # Base64 that is not a P-256 point, or not an ECDSA signature.
-    ("publicKey", r".*(point|key|P-256|bytes).*"),
-    ("signature", r".*(DER|r‖s|signature).*"),
+    # A code method (`totp`, `sms`, `email`, `backup`) of POST /auth/step-up without its code:
+    # which fields a method needs is more than the document's one schema for every method says.
+    ("code", r"is required"),
+    # Text that is not base64 of a P-256 point, or not an ECDSA signature.
+    ("publicKey", r".*(point|key|Key|P-256|bytes|base64).*"),
+    ("signature", r".*(DER|r‖s|signature|base64).*"),
     ("biometric.signature", r".*(DER|r‖s|signature).*"),
     # A passkey ceremony that does not verify (`webauthn_refused`: the reason, such as
     # challenge_mismatch or malformed_cbor): what the client data, CBOR and signature say.
