@@ -69,9 +69,11 @@ LISTED_RULES = [
     ("phoneNumber", r"is required: this account has no phone number on file"),
     # A factor the account does not have.
     ("method", r"not enabled|must be one of this account's (code methods|factors): .*"),
-    # A code method (`totp`, `sms`, `email`, `backup`) of POST /auth/step-up without its code:
+    # A code method (`totp`, `sms`, `email`, `backup`) of POST /auth/step-up without its code,
+    # or `password` without the password:
     # which fields a method needs is more than the document's one schema for every method says.
     ("code", r"is required"),
+    ("password", r"is required \(1 to 256 characters\)"),
     # Text that is not base64 of a P-256 point, or not an ECDSA signature.
     ("publicKey", r".*(point|key|Key|P-256|bytes|base64).*"),
     ("signature", r".*(DER|r‖s|signature|base64).*"),
