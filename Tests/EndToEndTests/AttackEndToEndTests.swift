@@ -453,13 +453,15 @@ import TwofoldTestSupport
                 API.SecondStep.verifyBackupCode.path(), ["otpFlowId": fifth, "backupCode": "2222-2222"])
             #expect(guess.status == 401, "\(guess.text)")
             var answers: [Int] = []
+            var flowRefused = false
             for code in backupCodes.reversed() where !answers.contains(200) {
-                answers.append(
-                    try await target.call(
-                        API.SecondStep.verifyBackupCode.path(), ["otpFlowId": fifth, "backupCode": code]
-                    ).status)
+                let answer = try await target.call(
+                    API.SecondStep.verifyBackupCode.path(), ["otpFlowId": fifth, "backupCode": code])
+                answers.append(answer.status)
+                // A code used a moment ago is a 409 of its own (issue T); the flow is never refused.
+                flowRefused = flowRefused || answer.text.contains("Login flow already used")
             }
-            #expect(answers.last == 200 && !answers.contains(409), "after a wrong code: \(answers)")
+            #expect(answers.last == 200 && !flowRefused, "after a wrong code: \(answers)")
         }
     }
 
