@@ -97,10 +97,11 @@ import TwofoldTestSupport
 
     // MARK: webauthn
 
-    /// A recorded ceremony of `../shared/webauthn/recorded-ceremonies.json`, its client JSON
+    /// A recorded ceremony of `Tests/Fixtures/webauthn/recorded-ceremonies.json`, its client JSON
     /// written to a file.
     static func ceremony(_ id: String) throws -> (entry: [String: Any], file: String) {
-        let url = BuildProducts.repositoryRoot.appendingPathComponent("../shared/webauthn/recorded-ceremonies.json")
+        let url = BuildProducts.repositoryRoot.appendingPathComponent(
+            "Tests/Fixtures/webauthn/recorded-ceremonies.json")
         let file = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
         let ceremonies = file?["ceremonies"] as? [[String: Any]] ?? []
         let entry = try #require(ceremonies.first { $0["id"] as? String == id })

@@ -6,7 +6,7 @@ import X509
 @testable import WebAuthn
 
 /// The 38 ceremonies recorded from real authenticators (YubiKeys, Windows Hello TPMs, Apple,
-/// Pixel) in `../shared/webauthn/recorded-ceremonies.json`, each verified as its source verifies
+/// Pixel) in `Tests/Fixtures/webauthn/recorded-ceremonies.json`, each verified as its source verifies
 /// it: accepted with the credential, counter and attestation trust it lists, or refused.
 struct RecordedCeremonyTests {
     struct Ceremony: Decodable, Sendable, CustomTestStringConvertible {
@@ -62,7 +62,8 @@ struct RecordedCeremonyTests {
     }
 
     private static let file: File? = {
-        let url = BuildProducts.repositoryRoot.appendingPathComponent("../shared/webauthn/recorded-ceremonies.json")
+        let url = BuildProducts.repositoryRoot.appendingPathComponent(
+            "Tests/Fixtures/webauthn/recorded-ceremonies.json")
         return (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode(File.self, from: $0) }
     }()
 

@@ -6,7 +6,7 @@ import X509
 
 @testable import WebAuthn
 
-/// The test vectors of WebAuthn Level 3 §16 (`../shared/webauthn/webauthn-l3-test-vectors.json`),
+/// The test vectors of WebAuthn Level 3 §16 (`Tests/Fixtures/webauthn/webauthn-l3-test-vectors.json`),
 /// registration then authentication, each test named by the entry's anchor.
 struct W3CVectorTests {
     struct Vector: Sendable, CustomTestStringConvertible {
@@ -32,7 +32,7 @@ struct W3CVectorTests {
 
     private static let file: File? = {
         let url = BuildProducts.repositoryRoot.appendingPathComponent(
-            "../shared/webauthn/webauthn-l3-test-vectors.json")
+            "Tests/Fixtures/webauthn/webauthn-l3-test-vectors.json")
         return (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode(File.self, from: $0) }
     }()
 
