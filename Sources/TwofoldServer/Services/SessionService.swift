@@ -207,11 +207,6 @@ struct SessionService: Sendable {
         try await store.recordAdded(factors, sessionID: sessionID)
     }
 
-    /// Whether the session `sessionID` added `factor` (`recordAdded`).
-    func added(_ factor: String, sessionID: UUID) async throws -> Bool {
-        try await store.addedFactors(sessionID: sessionID).contains(factor)
-    }
-
     /// The caller's session as stored now: its proofs and what it added, read afresh (a check
     /// made after a factor was verified sees an addition recorded meanwhile).
     func proof(of caller: AuthenticatedUser) async throws -> SessionProof {

@@ -63,8 +63,9 @@ import TwofoldAPI
         #expect(stepped.methods == ["pwd", "otp", "mfa"] && stepped.authTime == clock.now)
         #expect(stepped.proofs == ["password": session.authTime, "totp": clock.now], "each proof keeps its own time")
         try await sessions.recordAdded(["totp"], sessionID: session.id)
-        #expect(try await sessions.added("totp", sessionID: session.id))
-        #expect(try await !sessions.added("sms", sessionID: session.id))
+        let added = try #require(try await sessions.live(sessionID: session.id, userID: user.id)).addedFactors
+        #expect(added.contains("totp"))
+        #expect(!added.contains("sms"))
     }
 
     @Test func aSessionIsRevokedOnlyByItsUser() async throws {
