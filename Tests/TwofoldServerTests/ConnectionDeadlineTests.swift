@@ -91,4 +91,55 @@ struct ConnectionDeadlineTests {
         }.value
         #expect(cutShortAtLease)
     }
+
+    /// A connection whose closing the test decides.
+    private final class Connection: ClosableConnection, @unchecked Sendable {
+        private let lock = NSLock()
+        private var closed = false
+        var isClosed: Bool { lock.withLock { closed } }
+        func close() { lock.withLock { closed = true } }
+    }
+
+    /// A statement PostgresNIO never answers (its query written to a torn-down pipeline) fails
+    /// with `connectionLost` once its connection has been closed for the grace period, instead
+    /// of waiting forever.
+    @Test func aStatementWhoseConnectionClosedUnderItIsAnswered() async throws {
+        let watch = ConnectionWatch(
+            limit: .seconds(3), interval: .milliseconds(20), grace: .milliseconds(100),
+            on: MultiThreadedEventLoopGroup.singleton.any())
+        defer { watch.stop() }
+        let connection = Connection()
+        let start = ContinuousClock.now
+        let outcome = Task {
+            try await watch.running(on: connection) { () async throws -> Int in
+                // Never answered, as a lost query's promise; not even cancellation ends it.
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+                return 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        connection.close()
+        await #expect(throws: PostgresStatementsError.self) { try await outcome.value }
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(3), "\(waited)")
+    }
+
+    /// A statement that answers, even just after its connection closed, keeps its answer.
+    @Test func aStatementThatAnswersWithinTheGraceKeepsItsAnswer() async throws {
+        let watch = ConnectionWatch(
+            limit: .seconds(3), interval: .milliseconds(20), grace: .milliseconds(300),
+            on: MultiThreadedEventLoopGroup.singleton.any())
+        defer { watch.stop() }
+        let connection = Connection()
+        let answer = try await watch.running(on: connection) { () async throws -> Int in
+            connection.close()
+            try await Task.sleep(for: .milliseconds(100))
+            return 7
+        }
+        #expect(answer == 7)
+        let failed = await #expect(throws: CancellationError.self) {
+            try await watch.running(on: Connection()) { () async throws -> Int in throw CancellationError() }
+        }
+        #expect(failed != nil, "its own errors come through unchanged")
+    }
 }

@@ -26,6 +26,8 @@ enum DatabaseOutage {
             }
         case PostgresStatementsError.noConnection:
             return "no PostgreSQL connection could be made in time"
+        case PostgresStatementsError.connectionLost:
+            return "the PostgreSQL connection closed during a statement"
         case is ConnectionPoolTimeoutError:
             return "no database connection became free in time"
         case is ConnectionPoolError:

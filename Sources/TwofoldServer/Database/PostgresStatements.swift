@@ -54,7 +54,8 @@ struct PostgresStatements: Sendable {
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         sent.add()
-        func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T] where Rows.Element == PostgresRow {
+        @Sendable func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T]
+        where Rows.Element == PostgresRow {
             var rows: [T] = []
             for try await row in sequence {
                 rows.append(try read(StatementRow(PostgresColumns(row: row.makeRandomAccess()))))
@@ -63,18 +64,24 @@ struct PostgresStatements: Sendable {
         }
         let ticket = watch.waiting()
         do {
-            return try await client.withConnection { [watch] connection in
+            return try await client.withConnection { [watch, logger] connection in
                 // Cut short just as the connection came: the task is cancelled, answer as for
                 // a wait that ended without one.
                 if watch.leased(ticket) { throw PostgresStatementsError.noConnection }
-                switch statement.name {
-                case PendingSecondStep.name?:
-                    return try await collect(
-                        connection.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
-                case SQLCodeSignInStore.name?:
-                    return try await collect(connection.execute(Prepared<CodeSignInText>(statement), logger: logger))
-                default:
-                    return try await collect(connection.query(Self.query(statement), logger: logger))
+                // A connection PostgreSQL closed after the pool handed it out: a query written
+                // to it now would be lost (`ConnectionWatch.running`).
+                if connection.isClosed { throw PostgresStatementsError.connectionLost }
+                return try await watch.running(on: connection) {
+                    switch statement.name {
+                    case PendingSecondStep.name?:
+                        return try await collect(
+                            connection.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
+                    case SQLCodeSignInStore.name?:
+                        return try await collect(
+                            connection.execute(Prepared<CodeSignInText>(statement), logger: logger))
+                    default:
+                        return try await collect(connection.query(Self.query(statement), logger: logger))
+                    }
                 }
             }
         } catch {
@@ -201,10 +208,13 @@ enum PostgresStatementsError: Error, CustomStringConvertible {
     case noHost
     /// No connection within `PostgresStatements.connectionDeadline`.
     case noConnection
+    /// The statement's connection closed under it, and PostgresNIO would never have answered.
+    case connectionLost
     var description: String {
         switch self {
         case .noHost: "DATABASE_URL names no PostgreSQL host"
         case .noConnection: "no PostgreSQL connection within \(PostgresStatements.connectionDeadline)"
+        case .connectionLost: "the PostgreSQL connection closed during the statement"
         }
     }
 }
@@ -234,14 +244,26 @@ final class PostgresClientRunner: LifecycleHandler, Sendable {
 /// of its own (docs/performance.md has what each design cost).
 /// A task's handle is kept only while it is registered, and it unregisters itself (`leased`,
 /// `ended`) under the same lock before it returns: it is never cancelled after it ended.
+///
+/// It also answers statements PostgresNIO would leave waiting forever: a query written to a
+/// connection whose channel PostgreSQL has just closed (`pg_terminate_backend`, a restart) is
+/// dropped by the torn-down pipeline before PostgresNIO's handler sees it (1.33.2 writes it
+/// with `promise: nil`), so its answer never comes; about one request in 700 hung so while
+/// PostgreSQL terminated the server's connections. `running` gives each statement an answer
+/// the sweep can give instead: once its connection has been closed for `grace`, the statement
+/// fails with `connectionLost` (a `503`). A statement answered on time costs one task and two
+/// short lock holds; one answered by the sweep leaves PostgresNIO's suspended task behind (it
+/// holds a closed connection's lost query, nothing else).
 final class ConnectionWatch: @unchecked Sendable {
     // Safe: every member below is read and written under `lock`.
     private let lock = NSLock()
     private var waiters: [UInt64: Waiter] = [:]
+    private var statements: [UInt64: Running] = [:]
     private var nextTicket: UInt64 = 0
     private var lastLease = NIODeadline.now()
     private var sweeps: RepeatedTask?
     private let limit: TimeAmount
+    private let grace: TimeAmount
 
     private struct Waiter {
         let since: NIODeadline
@@ -249,9 +271,17 @@ final class ConnectionWatch: @unchecked Sendable {
         var cancelled = false
     }
 
-    /// Starts sweeping every `interval` on `loop`.
-    init(limit: Duration, interval: Duration, on loop: any EventLoop) {
+    private struct Running {
+        let connection: any ClosableConnection
+        let lose: @Sendable () -> Void
+        var closedSince: NIODeadline?
+    }
+
+    /// Starts sweeping every `interval` on `loop`; a statement whose connection has been closed
+    /// for `grace` without its answer fails.
+    init(limit: Duration, interval: Duration, grace: Duration = .seconds(1), on loop: any EventLoop) {
         self.limit = TimeAmount(limit)
+        self.grace = TimeAmount(grace)
         let every = TimeAmount(interval)
         let task = loop.scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] _ in self?.sweep() }
         lock.withLock { sweeps = task }
@@ -291,22 +321,81 @@ final class ConnectionWatch: @unchecked Sendable {
         return lock.withLock { waiters.removeValue(forKey: ticket)?.cancelled ?? false }
     }
 
+    /// Runs `body` (a statement on `connection`) and answers what it answers, unless the
+    /// connection closes and `body` has not answered `grace` later: then `connectionLost`.
+    func running<T: Sendable>(
+        on connection: any ClosableConnection, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let answer = Answer(continuation)
+            let ticket = lock.withLock {
+                nextTicket &+= 1
+                statements[nextTicket] = Running(
+                    connection: connection, lose: { answer.give(.failure(PostgresStatementsError.connectionLost)) })
+                return nextTicket
+            }
+            Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await body()) } catch { result = .failure(error) }
+                _ = lock.withLock { statements.removeValue(forKey: ticket) }
+                answer.give(result)
+            }
+        }
+    }
+
     /// Cancels every waiter that has waited `limit`, unless a connection was handed out within
-    /// the last `limit`.
+    /// the last `limit`; fails every statement whose connection has been closed for `grace`.
     func sweep() {
         let now = NIODeadline.now()
-        lock.withLock {
-            guard now - lastLease >= limit else { return }
+        let lost: [@Sendable () -> Void] = lock.withLock {
+            var lost: [@Sendable () -> Void] = []
+            for (ticket, statement) in statements where statement.connection.isClosed {
+                if let since = statement.closedSince {
+                    if now - since >= grace {
+                        lost.append(statement.lose)
+                        statements[ticket] = nil
+                    }
+                } else {
+                    statements[ticket]?.closedSince = now
+                }
+            }
+            guard now - lastLease >= limit else { return lost }
             for (ticket, waiter) in waiters where !waiter.cancelled && now - waiter.since >= limit {
                 waiters[ticket]?.cancelled = true
                 waiter.task.cancel()
             }
+            return lost
         }
+        for lose in lost { lose() }
     }
 
     /// Stops the sweeps (at shutdown).
     func stop() {
         lock.withLock { sweeps }?.cancel()
+    }
+}
+
+/// A connection that can tell whether it has closed (from any thread).
+protocol ClosableConnection: Sendable {
+    var isClosed: Bool { get }
+}
+
+extension PostgresConnection: ClosableConnection {}
+
+/// A continuation resumed once, by whichever of two answers comes first.
+private final class Answer<T: Sendable>: @unchecked Sendable {
+    // Safe: `continuation` is read and cleared under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+
+    func give(_ result: Result<T, any Error>) {
+        let waiting = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
     }
 }
 
