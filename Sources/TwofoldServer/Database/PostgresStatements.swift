@@ -279,7 +279,7 @@ final class ConnectionWatch: @unchecked Sendable {
 
     /// Starts sweeping every `interval` on `loop`; a statement whose connection has been closed
     /// for `grace` without its answer fails.
-    init(limit: Duration, interval: Duration, grace: Duration = .seconds(1), on loop: any EventLoop) {
+    init(limit: Duration, interval: Duration, grace: Duration = .seconds(5), on loop: any EventLoop) {
         self.limit = TimeAmount(limit)
         self.grace = TimeAmount(grace)
         let every = TimeAmount(interval)
