@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Twofold — one package, small modules. Sections: shared (server and client),
-// server, tools. Later capabilities add WebAuthn, TwofoldClient and TwofoldDevice.
+// server, tools. Later capabilities add TwofoldDevice.
 let package = Package(
     name: "twofold",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "TwofoldCore", targets: ["TwofoldCore"]),
         .library(name: "TwofoldAPI", targets: ["TwofoldAPI"]),
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
+        .library(name: "TwofoldClient", targets: ["TwofoldClient"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -42,6 +43,8 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "TwofoldAPI"),
+        // The client side: Foundation only (FoundationNetworking on Linux), never the server.
+        .target(name: "TwofoldClient", dependencies: ["TwofoldAPI"]),
         // Our own WebAuthn relying party: CBOR, COSE keys, authenticator data, attestation
         // statements and the two ceremonies. No Vapor: the server, the CLI and tests call it.
         .target(
@@ -130,6 +133,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
+        .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI"]),
         .target(
             name: "WebAuthnTestSupport",
             dependencies: ["WebAuthn", .product(name: "Crypto", package: "swift-crypto")],
@@ -161,7 +165,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ],

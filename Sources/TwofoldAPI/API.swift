@@ -19,13 +19,14 @@ public enum API {
 
     /// Accounts and sessions (seed 003).
     public enum Auth {
-        public static let register = Endpoint<RegisterRequest, RegisterResponse>(.post, "api/v1/auth/register", .anyone)
+        public static let register = Endpoint<RegisterRequest, RegisterResponse>(
+            .post, "api/v1/auth/register", .anyone, success: [201])
         public static let login = Endpoint<LoginRequest, LoginOutcome>(.post, "api/v1/auth/login", .anyone)
         public static let refresh = Endpoint<RefreshRequest, RefreshResponse>(.post, "api/v1/auth/refresh", .anyone)
         public static let logout = Endpoint<RefreshRequest, SuccessResponse>(.post, "api/v1/auth/logout", .anyone)
         public static let logoutAll = Endpoint<NoContent, SuccessResponse>(.post, "api/v1/auth/logout-all", .signedIn)
         public static let sessions = Endpoint<NoContent, SessionsResponse>(.get, "api/v1/auth/sessions", .signedIn)
-        public static let revokeSession = Endpoint<NoContent, SuccessResponse>(
+        public static let revokeSession = ResourceEndpoint<NoContent, SuccessResponse>(
             .delete, "api/v1/auth/sessions/{sessionID}", .signedIn)
         public static let stepUp = Endpoint<StepUpRequest, StepUpResponse>(.post, "api/v1/auth/step-up", .signedIn)
         public static let stepUpSend = Endpoint<StepUpSendRequest, CodeSentResponse>(
@@ -54,10 +55,10 @@ public enum API {
             .post, "api/v1/2fa/webauthn/register/verify", .signedIn)
         public static let list = Endpoint<NoContent, PasskeysResponse>(
             .get, "api/v1/2fa/passkey/credentials", .signedIn)
-        public static let rename = Endpoint<PasskeyRenameRequest, PasskeyDTO>(
+        public static let rename = ResourceEndpoint<PasskeyRenameRequest, PasskeyDTO>(
             .patch, "api/v1/2fa/passkey/credentials/{credentialID}", .signedIn)
         /// Needs a step-up.
-        public static let delete = Endpoint<NoContent, SuccessResponse>(
+        public static let delete = ResourceEndpoint<NoContent, SuccessResponse>(
             .delete, "api/v1/2fa/passkey/credentials/{credentialID}", .signedIn)
     }
 
@@ -104,7 +105,7 @@ public enum API {
         public static let mfaStatus = Endpoint<NoContent, MFAStatus>(.get, "api/v1/auth/mfa/status", .signedIn)
         public static let trustedDevices = Endpoint<NoContent, TrustedDevicesResponse>(
             .get, "api/v1/auth/mfa/trusted-devices", .signedIn)
-        public static let revokeTrustedDevice = Endpoint<NoContent, SuccessResponse>(
+        public static let revokeTrustedDevice = ResourceEndpoint<NoContent, SuccessResponse>(
             .delete, "api/v1/auth/mfa/trusted-devices/{deviceID}", .signedIn)
     }
 
@@ -114,9 +115,9 @@ public enum API {
         public static let changePassword = Endpoint<PasswordChangeRequest, SuccessResponse>(
             .put, "api/v1/account/password", .signedIn)
         public static let changePhone = Endpoint<PhoneChangeRequest, DestinationChangeOutcome>(
-            .put, "api/v1/account/phone", .signedIn)
+            .put, "api/v1/account/phone", .signedIn, success: [200, 202])
         public static let changeEmail = Endpoint<EmailChangeRequest, DestinationChangeOutcome>(
-            .put, "api/v1/account/email", .signedIn)
+            .put, "api/v1/account/email", .signedIn, success: [200, 202])
     }
 
     /// Seed 004's device-bound keys (`/mfa/…`, `/auth/…`, `/devices/…`, `/device/…`).
@@ -129,9 +130,9 @@ public enum API {
             .post, "api/v1/mfa/upgrade", .signedIn)
         public static let downgrade = Endpoint<DeviceRequest, DeviceMethodResponse>(
             .post, "api/v1/mfa/downgrade", .signedIn)
-        public static let devices = Endpoint<NoContent, DeviceListResponse>(
+        public static let devices = ResourceEndpoint<NoContent, DeviceListResponse>(
             .get, "api/v1/devices/{username}", .signedIn)
-        public static let status = Endpoint<NoContent, DeviceStatusResponse>(
+        public static let status = ResourceEndpoint<NoContent, DeviceStatusResponse>(
             .get, "api/v1/device/{deviceID}/status", .signedIn)
         public static let initiate = Endpoint<DeviceRequest, DeviceChallengeResponse>(
             .post, "api/v1/auth/initiate", .anyone)
@@ -145,29 +146,31 @@ public enum API {
 
     /// Seed 001's PIN and biometrics on an enrolled device.
     public enum DeviceFactors {
-        public static let status = Endpoint<NoContent, DeviceSecondFactorResponse>(
+        public static let status = ResourceEndpoint<NoContent, DeviceSecondFactorResponse>(
             .get, "api/v1/device/{deviceID}/second-factor", .signedIn)
-        public static let setPIN = Endpoint<DevicePINChangeRequest, DeviceSecondFactorResponse>(
+        public static let setPIN = ResourceEndpoint<DevicePINChangeRequest, DeviceSecondFactorResponse>(
             .put, "api/v1/device/{deviceID}/pin", .signedIn)
-        public static let verifyPIN = Endpoint<DevicePINRequest, DeviceFactorVerifiedResponse>(
+        public static let verifyPIN = ResourceEndpoint<DevicePINRequest, DeviceFactorVerifiedResponse>(
             .post, "api/v1/device/{deviceID}/pin/verify", .signedIn)
-        public static let addBiometrics = Endpoint<DeviceBiometricsAddRequest, DeviceSecondFactorResponse>(
+        public static let addBiometrics = ResourceEndpoint<DeviceBiometricsAddRequest, DeviceSecondFactorResponse>(
             .put, "api/v1/device/{deviceID}/biometrics", .signedIn)
-        public static let biometricChallenge = Endpoint<NoContent, BiometricChallengeResponse>(
+        public static let biometricChallenge = ResourceEndpoint<NoContent, BiometricChallengeResponse>(
             .post, "api/v1/device/{deviceID}/biometrics/challenge", .signedIn)
-        public static let verifyBiometrics = Endpoint<BiometricSignature, DeviceFactorVerifiedResponse>(
+        public static let verifyBiometrics = ResourceEndpoint<BiometricSignature, DeviceFactorVerifiedResponse>(
             .post, "api/v1/device/{deviceID}/biometrics/verify", .signedIn)
-        public static let removeBiometrics = Endpoint<DeviceFactorProof, DeviceSecondFactorResponse>(
+        public static let removeBiometrics = ResourceEndpoint<DeviceFactorProof, DeviceSecondFactorResponse>(
             .post, "api/v1/device/{deviceID}/biometrics/remove", .signedIn)
-        public static let biometricsInvalidated = Endpoint<NoContent, DeviceSecondFactorResponse>(
+        public static let biometricsInvalidated = ResourceEndpoint<NoContent, DeviceSecondFactorResponse>(
             .post, "api/v1/device/{deviceID}/biometrics/invalidated", .signedIn)
     }
 
     /// Administration.
     public enum Admin {
         public static let users = Endpoint<NoContent, AdminUsersResponse>(.get, "api/v1/admin/users", .admin)
-        public static let user = Endpoint<NoContent, AdminUserDetail>(.get, "api/v1/admin/users/{userID}", .admin)
-        public static let unlock = Endpoint<NoContent, UserDTO>(.post, "api/v1/admin/users/{userID}/unlock", .admin)
+        public static let user = ResourceEndpoint<NoContent, AdminUserDetail>(
+            .get, "api/v1/admin/users/{userID}", .admin)
+        public static let unlock = ResourceEndpoint<NoContent, UserDTO>(
+            .post, "api/v1/admin/users/{userID}/unlock", .admin)
         public static let audit = Endpoint<NoContent, AuditEventsResponse>(.get, "api/v1/admin/audit", .admin)
     }
 

@@ -25,56 +25,33 @@ public struct NoContent: Codable, Sendable, Equatable {
     public init() {}
 }
 
-/// One endpoint of the server: method, path, who may call it, what it takes and what it answers.
-/// Defined once, in `API`: the server registers its handlers from these definitions, and the
-/// tests and the SDK build their requests from them, so neither can drift from the other.
-public struct Endpoint<Body: Sendable, Answer: Sendable>: Sendable, CustomStringConvertible {
-    public let method: HTTPVerb
+/// A piece of an endpoint's path: a constant, or the name of a parameter (`{name}`).
+public enum EndpointComponent: Sendable, Hashable {
+    case constant(String)
+    case parameter(String)
+}
+
+/// What every endpoint of `API` is: a method, a path from the server's root, who may call it,
+/// the statuses that mean success, what it takes and what it answers. Defined once, in `API`:
+/// the server registers its handlers from these definitions, and the tests and clients build
+/// their requests from them, so neither can drift from the other.
+public protocol EndpointDefinition: Sendable, CustomStringConvertible {
+    associatedtype Body: Sendable
+    associatedtype Answer: Sendable
+    var method: HTTPVerb { get }
     /// The path from the server's root, `{name}` for a parameter: `api/v1/admin/users/{userID}`.
-    public let template: String
-    public let access: EndpointAccess
+    var template: String { get }
+    var access: EndpointAccess { get }
+    /// The statuses of a successful answer (`200`, `201` for a registration, `202` for a code sent).
+    var success: Set<Int> { get }
+}
 
-    /// The path's components, each a constant or a parameter.
-    public enum Component: Sendable, Hashable {
-        case constant(String)
-        case parameter(String)
-    }
-
-    public init(_ method: HTTPVerb, _ template: String, _ access: EndpointAccess) {
-        self.method = method
-        self.template = template
-        self.access = access
-    }
-
-    public var components: [Component] {
+extension EndpointDefinition {
+    public var components: [EndpointComponent] {
         template.split(separator: "/").map { piece in
             piece.hasPrefix("{") && piece.hasSuffix("}")
                 ? .parameter(String(piece.dropFirst().dropLast())) : .constant(String(piece))
         }
-    }
-
-    /// The path with `arguments` in its parameters, in order, each percent-encoded as a path
-    /// segment. A constant path needs none.
-    public func path(_ arguments: String...) -> String {
-        var remaining = arguments[...]
-        let segments = components.map { component -> String in
-            switch component {
-            case .constant(let text):
-                return text
-            case .parameter(let name):
-                guard let value = remaining.popFirst() else {
-                    preconditionFailure("\(template) needs a value for {\(name)}")
-                }
-                return value.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? value
-            }
-        }
-        precondition(remaining.isEmpty, "\(template) takes \(arguments.count - remaining.count) values")
-        return segments.joined(separator: "/")
-    }
-
-    /// What a path segment may hold without escaping (RFC 3986 `pchar` less `:` and `@`).
-    private static var segmentCharacters: CharacterSet {
-        CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=")
     }
 
     /// The endpoint without its types, for listing and comparing.
@@ -85,6 +62,110 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: Sendable, CustomString
     }
 
     public var description: String { "\(method.rawValue) /\(template)" }
+
+    /// The path with `value` (percent-encoded as one path segment) in its parameter, if it has one.
+    func filled(with value: String?) -> String { Escaping.path(components, value: value) }
+
+    /// The endpoint's URL under `base` (which may carry a path of its own, such as
+    /// `https://example.com/twofold/`): `path` appended to it as is (already escaped, once), and
+    /// `query` percent-encoded (`+`, `&` and `=` included, so no server reads them as anything
+    /// but themselves).
+    func url(relativeTo base: URL, path: String, query: [URLQueryItem]) -> URL {
+        endpointURL(relativeTo: base, path: path, query: query)
+    }
+}
+
+/// `path` (already escaped, once) appended to `base`'s own path, and `query` percent-encoded.
+func endpointURL(relativeTo base: URL, path: String, query: [URLQueryItem]) -> URL {
+    guard var parts = URLComponents(url: base, resolvingAgainstBaseURL: true) else { return base }
+    var prefix = parts.percentEncodedPath
+    if !prefix.hasSuffix("/") { prefix += "/" }
+    parts.percentEncodedPath = prefix + path
+    let items = query.compactMap { item in
+        item.value.map {
+            Escaping.escaped(item.name, allowing: Escaping.queryCharacters) + "="
+                + Escaping.escaped($0, allowing: Escaping.queryCharacters)
+        }
+    }
+    parts.percentEncodedQuery = items.isEmpty ? nil : items.joined(separator: "&")
+    parts.fragment = nil
+    return parts.url ?? base
+}
+
+/// Percent-escapes of path segments and query items.
+enum Escaping {
+    static func escaped(_ text: String, allowing allowed: CharacterSet) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// What a path segment may hold without escaping (RFC 3986 `pchar` less `:`, `@`, and the
+    /// `&`, `+` and `=` some servers read in a path).
+    static let segmentCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,;")
+
+    /// What a query name or value may hold without escaping: RFC 3986's unreserved characters.
+    static let queryCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// `components` joined into a path, `value` escaped as one segment in each parameter.
+    static func path(_ components: [EndpointComponent], value: String?) -> String {
+        components.map { component in
+            switch component {
+            case .constant(let text): text
+            case .parameter: escaped(value ?? "", allowing: segmentCharacters)
+            }
+        }.joined(separator: "/")
+    }
+}
+
+/// An endpoint whose path is constant.
+public struct Endpoint<Body: Sendable, Answer: Sendable>: EndpointDefinition {
+    public let method: HTTPVerb
+    public let template: String
+    public let access: EndpointAccess
+    public let success: Set<Int>
+
+    /// `template` has no parameter (one with a parameter is a `ResourceEndpoint`).
+    public init(_ method: HTTPVerb, _ template: String, _ access: EndpointAccess, success: Set<Int> = [200]) {
+        precondition(!template.contains("{"), "\(template) has a parameter: define it as a ResourceEndpoint")
+        (self.method, self.template, self.access, self.success) = (method, template, access, success)
+    }
+
+    /// The path from the server's root.
+    public func path() -> String { template }
+
+    /// The endpoint's URL under `base`, with `query` (the admin lists' filters and pages).
+    public func url(relativeTo base: URL, query: [URLQueryItem] = []) -> URL {
+        url(relativeTo: base, path: template, query: query)
+    }
+}
+
+/// An endpoint whose path names one resource: one `{name}` in its template, given to `path(_:)`
+/// (so a caller cannot give too few values, or too many).
+public struct ResourceEndpoint<Body: Sendable, Answer: Sendable>: EndpointDefinition {
+    public let method: HTTPVerb
+    public let template: String
+    public let access: EndpointAccess
+    public let success: Set<Int>
+    /// The parameter's name.
+    public let parameter: String
+
+    /// `template` has exactly one parameter.
+    public init(_ method: HTTPVerb, _ template: String, _ access: EndpointAccess, success: Set<Int> = [200]) {
+        (self.method, self.template, self.access, self.success) = (method, template, access, success)
+        let names = template.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }
+        precondition(names.count == 1, "\(template) must name exactly one parameter")
+        parameter = String(names[0].dropFirst().dropLast())
+    }
+
+    /// The path from the server's root with `value` in the parameter, percent-encoded as one
+    /// path segment (a `/` in it stays inside the segment).
+    public func path(_ value: String) -> String { filled(with: value) }
+
+    /// The endpoint's URL under `base` for `value`.
+    public func url(relativeTo base: URL, _ value: String, query: [URLQueryItem] = []) -> URL {
+        url(relativeTo: base, path: path(value), query: query)
+    }
 }
 
 /// An endpoint's method, path, access and type names.
@@ -112,6 +193,16 @@ public struct AnyEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(route) }
+
+    /// The endpoint's URL under `base`, `value` in its parameter if it has one (for checks that
+    /// walk every endpoint; a client calls the typed endpoints).
+    public func url(relativeTo base: URL, _ value: String? = nil, query: [URLQueryItem] = []) -> URL {
+        let components: [EndpointComponent] = template.split(separator: "/").map { piece in
+            piece.hasPrefix("{") && piece.hasSuffix("}")
+                ? .parameter(String(piece.dropFirst().dropLast())) : .constant(String(piece))
+        }
+        return endpointURL(relativeTo: base, path: Escaping.path(components, value: value), query: query)
+    }
 
     /// `METHOD /path` with `{name}` parameters: what identifies a route.
     public var route: String { "\(method.rawValue) /\(template)" }

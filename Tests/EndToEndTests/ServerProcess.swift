@@ -114,11 +114,7 @@ enum HTTP {
         return URLSession(configuration: configuration)
     }()
 
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    static let decoder = Wire.decoder()
 
     /// A JSON request, optionally with a bearer token.
     static func json(_ method: String, _ url: URL, _ body: [String: String]?, bearer: String? = nil) -> URLRequest {

@@ -25,8 +25,7 @@ import TwofoldAPI
     }
 
     @Test func loginOutcomeTellsTheTwoAnswersApart() throws {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        let decoder = Wire.decoder()
         let challenge = #"""
             {"requires2FA":true,"otpFlowId":"f","tempToken":"f","availableMethods":["totp"],
              "expiresAt":"2026-11-24T10:00:00Z","serverTime":"2026-11-24T09:55:00Z"}

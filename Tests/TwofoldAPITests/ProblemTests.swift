@@ -5,8 +5,7 @@ import TwofoldAPI
 @Suite struct ProblemTests {
     @Test func encodesTheRFC9457FieldsAndOmitsAbsentOnes() throws {
         let problem = Problem(status: 404, code: .notFound, title: "Not found", detail: "No resource lives here.")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = Wire.encoder()
         let json = String(decoding: try encoder.encode(problem), as: UTF8.self)
         #expect(
             json
@@ -19,13 +18,9 @@ import TwofoldAPI
         let problem = Problem(
             status: 429, code: .locked, title: "Too many attempts", attemptsRemaining: 0, retryAfter: 300,
             lockoutUntil: until)
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(problem)
+        let data = try Wire.encoder().encode(problem)
         #expect(String(decoding: data, as: UTF8.self).contains(#""lockoutUntil":"2027-01-15T08:00:00Z""#))
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        #expect(try decoder.decode(Problem.self, from: data) == problem)
+        #expect(try Wire.decoder().decode(Problem.self, from: data) == problem)
     }
 
     @Test func codesAreStableStrings() throws {
@@ -45,9 +40,7 @@ import TwofoldAPI
             methods: [], totpConfiguredAt: nil, sms: .init(enabled: false, maskedDestination: nil),
             email: .init(enabled: false, maskedDestination: "a•••@example.com"), backupCodesRemaining: 0,
             backupCodesGeneratedAt: nil, trustedDeviceCount: 0, serverTime: Date(timeIntervalSince1970: 0))
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = .sortedKeys
+        let encoder = Wire.encoder()
         let json = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             json

@@ -7,10 +7,8 @@ import TwofoldAPI
 /// back to the same JSON: the same fields with the same values, nothing added or lost.
 @Suite struct SeedWireCompatibilityTests {
     static func roundTrip<T: Codable>(_ type: T.Type, _ example: String) throws -> (Any, Any) {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        let decoder = Wire.decoder()
+        let encoder = Wire.encoder()
         let value = try decoder.decode(T.self, from: Data(example.utf8))
         let original = try JSONSerialization.jsonObject(with: Data(example.utf8))
         let encoded = try JSONSerialization.jsonObject(with: encoder.encode(value))

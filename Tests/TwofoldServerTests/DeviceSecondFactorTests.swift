@@ -22,7 +22,7 @@ import VaporTesting
 
     /// Calls `endpoint`, one of a device's (`/device/{deviceID}/…`), for `device`.
     static func call<Body, Answer>(
-        _ app: Application, _ method: HTTPMethod, _ endpoint: Endpoint<Body, Answer>, _ body: some Encodable,
+        _ app: Application, _ method: HTTPMethod, _ endpoint: ResourceEndpoint<Body, Answer>, _ body: some Encodable,
         token: String, device: String = "iphone-1"
     ) async throws -> (UInt, String) {
         precondition(method.rawValue == endpoint.method.rawValue, "\(endpoint) is not \(method)")

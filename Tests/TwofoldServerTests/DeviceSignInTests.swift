@@ -38,7 +38,7 @@ import VaporTesting
         var headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
         headers.contentType = .json
         try await app.testing().test(
-            method, path, headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(body))
+            method, path, headers: headers, body: ByteBuffer(data: try Wire.encoder().encode(body))
         ) { response in
             result = (response.status.code, response.body.string)
         }
@@ -70,9 +70,7 @@ import VaporTesting
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: Data(text.utf8))
+        try Wire.decoder().decode(T.self, from: Data(text.utf8))
     }
 
     static func enroll(_ app: Application, token: String, phone: Phone, device: String = "iphone-1") async throws

@@ -22,7 +22,7 @@ struct JSONTextTests {
     }
 
     static func encoded(_ answer: SecondStepResponse) throws -> String {
-        String(decoding: try JSONEncoder.twofold.encode(answer), as: UTF8.self)
+        String(decoding: try Wire.encoder().encode(answer), as: UTF8.self)
     }
 
     @Test func writesWhatJSONEncoderWrites() throws {
@@ -45,8 +45,7 @@ struct JSONTextTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         for name in ["quote\"", "back\\slash", "line\nfeed\r\t", "\u{01}\u{1F}", "é✓😀", "a/b"] {
             let answer = Self.answer(phone: nil, remaining: 9, deviceToken: nil, name: name, now: now)
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
+            let decoder = Wire.decoder()
             let read = try decoder.decode(SecondStepResponse.self, from: Data(answer.json.utf8))
             #expect(read.user == answer.user)
             #expect(read.accessToken == answer.accessToken && read.serverTime == now)

@@ -1,6 +1,7 @@
 import FluentPostgresDriver
 import Foundation
 import SQLKit
+import TwofoldAPI
 import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
@@ -103,9 +104,7 @@ extension TestingHTTPResponse {
 
 /// A JSON answer decoded as `T`, with ISO-8601 dates.
 func decodeJSON<T: Decodable>(_ type: T.Type, from body: ByteBuffer) throws -> T {
-    let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .iso8601
-    return try decoder.decode(T.self, from: Data(buffer: body))
+    try Wire.decoder().decode(T.self, from: Data(buffer: body))
 }
 
 /// The wire form of a problem, decoded independently of the server's own type.

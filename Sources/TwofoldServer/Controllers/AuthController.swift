@@ -90,7 +90,7 @@ struct AuthController: EndpointCollection {
         }
         try await audit.record(.userRegistered, user: user.id, origin: request.origin)
         let response = Response(status: .created)
-        try response.content.encode(RegisterResponse(user: user.dto), using: JSONEncoder.twofold)
+        try response.content.encode(RegisterResponse(user: user.dto), using: Wire.encoder())
         return response
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 import Vapor
 
 extension Request {
@@ -24,10 +25,6 @@ extension Request {
         return lowercased.elementsEqual("application/json".utf8)
     }
 
-    /// The decoder Vapor configures for JSON (ISO-8601 dates).
-    private static let jsonDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    /// The wire protocol's decoder (`Wire.decoder()`).
+    private static let jsonDecoder = Wire.decoder()
 }

@@ -23,8 +23,8 @@ struct EndpointRoutes {
     /// The only way a handler is registered, so every route the server answers is an endpoint of
     /// `API`.
     @discardableResult
-    func on<Body, Answer>(
-        _ endpoint: Endpoint<Body, Answer>, use handler: @escaping @Sendable (Request) async throws -> Response
+    func on(
+        _ endpoint: some EndpointDefinition, use handler: @escaping @Sendable (Request) async throws -> Response
     ) -> Route {
         let builder: any RoutesBuilder
         switch endpoint.access {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TwofoldAPI
 import Vapor
 
 /// SMS through an HTTP webhook (`TWOFOLD_SMS_PROVIDER=webhook`): POSTs `{ "to": "+E164",
@@ -18,7 +19,7 @@ struct WebhookSMSProvider: MessageProvider {
     }
 
     func deliver(_ message: OutgoingMessage) async throws {
-        let body = try JSONEncoder.twofold.encode(Payload(to: message.destination, message: message.body))
+        let body = try Wire.encoder().encode(Payload(to: message.destination, message: message.body))
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         if let secret {
             headers.add(name: "X-Twofold-Signature", value: "sha256=" + Self.signature(of: body, secret: secret))

@@ -154,7 +154,7 @@ struct ProblemMiddleware: Middleware {
 extension Response {
     /// A `200` (or `status`) JSON answer encoded like every other: ISO-8601 dates, sorted keys.
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
-        Response(status: status, headers: jsonHeaders, body: .init(data: try JSONEncoder.twofold.encode(value)))
+        Response(status: status, headers: jsonHeaders, body: .init(data: try Wire.encoder().encode(value)))
     }
 
     static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
@@ -166,20 +166,10 @@ extension Response {
         if let retryAfter = problem.retryAfter {
             headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
         }
-        let body = (try? JSONEncoder.twofold.encode(problem)) ?? Data("{}".utf8)
+        let body = (try? Wire.encoder().encode(problem)) ?? Data("{}".utf8)
         return Response(
             status: HTTPResponseStatus(statusCode: problem.status), headers: headers,
             body: .init(data: body))
-    }
-}
-
-extension JSONEncoder {
-    /// The encoder of every answer: ISO-8601 dates, stable key order.
-    static var twofold: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }
 

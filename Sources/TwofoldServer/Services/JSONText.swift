@@ -3,7 +3,7 @@ import TwofoldAPI
 
 /// JSON written directly, for the few documents every sign-in writes (the access token's claims,
 /// the second step's answer): JSONEncoder costs several times as much. What is written here is
-/// what `JSONEncoder.twofold` writes for the same value (members in sorted order, ISO-8601
+/// what `Wire.encoder()` writes for the same value (members in sorted order, ISO-8601
 /// dates in whole seconds, absent optionals left out), which tests check.
 extension String {
     /// Appends `value` as a JSON string literal (RFC 8259 §7): quoted, with quotation marks,

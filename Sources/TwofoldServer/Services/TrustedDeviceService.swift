@@ -8,8 +8,8 @@ import TwofoldAPI
 /// Built with what it uses (its store, the audit log, the clock, the lifetime) and given values,
 /// never a request: it is tested with in-memory stores, without Vapor.
 struct TrustedDeviceService: Sendable {
-    static let header = "X-Trusted-Device"
-    static let cookie = "twofold_trusted_device"
+    static let header = Wire.Header.trustedDevice
+    static let cookie = Wire.Cookie.trustedDevice
 
     let store: any TrustedDeviceStore
     let audit: Auditor

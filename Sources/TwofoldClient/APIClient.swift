@@ -1,0 +1,225 @@
+import Foundation
+import TwofoldAPI
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What came back for a request: the status, the headers and the body, as sent.
+public struct HTTPAnswer: Sendable {
+    public let status: Int
+    public let headers: [String: String]
+    public let body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        (self.status, self.headers, self.body) = (status, headers, body)
+    }
+
+    /// The header named `name`, in any case.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// How requests reach the server: `URLSessionTransport` for real, anything else in a test.
+public protocol Transport: Sendable {
+    /// Sends `request` and gives back whatever status came; throws only when no answer came
+    /// (no connection, a timeout, a cancel).
+    func send(_ request: URLRequest) async throws -> HTTPAnswer
+}
+
+/// The live transport: a `URLSession` (ephemeral by default: no cookies or caches kept).
+public struct URLSessionTransport: Transport {
+    public let session: URLSession
+
+    public init(session: URLSession = URLSessionTransport.ephemeral) { self.session = session }
+
+    /// An ephemeral session that allows many connections to one host (a client in a test may
+    /// send dozens of requests at once).
+    public static let ephemeral: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.httpCookieStorage = nil
+        return URLSession(configuration: configuration)
+    }()
+
+    public func send(_ request: URLRequest) async throws -> HTTPAnswer {
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
+        return HTTPAnswer(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// A refusal from the server: its status and, when it sent one, its problem document (the
+/// stable `code`, attempts left, when to retry, when a lockout ends).
+public struct APIError: Error, Sendable, CustomStringConvertible {
+    public let status: Int
+    public let problem: Problem?
+    /// `Retry-After`, when the answer had it.
+    public let retryAfterHeader: Int?
+
+    public var code: ErrorCode? { problem?.code }
+    public var attemptsRemaining: Int? { problem?.attemptsRemaining }
+    /// Seconds to wait before trying again: the problem's `retryAfter`, or `Retry-After`.
+    public var retryAfter: Int? { problem?.retryAfter ?? retryAfterHeader }
+    public var lockoutUntil: Date? { problem?.lockoutUntil }
+
+    public init(status: Int, problem: Problem?, retryAfterHeader: Int? = nil) {
+        (self.status, self.problem, self.retryAfterHeader) = (status, problem, retryAfterHeader)
+    }
+
+    public var description: String {
+        guard let problem else { return "HTTP \(status)" }
+        return "HTTP \(status) \(problem.code.rawValue): \(problem.detail ?? problem.title)"
+    }
+}
+
+/// An answer the client could not read as the endpoint's declared answer.
+public struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
+    public let endpoint: String
+    public let status: Int
+    public let reason: String
+    public var description: String { "\(endpoint) answered \(status), unreadable: \(reason)" }
+}
+
+/// Sends any endpoint of `API` to a server and gives back its typed answer, or throws
+/// `APIError` with the problem the server sent. Requests are built from the endpoint's
+/// definition: its method, its path under `baseURL` (a parameter escaped once), the JSON body
+/// written by `Wire.encoder()`, and the bearer token when given.
+public struct APIClient: Sendable {
+    public let baseURL: URL
+    public let transport: any Transport
+    /// Headers every request carries (a test's `X-Forwarded-For`, an app's `User-Agent`).
+    public var headers: [String: String]
+
+    public init(baseURL: URL, transport: any Transport = URLSessionTransport(), headers: [String: String] = [:]) {
+        (self.baseURL, self.transport, self.headers) = (baseURL, transport, headers)
+    }
+
+    // MARK: Typed calls
+
+    /// Sends `body` to `endpoint`; its answer.
+    public func send<Body: Encodable, Answer: Decodable>(
+        _ endpoint: Endpoint<Body, Answer>, _ body: Body, bearer: String? = nil, query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        let answer = try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: body, bearer: bearer,
+            headers: headers)
+        return try read(answer, of: endpoint)
+    }
+
+    /// Calls `endpoint`, which takes no body; its answer.
+    public func send<Answer: Decodable>(
+        _ endpoint: Endpoint<NoContent, Answer>, bearer: String? = nil, query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        let answer = try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: NoContent?.none, bearer: bearer,
+            headers: headers)
+        return try read(answer, of: endpoint)
+    }
+
+    /// Sends `body` to `endpoint` for the resource `value`; its answer.
+    public func send<Body: Encodable, Answer: Decodable>(
+        _ endpoint: ResourceEndpoint<Body, Answer>, _ value: String, _ body: Body, bearer: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        let answer = try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL, value), body: body, bearer: bearer, headers: headers)
+        return try read(answer, of: endpoint)
+    }
+
+    /// Calls `endpoint`, which takes no body, for the resource `value`; its answer.
+    public func send<Answer: Decodable>(
+        _ endpoint: ResourceEndpoint<NoContent, Answer>, _ value: String, bearer: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        let answer = try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
+            headers: headers)
+        return try read(answer, of: endpoint)
+    }
+
+    /// Calls a text endpoint (`/metrics`, `/openapi.yaml`); its text.
+    public func send(_ endpoint: Endpoint<NoContent, PlainText>, headers: [String: String] = [:]) async throws
+        -> PlainText
+    {
+        let answer = try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL), body: NoContent?.none, bearer: nil, headers: headers)
+        guard endpoint.success.contains(answer.status) else { throw Self.refusal(answer) }
+        return PlainText(answer.text)
+    }
+
+    // MARK: The exchange itself
+
+    /// The request for `url`: the method, the JSON body (none for `nil` or `NoContent`), the
+    /// bearer token and the headers.
+    public func request(
+        _ method: HTTPVerb, _ url: URL, body: (some Encodable)?, bearer: String?, headers: [String: String] = [:]
+    ) throws -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method.rawValue
+        request.setValue(Wire.json, forHTTPHeaderField: "Accept")
+        if let body, !(body is NoContent) {
+            request.httpBody = try Wire.encoder().encode(body)
+            request.setValue(Wire.json, forHTTPHeaderField: Wire.Header.contentType)
+        }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
+        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { $1 }) {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    /// Sends the request and gives back the answer as it came, whatever its status.
+    public func exchange(
+        _ method: HTTPVerb, _ url: URL, body: (some Encodable)?, bearer: String?, headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        try await transport.send(try request(method, url, body: body, bearer: bearer, headers: headers))
+    }
+
+    /// Sends `body` (raw bytes, JSON or not) to an endpoint known only by its erased
+    /// definition, `value` in its parameter: for checks that walk every endpoint of `API`.
+    public func exchange(
+        _ endpoint: AnyEndpoint, _ value: String? = nil, body: Data?, bearer: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        var request = try request(
+            endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
+            headers: headers)
+        if let body {
+            request.httpBody = body
+            request.setValue(Wire.json, forHTTPHeaderField: Wire.Header.contentType)
+        }
+        return try await transport.send(request)
+    }
+
+    // MARK: Reading answers
+
+    /// The answer as `E.Answer` when its status is one of `endpoint`'s successes; otherwise the
+    /// server's refusal.
+    public func read<E: EndpointDefinition>(_ answer: HTTPAnswer, of endpoint: E) throws -> E.Answer
+    where E.Answer: Decodable {
+        guard endpoint.success.contains(answer.status) else { throw Self.refusal(answer) }
+        do {
+            return try Wire.decoder().decode(E.Answer.self, from: answer.body)
+        } catch {
+            throw UnreadableAnswer(endpoint: endpoint.description, status: answer.status, reason: "\(error)")
+        }
+    }
+
+    /// The error an answer that is not a success stands for.
+    public static func refusal(_ answer: HTTPAnswer) -> APIError {
+        let problem =
+            answer.header(Wire.Header.contentType)?.hasPrefix(Problem.mediaType) == true
+            ? try? Wire.decoder().decode(Problem.self, from: answer.body) : nil
+        return APIError(
+            status: answer.status, problem: problem,
+            retryAfterHeader: answer.header(Wire.Header.retryAfter).flatMap { Int($0) })
+    }
+}
