@@ -66,6 +66,20 @@ public struct RelyingParty: Sendable {
                 String(hex.dropFirst(range.lowerBound).prefix(range.count))
             }.joined(separator: "-")
         }
+
+        /// §7.1 step 5 with `rawId`: the credential a client reports (`id`, and `rawId` when it
+        /// sends one, base64url as `PublicKeyCredential.toJSON()` writes them) is the one its
+        /// authenticator attested. The one check the server and the command-line tool both make.
+        public func check(reportedID id: String, rawID: String?) throws(WebAuthnError) {
+            for (name, text) in [("id", id), ("rawId", rawID)] {
+                guard let text else { continue }
+                guard Base64URL.decode(text) == self.id else {
+                    throw WebAuthnError(
+                        .credentialIDMismatch,
+                        "the credential's \(name) is not the credential ID its authenticator attested")
+                }
+            }
+        }
     }
 
     /// §7.1: checks a registration's `clientDataJSON` and `attestationObject` against the

@@ -24,6 +24,8 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
         case backupStateInvalid = "backup_state_invalid"
         case algorithmNotAllowed = "algorithm_not_allowed"
         case credentialIDTooLong = "credential_id_too_long"
+        /// The credential the client reports (`id`, `rawId`) is not the one its authenticator attested.
+        case credentialIDMismatch = "credential_id_mismatch"
         case badSignature = "bad_signature"
         /// The signature counter did not grow: the authenticator may have been cloned.
         case counterRegression = "counter_regression"

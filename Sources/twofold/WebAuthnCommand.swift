@@ -128,6 +128,7 @@ struct WebAuthnCommand: AsyncParsableCommand {
                     attestationObject: try WebAuthnCommand.bytes(
                         credential.response.attestationObject, "attestationObject"),
                     challenge: try parameters.challengeBytes(), requireUserPresence: !noUserPresence)
+                try verified.check(reportedID: credential.id, rawID: credential.rawId)
                 var result: [String: Any] = [
                     "verified": true, "credentialId": Base64URL.encode(verified.id),
                     "publicKey": Base64URL.encode(verified.publicKey), "algorithm": verified.algorithm.name,

@@ -138,6 +138,20 @@ import TwofoldTestSupport
         #expect(refused.status == 1)
         #expect(Self.json(refused.text)["reason"] as? String == "origin_not_allowed")
         #expect((Self.json(refused.text)["message"] as? String ?? "").contains("http://localhost:5000"))
+
+        // A rawId that is not the attested credential ID is refused, as the server refuses it.
+        var credential = try #require(entry["credential"] as? [String: Any])
+        credential["rawId"] = "AAAAAAAAAAAAAAAAAAAAAA"
+        let otherFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "twofold-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: otherFile) }
+        try JSONSerialization.data(withJSONObject: credential).write(to: otherFile)
+        let renamed = try twofold.run([
+            "webauthn", "verify-registration", "--rp-id", "localhost", "--origin", "http://localhost:5000",
+            "--challenge", entry["challenge_b64url"] as? String ?? "", "--response", otherFile.path,
+        ])
+        #expect(renamed.status == 1, "\(renamed.text)")
+        #expect(Self.json(renamed.text)["reason"] as? String == "credential_id_mismatch", "\(renamed.text)")
     }
 
     @Test func webauthnVerifyAssertionChecksTheSignatureAndCounter() throws {

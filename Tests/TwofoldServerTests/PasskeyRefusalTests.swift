@@ -20,6 +20,7 @@ import WebAuthnTestSupport
         case userPresenceMissing, userVerificationMissingWhenRequired, badSignature, counterRegression
         case unknownCredential, anotherUsersUserHandle, backedUpWithoutBackupEligible, unsupportedAlgorithm
         case malformedCBOR, trailingBytes, nestedSeventeenDeep, truncatedAuthenticatorData, credentialIDOf1024Bytes
+        case rawIdNotAttested
 
         var testDescription: String { rawValue }
 
@@ -28,7 +29,7 @@ import WebAuthnTestSupport
         var ceremony: Ceremony {
             switch self {
             case .backedUpWithoutBackupEligible, .unsupportedAlgorithm, .malformedCBOR, .trailingBytes,
-                .nestedSeventeenDeep, .credentialIDOf1024Bytes:
+                .nestedSeventeenDeep, .credentialIDOf1024Bytes, .rawIdNotAttested:
                 .registration
             case .userVerificationMissingWhenRequired, .anotherUsersUserHandle, .challengeReused: .passwordless
             default: .secondStep
@@ -55,6 +56,7 @@ import WebAuthnTestSupport
             case .malformedCBOR, .trailingBytes, .nestedSeventeenDeep: (422, "webauthn_refused", "malformed_cbor")
             case .truncatedAuthenticatorData: (422, "webauthn_refused", "malformed_authenticator_data")
             case .credentialIDOf1024Bytes: (422, "webauthn_refused", "credential_id_too_long")
+            case .rawIdNotAttested: (422, "webauthn_refused", "credential_id_mismatch")
             }
         }
     }
@@ -89,9 +91,11 @@ import WebAuthnTestSupport
                 case .trailingBytes: change = { _, object in object.append(0x00) }
                 case .nestedSeventeenDeep: change = { _, object in object = Array(repeating: 0x81, count: 17) + [0x00] }
                 case .credentialIDOf1024Bytes: bad = Passkey(credentialID: Array(repeating: 7, count: 1024))
+                case .rawIdNotAttested: break
                 default: Issue.record("not a registration fault")
                 }
-                let credential = bad.registration(options, key: key, change: change)
+                var credential = bad.registration(options, key: key, change: change)
+                if fault == .rawIdNotAttested { credential.rawId = Base64URL.encode([1, 2, 3, 4]) }
                 before = try await Calls.state(app)
                 answer = try await Calls.post(
                     app, API.Passkeys.registerVerify.path(), headers: .bearer(bob.accessToken.token),

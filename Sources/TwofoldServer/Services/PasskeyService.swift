@@ -142,9 +142,8 @@ struct PasskeyService: Sendable {
             throw Self.problem(error)
         }
         let credentialID = Base64URL.encode(verified.id)
-        guard Base64URL.decode(credential.id) == verified.id else {
-            throw Self.refusal(
-                "credential_id_mismatch", "the credential's id is not the credential ID its authenticator attested")
+        do { try verified.check(reportedID: credential.id, rawID: credential.rawId) } catch {
+            throw Self.problem(error)
         }
         guard try await store.credential(id: credentialID) == nil else { throw Self.alreadyRegistered }
         let now = try await claim(challenge)
