@@ -34,7 +34,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
-        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
     targets: [
         // MARK: Shared — pure Swift, usable by the server and the SDK alike.
@@ -55,7 +54,6 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
             ]
         ),
 
@@ -136,13 +134,13 @@ let package = Package(
         .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI"]),
         .target(
             name: "WebAuthnTestSupport",
-            dependencies: ["WebAuthn", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["WebAuthn", "TwofoldCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/WebAuthnTestSupport"
         ),
         .testTarget(
             name: "WebAuthnTests",
             dependencies: [
-                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport",
+                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport", "TwofoldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]

@@ -1,4 +1,3 @@
-import ExtrasBase64
 import Foundation
 import TwofoldCore
 
@@ -72,17 +71,5 @@ public struct ClientData: Sendable, Equatable {
 
     private static func failure(_ message: String) -> WebAuthnError {
         WebAuthnError(.malformedClientData, "clientDataJSON is malformed: \(message)")
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), as WebAuthn writes binary in JSON.
-public enum Base64URL {
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        Base64.encodeToString(bytes: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
-    }
-
-    /// The bytes of `text`, or `nil` when it is not unpadded base64url.
-    public static func decode(_ text: String) -> [UInt8]? {
-        try? Base64.decode(string: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SwiftASN1
 import TwofoldAPI
+import TwofoldCore
 import WebAuthn
 import X509
 

@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldCore
 import VaporTesting
 import WebAuthn
 import WebAuthnTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldCore
 import VaporTesting
 import WebAuthn
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import TwofoldCore
 
 @testable import TwofoldServer
 
@@ -10,13 +11,13 @@ import Testing
 struct TokenServiceTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func b64(_ text: String) -> String { Data(text.utf8).base64URLEncodedString() }
+    static func b64(_ text: String) -> String { Base64URL.encode(Data(text.utf8)) }
 
     /// A compact JWS of `header` and `payload`, signed with `key`.
     static func token(_ header: String, _ payload: String, key: P256.Signing.PrivateKey) throws -> String {
         let input = b64(header) + "." + b64(payload)
         let signature = try key.signature(for: Data(input.utf8))
-        return input + "." + signature.rawRepresentation.base64URLEncodedString()
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     static func claims(iat: Date, exp: Date? = nil) -> String {

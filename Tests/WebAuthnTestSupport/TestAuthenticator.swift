@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TwofoldCore
 import WebAuthn
 
 /// A software authenticator for tests: one P-256 credential, `none` or `packed` self attestation,

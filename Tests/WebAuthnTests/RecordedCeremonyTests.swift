@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TwofoldCore
 import TwofoldTestSupport
 import X509
 

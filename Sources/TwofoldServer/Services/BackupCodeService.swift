@@ -83,7 +83,7 @@ struct BackupCodeService: Sendable {
 
     private func lookup(_ normalized: String) -> String {
         let key = secrets.lookupKey(purpose: "backup codes")
-        return Data(HMAC<SHA256>.authenticationCode(for: Data(normalized.utf8), using: key)).base64URLEncodedString()
+        return Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(normalized.utf8), using: key)))
     }
 }
 

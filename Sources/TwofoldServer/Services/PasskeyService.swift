@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldCore
 import WebAuthn
 
 /// Passkeys (seed 000, API.md "Passkeys"): the options a browser needs, and the ceremonies that

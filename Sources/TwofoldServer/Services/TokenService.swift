@@ -41,8 +41,7 @@ struct TokenService: Sendable {
         self.currentKeyID = currentKeyID
         self.signingKey = current
         self.verifyingKey = current.publicKey
-        self.encodedHeader = Data(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
-            .base64URLEncodedString()
+        self.encodedHeader = Base64URL.encode(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
         self.currentJWK = JSONWebKeySet.Key(current.publicKey, kid: currentKeyID)
         self.retired = RetiredKeys(retiredKeys)
     }
@@ -62,7 +61,7 @@ struct TokenService: Sendable {
     static func keyID(for key: P256.Signing.PublicKey) -> String {
         let jwk = JSONWebKeySet.Key(key, kid: "")
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#
-        return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
+        return Base64URL.encode(Data(SHA256.hash(data: Data(canonical.utf8))))
     }
 
     func issue(userID: UUID, sessionID: UUID, methods: [String], authTime: Date, now: Date) throws -> TokenDTO {
@@ -79,9 +78,9 @@ struct TokenService: Sendable {
     /// RFC 7515 compact JWS with ES256 (RFC 7518 §3.4: the signature is R and S, 32 bytes each);
     /// NumericDate claims in whole seconds, as JWTKit writes them.
     func sign(_ claims: AccessTokenClaims) throws -> String {
-        let signingInput = encodedHeader + "." + claims.json.utf8.base64URLEncodedString()
+        let signingInput = encodedHeader + "." + Base64URL.encode(claims.json.utf8)
         let signature = try signingKey.signature(for: Self.digest(signingInput))
-        return signingInput + "." + signature.rawRepresentation.base64URLEncodedString()
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     /// SHA-256 of `text`'s UTF-8, hashed straight from the string's bytes (Swift strings are
@@ -107,11 +106,12 @@ struct TokenService: Sendable {
     func verify(_ token: String, now: Date) async -> AccessTokenClaims? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count <= 4096, parts.count == 3,
-            let headerBytes = Data(base64URLEncoded: parts[0]), (try? JSONUniqueMembers.check(headerBytes)) != nil,
+            let headerBytes = Base64URL.decode(parts[0]).map { Data($0) },
+            (try? JSONUniqueMembers.check(headerBytes)) != nil,
             let header = try? JSONDecoder().decode(Header.self, from: headerBytes), header.alg == "ES256",
             let kid = header.kid,
-            let payload = Data(base64URLEncoded: parts[1]), (try? JSONUniqueMembers.check(payload)) != nil,
-            let signatureBytes = Data(base64URLEncoded: parts[2]),
+            let payload = Base64URL.decode(parts[1]).map { Data($0) }, (try? JSONUniqueMembers.check(payload)) != nil,
+            let signatureBytes = Base64URL.decode(parts[2]).map { Data($0) },
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
         else { return nil }
         let key: P256.Signing.PublicKey
@@ -166,22 +166,11 @@ final class RetiredKeys: Sendable {
     }
 }
 
-extension Data {
-    /// The bytes of unpadded base64url text (RFC 4648 §5), as JWS writes them; `nil` otherwise.
-    init?(base64URLEncoded text: Substring) {
-        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") })
-        else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
-    }
-}
-
 extension JSONWebKeySet.Key {
     init(_ key: P256.Signing.PublicKey, kid: String) {
         let raw = key.rawRepresentation
         self.init(
-            kid: kid, x: Data(raw.prefix(32)).base64URLEncodedString(), y: Data(raw.suffix(32)).base64URLEncodedString()
+            kid: kid, x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32))
         )
     }
 }
