@@ -49,6 +49,6 @@ public struct EmailChangeRequest: Codable, Sendable {
 /// `POST /auth/step-up/send`: send an SMS or email code to prove a second factor again.
 public struct StepUpSendRequest: Codable, Sendable {
     /// `sms` or `email`.
-    public var method: String
-    public init(method: String) { self.method = method }
+    public var method: FactorMethod
+    public init(method: FactorMethod) { self.method = method }
 }

@@ -88,14 +88,14 @@ public struct LoginChallengeResponse: Codable, Sendable {
     public var requires2FA: Bool
     public var otpFlowId: String
     public var tempToken: String
-    public var availableMethods: [String]
+    public var availableMethods: [FactorMethod]
     public var maskedPhone: String?
     public var maskedEmail: String?
     public var expiresAt: Date
     public var serverTime: Date
 
     public init(
-        otpFlowId: String, availableMethods: [String], maskedPhone: String?, maskedEmail: String?,
+        otpFlowId: String, availableMethods: [FactorMethod], maskedPhone: String?, maskedEmail: String?,
         expiresAt: Date, serverTime: Date
     ) {
         self.requires2FA = true
@@ -168,7 +168,7 @@ public struct SessionsResponse: Codable, Sendable {
 public struct StepUpRequest: Codable, Sendable {
     /// `totp`, `sms`, `email`, `backup`, `webauthn`, `deviceKey`, or `password` (the password
     /// re-entered, in `password`).
-    public var method: String
+    public var method: FactorMethod
     /// For `password`: the account's password.
     public var password: String?
     /// The code, for code-based methods.
@@ -183,7 +183,7 @@ public struct StepUpRequest: Codable, Sendable {
     public var credential: AuthenticationCredential?
 
     public init(
-        method: String, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
+        method: FactorMethod, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
         signature: String? = nil, credential: AuthenticationCredential? = nil, password: String? = nil
     ) {
         self.method = method

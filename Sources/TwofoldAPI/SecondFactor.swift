@@ -75,7 +75,7 @@ public struct BackupCodeVerifyRequest: Codable, Sendable {
 public struct MFAVerifyLoginRequest: Codable, Sendable {
     /// The code, for every method but `deviceKey`.
     public var code: String?
-    public var method: String?
+    public var method: FactorMethod?
     public var otpFlowId: String?
     public var tempToken: String?
     /// Seed 002 spells it `trust_device`.
@@ -92,7 +92,7 @@ public struct MFAVerifyLoginRequest: Codable, Sendable {
     }
 
     public init(
-        code: String? = nil, method: String? = nil, otpFlowId: String? = nil, tempToken: String? = nil,
+        code: String? = nil, method: FactorMethod? = nil, otpFlowId: String? = nil, tempToken: String? = nil,
         trustDevice: Bool? = nil, deviceId: String? = nil, challengeId: String? = nil, signature: String? = nil
     ) {
         self.code = code
@@ -170,7 +170,7 @@ public struct TwoFactorStatus: Codable, Sendable {
     }
 
     public var isEnabled: Bool
-    public var primaryMethod: String?
+    public var primaryMethod: FactorMethod?
     public var totp: TOTP
     public struct TrustedDevices: Codable, Sendable {
         public var count: Int
@@ -195,13 +195,14 @@ public struct TwoFactorStatus: Codable, Sendable {
     public var serverTime: Date
 
     public init(
-        methods: [String], totpConfiguredAt: Date?, passkeys: [PasskeyDTO] = [], sms: CodeChannel, email: CodeChannel,
+        methods: [FactorMethod], totpConfiguredAt: Date?, passkeys: [PasskeyDTO] = [], sms: CodeChannel,
+        email: CodeChannel,
         backupCodesRemaining: Int,
         backupCodesGeneratedAt: Date?, trustedDeviceCount: Int, serverTime: Date
     ) {
         let totpEnabled = totpConfiguredAt != nil
-        self.isEnabled = !methods.filter { $0 != "backup" }.isEmpty
-        self.primaryMethod = methods.first { $0 != "backup" }
+        self.isEnabled = !methods.filter { $0 != .backup }.isEmpty
+        self.primaryMethod = methods.first { $0 != .backup }
         self.sms = sms
         self.email = email
         self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
@@ -233,13 +234,14 @@ public struct TwoFactorStatus: Codable, Sendable {
 /// `GET /auth/mfa/status` (seed 002): the flat form.
 public struct MFAStatus: Codable, Sendable {
     public var enabled: Bool
-    public var methods: [String]
+    public var methods: [FactorMethod]
     public var backupCodesRemaining: Int
     public var trustedDeviceCount: Int
     public var serverTime: Date
 
-    public init(enabled: Bool, methods: [String], backupCodesRemaining: Int, trustedDeviceCount: Int, serverTime: Date)
-    {
+    public init(
+        enabled: Bool, methods: [FactorMethod], backupCodesRemaining: Int, trustedDeviceCount: Int, serverTime: Date
+    ) {
         self.enabled = enabled
         self.methods = methods
         self.backupCodesRemaining = backupCodesRemaining
@@ -287,9 +289,9 @@ public struct OTPVerifyRequest: Codable, Sendable {
 /// `POST /auth/otp/resend` (seed 003): `method` is `sms` or `email`.
 public struct OTPResendRequest: Codable, Sendable {
     public var otpFlowId: String
-    public var method: String?
+    public var method: FactorMethod?
 
-    public init(otpFlowId: String, method: String? = nil) {
+    public init(otpFlowId: String, method: FactorMethod? = nil) {
         self.otpFlowId = otpFlowId
         self.method = method
     }
@@ -318,6 +320,6 @@ public struct SMSSetupRequest: Codable, Sendable {
 
 /// `PUT /2fa/primary-method`.
 public struct PrimaryMethodRequest: Codable, Sendable {
-    public var method: String
-    public init(method: String) { self.method = method }
+    public var method: FactorMethod
+    public init(method: FactorMethod) { self.method = method }
 }

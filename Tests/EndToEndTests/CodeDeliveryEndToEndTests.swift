@@ -78,7 +78,7 @@ import TwofoldTestSupport
         let (challenge, signedIn) = try await Self.signInWithCode(server, as: "grace") {
             try await gateway.waitForMessages(2).dropFirst().first?.code
         }
-        #expect(challenge.availableMethods == ["sms", "backup"])
+        #expect(challenge.availableMethods == [.sms, .backup])
         #expect(challenge.maskedPhone == "+•••••••0199")
         if let verified = try TokenVerificationTests.verify(signedIn.accessToken.token, on: server) {
             #expect(verified.text.contains(#""amr": ["pwd", "sms", "mfa"]"#))
@@ -126,7 +126,7 @@ import TwofoldTestSupport
                 !$0.isEmpty
             }.first
         }
-        #expect(challenge.availableMethods == ["email", "backup"])
+        #expect(challenge.availableMethods == [.email, .backup])
         #expect(!server.log.contains("mail-pass"))
     }
 }

@@ -210,7 +210,7 @@ struct DeviceKeyScenarios {
         let login = try await call(
             API.Auth.login.path(), ["username": "alice", "password": AuthEndToEndTests.password])
         let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
-        #expect(flow.availableMethods.first == "deviceKey" && flow.availableMethods.contains("sms"))
+        #expect(flow.availableMethods.first == .deviceKey && flow.availableMethods.contains(.sms))
         let flowChallenge = try HTTP.decoder.decode(
             DeviceChallengeResponse.self,
             from: try await call(

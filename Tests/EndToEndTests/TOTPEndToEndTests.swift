@@ -57,7 +57,7 @@ import TwofoldTestSupport
                 "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
                 ["username": "frank", "password": AuthEndToEndTests.password]))
         let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
-        #expect(challenge.availableMethods == ["totp", "backup"])
+        #expect(challenge.availableMethods == [.totp, .backup])
         #expect(abs(challenge.serverTime.timeIntervalSinceNow) < 30)
 
         // The confirming code's step is used; the next step's code signs in.

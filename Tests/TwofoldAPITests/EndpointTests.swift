@@ -34,7 +34,7 @@ import TwofoldAPI
             Issue.record("a challenge read as tokens")
             return
         }
-        #expect(step.availableMethods == ["totp"])
+        #expect(step.availableMethods == [.totp])
         let tokens = #"""
             {"accessToken":{"token":"a","expiresAt":"2026-11-24T10:00:00Z"},
              "refreshToken":{"token":"r","expiresAt":"2026-12-24T10:00:00Z"},

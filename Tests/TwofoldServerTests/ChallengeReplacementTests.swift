@@ -29,7 +29,7 @@ import VaporTesting
                 let (status, body) = try await Device.send(
                     app, .POST, API.Auth.stepUp.path(),
                     StepUpRequest(
-                        method: "deviceKey", deviceId: "iphone-1", challengeId: issued.challengeId,
+                        method: .deviceKey, deviceId: "iphone-1", challengeId: issued.challengeId,
                         signature: try phone.sign(issued.challenge)), token: session)
                 #expect(status == expected, "\(body)")
             }

@@ -100,7 +100,7 @@ import VaporTesting
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
-            #expect(flow.availableMethods == ["sms", "backup"])
+            #expect(flow.availableMethods == [.sms, .backup])
             #expect(flow.maskedPhone == "+•••••••0123")
             let delivered = try await Self.deliver(app, clock: clock)
             #expect(delivered.map(\.0) == ["sms"], "an SMS primary sends its code at once")
@@ -231,7 +231,7 @@ import VaporTesting
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
                 body: json(["username": "alice", "password": AuthFlowTests.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
-            #expect(challenge?.availableMethods == ["email", "totp", "backup"])
+            #expect(challenge?.availableMethods == [.email, .totp, .backup])
             #expect(challenge?.maskedEmail == "a•••@example.com")
             let emailed = try #require(try await Self.deliver(app, clock: clock).first)
             #expect(emailed.0 == "email")

@@ -63,7 +63,7 @@ import VaporTesting
         let (stepped, answer) = try await send(
             app, .POST, API.Auth.stepUp.path(),
             StepUpRequest(
-                method: "deviceKey", deviceId: device, challengeId: challenge.challengeId,
+                method: .deviceKey, deviceId: device, challengeId: challenge.challengeId,
                 signature: try phone.sign(challenge.challenge)), token: token)
         #expect(stepped == 200, "\(answer)")
         return try decode(StepUpResponse.self, answer).accessToken.token
@@ -459,7 +459,7 @@ import VaporTesting
                 app, API.Auth.login.path(), ["username": "alice", "password": AuthFlowTests.password])
             #expect(status == 200)
             let flow = try Self.decode(LoginChallengeResponse.self, body)
-            #expect(flow.availableMethods == ["deviceKey"])
+            #expect(flow.availableMethods == [.deviceKey])
 
             let (issued, challengeBody) = try await Self.post(
                 app, API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])
@@ -473,18 +473,18 @@ import VaporTesting
             let wrongPurpose = try await Self.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
-                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    method: .deviceKey, otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: signIn.challengeId, signature: try phone.sign(signIn.challenge)))
             #expect(wrongPurpose.0 == 401 && wrongPurpose.1.contains("signature_invalid"))
             let missing = try await Self.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),
-                MFAVerifyLoginRequest(method: "deviceKey", otpFlowId: flow.otpFlowId))
+                MFAVerifyLoginRequest(method: .deviceKey, otpFlowId: flow.otpFlowId))
             #expect(missing.0 == 422)
 
             let (completed, answer) = try await Self.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
-                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    method: .deviceKey, otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: challenge.challengeId, signature: signature))
             #expect(completed == 200, "\(answer)")
             let session = try Self.decode(SecondStepResponse.self, answer)
@@ -499,7 +499,7 @@ import VaporTesting
             let replay = try await Self.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
-                    method: "deviceKey", otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
+                    method: .deviceKey, otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
                     challengeId: challenge.challengeId, signature: signature))
             #expect(replay.0 != 200, "the flow and the challenge are used up")
         }

@@ -160,7 +160,7 @@ import VaporTesting
         // Adding a factor to a password-only account: the password proven in the last 5 minutes.
         signedIn.get("test", "sensitive") { request async throws -> String in
             try await app.twofold.policy.require(
-                .add(kind: "totp"), caller: request.caller, user: try await request.currentUser(in: app.twofold.users))
+                .add(kind: .totp), caller: request.caller, user: try await request.currentUser(in: app.twofold.users))
             return "ok"
         }
     }

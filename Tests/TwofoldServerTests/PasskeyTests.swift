@@ -45,12 +45,12 @@ import WebAuthn
 
             let status = try await Calls.call(app, .GET, API.TwoFactor.status.path(), headers: .bearer(token))
                 .decode(TwoFactorStatus.self)
-            #expect(status.isEnabled && status.webauthn.enabled && status.primaryMethod == "webauthn")
+            #expect(status.isEnabled && status.webauthn.enabled && status.primaryMethod == .webauthn)
             #expect(status.webauthn.credentials.map(\.id) == [passkey.id])
 
             clock.advance(by: 60)
             let flow = try await Calls.passwordStep(app)
-            #expect(flow.availableMethods == ["webauthn", "backup"], "passkeys are offered first")
+            #expect(flow.availableMethods == [.webauthn, .backup], "passkeys are offered first")
             let request = try await Calls.flowOptions(app, flow: flow.otpFlowId)
             #expect(request.allowCredentials.map(\.id) == [passkey.id])
             #expect(request.allowCredentials.first?.transports == ["internal", "hybrid"])
@@ -160,7 +160,7 @@ import WebAuthn
             ).decode(PasskeyRequestOptions.self)
             let own = try await Calls.post(
                 app, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token),
-                body: StepUpRequest(method: "webauthn", credential: try passkey.assertion(options.challenge)))
+                body: StepUpRequest(method: .webauthn, credential: try passkey.assertion(options.challenge)))
             #expect(own.status == 403 && own.errors?["method"] == "was added in this session")
 
             let signedIn = try await Calls.post(
@@ -180,14 +180,14 @@ import WebAuthn
             #expect(options.allowCredentials.map(\.id) == [passkey.id])
             let stepUp = try await Calls.post(
                 app, API.Auth.stepUp.path(), headers: .bearer(token),
-                body: StepUpRequest(method: "webauthn", credential: try passkey.assertion(options.challenge)))
+                body: StepUpRequest(method: .webauthn, credential: try passkey.assertion(options.challenge)))
             #expect(stepUp.status == 200, "\(stepUp.text)")
             // A login flow's challenge does not step up, nor a step-up's complete a flow.
             let other = try await Calls.passwordStep(app, address: "10.0.0.3")
             let flowChallenge = try await Calls.flowOptions(app, flow: other.otpFlowId)
             let crossed = try await Calls.post(
                 app, API.Auth.stepUp.path(), headers: .bearer(token),
-                body: StepUpRequest(method: "webauthn", credential: try passkey.assertion(flowChallenge.challenge)))
+                body: StepUpRequest(method: .webauthn, credential: try passkey.assertion(flowChallenge.challenge)))
             #expect(crossed.status == 422 && crossed.reason == "challenge_mismatch")
         }
     }

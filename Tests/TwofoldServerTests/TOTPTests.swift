@@ -43,7 +43,7 @@ import VaporTesting
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
             #expect(flow.requires2FA && flow.tempToken == flow.otpFlowId)
-            #expect(flow.availableMethods == ["totp", "backup"])
+            #expect(flow.availableMethods == [.totp, .backup])
 
             var signedIn: SecondStepResponse?
             try await app.testing().test(
@@ -65,7 +65,7 @@ import VaporTesting
             {
                 response in
                 let status = try response.decode(TwoFactorStatus.self)
-                #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == "totp")
+                #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == .totp)
                 #expect(status.backupCodes.remaining == 10)
             }
             try await app.testing().test(
@@ -73,7 +73,7 @@ import VaporTesting
             ) {
                 response in
                 let status = try response.decode(MFAStatus.self)
-                #expect(status.enabled && status.methods == ["totp", "backup"] && status.backupCodesRemaining == 10)
+                #expect(status.enabled && status.methods == [.totp, .backup] && status.backupCodesRemaining == 10)
             }
         }
     }

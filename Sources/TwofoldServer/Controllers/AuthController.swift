@@ -182,7 +182,7 @@ struct AuthController: EndpointCollection {
             // An SMS or email primary sends its code as soon as the password is accepted.
             // Over the hourly send limit the flow still starts; another method or a later resend
             // completes it.
-            if let primary = methods.first.flatMap(DeliveryChannel.init(rawValue:)),
+            if let primary = methods.first.flatMap(DeliveryChannel.init),
                 let destination = user.destination(for: primary)
             {
                 do {
@@ -196,8 +196,8 @@ struct AuthController: EndpointCollection {
             return try Response.json(
                 LoginChallengeResponse(
                     otpFlowId: token, availableMethods: methods,
-                    maskedPhone: methods.contains("sms") ? user.phone.map(Masking.phone) : nil,
-                    maskedEmail: methods.contains("email") ? Masking.email(user.email) : nil,
+                    maskedPhone: methods.contains(.sms) ? user.phone.map(Masking.phone) : nil,
+                    maskedEmail: methods.contains(.email) ? Masking.email(user.email) : nil,
                     expiresAt: flow.expiresAt, serverTime: now))
         }
         let tokens = try await sessions.start(
@@ -262,14 +262,16 @@ struct AuthController: EndpointCollection {
     @Sendable func stepUp(request: Request) async throws -> Response {
         let caller = try request.caller
         let body = try request.content.decode(StepUpRequest.self)
-        let methods: Set = ["totp", "sms", "email", "backup", "webauthn", "deviceKey", "password"]
+        let methods = Set(FactorMethod.secondFactors + [.password])
         guard methods.contains(body.method) else {
-            throw InputValidation.failure(["method": "must be one of \(methods.sorted().joined(separator: ", "))"])
+            throw InputValidation.failure([
+                "method": "must be one of \(methods.map(\.rawValue).sorted().joined(separator: ", "))"
+            ])
         }
         guard let user = try await users.user(id: caller.userID) else {
             throw BearerAuthentication.unauthorized("The account no longer exists.")
         }
-        if body.method == "password" {
+        if body.method == .password {
             return try await stepUpWithPassword(body.password, user: user, request: request)
         }
         let proof = FactorChanges.factorName(
@@ -323,7 +325,7 @@ struct AuthController: EndpointCollection {
         return try Response.json(StepUpResponse(accessToken: token))
     }
 
-    static func addedInThisSession(_ method: String) -> Problem {
+    static func addedInThisSession(_ method: FactorMethod) -> Problem {
         Problem(
             status: 403, code: .stepUpRequired, title: "Factor added in this session",
             detail: "A \(method) factor added in this session cannot confirm it; use a factor you had "
@@ -343,11 +345,13 @@ struct AuthController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(StepUpSendRequest.self)
         // The verified phone and the address on file, factors or not (`SecondFactors.verify`).
-        let codeMethods = DeliveryChannel.allCases.filter { user.destination(for: $0) != nil }.map(\.rawValue)
-        guard codeMethods.contains(body.method), let channel = DeliveryChannel(rawValue: body.method),
+        let codeMethods = DeliveryChannel.allCases.filter { user.destination(for: $0) != nil }.map(\.method)
+        guard codeMethods.contains(body.method), let channel = DeliveryChannel(body.method),
             let destination = user.destination(for: channel)
         else {
-            throw InputValidation.failure(["method": "must be one of this account's code methods: \(codeMethods)"])
+            throw InputValidation.failure([
+                "method": "must be one of this account's code methods: \(codeMethods.map(\.rawValue))"
+            ])
         }
         return try Response.json(
             try await codes.send(

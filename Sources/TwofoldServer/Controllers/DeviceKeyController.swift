@@ -85,17 +85,18 @@ struct DeviceKeyController: EndpointCollection {
         if let pin = body.pin { try DeviceInput.acceptablePIN(pin, field: "pin") }
         let devices = deviceKeys.store
         let existing = try await devices.devices(userID: userID)
-        let keyName = FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)
+        let keyName = FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)
         // A key signs in without the password; so does an SMS sign-in device with a code. Enrolling
         // SMS sign-in over a device's key takes the key away: that is a downgrade (issue T review).
         let replacesKey = existing.contains { $0.deviceID == deviceID && $0.method == .secureEnclave }
         try await policy.require(
             method == .smsOTP && replacesKey
-                ? .downgrade(proof: keyName) : .add(kind: method == .secureEnclave ? DeviceKeyService.factor : "sms"),
+                ? .downgrade(proof: keyName) : .add(kind: method == .secureEnclave ? .deviceKey : .sms),
             caller: request.caller, user: user)
         // What the new enrolment lets this session prove never vouches for it: the key, or the
         // SMS codes an SMS sign-in device receives.
-        try await factorChanges.recordAdding(method == .smsOTP ? [keyName, "sms"] : [keyName], caller: request.caller)
+        try await factorChanges.recordAdding(
+            method == .smsOTP ? [keyName, FactorChanges.factorName(method: .sms)] : [keyName], caller: request.caller)
         let now = clock.now()
         // Seed 001: the PIN may come with the enrolment; a re-enrolment sets it afresh.
         var pinHash: String?
@@ -130,7 +131,8 @@ struct DeviceKeyController: EndpointCollection {
         try await policy.require(
             .remove(
                 proof: stored?.method == .smsOTP
-                    ? "sms" : FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)),
+                    ? FactorChanges.factorName(method: .sms)
+                    : FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)),
             caller: request.caller, user: user)
         guard let device = stored else { throw Problem(status: 404, code: .notFound, title: "No such device") }
         try await deviceKeys.store.delete(deviceRowIDs: [device.id])
@@ -147,10 +149,10 @@ struct DeviceKeyController: EndpointCollection {
         let user = try await owner(named: body.username, request: request)
         let deviceID = try DeviceInput.deviceID(body.deviceId)
         let publicKey = try DeviceInput.key(body.publicKey, field: "publicKey")
-        try await policy.require(.add(kind: DeviceKeyService.factor), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .deviceKey), caller: request.caller, user: user)
         let device = try await deviceKeys.device(deviceID, userID: user.id)
         try await factorChanges.recordAdding(
-            [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: device.deviceID)],
+            [FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)],
             caller: request.caller)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .secureEnclave, publicKey: publicKey, deviceModel: nil, enrolledAt: nil,
@@ -173,7 +175,7 @@ struct DeviceKeyController: EndpointCollection {
         let user = try await owner(named: body.username, request: request)
         let deviceID = try DeviceInput.deviceID(body.deviceId)
         try await policy.require(
-            .downgrade(proof: FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)),
+            .downgrade(proof: FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)),
             caller: request.caller, user: user)
         let device = try await deviceKeys.device(deviceID, userID: user.id)
         guard let phone = user.verifiedPhone else {
@@ -284,7 +286,7 @@ struct DeviceKeyController: EndpointCollection {
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
             user: user.dto, methods: ["hwk", "mfa"],
-            proofs: [FactorChanges.factorName(method: DeviceKeyService.factor, deviceID: deviceID)],
+            proofs: [FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)],
             origin: request.origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: request.origin)
         return try Response.json(
@@ -343,7 +345,8 @@ struct DeviceKeyController: EndpointCollection {
                 origin: request.origin)
         }
         guard user.status == .active else { throw Problem.accountLocked }
-        let tokens = try await sessions.start(user: user.dto, methods: ["sms"], proofs: ["sms"], origin: request.origin)
+        let tokens = try await sessions.start(
+            user: user.dto, methods: ["sms"], proofs: [FactorChanges.factorName(method: .sms)], origin: request.origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: request.origin)
         return try Response.json(
             DeviceTokenResponse(

@@ -55,7 +55,7 @@ struct PasskeyController: EndpointCollection {
     /// a step-up (issue S), asked here and again at verify.
     @Sendable func registerOptions(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await policy.require(.add(kind: "webauthn"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .webauthn), caller: request.caller, user: user)
         let body =
             request.body.data == nil
             ? PasskeyRegistrationOptionsRequest() : try request.decodeJSONBody(PasskeyRegistrationOptionsRequest.self)
@@ -65,13 +65,14 @@ struct PasskeyController: EndpointCollection {
     @Sendable func registerVerify(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
         let body = try request.decodeJSONBody(PasskeyRegistrationRequest.self)
-        try await policy.require(.add(kind: "webauthn"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .webauthn), caller: request.caller, user: user)
         // The first second factor also hands out the backup codes. Both are recorded on this
         // session before the passkey is stored, so it never vouches for this session.
         let hadBackupCodes = try await backupCodes.exist(for: user.id)
         let name = FactorChanges.factorName(
-            method: "webauthn", credentialID: PasskeyService.canonicalID(body.credential.id))
-        try await factorChanges.recordAdding(hadBackupCodes ? [name] : [name, "backup"], caller: request.caller)
+            method: .webauthn, credentialID: PasskeyService.canonicalID(body.credential.id))
+        try await factorChanges.recordAdding(
+            hadBackupCodes ? [name] : [name, FactorChanges.factorName(method: .backup)], caller: request.caller)
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
             origin: request.origin)
@@ -106,7 +107,7 @@ struct PasskeyController: EndpointCollection {
         let userID = user.id
         let id = try credentialID(request)
         try await policy.require(
-            .remove(proof: FactorChanges.factorName(method: "webauthn", credentialID: id)), caller: request.caller,
+            .remove(proof: FactorChanges.factorName(method: .webauthn, credentialID: id)), caller: request.caller,
             user: user)
         try await passkeys.delete(id, userID: userID, origin: request.origin)
         try await secondFactors.purgeIfNoneLeft(userID: userID, origin: request.origin)
@@ -141,7 +142,7 @@ struct PasskeyController: EndpointCollection {
         let proof = try await passkeys.commit(verified, origin: request.origin)
         let tokens = try await sessions.start(
             user: user.dto, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
-            proofs: [FactorChanges.factorName(method: "webauthn", credentialID: verified.passkey.credentialID)],
+            proofs: [FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID)],
             origin: request.origin)
         try await audit.record(
             .loginSucceeded, user: user.id, detail: "passkey (\(proof.amr))", origin: request.origin)

@@ -59,7 +59,7 @@ struct SecondStepController: EndpointCollection {
     @Sendable func verifyPasskey(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(PasskeyFlowVerifyRequest.self)
         return try await complete(
-            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: "webauthn",
+            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: .webauthn,
             code: nil, passkey: body.credential,
             trustDevice: body.trustDevice ?? false, request: request)
     }
@@ -75,7 +75,7 @@ struct SecondStepController: EndpointCollection {
                 detail: "Ask for one with POST /api/v1/auth/otp/resend.")
         }
         return try await complete(
-            flow: body.otpFlowId, method: channel.rawValue, code: body.code,
+            flow: body.otpFlowId, method: channel.method, code: body.code,
             trustDevice: body.trustDevice ?? false, request: request)
     }
 
@@ -87,14 +87,13 @@ struct SecondStepController: EndpointCollection {
         guard let user = try await users.user(id: flow.userID) else {
             throw LoginFlowService.unknownFlow
         }
-        let available = try await secondFactors.available(for: user).filter {
-            DeliveryChannel(rawValue: $0) != nil
-        }
-        let method = body.method ?? available.first ?? ""
-        guard available.contains(method), let channel = DeliveryChannel(rawValue: method),
-            let destination = user.destination(for: channel)
+        let available = try await secondFactors.available(for: user).filter(\.isSentCode)
+        guard let method = body.method ?? available.first, available.contains(method),
+            let channel = DeliveryChannel(method), let destination = user.destination(for: channel)
         else {
-            throw InputValidation.failure(["method": "must be one of this account's code methods: \(available)"])
+            throw InputValidation.failure([
+                "method": "must be one of this account's code methods: \(available.map(\.rawValue))"
+            ])
         }
         return try Response.json(
             try await codes.send(
@@ -104,14 +103,14 @@ struct SecondStepController: EndpointCollection {
     @Sendable func validateTOTP(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(TOTPValidateRequest.self)
         return try await complete(
-            flow: body.tempToken, method: "totp", code: body.code, trustDevice: body.trustDevice ?? false,
+            flow: body.tempToken, method: .totp, code: body.code, trustDevice: body.trustDevice ?? false,
             request: request)
     }
 
     @Sendable func verifyBackupCode(request: Request) async throws -> Response {
         let body = try request.decodeJSONBody(BackupCodeVerifyRequest.self)
         return try await complete(
-            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: "backup",
+            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken), method: .backup,
             code: body.backupCode, trustDevice: body.trustDevice ?? false,
             request: request)
     }
@@ -123,8 +122,8 @@ struct SecondStepController: EndpointCollection {
             throw InputValidation.failure(["otpFlowId": "is required, or tempToken or a bearer flow token in its place"]
             )
         }
-        let method = body.method ?? "totp"
-        guard ["totp", "backup", "sms", "email", "deviceKey"].contains(method) else {
+        let method = body.method ?? .totp
+        guard [.totp, .backup, .sms, .email, .deviceKey].contains(method) else {
             throw InputValidation.failure(["method": "must be totp, sms, email, backup or deviceKey"])
         }
         return try await complete(
@@ -138,15 +137,15 @@ struct SecondStepController: EndpointCollection {
     /// one commit); signing the access token (before that work for an authenticator-app code,
     /// after it otherwise) and writing the answer do not.
     func complete(
-        flow token: String, method: String, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
+        flow token: String, method: FactorMethod, code: String?, deviceKey: SecondFactors.DeviceKeyProof? = nil,
         passkey: AuthenticationCredential? = nil, trustDevice: Bool, request: Request
     ) async throws -> Response {
         let flow = try await loginFlows.pending(token)
         guard flow.userStatus == .active else { throw Problem.accountLocked }
         let completed: Completed
-        if method == "totp" {
+        if method == .totp {
             completed = try await completeWithTOTP(flow, code: code, trustDevice: trustDevice, request: request)
-        } else if method == "webauthn" {
+        } else if method == .webauthn {
             completed = try await completeWithPasskey(flow, passkey, trustDevice: trustDevice, request: request)
         } else {
             // The other factors read what they need of the user from the model.
@@ -198,7 +197,7 @@ struct SecondStepController: EndpointCollection {
     private func completeWithTOTP(
         _ flow: PendingSecondStep, code: String?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
-        guard let secret = flow.totp else { throw methodNotAvailable("totp") }
+        guard let secret = flow.totp else { throw methodNotAvailable(.totp) }
         guard let code, !code.isEmpty, code.count <= 64 else {
             throw InputValidation.failure(["code": "is required"])
         }
@@ -209,7 +208,8 @@ struct SecondStepController: EndpointCollection {
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
             sessions.newSession(
-                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"], proofs: [SessionProofs.password, "totp"],
+                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"],
+                proofs: [SessionProofs.password, FactorChanges.factorName(method: .totp)],
                 origin: request.origin)
         }
         let tokens = try session.map { try sessions.tokens(for: $0.recorded) }
@@ -240,7 +240,7 @@ struct SecondStepController: EndpointCollection {
                 try await totp.settle(step, secret: secret)
             }
             return try await recordSession(
-                session, flow: flow, method: "totp", backupCodesRemaining: nil, trustDevice: trustDevice,
+                session, flow: flow, method: .totp, backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
         }
         completed.signedTokens = tokens
@@ -262,13 +262,13 @@ struct SecondStepController: EndpointCollection {
             user: flow.user, methods: [flow.firstFactor, verified.amr, "mfa"],
             proofs: [
                 SessionProofs.password,
-                FactorChanges.factorName(method: "webauthn", credentialID: verified.passkey.credentialID),
+                FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID),
             ], origin: request.origin)
         let tokens = try sessions.tokens(for: session.recorded)
         var completed = try await unitsOfWork.run(on: request.eventLoop) {
             try await loginFlows.claimed(flow) { _ in _ = try await passkeys.commit(verified, origin: request.origin) }
             return try await recordSession(
-                session, flow: flow, method: "webauthn", backupCodesRemaining: nil, trustDevice: trustDevice,
+                session, flow: flow, method: .webauthn, backupCodesRemaining: nil, trustDevice: trustDevice,
                 request: request)
         }
         completed.signedTokens = tokens
@@ -278,7 +278,7 @@ struct SecondStepController: EndpointCollection {
     /// Any other second step, checked inside its unit of work (its factor reads what it needs
     /// there).
     private func checkAndRecordSession(
-        _ flow: PendingSecondStep, user: User, method: String, code: String?,
+        _ flow: PendingSecondStep, user: User, method: FactorMethod, code: String?,
         deviceKey: SecondFactors.DeviceKeyProof?, trustDevice: Bool, request: Request
     ) async throws -> Completed {
         // The flow is claimed before the factor is checked, and given back if it is wrong: of
@@ -309,7 +309,7 @@ struct SecondStepController: EndpointCollection {
     /// After a second factor is proven on its claimed flow: writes the session, audits the
     /// sign-in and remembers the device when asked.
     private func recordSession(
-        _ session: SessionService.NewSession, flow: PendingSecondStep, method: String, backupCodesRemaining: Int?,
+        _ session: SessionService.NewSession, flow: PendingSecondStep, method: FactorMethod, backupCodesRemaining: Int?,
         trustDevice: Bool, request: Request
     ) async throws -> Completed {
         let recorded = try await sessions.record(session)
@@ -322,7 +322,7 @@ struct SecondStepController: EndpointCollection {
             session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
     }
 
-    private func methodNotAvailable(_ method: String) -> Problem {
+    private func methodNotAvailable(_ method: FactorMethod) -> Problem {
         Problem(
             status: 422, code: .validationFailed, title: "Method not available",
             detail: "This account cannot sign in with \(method).", errors: ["method": "not enabled"])

@@ -55,7 +55,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setupTOTP(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await policy.require(.add(kind: "totp"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .totp), caller: request.caller, user: user)
         return try Response.json(
             try await totp.setup(userID: user.id, account: user.email))
     }
@@ -64,15 +64,19 @@ struct TwoFactorController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
-        try await policy.require(.add(kind: "totp"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .totp), caller: request.caller, user: user)
         let now = clock.now()
         // The first second factor also hands out the backup codes. Both are recorded on this
         // session before the secret becomes active, so a parallel step-up with the new app
         // finds them recorded.
         let hadBackupCodes = try await backupCodes.exist(for: userID)
-        try await factorChanges.recordAdding(hadBackupCodes ? ["totp"] : ["totp", "backup"], caller: request.caller)
+        try await factorChanges.recordAdding(
+            hadBackupCodes
+                ? [FactorChanges.factorName(method: .totp)]
+                : [FactorChanges.factorName(method: .totp), FactorChanges.factorName(method: .backup)],
+            caller: request.caller)
         try await totp.confirm(body.code, userID: userID, origin: request.origin)
-        try await audit.record(.factorAdded, user: userID, detail: "totp", origin: request.origin)
+        try await audit.record(.factorAdded, user: userID, detail: FactorMethod.totp.rawValue, origin: request.origin)
         let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
         try await factorChanges.notifyAdded("An authenticator app", user: user)
         return try Response.json(FactorEnabledResponse(backupCodes: codes, serverTime: now))
@@ -80,19 +84,20 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func deleteTOTP(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await policy.require(.remove(proof: "totp"), caller: request.caller, user: user)
+        try await policy.require(
+            .remove(proof: FactorChanges.factorName(method: .totp)), caller: request.caller, user: user)
         let userID = user.id
         guard try await totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
         try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
-        try await audit.record(.factorRemoved, user: userID, detail: "totp", origin: request.origin)
+        try await audit.record(.factorRemoved, user: userID, detail: FactorMethod.totp.rawValue, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
     @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await policy.require(.add(kind: "backup"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .backup), caller: request.caller, user: user)
         let userID = user.id
         guard try await !secondFactors.available(for: user).isEmpty else {
             throw Problem(
@@ -100,7 +105,7 @@ struct TwoFactorController: EndpointCollection {
                 detail: "Enable an authenticator app first; backup codes stand in for it.")
         }
         // The new codes are this session's to show, never its proof.
-        try await factorChanges.recordAdding(["backup"], caller: request.caller)
+        try await factorChanges.recordAdding([FactorChanges.factorName(method: .backup)], caller: request.caller)
         let codes = try await backupCodes.regenerate(for: userID)
         try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: request.origin)
         return try Response.json(BackupCodesResponse(backupCodes: codes))
@@ -149,7 +154,7 @@ struct TwoFactorController: EndpointCollection {
         // A number other than the verified one is a change of where codes go, as
         // `PUT /account/phone` is: the policy names it so.
         try await policy.require(
-            destination != nil && destination != user.verifiedPhone ? .changeDestination(.sms) : .add(kind: "sms"),
+            destination != nil && destination != user.verifiedPhone ? .changeDestination(.sms) : .add(kind: .sms),
             caller: request.caller, user: user)
         guard let destination else {
             throw InputValidation.failure(["phoneNumber": "is required: this account has no phone number on file"])
@@ -159,7 +164,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setupEmail(request: Request) async throws -> Response {
         let user = try await request.currentUser(in: users)
-        try await policy.require(.add(kind: "email"), caller: request.caller, user: user)
+        try await policy.require(.add(kind: .email), caller: request.caller, user: user)
         return try await sendEnableCode(.email, to: user.email, user: user, request: request)
     }
 
@@ -183,9 +188,11 @@ struct TwoFactorController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PrimaryMethodRequest.self)
         try await policy.require(.configure, caller: request.caller, user: user)
-        let enabled = try await secondFactors.available(for: user).filter { $0 != "backup" }
+        let enabled = try await secondFactors.available(for: user).filter { $0 != .backup }
         guard enabled.contains(body.method) else {
-            throw InputValidation.failure(["method": "must be one of this account's factors: \(enabled)"])
+            throw InputValidation.failure([
+                "method": "must be one of this account's factors: \(enabled.map(\.rawValue))"
+            ])
         }
         try await users.setPrimaryMethod(
             body.method, userID: user.id, now: clock.now())
@@ -209,7 +216,7 @@ struct TwoFactorController: EndpointCollection {
         let user = try await request.currentUser(in: users)
         let userID = user.id
         let body = try request.content.decode(CodeRequest.self)
-        try await policy.require(.add(kind: channel.rawValue), caller: request.caller, user: user)
+        try await policy.require(.add(kind: channel.method), caller: request.caller, user: user)
         let destination = try await codes.verify(
             body.code, channel: channel, purpose: .enable, userID: userID, flowID: nil, origin: request.origin)
         if channel == .sms, destination != user.verifiedPhone {
@@ -218,7 +225,10 @@ struct TwoFactorController: EndpointCollection {
         let now = clock.now()
         let hadBackupCodes = try await backupCodes.exist(for: userID)
         try await factorChanges.recordAdding(
-            hadBackupCodes ? [channel.rawValue] : [channel.rawValue, "backup"], caller: request.caller)
+            hadBackupCodes
+                ? [FactorChanges.factorName(method: channel.method)]
+                : [FactorChanges.factorName(method: channel.method), FactorChanges.factorName(method: .backup)],
+            caller: request.caller)
         // Told at the destinations on file before the change, so a number that replaces the
         // owner's is not the only one to hear of it.
         try await factorChanges.notifyAdded(

@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 
 /// One message to hand to a provider.
 struct OutgoingMessage: Sendable {
@@ -25,4 +26,16 @@ struct DeliveryError: Error, CustomStringConvertible {
 /// How a code or notice reaches a person: a text message to a phone or an email.
 enum DeliveryChannel: String, Codable, Sendable, CaseIterable {
     case sms, email
+
+    /// The second factor that codes by this channel are.
+    var method: FactorMethod { self == .sms ? .sms : .email }
+
+    /// The channel of a method whose proof is a sent code.
+    init?(_ method: FactorMethod) {
+        switch method {
+        case .sms: self = .sms
+        case .email: self = .email
+        default: return nil
+        }
+    }
 }

@@ -23,7 +23,7 @@ struct User: Sendable, Equatable {
     var emailEnabled = false
     /// Which factor login offers first (`totp`, `sms`, `email`, `deviceKey`); an SMS or email
     /// primary sends its code as soon as the password is accepted.
-    var primaryMethod: String?
+    var primaryMethod: FactorMethod?
     /// When `phone` was proven by a code sent to it; `nil` for a number only typed in (at
     /// registration). Only a verified number receives sign-in codes.
     var phoneVerifiedAt: Date?

@@ -10,7 +10,7 @@ import Vapor
 /// lookup, checked against its hash in constant time, and claimed by a conditional update.
 /// Built with what it uses and given values, never a request.
 struct BackupCodeService: Sendable {
-    static let factor = "backup"
+    static let factor = FactorMethod.backup.rawValue
     static let hashCost = 8
     /// Checked when no code matches, so a miss takes as long as a hit.
     static let dummyHash = (try? Bcrypt.hash("no such backup code", cost: hashCost)) ?? ""

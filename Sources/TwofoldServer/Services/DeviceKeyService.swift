@@ -17,7 +17,7 @@ struct DeviceKeyService: Sendable {
     var challenges: ChallengeThrottle? = nil
 
     /// The guard of a device key as a second factor (a login flow's second step, step-up).
-    static let factor = "deviceKey"
+    static let factor = FactorMethod.deviceKey.rawValue
     /// The guards of seed 004's sign-in, which anyone can try with a username: apart from the
     /// password login's factors, and never counted toward the account lock (issue S item 3).
     static let signInFactor = "deviceSignIn"

@@ -18,11 +18,11 @@ struct FactorChanges: Sendable {
     /// The name a proof or an added factor is recorded under: `totp`, `sms`, `email`, `backup`,
     /// `deviceKey:<deviceId>` (one device's key, not every device's), `webauthn:<credential
     /// ID>` (one passkey) or `password` (`SessionProofs`).
-    static func factorName(method: String, deviceID: String? = nil, credentialID: String? = nil) -> String {
+    static func factorName(method: FactorMethod, deviceID: String? = nil, credentialID: String? = nil) -> String {
         switch method {
-        case "deviceKey": "deviceKey:\(deviceID ?? "")"
-        case "webauthn": "webauthn:\(credentialID ?? "")"
-        default: method
+        case .deviceKey: "\(method.rawValue):\(deviceID ?? "")"
+        case .webauthn: "\(method.rawValue):\(credentialID ?? "")"
+        default: method.rawValue
         }
     }
 

@@ -321,7 +321,7 @@ struct PasskeyService: Sendable {
     /// Deletes the passkey; the caller has stepped up.
     func delete(_ credentialID: String, userID: UUID, origin: RequestOrigin) async throws {
         guard try await store.delete(credentialID, userID: userID) else { throw Self.notFound }
-        try await audit.record(.factorRemoved, user: userID, detail: "webauthn", origin: origin)
+        try await audit.record(.factorRemoved, user: userID, detail: FactorMethod.webauthn.rawValue, origin: origin)
     }
 
     static func dto(_ record: PasskeyRecord) -> PasskeyDTO {

@@ -15,18 +15,18 @@ struct SecondFactors: Sendable {
     /// The methods a login flow offers this user, most preferred first (passkeys lead, seed 000,
     /// unless the user chose another primary); empty when the user has no second factor (then a
     /// password alone signs in). Backup codes count only beside a real factor.
-    func available(for user: User) async throws -> [String] {
+    func available(for user: User) async throws -> [FactorMethod] {
         let account = try await credentials(for: user)
-        var methods: [String] = []
-        if account.passkeys > 0 { methods.append("webauthn") }
-        if account.totp { methods.append("totp") }
-        if account.keyDevices > 0 { methods.append("deviceKey") }
-        if account.smsCodes { methods.append("sms") }
-        if account.emailCodes { methods.append("email") }
+        var methods: [FactorMethod] = []
+        if account.passkeys > 0 { methods.append(.webauthn) }
+        if account.totp { methods.append(.totp) }
+        if account.keyDevices > 0 { methods.append(.deviceKey) }
+        if account.smsCodes { methods.append(.sms) }
+        if account.emailCodes { methods.append(.email) }
         if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
             methods.insert(methods.remove(at: index), at: 0)
         }
-        if !methods.isEmpty, account.backupCodes > 0 { methods.append("backup") }
+        if !methods.isEmpty, account.backupCodes > 0 { methods.append(.backup) }
         return methods
     }
 
@@ -71,16 +71,16 @@ struct SecondFactors: Sendable {
     /// method the user has not enabled is `.notEnabled`; a wrong code throws the factor's
     /// problem (`invalid_code` with `attemptsRemaining`, `locked`, `account_locked`).
     func verify(
-        method: String, code: String?, deviceKey: DeviceKeyProof? = nil, passkey: AuthenticationCredential? = nil,
+        method: FactorMethod, code: String?, deviceKey: DeviceKeyProof? = nil, passkey: AuthenticationCredential? = nil,
         for user: User, flowID: UUID? = nil, origin: RequestOrigin
     ) async throws -> Verification {
         let userID = user.id
         // TOTP is enabled exactly when an active secret exists, so the secret itself answers that
         // (one statement fewer on the most common second step).
-        let secret = method == "totp" ? try await totp.active(for: userID) : nil
-        if method == "totp" {
+        let secret = method == .totp ? try await totp.active(for: userID) : nil
+        if method == .totp {
             guard secret != nil else { return .notEnabled }
-        } else if flowID == nil, let channel = DeliveryChannel(rawValue: method) {
+        } else if flowID == nil, let channel = DeliveryChannel(method) {
             // A step-up code goes to the verified phone or the address on file, factor or not:
             // `SignInPolicy` weighs what it proves (the password with a fresh code is how an
             // owner removes what they did not add, and how a downgrade proves the phone).
@@ -88,7 +88,7 @@ struct SecondFactors: Sendable {
         } else {
             guard try await available(for: user).contains(method) else { return .notEnabled }
         }
-        if method == "webauthn" {
+        if method == .webauthn {
             // A login flow's passkey is `SecondStepController.completeWithPasskey`'s (verified before
             // its unit of work); here, a step-up's.
             guard let passkey, flowID == nil else { throw InputValidation.failure(["credential": "is required"]) }
@@ -96,7 +96,7 @@ struct SecondFactors: Sendable {
                 passkey, purpose: .stepUp, userID: userID, flowID: nil, origin: origin)
             return .verified(amr: proof.amr, backupCodesRemaining: nil)
         }
-        if method == "deviceKey" {
+        if method == .deviceKey {
             try await deviceKeys.checkSecondFactor(deviceKey, userID: userID, flowID: flowID, origin: origin)
             return .verified(amr: "hwk", backupCodesRemaining: nil)
         }
@@ -104,18 +104,18 @@ struct SecondFactors: Sendable {
             throw InputValidation.failure(["code": "is required"])
         }
         switch method {
-        case "totp":
+        case .totp:
             guard let credential = secret else { return .notEnabled }
             try await totp.check(code, credential: credential, origin: origin)
             return .verified(amr: "otp", backupCodesRemaining: nil)
-        case "sms", "email":
-            let channel: DeliveryChannel = method == "sms" ? .sms : .email
+        case .sms, .email:
+            guard let channel = DeliveryChannel(method) else { return .notEnabled }
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
             _ = try await codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
                 origin: origin)
             return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
-        case "backup":
+        case .backup:
             let remaining = try await backupCodes.use(code, userID: userID, origin: origin)
             return .verified(amr: "otp", backupCodesRemaining: remaining)
         default:

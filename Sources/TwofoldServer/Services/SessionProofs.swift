@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldAPI
 
 /// The names a session's proofs are recorded under, and their stored form.
 ///
@@ -8,11 +9,11 @@ import Foundation
 /// Each keeps the time it was last proven, so "recent" is asked of each proof, not of the
 /// session's latest (issue T).
 enum SessionProofs {
-    static let password = "password"
+    static let password = FactorMethod.password.rawValue
 
-    /// The kind of a proof: its name up to the first `:` (`webauthn:abc` → `webauthn`).
-    static func kind(_ name: String) -> String {
-        name.firstIndex(of: ":").map { String(name[..<$0]) } ?? name
+    /// The kind of a proof: the method named up to the first `:` (`webauthn:abc` → `webauthn`).
+    static func kind(_ name: String) -> FactorMethod {
+        FactorMethod(rawValue: name.firstIndex(of: ":").map { String(name[..<$0]) } ?? name)
     }
 
     /// One proof per line, `name=seconds since 1970`; names are never blank and never hold `=`

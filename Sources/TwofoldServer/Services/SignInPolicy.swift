@@ -46,14 +46,14 @@ struct SignInCredentials: Sendable, Equatable {
 
     /// The kinds of proof that are this account's second factors (`SessionProofs.kind`).
     /// Backup codes count only beside a real factor.
-    var secondFactorKinds: Set<String> {
-        var kinds: Set<String> = []
-        if totp { kinds.insert("totp") }
-        if passkeys > 0 { kinds.insert("webauthn") }
-        if keyDevices > 0 { kinds.insert("deviceKey") }
-        if smsCodes || smsDevices > 0 { kinds.insert("sms") }
-        if emailCodes { kinds.insert("email") }
-        if !kinds.isEmpty, backupCodes > 0 { kinds.insert("backup") }
+    var secondFactorKinds: Set<FactorMethod> {
+        var kinds: Set<FactorMethod> = []
+        if totp { kinds.insert(.totp) }
+        if passkeys > 0 { kinds.insert(.webauthn) }
+        if keyDevices > 0 { kinds.insert(.deviceKey) }
+        if smsCodes || smsDevices > 0 { kinds.insert(.sms) }
+        if emailCodes { kinds.insert(.email) }
+        if !kinds.isEmpty, backupCodes > 0 { kinds.insert(.backup) }
         return kinds
     }
 
@@ -66,7 +66,7 @@ struct SignInCredentials: Sendable, Equatable {
 enum SignInChange: Sendable, Equatable {
     /// Something that can sign in, or complete a sign-in, is added or replaced: `kind` is the
     /// proof kind it will give (`totp`, `webauthn`, `deviceKey`, `sms`, `email`, `backup`).
-    case add(kind: String)
+    case add(kind: FactorMethod)
     /// Where SMS or email codes go.
     case changeDestination(DeliveryChannel)
     /// A factor is removed or weakened: `proof` names it as a session proves it (`totp`, `sms`,
@@ -115,7 +115,7 @@ struct SignInPolicy: Sendable {
     let window: TimeInterval
 
     /// Proofs that are a code sent to a phone or a mailbox.
-    static let codeProofs: Set<String> = ["sms", "email"]
+    static let codeProofs: Set<String> = [FactorMethod.sms.rawValue, FactorMethod.email.rawValue]
 
     /// Throws `403 step_up_required` unless the caller may make `change` to `user`'s account.
     /// Reads the session afresh, so an addition recorded since the request came in counts.
@@ -153,9 +153,9 @@ struct SignInPolicy: Sendable {
             // remove what they did not add), beside the factor itself, or — for a downgrade,
             // whose key is gone — beside a fresh code to the verified phone.
             guard passwordRecent else { return .stepUp(.otherProof) }
-            var vouching: Set<String> = ["email"]
+            var vouching: Set<String> = [FactorMethod.email.rawValue]
             if kinds.contains(SessionProofs.kind(removed)) { vouching.insert(removed) }
-            if case .downgrade = change, account.verifiedPhone { vouching.insert("sms") }
+            if case .downgrade = change, account.verifiedPhone { vouching.insert(FactorMethod.sms.rawValue) }
             return recent.isDisjoint(with: vouching) ? .stepUp(.otherProof) : .allowed
         }
     }

@@ -5,7 +5,7 @@ import TwofoldCore
 /// Authenticator apps (seed 000): setup, confirmation, and checking codes with replay protection.
 /// Built with what it uses and given values, never a request.
 struct TOTPService: Sendable {
-    static let factor = "totp"
+    static let factor = FactorMethod.totp.rawValue
 
     let store: any TOTPCredentialStore
     let guards: FactorGuard

@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import TwofoldAPI
 import TwofoldSQLite
 
 /// Users (`users`). Each change is one statement that writes only the columns it is about, so
@@ -35,7 +36,7 @@ protocol UserStore: Sendable {
     func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws
     /// Turns codes by `channel` off, and clears it as the primary method; whether they were on.
     func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool
-    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws
+    func setPrimaryMethod(_ method: FactorMethod?, userID: UUID, now: Date) async throws
 }
 
 /// The user's second factors kept in their own tables (SMS and email are flags on the user).
@@ -71,7 +72,7 @@ struct SQLUserStore: UserStore {
         user.updatedAt = try row.date(8)
         user.smsEnabled = try row.bool(9)
         user.emailEnabled = try row.bool(10)
-        user.primaryMethod = try row.optionalText(11)
+        user.primaryMethod = try row.optionalText(11).map(FactorMethod.init(rawValue:))
         user.phoneVerifiedAt = try row.optionalDate(12)
         return user
     }
@@ -227,10 +228,10 @@ struct SQLUserStore: UserStore {
                 """, .date(now), .text(channel.rawValue), .uuid(userID))) > 0
     }
 
-    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws {
+    func setPrimaryMethod(_ method: FactorMethod?, userID: UUID, now: Date) async throws {
         try await database.run(
             Statement(
-                "UPDATE users SET primary_method = ?, updated_at = ? WHERE id = ?", .text(method), .date(now),
+                "UPDATE users SET primary_method = ?, updated_at = ? WHERE id = ?", .text(method?.rawValue), .date(now),
                 .uuid(userID)))
     }
 }

@@ -295,11 +295,11 @@ actor InMemoryUserStore: UserStore {
         else { return false }
         change(userID, now: now) {
             if channel == .sms { $0.smsEnabled = false } else { $0.emailEnabled = false }
-            if $0.primaryMethod == channel.rawValue { $0.primaryMethod = nil }
+            if $0.primaryMethod?.rawValue == channel.rawValue { $0.primaryMethod = nil }
         }
         return true
     }
-    func setPrimaryMethod(_ method: String?, userID: UUID, now: Date) async throws {
+    func setPrimaryMethod(_ method: FactorMethod?, userID: UUID, now: Date) async throws {
         change(userID, now: now) { $0.primaryMethod = method }
     }
 

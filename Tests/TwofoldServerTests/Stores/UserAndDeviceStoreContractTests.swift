@@ -58,12 +58,12 @@ import VaporTesting
 
         try await users.enableCodes(.sms, phone: "+14155550111", userID: carol.id, now: later)
         try await users.enableCodes(.email, phone: nil, userID: carol.id, now: later)
-        try await users.setPrimaryMethod("sms", userID: carol.id, now: later)
+        try await users.setPrimaryMethod(.sms, userID: carol.id, now: later)
         changed = try #require(try await users.user(id: carol.id))
         #expect(changed.smsEnabled && changed.emailEnabled && changed.verifiedPhone == "+14155550111")
-        #expect(changed.primaryMethod == "sms")
+        #expect(changed.primaryMethod == .sms)
         #expect(try await users.disableCodes(.email, userID: carol.id, now: later))
-        #expect(try await users.user(id: carol.id)?.primaryMethod == "sms", "email was not the primary")
+        #expect(try await users.user(id: carol.id)?.primaryMethod == .sms, "email was not the primary")
         // Removals racing each other: exactly one finds the codes on.
         let removals = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 { group.addTask { try await users.disableCodes(.sms, userID: carol.id, now: later) } }
