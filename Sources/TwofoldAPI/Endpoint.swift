@@ -99,20 +99,27 @@ enum Escaping {
     }
 
     /// What a path segment may hold without escaping (RFC 3986 `pchar` less `:`, `@`, and the
-    /// `&`, `+` and `=` some servers read in a path).
+    /// `&`, `+`, `=` and `;` some servers and proxies read in a path).
     static let segmentCharacters = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,;")
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,")
 
     /// What a query name or value may hold without escaping: RFC 3986's unreserved characters.
     static let queryCharacters = CharacterSet(
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// `value` as one path segment: escaped, and `.` or `..` spelled `%2E`, which no client,
+    /// proxy or server may take for a step in the path.
+    static func segment(_ value: String) -> String {
+        value == "." || value == ".."
+            ? String(repeating: "%2E", count: value.count) : escaped(value, allowing: segmentCharacters)
+    }
 
     /// `components` joined into a path, `value` escaped as one segment in each parameter.
     static func path(_ components: [EndpointComponent], value: String?) -> String {
         components.map { component in
             switch component {
             case .constant(let text): text
-            case .parameter: escaped(value ?? "", allowing: segmentCharacters)
+            case .parameter: segment(value ?? "")
             }
         }.joined(separator: "/")
     }

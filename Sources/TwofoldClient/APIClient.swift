@@ -86,6 +86,13 @@ public struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(endpoint) answered \(status), unreadable: \(reason)" }
 }
 
+/// A resource endpoint called with an empty value: a path segment cannot be empty (servers
+/// drop it, and the request would reach another endpoint), so nothing is sent.
+public struct MissingResource: Error, Sendable, CustomStringConvertible {
+    public let endpoint: String
+    public var description: String { "\(endpoint) needs a non-empty value for its parameter" }
+}
+
 /// Sends any endpoint of `API` to a server and gives back its typed answer, or throws
 /// `APIError` with the problem the server sent. Requests are built from the endpoint's
 /// definition: its method, its path under `baseURL` (a parameter escaped once), the JSON body
@@ -129,6 +136,7 @@ public struct APIClient: Sendable {
         _ endpoint: ResourceEndpoint<Body, Answer>, _ value: String, _ body: Body, bearer: String? = nil,
         headers: [String: String] = [:]
     ) async throws -> Answer {
+        guard !value.isEmpty else { throw MissingResource(endpoint: endpoint.description) }
         let answer = try await exchange(
             endpoint.method, endpoint.url(relativeTo: baseURL, value), body: body, bearer: bearer, headers: headers)
         return try read(answer, of: endpoint)
@@ -139,6 +147,7 @@ public struct APIClient: Sendable {
         _ endpoint: ResourceEndpoint<NoContent, Answer>, _ value: String, bearer: String? = nil,
         headers: [String: String] = [:]
     ) async throws -> Answer {
+        guard !value.isEmpty else { throw MissingResource(endpoint: endpoint.description) }
         let answer = try await exchange(
             endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
             headers: headers)
@@ -169,10 +178,15 @@ public struct APIClient: Sendable {
             request.httpBody = try Wire.encoder().encode(body)
             request.setValue(Wire.json, forHTTPHeaderField: Wire.Header.contentType)
         }
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
-        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { $1 }) {
-            request.setValue(value, forHTTPHeaderField: name)
+        // Header names in any case are one header: the call's win over the client's, and the
+        // bearer token given for this call over both.
+        var merged: [String: (name: String, value: String)] = [:]
+        for (name, value) in self.headers { merged[name.lowercased()] = (name, value) }
+        for (name, value) in headers { merged[name.lowercased()] = (name, value) }
+        if let bearer {
+            merged[Wire.Header.authorization.lowercased()] = (Wire.Header.authorization, "Bearer \(bearer)")
         }
+        for (_, header) in merged { request.setValue(header.value, forHTTPHeaderField: header.name) }
         return request
     }
 
@@ -216,7 +230,7 @@ public struct APIClient: Sendable {
     /// The error an answer that is not a success stands for.
     public static func refusal(_ answer: HTTPAnswer) -> APIError {
         let problem =
-            answer.header(Wire.Header.contentType)?.hasPrefix(Problem.mediaType) == true
+            answer.header(Wire.Header.contentType)?.lowercased().hasPrefix(Problem.mediaType) == true
             ? try? Wire.decoder().decode(Problem.self, from: answer.body) : nil
         return APIError(
             status: answer.status, problem: problem,

@@ -32,7 +32,7 @@ public enum ServerMain {
             let named = arguments.dropFirst().first
             let command = named.map { $0.hasPrefix("-") ? "serve" : $0 } ?? "serve"
             if command == "serve" || command == "admin" || command == "bench-seed" {
-                try await app.autoMigrate()
+                try await migrateQuietly(app)
             }
             if command == "serve" {
                 if try await !app.twofold.users.hasAdministrator() {
@@ -54,6 +54,21 @@ public enum ServerMain {
         }
         try? await app.asyncShutdown()
         return status
+    }
+
+    /// Runs the pending migrations with Fluent's step-by-step lines held back (a first start
+    /// would print two lines for each of dozens of steps), then says in one line what changed.
+    private static func migrateQuietly(_ app: Application) async throws {
+        let level = app.logger.logLevel
+        app.logger.logLevel = max(level, .notice)
+        defer { app.logger.logLevel = level }
+        try await app.migrator.setupIfNeeded().get()
+        let pending = try await app.migrator.previewPrepareBatch().get().count
+        try await app.autoMigrate()
+        if pending > 0 {
+            app.logger.logLevel = level
+            app.logger.notice("The database is up to date: \(pending) migration\(pending == 1 ? "" : "s") applied")
+        }
     }
 
     private static func bootstrapLogging(_ configuration: Configuration) {

@@ -42,6 +42,12 @@ import TwofoldTestSupport
         #expect(try permissions(data.appendingPathComponent("signing-key.pem")) == 0o600)
         #expect(try permissions(data.appendingPathComponent("encryption.key")) == 0o600)
         #expect(server.log.contains("http://127.0.0.1:\(server.port)"), "the log names the URL")
+        // A first start says what a person needs: the URL, the data folder, how to make an
+        // administrator, and that the database was set up; not every migration step.
+        let log = server.log
+        #expect(log.contains(data.path) && log.contains("twofold-server admin create"), "\(log)")
+        #expect(log.contains("migrations applied") && !log.contains("[Migrator]"), "\(log)")
+        #expect(log.split(separator: "\n").count < 12, "\(log)")
     }
 
     @Test func malformedRequestsGetProblemDocuments() async throws {

@@ -49,6 +49,32 @@ import TwofoldClient
         #expect(request.httpBody == nil && request.value(forHTTPHeaderField: "Content-Type") == nil)
     }
 
+    /// `.` and `..` cannot become steps in the path, `;` is no parameter separator, and an
+    /// empty value is refused before anything is sent.
+    @Test func noParameterValueChangesWhichPathIsAsked() async throws {
+        let recorder = Recorder { _ in Self.json(200, #"{"success":true}"#) }
+        let client = APIClient(baseURL: URL(string: "http://localhost/")!, transport: recorder)
+        for (value, segment) in [(".", "%2E"), ("..", "%2E%2E"), ("a;b", "a%3Bb"), ("...", "...")] {
+            _ = try await client.send(API.Auth.revokeSession, value, bearer: "t")
+            #expect(recorder.last?.url?.absoluteString == "http://localhost/api/v1/auth/sessions/\(segment)")
+        }
+        let before = recorder.last
+        await #expect(throws: MissingResource.self) { try await client.send(API.Auth.revokeSession, "", bearer: "t") }
+        #expect(recorder.last == before, "nothing was sent")
+    }
+
+    /// Header names in any case are one header; the call's bearer token wins over the client's.
+    @Test func headersMergeWhateverTheirCase() async throws {
+        let recorder = Recorder { _ in Self.json(200, #"{"success":true}"#) }
+        let client = APIClient(
+            baseURL: URL(string: "http://localhost/")!, transport: recorder,
+            headers: ["user-agent": "client/1", "authorization": "Bearer old"])
+        _ = try await client.send(API.Auth.logoutAll, bearer: "new", headers: ["User-Agent": "call/2"])
+        let request = try #require(recorder.last)
+        #expect(request.value(forHTTPHeaderField: "User-Agent") == "call/2")
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer new")
+    }
+
     @Test func aBodyIsWrittenByTheWireEncoder() async throws {
         let recorder = Recorder { _ in Self.json(200, #"{"success":true}"#) }
         let client = APIClient(baseURL: URL(string: "http://127.0.0.1:8080/")!, transport: recorder)

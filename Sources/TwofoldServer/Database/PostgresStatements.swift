@@ -230,10 +230,12 @@ final class PostgresClientRunner: LifecycleHandler, Sendable {
         self.watch = watch
     }
 
+    /// Stops the client, then the watch: the client's shutdown closes leased connections, and a
+    /// statement whose query was lost so is still answered by the sweeps until then.
     func shutdownAsync(_ application: Application) async {
-        watch.stop()
         task.cancel()
         await task.value
+        watch.stop()
     }
 }
 

@@ -113,10 +113,9 @@ struct DeviceKeyService: Sendable {
         else { throw Self.signatureRefused }
         if challenge.usedAt != nil { throw Self.challengeUsed }
         if challenge.expiresAt <= now {
-            let minutes = Int((rules.deviceChallengeLifetime / 60).rounded(.up))
             throw Problem(
                 status: 401, code: .expired, title: "Challenge expired",
-                detail: "A challenge is valid for \(minutes) minute\(minutes == 1 ? "" : "s"); ask for a new one.")
+                detail: "A challenge is valid for \(rules.deviceChallengeLifetime.inWords); ask for a new one.")
         }
         // The anonymous sign-in's guard is per client scope: a stranger's wrong signatures lock
         // only their own tries (issue T).

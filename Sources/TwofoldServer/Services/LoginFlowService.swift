@@ -47,7 +47,7 @@ struct LoginFlowService: Sendable {
 
     private func refuseIfUnusable(consumedAt: Date?, expiresAt: Date) throws {
         if consumedAt != nil { throw Self.alreadyUsed }
-        if expiresAt <= clock.now() { throw Self.expired }
+        if expiresAt <= clock.now() { throw expired }
     }
 
     /// The live flow named by `token` with its user and the user's active authenticator-app
@@ -76,7 +76,7 @@ struct LoginFlowService: Sendable {
 
     /// Why `flow` could not be consumed at `now`: expired, its user locked, or used.
     func explainUnavailable(_ flow: PendingSecondStep, now: Date) async throws -> Never {
-        if flow.expiresAt <= now { throw Self.expired }
+        if flow.expiresAt <= now { throw expired }
         if try await users.isInactive(userID: flow.user.id) { throw Problem.accountLocked }
         throw Self.alreadyUsed
     }
@@ -98,9 +98,12 @@ struct LoginFlowService: Sendable {
     static let unknownFlow = Problem(
         status: 401, code: .unauthorized, title: "Unknown login flow",
         detail: "This sign-in is not known; start again with your password.")
-    static let expired = Problem(
-        status: 401, code: .expired, title: "Login flow expired",
-        detail: "More than 5 minutes passed since the password; start again.")
+    /// The flow outlived `lifetime` (the configured `TWOFOLD_LOGIN_FLOW_SECONDS`).
+    var expired: Problem {
+        Problem(
+            status: 401, code: .expired, title: "Login flow expired",
+            detail: "More than \(lifetime.inWords) passed since the password; start again.")
+    }
     static let alreadyUsed = Problem(
         status: 409, code: .alreadyUsed, title: "Login flow already used",
         detail: "This sign-in was already completed; start again.")

@@ -72,9 +72,7 @@ struct OneTimeCodeService: Sendable {
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
         let id = SecureRandom.timeOrderedUUID(at: now)
-        let minutes = Int((lifetime / 60).rounded(.up))
-        let text =
-            "Your Twofold code is \(code). It expires in \(minutes) minute\(minutes == 1 ? "" : "s"). Never share it."
+        let text = "Your Twofold code is \(code). It expires in \(lifetime.inWords). Never share it."
         try await store.supersede(
             userID: userID, channel: channel, purpose: purpose, flowID: purpose == .deviceSignIn ? flowID : nil,
             now: now)

@@ -161,8 +161,7 @@ struct SignInPolicy: Sendable {
     }
 
     static func problem(_ need: SignInNeed, window: TimeInterval) -> Problem {
-        let minutes = Int((window / 60).rounded(.up))
-        let within = "within \(minutes) minute\(minutes == 1 ? "" : "s")"
+        let within = "within \(window.inWords)"
         let detail: String
         switch need {
         case .moreThanACode:

@@ -65,7 +65,7 @@ struct TOTPService: Sendable {
             try await store.deleteAll(userID: userID)
             throw Problem(
                 status: 410, code: .expired, title: "Setup expired",
-                detail: "More than 10 minutes passed since setup; start again.")
+                detail: "More than \(pendingLifetime.inWords) passed since setup; start again.")
         }
         try await check(code, credential: pending, origin: origin)
         guard try await store.activate(credentialID: pending.id, now: clock.now()) else {
