@@ -131,6 +131,14 @@ public struct APIClient: Sendable {
         return try read(answer, of: endpoint)
     }
 
+    /// Calls `endpoint`, which takes no body, with a typed query (`PageQuery`, `AuditQuery`).
+    public func send<Answer: Decodable>(
+        _ endpoint: Endpoint<NoContent, Answer>, bearer: String? = nil, query: some EndpointQuery,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        try await send(endpoint, bearer: bearer, query: query.items, headers: headers)
+    }
+
     /// Sends `body` to `endpoint` for the resource `value`; its answer.
     public func send<Body: Encodable, Answer: Decodable>(
         _ endpoint: ResourceEndpoint<Body, Answer>, _ value: String, _ body: Body, bearer: String? = nil,

@@ -96,6 +96,19 @@ import TwofoldClient
                 == "http://localhost:8080/api/v1/admin/users?search=a%2Bb%26c%3Dd%20%C3%A9")
     }
 
+    @Test func aTypedQueryGoesOutAsItsItems() async throws {
+        let recorder = Recorder { _ in Self.json(200, #"{"events":[]}"#) }
+        let client = APIClient(baseURL: URL(string: "http://localhost")!, transport: recorder)
+        let id = UUID(uuidString: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")!
+        _ = try await client.send(
+            API.Admin.audit, bearer: "t", query: AuditQuery(userId: id, type: "login.failed", page: PageQuery(limit: 5))
+        )
+        #expect(
+            recorder.last?.url?.absoluteString
+                == "http://localhost/api/v1/admin/audit?userId=3F2504E0-4F89-11D3-9A0C-0305E82C3301&type=login.failed&limit=5"
+        )
+    }
+
     @Test func eachEndpointsOwnSuccessStatusesAreAnswers() async throws {
         let created = Recorder { _ in Self.json(201, #"{"user":\#(Self.user)}"#) }
         let client = APIClient(baseURL: URL(string: "http://localhost")!, transport: created)
