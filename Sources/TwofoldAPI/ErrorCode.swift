@@ -4,15 +4,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+    // Coded as the bare string: the standard library's `Codable` for `RawRepresentable<String>`.
 
     public static let validationFailed = ErrorCode(rawValue: "validation_failed")
     public static let malformedRequest = ErrorCode(rawValue: "malformed_request")

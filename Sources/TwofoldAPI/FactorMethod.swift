@@ -5,15 +5,7 @@ public struct FactorMethod: RawRepresentable, Hashable, Codable, Sendable, Custo
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+    // Coded as the bare string, as `ErrorCode` is.
 
     /// An authenticator app's code (RFC 6238).
     public static let totp = FactorMethod(rawValue: "totp")

@@ -325,30 +325,26 @@ import TwofoldTestSupport
                     "publicKey": key.publicKey,
                 ], bearer: dora)
             #expect(deviceEnrolled.status == 200, "\(deviceEnrolled.text)")
-            let forger = DeviceKeyScenarios.DeviceKey()
-            for index in 0..<8 {
+            /// A challenge for dora's device asked from `address`, signed with `signer`, sent back.
+            func signIn(signedBy signer: DeviceKeyScenarios.DeviceKey, from address: String) async throws
+                -> HTTP.Response
+            {
                 let issued = try await Self.send(
                     target, API.DeviceKeys.initiate.path(), json: ["username": "dora", "deviceId": "iphone-1"],
-                    from: "198.51.100.\(index + 1)")
+                    from: address)
                 let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
-                let forged = try await Self.send(
+                return try await Self.send(
                     target, API.DeviceKeys.verifySignature.path(),
                     json: [
                         "username": "dora", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
-                        "signature": try forger.sign(challenge.challenge),
-                    ], from: "198.51.100.\(index + 1)")
-                #expect(forged.status == 401)
+                        "signature": try signer.sign(challenge.challenge),
+                    ], from: address)
             }
-            let issued = try await Self.send(
-                target, API.DeviceKeys.initiate.path(), json: ["username": "dora", "deviceId": "iphone-1"],
-                from: "192.0.2.10")
-            let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
-            let owner = try await Self.send(
-                target, API.DeviceKeys.verifySignature.path(),
-                json: [
-                    "username": "dora", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
-                    "signature": try key.sign(challenge.challenge),
-                ], from: "192.0.2.10")
+            let forger = DeviceKeyScenarios.DeviceKey()
+            for index in 0..<8 {
+                #expect(try await signIn(signedBy: forger, from: "198.51.100.\(index + 1)").status == 401)
+            }
+            let owner = try await signIn(signedBy: key, from: "192.0.2.10")
             #expect(owner.status == 200, "the owner's device still signs in: \(owner.text)")
         }
     }

@@ -7,8 +7,9 @@ import Testing
 /// The wait for a PostgreSQL connection ends with a refusal only when the client hands out no
 /// connection at all for the whole deadline; a wait behind a busy pool goes on.
 struct ConnectionDeadlineTests {
-    private static func watch(limit: Duration) -> ConnectionWatch {
-        ConnectionWatch(limit: limit, interval: .milliseconds(20), on: MultiThreadedEventLoopGroup.singleton.any())
+    private static func watch(limit: Duration, grace: Duration = .seconds(5)) -> ConnectionWatch {
+        ConnectionWatch(
+            limit: limit, interval: .milliseconds(20), grace: grace, on: MultiThreadedEventLoopGroup.singleton.any())
     }
 
     /// Sleeps `wait` as a statement waiting for its connection under `watch`; true when the
@@ -104,9 +105,7 @@ struct ConnectionDeadlineTests {
     /// with `connectionLost` once its connection has been closed for the grace period, instead
     /// of waiting forever.
     @Test func aStatementWhoseConnectionClosedUnderItIsAnswered() async throws {
-        let watch = ConnectionWatch(
-            limit: .seconds(3), interval: .milliseconds(20), grace: .milliseconds(100),
-            on: MultiThreadedEventLoopGroup.singleton.any())
+        let watch = Self.watch(limit: .seconds(3), grace: .milliseconds(100))
         defer { watch.stop() }
         let connection = Connection()
         let start = ContinuousClock.now
@@ -127,9 +126,7 @@ struct ConnectionDeadlineTests {
 
     /// A statement that answers, even just after its connection closed, keeps its answer.
     @Test func aStatementThatAnswersWithinTheGraceKeepsItsAnswer() async throws {
-        let watch = ConnectionWatch(
-            limit: .seconds(3), interval: .milliseconds(20), grace: .seconds(60),
-            on: MultiThreadedEventLoopGroup.singleton.any())
+        let watch = Self.watch(limit: .seconds(3), grace: .seconds(60))
         defer { watch.stop() }
         let connection = Connection()
         let answer = try await watch.running(on: connection) { () async throws -> Int in

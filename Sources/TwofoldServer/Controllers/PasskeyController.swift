@@ -71,8 +71,7 @@ struct PasskeyController: EndpointCollection {
         let hadBackupCodes = try await backupCodes.exist(for: user.id)
         let name = FactorChanges.factorName(
             method: .webauthn, credentialID: PasskeyService.canonicalID(body.credential.id))
-        try await factorChanges.recordAdding(
-            hadBackupCodes ? [name] : [name, FactorChanges.factorName(method: .backup)], caller: request.caller)
+        try await factorChanges.recordAdding(name, withNewBackupCodes: !hadBackupCodes, caller: request.caller)
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
             origin: request.origin)

@@ -71,10 +71,7 @@ struct TwoFactorController: EndpointCollection {
         // finds them recorded.
         let hadBackupCodes = try await backupCodes.exist(for: userID)
         try await factorChanges.recordAdding(
-            hadBackupCodes
-                ? [FactorChanges.factorName(method: .totp)]
-                : [FactorChanges.factorName(method: .totp), FactorChanges.factorName(method: .backup)],
-            caller: request.caller)
+            FactorChanges.factorName(method: .totp), withNewBackupCodes: !hadBackupCodes, caller: request.caller)
         try await totp.confirm(body.code, userID: userID, origin: request.origin)
         try await audit.record(.factorAdded, user: userID, detail: FactorMethod.totp.rawValue, origin: request.origin)
         let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
@@ -225,9 +222,7 @@ struct TwoFactorController: EndpointCollection {
         let now = clock.now()
         let hadBackupCodes = try await backupCodes.exist(for: userID)
         try await factorChanges.recordAdding(
-            hadBackupCodes
-                ? [FactorChanges.factorName(method: channel.method)]
-                : [FactorChanges.factorName(method: channel.method), FactorChanges.factorName(method: .backup)],
+            FactorChanges.factorName(method: channel.method), withNewBackupCodes: !hadBackupCodes,
             caller: request.caller)
         // Told at the destinations on file before the change, so a number that replaces the
         // owner's is not the only one to hear of it.

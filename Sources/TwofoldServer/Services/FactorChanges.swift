@@ -32,6 +32,13 @@ struct FactorChanges: Sendable {
         try await sessions.recordAdded(factors, sessionID: caller.sessionID)
     }
 
+    /// Records `factor` (a name from `factorName`) and, when the account had none, the backup
+    /// codes made with it: a first factor brings them, and they never vouch for this session either.
+    func recordAdding(_ factor: String, withNewBackupCodes: Bool, caller: AuthenticatedUser) async throws {
+        try await recordAdding(
+            withNewBackupCodes ? [factor, Self.factorName(method: .backup)] : [factor], caller: caller)
+    }
+
     /// Tells the user that `description` was added.
     func notifyAdded(_ description: String, user: User) async throws {
         try await notify(
