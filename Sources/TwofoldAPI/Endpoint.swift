@@ -29,6 +29,19 @@ public struct NoContent: Codable, Sendable, Equatable {
 public enum EndpointComponent: Sendable, Hashable {
     case constant(String)
     case parameter(String)
+
+    /// The pieces of a path template: `{name}` is a parameter, anything else a constant.
+    public static func parse(_ template: String) -> [EndpointComponent] {
+        template.split(separator: "/").map { piece in
+            piece.hasPrefix("{") && piece.hasSuffix("}")
+                ? .parameter(String(piece.dropFirst().dropLast())) : .constant(String(piece))
+        }
+    }
+
+    /// The parameter's name, for a parameter.
+    public var parameterName: String? {
+        if case .parameter(let name) = self { name } else { nil }
+    }
 }
 
 /// What every endpoint of `API` is: a method, a path from the server's root, who may call it,
@@ -47,12 +60,7 @@ public protocol EndpointDefinition: Sendable, CustomStringConvertible {
 }
 
 extension EndpointDefinition {
-    public var components: [EndpointComponent] {
-        template.split(separator: "/").map { piece in
-            piece.hasPrefix("{") && piece.hasSuffix("}")
-                ? .parameter(String(piece.dropFirst().dropLast())) : .constant(String(piece))
-        }
-    }
+    public var components: [EndpointComponent] { EndpointComponent.parse(template) }
 
     /// The endpoint without its types, for listing and comparing.
     public var erased: AnyEndpoint {
@@ -134,7 +142,9 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: EndpointDefinition {
 
     /// `template` has no parameter (one with a parameter is a `ResourceEndpoint`).
     public init(_ method: HTTPVerb, _ template: String, _ access: EndpointAccess, success: Set<Int> = [200]) {
-        precondition(!template.contains("{"), "\(template) has a parameter: define it as a ResourceEndpoint")
+        precondition(
+            EndpointComponent.parse(template).allSatisfy { $0.parameterName == nil },
+            "\(template) has a parameter: define it as a ResourceEndpoint")
         (self.method, self.template, self.access, self.success) = (method, template, access, success)
     }
 
@@ -160,9 +170,9 @@ public struct ResourceEndpoint<Body: Sendable, Answer: Sendable>: EndpointDefini
     /// `template` has exactly one parameter.
     public init(_ method: HTTPVerb, _ template: String, _ access: EndpointAccess, success: Set<Int> = [200]) {
         (self.method, self.template, self.access, self.success) = (method, template, access, success)
-        let names = template.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }
+        let names = EndpointComponent.parse(template).compactMap(\.parameterName)
         precondition(names.count == 1, "\(template) must name exactly one parameter")
-        parameter = String(names[0].dropFirst().dropLast())
+        parameter = names[0]
     }
 
     /// The path from the server's root with `value` in the parameter, percent-encoded as one
@@ -204,11 +214,8 @@ public struct AnyEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The endpoint's URL under `base`, `value` in its parameter if it has one (for checks that
     /// walk every endpoint; a client calls the typed endpoints).
     public func url(relativeTo base: URL, _ value: String? = nil, query: [URLQueryItem] = []) -> URL {
-        let components: [EndpointComponent] = template.split(separator: "/").map { piece in
-            piece.hasPrefix("{") && piece.hasSuffix("}")
-                ? .parameter(String(piece.dropFirst().dropLast())) : .constant(String(piece))
-        }
-        return endpointURL(relativeTo: base, path: Escaping.path(components, value: value), query: query)
+        endpointURL(
+            relativeTo: base, path: Escaping.path(EndpointComponent.parse(template), value: value), query: query)
     }
 
     /// `METHOD /path` with `{name}` parameters: what identifies a route.
