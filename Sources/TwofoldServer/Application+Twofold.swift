@@ -53,11 +53,14 @@ public func configure(
     case .sqliteInMemory:
         app.databases.use(.sqlite(.memory), as: .sqlite)
     case .postgres(let url):
-        app.databases.use(try .postgres(url: url), as: .psql)
+        // The migrations' pool waits for a connection at least as long as the requests do.
+        let migrationsWait = max(configuration.postgresConnectTimeout, .seconds(10))
+        app.databases.use(
+            try .postgres(url: url, connectionPoolTimeout: TimeAmount(migrationsWait)), as: .psql)
         let client = try PostgresStatements.client(
             url: url, connections: configuration.postgresConnections, logger: app.logger)
         let watch = ConnectionWatch(
-            limit: PostgresStatements.connectionDeadline, interval: .milliseconds(250), on: app.eventLoopGroup.any())
+            limit: configuration.postgresConnectTimeout, interval: .milliseconds(250), on: app.eventLoopGroup.any())
         app.lifecycle.use(PostgresClientRunner(client: client, watch: watch))
         postgres = PostgresStatements(client: client, logger: app.logger, watch: watch)
     }

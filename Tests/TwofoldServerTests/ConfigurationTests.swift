@@ -13,6 +13,7 @@ import TwofoldServer
         #expect(configuration.dataDirectory.path == "/srv/twofold/twofold-data")
         #expect(configuration.database == .sqlite(path: "/srv/twofold/twofold-data/twofold.sqlite"))
         #expect(configuration.postgresConnections == 32)
+        #expect(configuration.postgresConnectTimeout == .seconds(3))
     }
 
     @Test func variablesOverrideTheDefaults() throws {
@@ -23,9 +24,10 @@ import TwofoldServer
                 "TWOFOLD_LOG_FORMAT": "json", "TWOFOLD_LOG_LEVEL": "debug", "TWOFOLD_SMS_PROVIDER": "disabled",
                 "TWOFOLD_EMAIL_PROVIDER": "disabled", "TWOFOLD_WEBAUTHN_RP_ID": "example.com",
                 "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com, android:apk-key-hash:abc",
-                "TWOFOLD_POSTGRES_CONNECTIONS": "12",
+                "TWOFOLD_POSTGRES_CONNECTIONS": "12", "TWOFOLD_POSTGRES_CONNECT_TIMEOUT": "20",
             ], workingDirectory: cwd)
         #expect(configuration.postgresConnections == 12)
+        #expect(configuration.postgresConnectTimeout == .seconds(20))
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
         #expect(configuration.dataDirectory.path == "/var/lib/twofold")
@@ -49,7 +51,8 @@ import TwofoldServer
         ("TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "true"), ("TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS", "/nonexistent.pem"),
         ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "10"), ("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "601"),
         ("TWOFOLD_POSTGRES_CONNECTIONS", "0"), ("TWOFOLD_POSTGRES_CONNECTIONS", "1001"),
-        ("TWOFOLD_POSTGRES_CONNECTIONS", "many"),
+        ("TWOFOLD_POSTGRES_CONNECTIONS", "many"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "0"),
+        ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "301"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "2.5"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)
@@ -222,6 +225,7 @@ import TwofoldServer
             "TWOFOLD_WEBAUTHN_TOP_ORIGINS", "TWOFOLD_WEBAUTHN_USER_VERIFICATION", "TWOFOLD_WEBAUTHN_ATTESTATION",
             "TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS",
             "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "TWOFOLD_POSTGRES_CONNECTIONS",
+            "TWOFOLD_POSTGRES_CONNECT_TIMEOUT",
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }

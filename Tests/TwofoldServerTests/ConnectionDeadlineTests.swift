@@ -1,6 +1,9 @@
 import Foundation
 import NIOPosix
 import Testing
+import TwofoldSQLite
+import TwofoldTestSupport
+import VaporTesting
 
 @testable import TwofoldServer
 
@@ -139,5 +142,27 @@ struct ConnectionDeadlineTests {
             try await watch.running(on: Connection()) { () async throws -> Int in throw CancellationError() }
         }
         #expect(failed != nil, "its own errors come through unchanged")
+    }
+
+    /// The server's wait is `TWOFOLD_POSTGRES_CONNECT_TIMEOUT`: against a PostgreSQL server
+    /// that is not there, a statement fails naming the configured time.
+    @Test func theServerWaitsForAConnectionAsLongAsConfigured() async throws {
+        let directory = try BuildProducts.temporaryDirectory("twofold-connect")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for seconds in [1, 2] {
+            let configuration = Configuration(
+                dataDirectory: directory, database: .postgres(url: "postgres://nobody:x@127.0.0.1:1/none"),
+                postgresConnectTimeout: .seconds(seconds))
+            try await withApp { app in
+                try await configure(app, with: configuration)
+                let start = ContinuousClock.now
+                // In a task of its own, as a request's: the watch ends a wait by cancelling its task.
+                let error = await #expect(throws: PostgresStatementsError.self) {
+                    try await Task { try await app.twofold.database.run(Statement("SELECT 1")) }.value
+                }
+                #expect(error.map { "\($0)" } == "no PostgreSQL connection within \(Duration.seconds(seconds))")
+                #expect(ContinuousClock.now - start >= .seconds(seconds))
+            }
+        }
     }
 }

@@ -30,7 +30,11 @@ func withTestApp(
     let database = try await TestDatabase.make(in: directory)
     var configuration = Configuration(
         mode: mode, dataDirectory: directory.appendingPathComponent("data"), database: database.configuration,
-        postgresConnections: 10, maxBodyBytes: 4096, bcryptCost: 4, trustProxy: true, runsBackgroundJobs: false)
+        // A test run loads the machine: many apps open connections to fresh databases at once,
+        // which can take seconds there, and that is not the outage the short default is for
+        // (`OperationsTests` keeps the default against a database that is not there).
+        postgresConnections: 10, postgresConnectTimeout: .seconds(60), maxBodyBytes: 4096, bcryptCost: 4,
+        trustProxy: true, runsBackgroundJobs: false)
     adjust(&configuration)
     do {
         try await withApp { app in
@@ -83,7 +87,7 @@ struct TestDatabase {
     private static func onAdminDatabase(_ url: String, _ work: (any SQLDatabase) async throws -> Void) async throws {
         let app = try await Application.make(.testing)
         do {
-            app.databases.use(try .postgres(url: url), as: .psql)
+            app.databases.use(try .postgres(url: url, connectionPoolTimeout: .seconds(60)), as: .psql)
             guard let sql = app.db as? any SQLDatabase else { throw Abort(.internalServerError) }
             try await work(sql)
         } catch {

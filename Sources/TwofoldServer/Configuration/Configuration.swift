@@ -27,6 +27,12 @@ public struct Configuration: Sendable {
     /// also keeps up to one per core for its migrations (Fluent's), so instances × (this + cores) must
     /// stay below the server's `max_connections`. Not used with SQLite.
     public var postgresConnections: Int
+    /// How long a request waits for a PostgreSQL connection while none is handed out to anyone
+    /// before it is answered `503` (`TWOFOLD_POSTGRES_CONNECT_TIMEOUT`, in seconds, 1 to 300,
+    /// default 3): a server cut off from its database answers quickly instead of holding every
+    /// request. A wait behind a busy pool is not cut short. Raise it for a database whose
+    /// connections are slow to open (far away, or on an overloaded machine).
+    public var postgresConnectTimeout: Duration
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     /// The largest request body accepted, in bytes; larger ones get `413`.
@@ -124,6 +130,7 @@ public struct Configuration: Sendable {
         dataDirectory: URL,
         database: Database,
         postgresConnections: Int = Configuration.defaultPostgresConnections,
+        postgresConnectTimeout: Duration = .seconds(3),
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .text,
         maxBodyBytes: Int = 64 * 1024,
@@ -147,6 +154,7 @@ public struct Configuration: Sendable {
         self.dataDirectory = dataDirectory
         self.database = database
         self.postgresConnections = postgresConnections
+        self.postgresConnectTimeout = postgresConnectTimeout
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
@@ -203,6 +211,7 @@ public struct Configuration: Sendable {
 
         let postgresConnections = try reader.integer(
             "TWOFOLD_POSTGRES_CONNECTIONS", default: defaultPostgresConnections, in: 1...1000)
+        let postgresConnectTimeout = try reader.integer("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", default: 3, in: 1...300)
         let logLevel = try reader.choice("TWOFOLD_LOG_LEVEL", default: Logger.Level.info)
         let logFormat = try reader.choice("TWOFOLD_LOG_FORMAT", default: LogFormat.text)
         let maxBodyBytes = try reader.integer(
@@ -276,7 +285,8 @@ public struct Configuration: Sendable {
 
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
-            postgresConnections: postgresConnections, logLevel: logLevel, logFormat: logFormat,
+            postgresConnections: postgresConnections, postgresConnectTimeout: .seconds(postgresConnectTimeout),
+            logLevel: logLevel, logFormat: logFormat,
             maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,

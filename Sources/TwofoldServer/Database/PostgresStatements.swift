@@ -14,8 +14,9 @@ import Vapor
 struct PostgresStatements: Sendable {
     let client: PostgresClient
     let logger: Logger
-    /// Ends a statement's wait for a connection when the client hands out none for
-    /// `connectionDeadline` (`ConnectionWatch`); stop it with the client.
+    /// Ends a statement's wait for a connection when the client hands out none for the
+    /// configured time (`Configuration.postgresConnectTimeout`, `ConnectionWatch`); stop it with
+    /// the client.
     let watch: ConnectionWatch
     /// How many statements were sent (each one round trip).
     let sent = StatementCount()
@@ -41,15 +42,6 @@ struct PostgresStatements: Sendable {
     /// The `application_name` of the client's connections.
     static let applicationName = "twofold"
 
-    /// How long a statement may wait for a connection while the client hands out none (not
-    /// for its own run: a housekeeping sweep may take longer). The client's pool keeps a request
-    /// waiting while it tries to connect again (for a minute before it gives up), so a server
-    /// that cannot reach PostgreSQL would hold every request that long; after this (and at most
-    /// `ConnectionWatch`'s sweep interval more) it answers `503` (`DatabaseOutage`), as it did
-    /// with Fluent's pool. A wait behind other statements on a busy pool is not an outage: while
-    /// connections are being handed out, nobody's wait is cut short.
-    static let connectionDeadline = Duration.seconds(3)
-
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
@@ -67,7 +59,7 @@ struct PostgresStatements: Sendable {
             return try await client.withConnection { [watch, logger] connection in
                 // Cut short just as the connection came: the task is cancelled, answer as for
                 // a wait that ended without one.
-                if watch.leased(ticket) { throw PostgresStatementsError.noConnection }
+                if watch.leased(ticket) { throw PostgresStatementsError.noConnection(within: watch.limit) }
                 // A connection PostgreSQL closed after the pool handed it out: a query written
                 // to it now would be lost (`ConnectionWatch.running`).
                 if connection.isClosed { throw PostgresStatementsError.connectionLost }
@@ -85,7 +77,7 @@ struct PostgresStatements: Sendable {
                 }
             }
         } catch {
-            if watch.ended(ticket) { throw PostgresStatementsError.noConnection }
+            if watch.ended(ticket) { throw PostgresStatementsError.noConnection(within: watch.limit) }
             throw error
         }
     }
@@ -206,14 +198,14 @@ struct PostgresColumns: StatementColumns {
 
 enum PostgresStatementsError: Error, CustomStringConvertible {
     case noHost
-    /// No connection within `PostgresStatements.connectionDeadline`.
-    case noConnection
+    /// No connection handed out to anyone within this time (`Configuration.postgresConnectTimeout`).
+    case noConnection(within: Duration)
     /// The statement's connection closed under it, and PostgresNIO would never have answered.
     case connectionLost
     var description: String {
         switch self {
         case .noHost: "DATABASE_URL names no PostgreSQL host"
-        case .noConnection: "no PostgreSQL connection within \(PostgresStatements.connectionDeadline)"
+        case .noConnection(let limit): "no PostgreSQL connection within \(limit)"
         case .connectionLost: "the PostgreSQL connection closed during the statement"
         }
     }
@@ -264,7 +256,9 @@ final class ConnectionWatch: @unchecked Sendable {
     private var nextTicket: UInt64 = 0
     private var lastLease = NIODeadline.now()
     private var sweeps: RepeatedTask?
-    private let limit: TimeAmount
+    /// How long waiters may wait while no connection is handed out.
+    let limit: Duration
+    private let waitLimit: TimeAmount
     private let grace: TimeAmount
 
     private struct Waiter {
@@ -282,7 +276,8 @@ final class ConnectionWatch: @unchecked Sendable {
     /// Starts sweeping every `interval` on `loop`; a statement whose connection has been closed
     /// for `grace` without its answer fails.
     init(limit: Duration, interval: Duration, grace: Duration = .seconds(5), on loop: any EventLoop) {
-        self.limit = TimeAmount(limit)
+        self.limit = limit
+        self.waitLimit = TimeAmount(limit)
         self.grace = TimeAmount(grace)
         let every = TimeAmount(interval)
         let task = loop.scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] _ in self?.sweep() }
@@ -361,8 +356,8 @@ final class ConnectionWatch: @unchecked Sendable {
                     statements[ticket]?.closedSince = now
                 }
             }
-            guard now - lastLease >= limit else { return lost }
-            for (ticket, waiter) in waiters where !waiter.cancelled && now - waiter.since >= limit {
+            guard now - lastLease >= waitLimit else { return lost }
+            for (ticket, waiter) in waiters where !waiter.cancelled && now - waiter.since >= waitLimit {
                 waiters[ticket]?.cancelled = true
                 waiter.task.cancel()
             }
