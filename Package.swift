@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "TwofoldAPI", targets: ["TwofoldAPI"]),
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .library(name: "TwofoldClient", targets: ["TwofoldClient"]),
+        .library(name: "TwofoldDevice", targets: ["TwofoldDevice"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -54,6 +55,15 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+
+        // A device in software: P-256 device keys signing as the Secure Enclave does, and a
+        // virtual passkey authenticator. For the tests, the CLI and the SDK's virtual phone.
+        .target(
+            name: "TwofoldDevice",
+            dependencies: [
+                "TwofoldAPI", "TwofoldCore", "WebAuthn", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
@@ -132,15 +142,17 @@ let package = Package(
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
         .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI"]),
-        .target(
-            name: "WebAuthnTestSupport",
-            dependencies: ["WebAuthn", "TwofoldCore", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Tests/WebAuthnTestSupport"
+        .testTarget(
+            name: "TwofoldDeviceTests",
+            dependencies: [
+                "TwofoldDevice", "TwofoldAPI", "TwofoldCore", "WebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "WebAuthnTests",
             dependencies: [
-                "WebAuthn", "WebAuthnTestSupport", "TwofoldTestSupport", "TwofoldCore",
+                "WebAuthn", "TwofoldDevice", "TwofoldTestSupport", "TwofoldCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -153,7 +165,7 @@ let package = Package(
                 "TwofoldSQLite",
                 "TwofoldTestSupport",
                 "WebAuthn",
-                "WebAuthnTestSupport",
+                "TwofoldDevice",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
@@ -163,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldTestSupport",
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

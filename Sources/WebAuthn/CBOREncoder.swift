@@ -1,7 +1,6 @@
-import WebAuthn
-
-/// Writes CBOR (definite lengths, shortest arguments), for tests that build or change
-/// WebAuthn payloads.
+/// Writes CBOR (RFC 8949: definite lengths, shortest arguments, map entries in the order given):
+/// what an authenticator writes. The software authenticators of `TwofoldDevice` build their
+/// attestation objects and COSE keys with it, and tests build or change payloads with it.
 public enum CBOREncoder {
     public static func encode(_ item: CBOR) -> [UInt8] {
         var out: [UInt8] = []

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldCore
+import TwofoldDevice
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -96,7 +97,7 @@ import TwofoldTestSupport
             let stale = try await target.register("alice")
             try await target.enableSMS(stale, phone: phone)
             // `stale` proved only the password: every way in the review is refused.
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let enroll = [
                 "username": "alice", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "evil-phone",
             ]
@@ -147,7 +148,7 @@ import TwofoldTestSupport
                 API.DeviceKeys.verifySignature.path(),
                 [
                     "username": "alice", "deviceId": "evil-phone", "challengeId": challenge.challengeId,
-                    "signature": try key.sign(challenge.challenge),
+                    "signature": try key.sign(challenge: challenge.challenge),
                 ])
             #expect(signed.status == 401, "the removed key signs in no more: \(signed.text)")
         }
@@ -189,7 +190,7 @@ import TwofoldTestSupport
             #expect(signedIn.status == 200, "\(signedIn.text)")
             let sms = try HTTP.decoder.decode(DeviceTokenResponse.self, from: signedIn.body).token
 
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let attempts: [(String, String, [String: String]?)] = [
                 ("POST", API.Passkeys.registerOptions.path(), nil),
                 (
@@ -222,7 +223,7 @@ import TwofoldTestSupport
             let stale = try await target.register("pia")
             let dan = try await target.register("dan")
             try await Self.verifyPhone(target, dan, phone: "+14155550172")
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let enrol = [
                 "username": "dan", "method": "secureEnclave", "deviceId": "iphone", "publicKey": key.publicKey,
             ]
@@ -231,7 +232,7 @@ import TwofoldTestSupport
                 .signIn("dan", device: "iphone", key: key)
             try await Task.sleep(for: .seconds(61))  // past the step-up window
 
-            let evil = DeviceKeyScenarios.DeviceKey()
+            let evil = SoftwareDeviceKey()
             for (path, body) in [
                 (API.Passkeys.registerOptions.path(), nil),
                 (
@@ -275,7 +276,7 @@ import TwofoldTestSupport
             let smsDevice = ["username": "sam", "method": "smsOTP", "deviceId": "old-phone"]
             let refused = try await target.call(API.DeviceKeys.enroll.path(), smsDevice, bearer: token)
             #expect(refused.status == 409, "an unverified number cannot carry SMS sign-in: \(refused.text)")
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let enrolled = try await target.call(
                 API.DeviceKeys.enroll.path(),
                 ["username": "sam", "publicKey": key.publicKey, "method": "secureEnclave", "deviceId": "iphone"],
@@ -308,7 +309,7 @@ import TwofoldTestSupport
             answers.insert(unknown.text)
             #expect(answers.count == 1, "one answer for all: \(answers)")
             let fakeChallenge = UUID().uuidString
-            let signature = try DeviceKeyScenarios.DeviceKey().sign(Data(count: 32).base64EncodedString())
+            let signature = try SoftwareDeviceKey().sign(challenge: Data(count: 32).base64EncodedString())
             let known = try await target.call(
                 API.DeviceKeys.verifySignature.path(),
                 ["username": "lena", "deviceId": "x", "challengeId": fakeChallenge, "signature": signature])

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -35,15 +36,6 @@ import TwofoldTestSupport
 
 /// The scenarios, against one running server and SMS gateway.
 struct DeviceKeyScenarios {
-    /// A phone's Secure Enclave key.
-    struct DeviceKey {
-        let key = P256.Signing.PrivateKey()
-        var publicKey: String { key.publicKey.x963Representation.base64EncodedString() }
-        func sign(_ challenge: String) throws -> String {
-            try key.signature(for: #require(Data(base64Encoded: challenge))).derRepresentation.base64EncodedString()
-        }
-    }
-
     let server: ServerProcess
     let gateway: SMSGateway
 
@@ -88,7 +80,7 @@ struct DeviceKeyScenarios {
     }
 
     /// Scenario 6: initiate, sign the challenge, verify; the Twofold access token.
-    func signIn(_ name: String, device: String, key: DeviceKey) async throws -> String {
+    func signIn(_ name: String, device: String, key: SoftwareDeviceKey) async throws -> String {
         let initiated = try await call(API.DeviceKeys.initiate.path(), ["username": name, "deviceId": device])
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
         #expect(challenge.method == "secureEnclave")
@@ -96,7 +88,7 @@ struct DeviceKeyScenarios {
             API.DeviceKeys.verifySignature.path(),
             [
                 "username": name, "deviceId": device, "challengeId": challenge.challengeId,
-                "signature": try key.sign(challenge.challenge),
+                "signature": try key.sign(challenge: challenge.challenge),
             ])
         #expect(verified.status == 200, "\(verified.text)")
         return try HTTP.decoder.decode(DeviceTokenResponse.self, from: verified.body).token
@@ -116,14 +108,14 @@ struct DeviceKeyScenarios {
     }
 
     /// Step-up with the device key; the new access token.
-    func stepUp(_ token: String, device: String, key: DeviceKey) async throws -> String {
+    func stepUp(_ token: String, device: String, key: SoftwareDeviceKey) async throws -> String {
         let issued = try await call(API.Auth.stepUpDeviceKeyChallenge.path(), ["deviceId": device], bearer: token)
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
         let stepped = try await call(
             API.Auth.stepUp.path(),
             [
                 "method": "deviceKey", "deviceId": device, "challengeId": challenge.challengeId,
-                "signature": try key.sign(challenge.challenge),
+                "signature": try key.sign(challenge: challenge.challenge),
             ], bearer: token)
         #expect(stepped.status == 200, "\(stepped.text)")
         return try HTTP.decoder.decode(StepUpResponse.self, from: stepped.body).accessToken.token
@@ -154,7 +146,7 @@ struct DeviceKeyScenarios {
         let aliceToken = try await signUpWithPhone("alice", phone: alicePhone)
 
         // Enrolment needs the owner's token.
-        let faceID = DeviceKey()
+        let faceID = SoftwareDeviceKey()
         let enrolBody = [
             "username": "alice", "publicKey": faceID.publicKey, "method": "secureEnclave", "deviceId": "iphone-1",
             "deviceModel": "iPhone 15 Pro",
@@ -196,7 +188,7 @@ struct DeviceKeyScenarios {
         let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: initiated.body)
         let signed = [
             "username": "alice", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
-            "signature": try faceID.sign(challenge.challenge),
+            "signature": try faceID.sign(challenge: challenge.challenge),
         ]
         let server = self.server
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -220,12 +212,13 @@ struct DeviceKeyScenarios {
             API.SecondStep.verifyLogin.path(),
             [
                 "method": "deviceKey", "otpFlowId": flow.otpFlowId, "deviceId": "iphone-1",
-                "challengeId": flowChallenge.challengeId, "signature": try faceID.sign(flowChallenge.challenge),
+                "challengeId": flowChallenge.challengeId,
+                "signature": try faceID.sign(challenge: flowChallenge.challenge),
             ])
         #expect(completed.status == 200, "\(completed.text)")
 
         // Scenario 10: switch to a passcode-only key; the old key stops working at once.
-        let passcode = DeviceKey()
+        let passcode = SoftwareDeviceKey()
         let switchToken = try await stepUp(signedIn, device: "iphone-1", key: faceID)
         let switched = try await call(
             API.DeviceKeys.upgrade.path(),
@@ -239,7 +232,7 @@ struct DeviceKeyScenarios {
             API.DeviceKeys.verifySignature.path(),
             [
                 "username": "alice", "deviceId": "iphone-1", "challengeId": stale.challengeId,
-                "signature": try faceID.sign(stale.challenge),
+                "signature": try faceID.sign(challenge: stale.challenge),
             ])
         #expect(refused.status == 401 && refused.text.contains("signature_invalid"))
         let afterSwitch = try await signIn("alice", device: "iphone-1", key: passcode)
@@ -268,7 +261,7 @@ struct DeviceKeyScenarios {
         // (issue S item 2, issue T); the app re-enters the password, and the SMS code and the
         // password together can.
         let smsToken = try await signInWithSMS("alice", phone: alicePhone)
-        let restored = DeviceKey()
+        let restored = SoftwareDeviceKey()
         let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": restored.publicKey]
         let smsOnly = try await call(API.DeviceKeys.upgrade.path(), upgrade, bearer: smsToken)
         #expect(smsOnly.status == 403 && smsOnly.text.contains("step_up_required"), "\(smsOnly.text)")

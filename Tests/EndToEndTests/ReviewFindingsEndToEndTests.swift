@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldCore
+import TwofoldDevice
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -317,7 +318,7 @@ import TwofoldTestSupport
     @Test func strangersCannotLockTheOwnersDeviceKeySignIn() async throws {
         try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_TRUST_PROXY": "true"]) { target in
             let dora = try await target.register("dora")
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let deviceEnrolled = try await Self.send(
                 target, API.DeviceKeys.enroll.path(),
                 json: [
@@ -326,7 +327,7 @@ import TwofoldTestSupport
                 ], bearer: dora)
             #expect(deviceEnrolled.status == 200, "\(deviceEnrolled.text)")
             /// A challenge for dora's device asked from `address`, signed with `signer`, sent back.
-            func signIn(signedBy signer: DeviceKeyScenarios.DeviceKey, from address: String) async throws
+            func signIn(signedBy signer: SoftwareDeviceKey, from address: String) async throws
                 -> HTTP.Response
             {
                 let issued = try await Self.send(
@@ -337,10 +338,10 @@ import TwofoldTestSupport
                     target, API.DeviceKeys.verifySignature.path(),
                     json: [
                         "username": "dora", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
-                        "signature": try signer.sign(challenge.challenge),
+                        "signature": try signer.sign(challenge: challenge.challenge),
                     ], from: address)
             }
-            let forger = DeviceKeyScenarios.DeviceKey()
+            let forger = SoftwareDeviceKey()
             for index in 0..<8 {
                 #expect(try await signIn(signedBy: forger, from: "198.51.100.\(index + 1)").status == 401)
             }
@@ -502,7 +503,7 @@ import TwofoldTestSupport
         let environment = ["TWOFOLD_TRUST_PROXY": "true", "TWOFOLD_THROTTLE_CHALLENGES_PER_USER": "10/60"]
         try await AttackEndToEndTests.withTarget(environment: environment) { target in
             let token = try await target.register("vera")
-            let key = DeviceKeyScenarios.DeviceKey()
+            let key = SoftwareDeviceKey()
             let enrolled = try await target.call(
                 API.DeviceKeys.enroll.path(),
                 ["username": "vera", "method": "secureEnclave", "deviceId": "iphone-1", "publicKey": key.publicKey],
@@ -522,7 +523,7 @@ import TwofoldTestSupport
                     API.Auth.stepUp.path(),
                     [
                         "method": "deviceKey", "deviceId": "iphone-1", "challengeId": issued.challengeId,
-                        "signature": try key.sign(issued.challenge),
+                        "signature": try key.sign(challenge: issued.challenge),
                     ], bearer: session)
                 #expect(stepped.status == expected, "\(stepped.text)")
             }
@@ -569,7 +570,7 @@ import TwofoldTestSupport
                 target, API.DeviceKeys.enroll.path(),
                 json: [
                     "username": "nina", "method": "secureEnclave", "deviceId": "p", "deviceModel": "iPhone\u{202E}",
-                    "publicKey": DeviceKeyScenarios.DeviceKey().publicKey,
+                    "publicKey": SoftwareDeviceKey().publicKey,
                 ], bearer: token)
             #expect(model.status == 422 && model.text.contains("deviceModel"), "\(model.text)")
         }

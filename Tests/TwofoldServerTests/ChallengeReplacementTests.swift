@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -14,7 +15,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Device.Phone()
+            let phone = SoftwareDeviceKey()
             #expect(try await Device.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             let session = try await Device.stepUp(app, token: tokens.accessToken.token, phone: phone)
             func challenge() async throws -> DeviceChallengeResponse {
@@ -30,13 +31,14 @@ import VaporTesting
                     app, .POST, API.Auth.stepUp.path(),
                     StepUpRequest(
                         method: .deviceKey, deviceId: "iphone-1", challengeId: issued.challengeId,
-                        signature: try phone.sign(issued.challenge)), token: session)
+                        signature: try phone.sign(challenge: issued.challenge)), token: session)
                 #expect(status == expected, "\(body)")
             }
             // A sign-in challenge anyone may ask for: a stranger's must not cancel the owner's.
             let owners = try await Device.challenge(app)
             _ = try await Device.challenge(app)
-            let (signedIn, body) = try await Device.verify(app, owners, signature: try phone.sign(owners.challenge))
+            let (signedIn, body) = try await Device.verify(
+                app, owners, signature: try phone.sign(challenge: owners.challenge))
             #expect(signedIn == 200, "\(body)")
         }
     }
@@ -45,7 +47,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Device.Phone()
+            let phone = SoftwareDeviceKey()
             #expect(try await Device.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             let session = try await Device.stepUp(app, token: tokens.accessToken.token, phone: phone)
             var statuses: [UInt] = []

@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -10,12 +11,13 @@ import VaporTesting
 /// Seed 001's device second factor: a PIN the server verifies and blocks after 3 wrong in a row,
 /// and a biometric-protected key.
 @Suite struct DeviceSecondFactorTests {
-    typealias Phone = DeviceSignInTests.Phone
+    typealias Phone = SoftwareDeviceKey
 
     /// A user with one enrolled key device ("iphone-1"), and the user's access token.
     static func enrolled(_ app: Application) async throws -> String {
         let tokens = try await AuthFlowTests.signUp(app)
-        let (status, _) = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: Phone())
+        let (status, _) = try await DeviceSignInTests.enroll(
+            app, token: tokens.accessToken.token, phone: SoftwareDeviceKey())
         #expect(status == 200)
         return tokens.accessToken.token
     }
@@ -50,7 +52,8 @@ import VaporTesting
     }
 
     /// Adds `biometricKey` after verifying `pin`.
-    static func addBiometrics(_ app: Application, _ biometricKey: Phone, pin: String, token: String) async throws
+    static func addBiometrics(_ app: Application, _ biometricKey: SoftwareDeviceKey, pin: String, token: String)
+        async throws
         -> (UInt, String)
     {
         try await call(
@@ -60,7 +63,7 @@ import VaporTesting
     }
 
     /// A fresh biometric challenge signed with `biometricKey`.
-    static func biometricSignature(_ app: Application, _ biometricKey: Phone, token: String) async throws
+    static func biometricSignature(_ app: Application, _ biometricKey: SoftwareDeviceKey, token: String) async throws
         -> BiometricSignature
     {
         let (status, body) = try await call(
@@ -68,7 +71,7 @@ import VaporTesting
         #expect(status == 200, "\(body)")
         let challenge = try DeviceSignInTests.decode(BiometricChallengeResponse.self, body)
         return BiometricSignature(
-            challengeId: challenge.challengeId, signature: try biometricKey.sign(challenge.challenge))
+            challengeId: challenge.challengeId, signature: try biometricKey.sign(challenge: challenge.challenge))
     }
 
     static func blockPIN(_ app: Application, token: String) async throws {
@@ -115,7 +118,7 @@ import VaporTesting
     @Test func aPINCanComeWithTheEnrolmentAndACommonOneIsRefusedThere() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             var request = DeviceEnrollRequest(
                 username: "alice", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "iphone-1",
                 pin: "2580")
@@ -172,7 +175,7 @@ import VaporTesting
     @Test func biometricsNeedThePINFirstAndABiometricUnblocksThePIN() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 409, "no PIN yet")
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(
@@ -190,7 +193,7 @@ import VaporTesting
 
             try await Self.blockPIN(app, token: token)
             // A signature by another key is refused and unblocks nothing.
-            let forged = try await Self.biometricSignature(app, Phone(), token: token)
+            let forged = try await Self.biometricSignature(app, SoftwareDeviceKey(), token: token)
             #expect(try await Self.call(app, .POST, API.DeviceFactors.verifyBiometrics, forged, token: token).0 == 401)
             #expect(try await Self.state(app, token: token).pinBlocked)
 
@@ -210,7 +213,7 @@ import VaporTesting
     @Test func whenDisallowedABiometricNeitherUnblocksNorChangesThePIN() async throws {
         try await withTestApp(adjust: { $0.disallowPinChangeWithBiometric = true }) { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             #expect(try await Self.state(app, token: token).biometricsMayUnblockPin == false)
@@ -235,7 +238,7 @@ import VaporTesting
     @Test func changingThePINTakesTheOldPINOrABiometric() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
 
@@ -268,7 +271,7 @@ import VaporTesting
     @Test func biometricsAreRemovedWithThePINOrABiometricAndDroppedWhenTheSetChanges() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             #expect(
@@ -305,7 +308,7 @@ import VaporTesting
     @Test func malformedPINsAndBiometricProofsAreRefusedAndCountNothing() async throws {
         try await withTestApp { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             for bad in ["abcd", "", "12", "48 26", String(repeating: "7", count: 17)] {
@@ -338,7 +341,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let token = try await Self.enrolled(app)
-            let biometricKey = Phone()
+            let biometricKey = SoftwareDeviceKey()
             #expect(try await Self.setPIN(app, DevicePINChangeRequest(newPin: "4826"), token: token).0 == 200)
             #expect(try await Self.addBiometrics(app, biometricKey, pin: "4826", token: token).0 == 200)
             try await Self.blockPIN(app, token: token)

@@ -3,20 +3,13 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
 
 /// Seed 004's device-bound keys with real P-256 keys and DER signatures, as iOS makes them.
 @Suite struct DeviceSignInTests {
-    struct Phone {
-        let key = P256.Signing.PrivateKey()
-        var publicKey: String { key.publicKey.x963Representation.base64EncodedString() }
-        func sign(_ challenge: String) throws -> String {
-            try key.signature(for: #require(Data(base64Encoded: challenge))).derRepresentation.base64EncodedString()
-        }
-    }
-
     static func post(
         _ app: Application, _ path: String, _ body: [String: String], token: String? = nil,
         from address: String = "10.0.0.1"
@@ -49,11 +42,12 @@ import VaporTesting
     /// signed in with that key (a key never steps up the session that added it); the new access
     /// token.
     static func stepUp(
-        _ app: Application, token _: String, phone: Phone, device: String = "iphone-1", user: String = "alice"
+        _ app: Application, token _: String, phone: SoftwareDeviceKey, device: String = "iphone-1",
+        user: String = "alice"
     ) async throws -> String {
         let signIn = try await challenge(app, device: device, user: user)
         let (signedIn, signedInBody) = try await verify(
-            app, signIn, signature: try phone.sign(signIn.challenge), device: device, user: user)
+            app, signIn, signature: try phone.sign(challenge: signIn.challenge), device: device, user: user)
         #expect(signedIn == 200, "\(signedInBody)")
         let token = try decode(DeviceTokenResponse.self, signedInBody).token
         let (status, body) = try await post(
@@ -64,7 +58,7 @@ import VaporTesting
             app, .POST, API.Auth.stepUp.path(),
             StepUpRequest(
                 method: .deviceKey, deviceId: device, challengeId: challenge.challengeId,
-                signature: try phone.sign(challenge.challenge)), token: token)
+                signature: try phone.sign(challenge: challenge.challenge)), token: token)
         #expect(stepped == 200, "\(answer)")
         return try decode(StepUpResponse.self, answer).accessToken.token
     }
@@ -73,7 +67,8 @@ import VaporTesting
         try Wire.decoder().decode(T.self, from: Data(text.utf8))
     }
 
-    static func enroll(_ app: Application, token: String, phone: Phone, device: String = "iphone-1") async throws
+    static func enroll(_ app: Application, token: String, phone: SoftwareDeviceKey, device: String = "iphone-1")
+        async throws
         -> (UInt, String)
     {
         try await post(
@@ -106,7 +101,7 @@ import VaporTesting
     @Test func enrolAndSignInWithTheDeviceKey() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             let (status, body) = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             #expect(status == 200)
             #expect(
@@ -117,7 +112,7 @@ import VaporTesting
             #expect(challenge.method == "secureEnclave" && challenge.expiresIn == 300)
             #expect(Data(base64Encoded: challenge.challenge)?.count == 32)
             let (verified, answer) = try await Self.verify(
-                app, challenge, signature: try phone.sign(challenge.challenge))
+                app, challenge, signature: try phone.sign(challenge: challenge.challenge))
             #expect(verified == 200)
             let signedIn = try Self.decode(DeviceTokenResponse.self, answer)
             #expect(signedIn.success && signedIn.message == "Authentication successful" && signedIn.refreshToken != nil)
@@ -126,7 +121,8 @@ import VaporTesting
             }
             // A raw 64-byte signature (r‖s) works too.
             let next = try await Self.challenge(app)
-            let raw = try phone.key.signature(for: #require(Data(base64Encoded: next.challenge))).rawRepresentation
+            let raw = try phone.privateKey.signature(for: #require(Data(base64Encoded: next.challenge)))
+                .rawRepresentation
             #expect(try await Self.verify(app, next, signature: raw.base64EncodedString()).0 == 200)
         }
     }
@@ -134,10 +130,10 @@ import VaporTesting
     @Test func oneSignedChallengeSentFiftyTimesInParallelGivesOneToken() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let challenge = try await Self.challenge(app)
-            let signature = try phone.sign(challenge.challenge)
+            let signature = try phone.sign(challenge: challenge.challenge)
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
                 // From many addresses, as a distributed replay would come (one address is throttled).
                 for index in 0..<50 {
@@ -155,7 +151,7 @@ import VaporTesting
                 #expect(try await Self.verify(app, challenge, signature: signature, from: "10.8.0.\(index)").0 == 409)
             }
             let next = try await Self.challenge(app)
-            #expect(try await Self.verify(app, next, signature: try phone.sign(next.challenge)).0 == 200)
+            #expect(try await Self.verify(app, next, signature: try phone.sign(challenge: next.challenge)).0 == 200)
         }
     }
 
@@ -163,39 +159,45 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let challenge = try await Self.challenge(app)
             clock.advance(by: 301)
-            let (status, body) = try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge))
+            let (status, body) = try await Self.verify(
+                app, challenge, signature: try phone.sign(challenge: challenge.challenge))
             #expect(status == 401)
             #expect(body.contains(#""code":"expired""#))
             for _ in 0..<6 {
-                #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 401)
+                #expect(
+                    try await Self.verify(app, challenge, signature: try phone.sign(challenge: challenge.challenge)).0
+                        == 401)
             }
             let fresh = try await Self.challenge(app)
-            #expect(try await Self.verify(app, fresh, signature: try phone.sign(fresh.challenge)).0 == 200)
+            #expect(try await Self.verify(app, fresh, signature: try phone.sign(challenge: fresh.challenge)).0 == 200)
         }
     }
 
     /// Alice with two key devices ("iphone-1" with `phone`, "ipad-2" with another key) and Bob with
     /// "iphone-1" of his own; a challenge for Alice's iPhone and her phone's signature over it.
     static func twoUsersAndAPendingChallenge(_ app: Application) async throws -> (
-        challenge: DeviceChallengeResponse, signature: String, phone: Phone
+        challenge: DeviceChallengeResponse, signature: String, phone: SoftwareDeviceKey
     ) {
         let alice = try await AuthFlowTests.signUp(app)
         let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
-        let phone = Phone()
+        let phone = SoftwareDeviceKey()
         _ = try await enroll(app, token: alice.accessToken.token, phone: phone)
         let stepped = try await stepUp(app, token: alice.accessToken.token, phone: phone)
-        #expect(try await enroll(app, token: stepped, phone: Phone(), device: "ipad-2").0 == 200)
+        #expect(try await enroll(app, token: stepped, phone: SoftwareDeviceKey(), device: "ipad-2").0 == 200)
         let bobEnrolled = try await post(
             app, API.DeviceKeys.enroll.path(),
-            ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "iphone-1"],
+            [
+                "username": "bob", "publicKey": SoftwareDeviceKey().publicKey, "method": "secureEnclave",
+                "deviceId": "iphone-1",
+            ],
             token: bob.accessToken.token, from: "10.0.0.2")
         #expect(bobEnrolled.0 == 200)
         let challenge = try await self.challenge(app)
-        return (challenge, try phone.sign(challenge.challenge), phone)
+        return (challenge, try phone.sign(challenge: challenge.challenge), phone)
     }
 
     @Test func aChallengeNeverWorksForAnotherDevice() async throws {
@@ -219,7 +221,8 @@ import VaporTesting
     @Test func aSignatureByAnotherKeyIsRefused() async throws {
         try await withTestApp { app in
             let (challenge, signature, _) = try await Self.twoUsersAndAPendingChallenge(app)
-            let otherKey = try await Self.verify(app, challenge, signature: try Phone().sign(challenge.challenge))
+            let otherKey = try await Self.verify(
+                app, challenge, signature: try SoftwareDeviceKey().sign(challenge: challenge.challenge))
             // Anyone can try with a username: the answer says "wrong" and no more (issue S item 3).
             #expect(otherKey.0 == 401 && otherKey.1.contains("signature_invalid"))
             #expect(!otherKey.1.contains("attemptsRemaining"))
@@ -252,7 +255,7 @@ import VaporTesting
     @Test func aMalformedSignatureIsRefusedAndLeavesTheChallengeUsable() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let challenge = try await Self.challenge(app)
             for signature in [
@@ -261,7 +264,9 @@ import VaporTesting
                 let (status, body) = try await Self.verify(app, challenge, signature: signature)
                 #expect(status == 422 && body.contains("signature"), "\(signature)")
             }
-            #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
+            #expect(
+                try await Self.verify(app, challenge, signature: try phone.sign(challenge: challenge.challenge)).0
+                    == 200)
         }
     }
 
@@ -274,7 +279,7 @@ import VaporTesting
                 token: tokens.accessToken.token)
             #expect(enrol.0 == 422 && enrol.1.contains("publicKey"))
             #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let challenge = try await Self.challenge(app)
             #expect(try await Self.verify(app, challenge, signature: "%%%").0 == 422)
@@ -282,7 +287,9 @@ import VaporTesting
                 app, API.DeviceKeys.verifySignature.path(),
                 ["username": "alice", "deviceId": "iphone-1", "challengeId": "nope", "signature": "AA=="])
             #expect(garbageID.0 == 422 && garbageID.1.contains("challengeId"))
-            #expect(try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).0 == 200)
+            #expect(
+                try await Self.verify(app, challenge, signature: try phone.sign(challenge: challenge.challenge)).0
+                    == 200)
         }
     }
 
@@ -290,7 +297,7 @@ import VaporTesting
         try await withTestApp { app in
             let alice = try await AuthFlowTests.signUp(app)
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             let anonymous = try await Self.post(
                 app, API.DeviceKeys.enroll.path(),
                 ["username": "alice", "publicKey": phone.publicKey, "method": "secureEnclave", "deviceId": "x"])
@@ -342,7 +349,10 @@ import VaporTesting
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
             let enrolled = try await Self.post(
                 app, API.DeviceKeys.enroll.path(),
-                ["username": "bob", "publicKey": Phone().publicKey, "method": "secureEnclave", "deviceId": "pixel"],
+                [
+                    "username": "bob", "publicKey": SoftwareDeviceKey().publicKey, "method": "secureEnclave",
+                    "deviceId": "pixel",
+                ],
                 token: bob.accessToken.token, from: "10.0.0.2")
             #expect(enrolled.0 == 200)
             for path in [API.DeviceKeys.devices.path("bob"), API.DeviceKeys.status.path("pixel")] {
@@ -366,7 +376,7 @@ import VaporTesting
     @Test func anUnenrolledDeviceKeyStopsWorkingAtOnce() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let pending = try await Self.challenge(app)
             let request = ["username": "alice", "deviceId": "iphone-1"]
@@ -384,7 +394,8 @@ import VaporTesting
                 try Self.decode(DeviceMessageResponse.self, answer)
                     == DeviceMessageResponse(message: "Device unenrolled"))
             #expect(try await AuditQueries.count(table: "devices", on: app) == 0)
-            let (status, refusal) = try await Self.verify(app, pending, signature: try phone.sign(pending.challenge))
+            let (status, refusal) = try await Self.verify(
+                app, pending, signature: try phone.sign(challenge: pending.challenge))
             #expect(status == 401 && refusal.contains("signature_invalid"))
             #expect(try await Self.challenge(app).method == "smsOTP", "a decoy, like any unknown device")
             // With no second factor left, the password alone signs in again.
@@ -400,41 +411,44 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             clock.advance(by: 6 * 60)
             let (status, body) = try await Self.enroll(
-                app, token: tokens.accessToken.token, phone: Phone(), device: "ipad-2")
+                app, token: tokens.accessToken.token, phone: SoftwareDeviceKey(), device: "ipad-2")
             #expect(status == 403 && body.contains("step_up_required"))
             // Signing in with the first device's key is a fresh second factor.
             let challenge = try await Self.challenge(app)
             let signedIn = try Self.decode(
                 DeviceTokenResponse.self,
-                try await Self.verify(app, challenge, signature: try phone.sign(challenge.challenge)).1)
-            #expect(try await Self.enroll(app, token: signedIn.token, phone: Phone(), device: "ipad-2").0 == 200)
+                try await Self.verify(app, challenge, signature: try phone.sign(challenge: challenge.challenge)).1)
+            #expect(
+                try await Self.enroll(app, token: signedIn.token, phone: SoftwareDeviceKey(), device: "ipad-2").0 == 200
+            )
         }
     }
 
     @Test func reEnrollingOrUpgradingRetiresTheOldKeyAtOnce() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let old = Phone()
+            let old = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: old)
             let pending = try await Self.challenge(app)
             // Scenario 9: re-enrol with a new key (a biometric key replaced by a passcode key, say),
             // after a step-up with the old one.
-            let new = Phone()
+            let new = SoftwareDeviceKey()
             #expect(try await Self.enroll(app, token: tokens.accessToken.token, phone: new).0 == 403)
             let stepped = try await Self.stepUp(app, token: tokens.accessToken.token, phone: old)
             #expect(try await Self.enroll(app, token: stepped, phone: new).0 == 200)
-            #expect(try await Self.verify(app, pending, signature: try old.sign(pending.challenge)).0 != 200)
+            #expect(try await Self.verify(app, pending, signature: try old.sign(challenge: pending.challenge)).0 != 200)
             let fresh = try await Self.challenge(app)
-            #expect(try await Self.verify(app, fresh, signature: try old.sign(fresh.challenge)).0 == 401)
+            #expect(try await Self.verify(app, fresh, signature: try old.sign(challenge: fresh.challenge)).0 == 401)
             let again = try await Self.challenge(app)
-            let (signedIn, signedInBody) = try await Self.verify(app, again, signature: try new.sign(again.challenge))
+            let (signedIn, signedInBody) = try await Self.verify(
+                app, again, signature: try new.sign(challenge: again.challenge))
             #expect(signedIn == 200)
             // The session that set the new key did not prove it: another key change needs another proof.
-            let third = Phone()
+            let third = SoftwareDeviceKey()
             let upgrade = ["username": "alice", "deviceId": "iphone-1", "publicKey": third.publicKey]
             #expect(try await Self.post(app, API.DeviceKeys.upgrade.path(), upgrade, token: stepped).0 == 403)
             // Scenario 10: upgrade switches to yet another key, from a session the new key signed in.
@@ -446,14 +460,14 @@ import VaporTesting
                 try Self.decode(DeviceMethodResponse.self, body)
                     == DeviceMethodResponse(method: "secureEnclave", message: "Upgraded to Secure Enclave MFA"))
             let last = try await Self.challenge(app)
-            #expect(try await Self.verify(app, last, signature: try new.sign(last.challenge)).0 == 401)
+            #expect(try await Self.verify(app, last, signature: try new.sign(challenge: last.challenge)).0 == 401)
         }
     }
 
     @Test func theDeviceKeyCompletesAPasswordLoginOnlyWithThatFlowsChallenge() async throws {
         try await withTestApp { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             let (status, body) = try await Self.post(
                 app, API.Auth.login.path(), ["username": "alice", "password": AuthFlowTests.password])
@@ -465,7 +479,7 @@ import VaporTesting
                 app, API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])
             #expect(issued == 200)
             let challenge = try Self.decode(DeviceChallengeResponse.self, challengeBody)
-            let signature = try phone.sign(challenge.challenge)
+            let signature = try phone.sign(challenge: challenge.challenge)
             // A login-flow challenge is not a sign-in challenge, and a sign-in challenge does not
             // complete the flow.
             #expect(try await Self.verify(app, challenge, signature: signature).0 == 401)
@@ -474,7 +488,7 @@ import VaporTesting
                 app, .POST, API.SecondStep.verifyLogin.path(),
                 MFAVerifyLoginRequest(
                     method: .deviceKey, otpFlowId: flow.otpFlowId, deviceId: "iphone-1",
-                    challengeId: signIn.challengeId, signature: try phone.sign(signIn.challenge)))
+                    challengeId: signIn.challengeId, signature: try phone.sign(challenge: signIn.challenge)))
             #expect(wrongPurpose.0 == 401 && wrongPurpose.1.contains("signature_invalid"))
             let missing = try await Self.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),
@@ -511,7 +525,7 @@ import VaporTesting
             let tokens = try await AuthFlowTests.signUp(app)
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: recent, phone: phone)
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             let pending = try await Self.challenge(app)
@@ -521,7 +535,8 @@ import VaporTesting
             #expect(
                 try Self.decode(DeviceMethodResponse.self, body)
                     == DeviceMethodResponse(method: "smsOTP", message: "Downgraded to SMS OTP"))
-            #expect(try await Self.verify(app, pending, signature: try phone.sign(pending.challenge)).0 != 200)
+            #expect(
+                try await Self.verify(app, pending, signature: try phone.sign(challenge: pending.challenge)).0 != 200)
             #expect(try await Self.challenge(app).method == "smsOTP")
             let told = try await CodeFactorTests.deliverAll(app, clock: clock)
             #expect(Set(told.map(\.channel.rawValue)) == ["sms", "email"], "the user hears of it on both channels")
@@ -551,7 +566,7 @@ import VaporTesting
             _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
             let recent = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
             // A key device's owner never asked for SMS sign-in: nothing is sent for it.
-            _ = try await Self.enroll(app, token: recent, phone: Phone())
+            _ = try await Self.enroll(app, token: recent, phone: SoftwareDeviceKey())
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)
             clock.advance(by: 61)
             #expect(try await Self.post(app, API.DeviceKeys.requestOTP.path(), ["username": "alice"]).0 == 200)
@@ -577,7 +592,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
-            let phone = Phone()
+            let phone = SoftwareDeviceKey()
             _ = try await Self.enroll(app, token: tokens.accessToken.token, phone: phone)
             // No phone on file: a downgrade would leave the device with nothing to sign in with.
             let keyAndPassword = try await AuthFlowTests.stepUpWithPassword(

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldCore
+import TwofoldDevice
 import VaporTesting
 import WebAuthn
-import WebAuthnTestSupport
 
 @testable import TwofoldServer
 
@@ -195,7 +195,7 @@ import WebAuthnTestSupport
     @Test func requiredUserVerificationAppliesToTheSecondStepToo() async throws {
         try await withTestApp(adjust: { $0.webAuthn.userVerification = .required }) { app in
             var passkey = Passkey()
-            let alice = try await Calls.signUpWithPasskey(app, passkey)
+            _ = try await Calls.signUpWithPasskey(app, passkey)
             let flow = try await Calls.passwordStep(app, address: "10.0.0.3")
             let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
             #expect(options.userVerification == "required")
@@ -300,7 +300,7 @@ import WebAuthnTestSupport
                 app, API.DeviceKeys.enroll.path(),
                 [
                     "username": "alice", "method": "secureEnclave", "deviceId": "p", "deviceModel": "iPhone\u{202E}",
-                    "publicKey": DeviceSignInTests.Phone().publicKey,
+                    "publicKey": SoftwareDeviceKey().publicKey,
                 ], token: tokens.accessToken.token)
             #expect(model.0 == 422, "\(model.1)")
         }

@@ -3,63 +3,45 @@ import SQLKit
 import Testing
 import TwofoldAPI
 import TwofoldCore
+import TwofoldDevice
 import VaporTesting
 import WebAuthn
-import WebAuthnTestSupport
 
 @testable import TwofoldServer
 
-/// A software authenticator speaking to the test server (RP ID `localhost`, origin
-/// `http://localhost:8080`, the development defaults), and the calls passkey tests make.
+/// A software passkey speaking to the test server (RP ID `localhost`, origin
+/// `http://localhost:8080`, the development defaults).
 struct Passkey {
-    var authenticator: TestAuthenticator
+    var authenticator: SoftwarePasskey
 
     init(
         flags: AuthenticatorData.Flags = [.userPresent, .userVerified], signCount: UInt32 = 1,
         credentialID: [UInt8] = Array(SecureRandom.bytes(32)), format: String = "none"
     ) {
-        authenticator = TestAuthenticator(
+        authenticator = SoftwarePasskey(
             rpID: "localhost", origin: "http://localhost:8080", credentialID: credentialID, flags: flags,
-            signCount: signCount, format: format)
+            signCount: signCount, format: format, aaguid: Array(repeating: 0xaa, count: 16))
     }
 
-    var id: String { Base64URL.encode(authenticator.credentialID) }
+    var id: String { authenticator.id }
 
     /// The browser's answer to `options`; `change` may break the parts first.
     func registration(
         _ options: PasskeyCreationOptions, key: CBOR? = nil,
         change: (inout [UInt8], inout [UInt8]) -> Void = { _, _ in }
     ) -> RegistrationCredential {
-        var clientData = authenticator.clientData(
-            type: "webauthn.create", challenge: Base64URL.decode(options.challenge) ?? [])
-        let authenticatorData = authenticator.authenticatorData(attested: true, key: key)
-        var attestation = authenticator.attestationObject(authenticatorData: authenticatorData, clientData: clientData)
-        change(&clientData, &attestation)
-        return RegistrationCredential(
-            id: id,
-            response: .init(
-                clientDataJSON: Base64URL.encode(clientData), attestationObject: Base64URL.encode(attestation),
-                transports: ["internal", "hybrid"]), authenticatorAttachment: "platform")
+        authenticator.registration(options, key: key, change: change)
     }
 
-    /// An assertion over `challenge`; `change` may break the client data, authenticator data or
-    /// signature after signing, `signCount` moves the counter (it grows by one by default).
+    /// An assertion over `challenge` (`SoftwarePasskey.assertion`), with `userHandle`'s user
+    /// handle when given.
     mutating func assertion(
         _ challenge: String, userHandle: UUID? = nil, type: String = "webauthn.get", origin: String? = nil,
         rpID: String? = nil, change: (inout [UInt8], inout [UInt8], inout [UInt8]) -> Void = { _, _, _ in }
     ) throws -> AuthenticationCredential {
-        if authenticator.signCount != 0 { authenticator.signCount += 1 }
-        var clientData = authenticator.clientData(
-            type: type, challenge: Base64URL.decode(challenge) ?? [], origin: origin)
-        var authenticatorData = authenticator.authenticatorData(attested: false, rpID: rpID)
-        var signature = try authenticator.sign(authenticatorData, clientData)
-        change(&clientData, &authenticatorData, &signature)
-        return AuthenticationCredential(
-            id: id,
-            response: .init(
-                clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authenticatorData),
-                signature: Base64URL.encode(signature),
-                userHandle: userHandle.map { Base64URL.encode(PasskeyService.userHandle($0)) }))
+        try authenticator.assertion(
+            challenge, userHandle: userHandle.map { Array(PasskeyService.userHandle($0)) }, type: type, origin: origin,
+            rpID: rpID, change: change)
     }
 }
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -132,7 +133,7 @@ import VaporTesting
                 account.token = try DeviceSignInTests.decode(DeviceTokenResponse.self, body).token
             case "D":
                 try await verifyPhone(phone, account)
-                let key = DeviceSignInTests.Phone()
+                let key = SoftwareDeviceKey()
                 try await expectOK(
                     post(
                         API.DeviceKeys.enroll.path(),
@@ -149,7 +150,7 @@ import VaporTesting
                 let challenge = try DeviceSignInTests.decode(DeviceChallengeResponse.self, body)
                 account.token = try await secondStep([
                     "otpFlowId": flow, "method": "deviceKey", "deviceId": "iphone-1",
-                    "challengeId": challenge.challengeId, "signature": try key.sign(challenge.challenge),
+                    "challengeId": challenge.challengeId, "signature": try key.sign(challenge: challenge.challenge),
                 ])
             default: break
             }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldCore
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -185,7 +186,7 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
-            let phone = DeviceSignInTests.Phone()
+            let phone = SoftwareDeviceKey()
             #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             let keyOnly = try await DeviceSignInTests.stepUp(app, token: tokens.accessToken.token, phone: phone)
             let replaced = try await DeviceSignInTests.post(

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TwofoldTestSupport
-import WebAuthnTestSupport
 
 @testable import WebAuthn
 

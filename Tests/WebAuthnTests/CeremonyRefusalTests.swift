@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-import WebAuthnTestSupport
+import TwofoldDevice
 
 @testable import WebAuthn
 
@@ -12,7 +12,7 @@ struct CeremonyRefusalTests {
     static let relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])
 
     private func register(
-        _ authenticator: TestAuthenticator, relyingParty: RelyingParty = relyingParty,
+        _ authenticator: SoftwarePasskey, relyingParty: RelyingParty = relyingParty,
         clientData: [UInt8]? = nil, attestationObject: [UInt8]? = nil, challenge: [UInt8] = challenge
     ) async throws(WebAuthnError) -> RelyingParty.Credential {
         try await relyingParty.verifyRegistration(
@@ -41,7 +41,7 @@ struct CeremonyRefusalTests {
 
     /// A registered credential and an assertion over `challenge`, with what a test changes.
     private func assertion(
-        _ authenticator: TestAuthenticator, stored: RelyingParty.StoredCredential? = nil,
+        _ authenticator: SoftwarePasskey, stored: RelyingParty.StoredCredential? = nil,
         relyingParty: RelyingParty = relyingParty, type: String = "webauthn.get",
         origin: String? = nil, rpID: String? = nil, challenge: [UInt8] = challenge, expected: [UInt8] = challenge,
         breakSignature: Bool = false
@@ -57,7 +57,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func aGoodRegistrationAndAssertionAreAccepted() async throws {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         let credential = try await register(authenticator)
         #expect(credential.id == authenticator.credentialID)
         #expect(credential.attestation.trust == .none)
@@ -67,19 +67,19 @@ struct CeremonyRefusalTests {
 
     @Test func wrongOrigin() async {
         let message = await refusal(.originNotAllowed) {
-            _ = try await assertion(TestAuthenticator(), origin: "https://evil.test")
+            _ = try await assertion(SoftwarePasskey(), origin: "https://evil.test")
         }
         #expect(message == "the origin https://evil.test is not one of this server's origins")
     }
 
     @Test func wrongRPIDHash() async {
-        _ = await refusal(.rpIDMismatch) { _ = try await assertion(TestAuthenticator(), rpID: "evil.test") }
+        _ = await refusal(.rpIDMismatch) { _ = try await assertion(SoftwarePasskey(), rpID: "evil.test") }
     }
 
     @Test func wrongType() async {
-        _ = await refusal(.wrongType) { _ = try await assertion(TestAuthenticator(), type: "webauthn.create") }
+        _ = await refusal(.wrongType) { _ = try await assertion(SoftwarePasskey(), type: "webauthn.create") }
         _ = await refusal(.wrongType) {
-            let authenticator = TestAuthenticator()
+            let authenticator = SoftwarePasskey()
             _ = try await register(
                 authenticator, clientData: authenticator.clientData(type: "webauthn.get", challenge: Self.challenge))
         }
@@ -87,15 +87,15 @@ struct CeremonyRefusalTests {
 
     @Test func challengeMismatched() async {
         _ = await refusal(.challengeMismatch) {
-            _ = try await assertion(TestAuthenticator(), challenge: Array(repeating: 8, count: 32))
+            _ = try await assertion(SoftwarePasskey(), challenge: Array(repeating: 8, count: 32))
         }
         _ = await refusal(.challengeMismatch) {
-            _ = try await register(TestAuthenticator(), challenge: Array(repeating: 8, count: 32))
+            _ = try await register(SoftwarePasskey(), challenge: Array(repeating: 8, count: 32))
         }
     }
 
     @Test func userPresenceMissing() async throws {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.flags = [.userVerified]
         _ = await refusal(.userNotPresent) { _ = try await assertion(authenticator) }
         _ = await refusal(.userNotPresent) { _ = try await register(authenticator) }
@@ -109,7 +109,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func userVerificationMissingWhenRequired() async throws {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.flags = [.userPresent]
         let strict = RelyingParty(id: "example.org", origins: ["https://example.org"], userVerification: .required)
         _ = await refusal(.userNotVerified) { _ = try await assertion(authenticator, relyingParty: strict) }
@@ -119,11 +119,11 @@ struct CeremonyRefusalTests {
     }
 
     @Test func badSignature() async {
-        _ = await refusal(.badSignature) { _ = try await assertion(TestAuthenticator(), breakSignature: true) }
+        _ = await refusal(.badSignature) { _ = try await assertion(SoftwarePasskey(), breakSignature: true) }
     }
 
     @Test func counterRegression() async throws {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.signCount = 5
         let key = CBOREncoder.encode(authenticator.coseKey)
         let message = await refusal(.counterRegression) {
@@ -142,7 +142,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func aBackupStateChangeIsReportedNotRefused() async throws {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.flags = [.userPresent, .backupEligible, .backedUp]
         let result = try await assertion(authenticator)
         #expect(result.backupStateChanged)
@@ -150,14 +150,14 @@ struct CeremonyRefusalTests {
     }
 
     @Test func backedUpWithoutBackupEligible() async {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.flags = [.userPresent, .backedUp]
         _ = await refusal(.backupStateInvalid) { _ = try await assertion(authenticator) }
         _ = await refusal(.backupStateInvalid) { _ = try await register(authenticator) }
     }
 
     @Test func unsupportedAlgorithm() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         let es256K: CBOR = .map([
             .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(46)), .init(.negative(0), .unsigned(8)),
             .init(.negative(1), .bytes(Array(repeating: 1, count: 32))),
@@ -176,14 +176,14 @@ struct CeremonyRefusalTests {
     }
 
     @Test func malformedCBOR() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         _ = await refusal(.malformedCBOR) {
             _ = try await register(authenticator, attestationObject: [0xa3, 0x63, 0x66])
         }
     }
 
     @Test func trailingBytes() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         let object = authenticator.attestationObject(authenticatorData: authenticator.authenticatorData(attested: true))
         _ = await refusal(.malformedCBOR) { _ = try await register(authenticator, attestationObject: object + [0x00]) }
         // Bytes after the credential's key inside the authenticator data, with ED clear.
@@ -195,7 +195,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func seventeenDeepNesting() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         var deep: CBOR = .unsigned(0)
         for _ in 0..<17 { deep = .array([deep]) }
         let object = CBOREncoder.encode(
@@ -207,7 +207,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func truncatedAuthenticatorData() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         let whole = authenticator.authenticatorData(attested: true)
         for length in [0, 36, 37, 54, 60, whole.count - 1] {
             _ = await refusal(.malformedAuthenticatorData) {
@@ -219,7 +219,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func aCredentialIDOf1024Bytes() async throws {
-        var authenticator = TestAuthenticator()
+        var authenticator = SoftwarePasskey()
         authenticator.credentialID = Array(repeating: 0x5a, count: 1024)
         let message = await refusal(.credentialIDTooLong) { _ = try await register(authenticator) }
         #expect(message?.contains("1024") == true)
@@ -228,7 +228,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func crossOriginNeedsConfiguredTopOrigins() async throws {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         let clientData = authenticator.clientData(
             type: "webauthn.create", challenge: Self.challenge,
             extra: #","crossOrigin":true,"topOrigin":"https://evil.test""#)
@@ -245,7 +245,7 @@ struct CeremonyRefusalTests {
     }
 
     @Test func malformedClientData() async {
-        let authenticator = TestAuthenticator()
+        let authenticator = SoftwarePasskey()
         for json in [
             #"[]"#, #"{"type":"webauthn.create"}"#, #"{"type":1,"challenge":"AA","origin":"x"}"#,
             #"{"type":"webauthn.create","challenge":"*","origin":"https://example.org"}"#,

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TwofoldTestSupport
-import WebAuthnTestSupport
 import X509
 
 @testable import WebAuthn

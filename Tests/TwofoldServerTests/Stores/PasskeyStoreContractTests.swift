@@ -4,7 +4,6 @@ import Testing
 import TwofoldAPI
 import VaporTesting
 import WebAuthn
-import WebAuthnTestSupport
 
 @testable import TwofoldServer
 
