@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Twofold — one package, small modules. Sections: shared (server and client),
-// server, tools. Later capabilities add TwofoldDevice.
+// Twofold — one package, small modules. Sections: shared (server and client, TwofoldDevice
+// among them), server, tools, tests.
 let package = Package(
     name: "twofold",
     platforms: [.macOS(.v14), .iOS(.v17)],

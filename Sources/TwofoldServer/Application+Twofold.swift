@@ -109,7 +109,9 @@ public func configure(
         JWKSController(tokens: context.tokens, clock: context.clock),
         AuthController(context), AccountController(context), DeviceKeyController(context),
         DeviceSecondFactorController(context), AdminController(context), TwoFactorController(context),
-        SecondStepController(context), PasskeyController(context),
+        SecondStepController(
+            secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime),
+        PasskeyController(context),
     ]
     for controller in controllers { controller.boot(routes: routes) }
 

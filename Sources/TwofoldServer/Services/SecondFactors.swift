@@ -89,7 +89,7 @@ struct SecondFactors: Sendable {
             guard try await available(for: user).contains(method) else { return .notEnabled }
         }
         if method == .webauthn {
-            // A login flow's passkey is `SecondStepController.completeWithPasskey`'s (verified before
+            // A login flow's passkey is `SecondStep.completeWithPasskey`'s (verified before
             // its unit of work); here, a step-up's.
             guard let passkey, flowID == nil else { throw InputValidation.failure(["credential": "is required"]) }
             let proof = try await passkeys.authenticate(

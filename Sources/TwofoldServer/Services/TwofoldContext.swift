@@ -38,13 +38,26 @@ final class TwofoldContext: Sendable {
     /// Who may change how an account signs in (issue T): every such endpoint asks it.
     let policy: SignInPolicy
     let factorChanges: FactorChanges
+    let secondStep: SecondStep
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
 
-    init(
+    /// The services on the SQL stores of `database` (the server's).
+    convenience init(
         configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
         secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor
+    ) {
+        self.init(
+            configuration: configuration, clock: clock, tokens: tokens, passwords: passwords, secrets: secrets,
+            delivery: delivery, sqlite: sqlite, database: database, stores: .sql(database))
+    }
+
+    /// The services on `stores` (the tests' in-memory ones, or the server's).
+    init(
+        configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
+        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor,
+        stores: Stores
     ) {
         self.configuration = configuration
         self.clock = clock
@@ -55,41 +68,39 @@ final class TwofoldContext: Sendable {
         self.sqlite = sqlite
         self.database = database
         self.unitsOfWork = UnitsOfWork(direct: sqlite)
-        let audit = Auditor(store: SQLAuditStore(database: database), clock: clock)
+        let audit = Auditor(store: stores.audit, clock: clock)
         self.audit = audit
         self.trustedDevices = TrustedDeviceService(
-            store: SQLTrustedDeviceStore(database: database), audit: audit, clock: clock,
+            store: stores.trustedDevices, audit: audit, clock: clock,
             lifetime: configuration.rules.trustedDeviceLifetime)
-        self.rateLimiter = RateLimiter(store: SQLRateLimitStore(database: database))
+        self.rateLimiter = RateLimiter(store: stores.rateLimits)
         self.sessions = SessionService(
-            store: SQLSessionStore(database: database), signer: tokens, audit: audit, clock: clock,
+            store: stores.sessions, signer: tokens, audit: audit, clock: clock,
             refreshTokenLifetime: configuration.refreshTokenLifetime)
-        let users = SQLUserStore(database: database)
+        let users = stores.users
         self.users = users
         self.guards = FactorGuard(
-            store: SQLFactorGuardStore(database: database), users: users, sessions: sessions, audit: audit,
-            clock: clock, rules: configuration.rules)
-        self.codeSignIns = database.postgres == nil ? nil : SQLCodeSignInStore(database: database)
+            store: stores.guards, users: users, sessions: sessions, audit: audit, clock: clock,
+            rules: configuration.rules)
+        self.codeSignIns = stores.codeSignIns
         self.loginFlows = LoginFlowService(
-            store: SQLLoginFlowStore(database: database), users: users, clock: clock,
-            lifetime: configuration.rules.loginFlowLifetime)
+            store: stores.loginFlows, users: users, clock: clock, lifetime: configuration.rules.loginFlowLifetime)
         self.totp = TOTPService(
-            store: SQLTOTPCredentialStore(database: database), guards: guards, secrets: secrets, clock: clock,
+            store: stores.totp, guards: guards, secrets: secrets, clock: clock,
             issuer: configuration.totpIssuer, pendingLifetime: configuration.rules.pendingTOTPLifetime)
         self.backupCodes = BackupCodeService(
-            store: SQLBackupCodeStore(database: database), guards: guards, secrets: secrets,
-            hashing: passwords.threadPool, clock: clock)
-        self.outbox = Outbox(store: SQLOutboxStore(database: database), secrets: secrets)
+            store: stores.backupCodes, guards: guards, secrets: secrets, hashing: passwords.threadPool, clock: clock)
+        self.outbox = Outbox(store: stores.outbox, secrets: secrets)
         self.codes = OneTimeCodeService(
-            store: SQLOneTimeCodeStore(database: database), outbox: outbox, rateLimiter: rateLimiter, guards: guards,
+            store: stores.oneTimeCodes, outbox: outbox, rateLimiter: rateLimiter, guards: guards,
             secrets: secrets, clock: clock, rules: configuration.rules)
         let challenges = ChallengeThrottle(
             rateLimiter: rateLimiter, rule: .init(configuration.rules.challengesPerUser), clock: clock)
         self.deviceKeys = DeviceKeyService(
-            store: SQLDeviceStore(database: database), guards: guards, passwords: passwords, audit: audit,
+            store: stores.devices, guards: guards, passwords: passwords, audit: audit,
             clock: clock, rules: configuration.rules, challenges: challenges)
         self.passkeys = PasskeyService(
-            store: SQLPasskeyStore(database: database), audit: audit, clock: clock, settings: configuration.webAuthn,
+            store: stores.passkeys, audit: audit, clock: clock, settings: configuration.webAuthn,
             ceremonies: ThreadPoolExecutor(pool: passwords.threadPool), challenges: challenges)
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
@@ -99,11 +110,46 @@ final class TwofoldContext: Sendable {
         self.factorChanges = FactorChanges(
             sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
             configuration: configuration, clock: clock)
+        self.secondStep = SecondStep(
+            clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
+            totp: totp, codeSignIns: codeSignIns, codes: codes, users: users, unitsOfWork: unitsOfWork,
+            rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
         self.housekeeping = Housekeeping(
-            totp: SQLTOTPCredentialStore(database: database), loginFlows: SQLLoginFlowStore(database: database),
-            sessions: SQLSessionStore(database: database), rateLimits: SQLRateLimitStore(database: database),
-            guards: SQLFactorGuardStore(database: database), devices: SQLDeviceStore(database: database),
-            passkeys: SQLPasskeyStore(database: database))
+            totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
+            rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)
+    }
+
+    /// Every store the services keep their state in.
+    struct Stores: Sendable {
+        var audit: any AuditStore
+        var trustedDevices: any TrustedDeviceStore
+        var rateLimits: any RateLimitStore
+        var sessions: any SessionStore
+        var users: any UserStore
+        var guards: any FactorGuardStore
+        var loginFlows: any LoginFlowStore
+        var totp: any TOTPCredentialStore
+        var backupCodes: any BackupCodeStore
+        var outbox: any OutboxStore
+        var oneTimeCodes: any OneTimeCodeStore
+        var devices: any DeviceStore
+        var passkeys: any PasskeyStore
+        /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
+        /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
+        var codeSignIns: (any CodeSignInStore)?
+
+        /// The SQL stores on `database`.
+        static func sql(_ database: DatabaseExecutor) -> Stores {
+            Stores(
+                audit: SQLAuditStore(database: database), trustedDevices: SQLTrustedDeviceStore(database: database),
+                rateLimits: SQLRateLimitStore(database: database), sessions: SQLSessionStore(database: database),
+                users: SQLUserStore(database: database), guards: SQLFactorGuardStore(database: database),
+                loginFlows: SQLLoginFlowStore(database: database), totp: SQLTOTPCredentialStore(database: database),
+                backupCodes: SQLBackupCodeStore(database: database), outbox: SQLOutboxStore(database: database),
+                oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
+                passkeys: SQLPasskeyStore(database: database),
+                codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database))
+        }
     }
 
     struct Key: StorageKey {

@@ -305,6 +305,7 @@ actor InMemoryUserStore: UserStore {
 
     /// The stored factors a test gives a user (none unless set).
     var factors: [UUID: StoredFactors] = [:]
+    func setFactors(_ stored: StoredFactors, for userID: UUID) { factors[userID] = stored }
     func storedFactors(userID: UUID) async throws -> StoredFactors {
         factors[userID] ?? StoredFactors(activeTOTP: 0, deviceKeys: 0, unusedBackupCodes: 0)
     }
@@ -315,8 +316,13 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
     /// The users flows belong to, as `pending` joins them; a user not here reads as gone.
     var users: [UUID: (user: UserDTO, status: User.Status)] = [:]
 
+    /// The TOTP store whose active secret `pending` joins, as the SQL store's join does; none
+    /// unless a test links one.
+    var totp: InMemoryTOTPCredentialStore?
+
     func addUser(_ user: UserDTO, status: User.Status = .active) { users[user.id] = (user, status) }
     func setStatus(_ status: User.Status, of userID: UUID) { users[userID]?.status = status }
+    func link(_ totp: InMemoryTOTPCredentialStore) { self.totp = totp }
 
     func insert(_ flow: LoginFlowRecord) async throws { flows[flow.id] = flow }
     func insert(_ flows: [LoginFlowRecord]) async throws { for flow in flows { self.flows[flow.id] = flow } }
@@ -325,9 +331,14 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
     func pending(tokenHash: String) async throws -> PendingSecondStep? {
         guard let flow = flows.values.first(where: { $0.tokenHash == tokenHash }), let user = users[flow.userID]
         else { return nil }
+        let secret = try await totp?.credential(userID: flow.userID, status: .active).map {
+            TOTPService.Secret(
+                id: $0.id, userID: $0.userID, ciphertext: $0.secretCiphertext, algorithm: $0.algorithm,
+                digits: $0.digits, period: $0.period, lastUsedStep: $0.lastUsedStep)
+        }
         return PendingSecondStep(
             flowID: flow.id, firstFactor: flow.firstFactor, expiresAt: flow.expiresAt, consumedAt: flow.consumedAt,
-            user: user.user, userStatus: user.status, totp: nil)
+            user: user.user, userStatus: user.status, totp: secret)
     }
 
     func consume(flowID: UUID, now: Date) async throws -> Bool {
