@@ -107,11 +107,40 @@ public func configure(
         OperationsController(
             registry: registry, openAPIDocument: try OpenAPIDocument.load(), database: context.database),
         JWKSController(tokens: context.tokens, clock: context.clock),
-        AuthController(context), AccountController(context), DeviceKeyController(context),
-        DeviceSecondFactorController(context), AdminController(context), TwoFactorController(context),
+        AuthController(
+            registration: context.registration, signIn: context.signIn, stepUps: context.stepUp,
+            sessions: context.sessions, trustedDevices: context.trustedDevices, audit: context.audit,
+            users: context.users, policy: context.policy, factorChanges: context.factorChanges),
+        AccountController(
+            configuration: context.configuration, clock: context.clock, passwords: context.passwords,
+            audit: context.audit, trustedDevices: context.trustedDevices, rateLimiter: context.rateLimiter,
+            sessions: context.sessions, codes: context.codes, users: context.users, deviceKeys: context.deviceKeys,
+            rules: context.rules, secondFactors: context.secondFactors, factorChanges: context.factorChanges,
+            policy: context.policy, passkeys: context.passkeys),
+        DeviceKeyController(
+            clock: context.clock, passwords: context.passwords, audit: context.audit, rateLimiter: context.rateLimiter,
+            sessions: context.sessions, loginFlows: context.loginFlows, outbox: context.outbox, codes: context.codes,
+            users: context.users, deviceKeys: context.deviceKeys, rules: context.rules,
+            secondFactors: context.secondFactors, factorChanges: context.factorChanges, policy: context.policy),
+        DeviceSecondFactorController(
+            configuration: context.configuration, clock: context.clock, passwords: context.passwords,
+            audit: context.audit, users: context.users, deviceKeys: context.deviceKeys, rules: context.rules,
+            policy: context.policy),
+        AdminController(
+            clock: context.clock, audit: context.audit, sessions: context.sessions, guards: context.guards,
+            users: context.users),
+        TwoFactorController(
+            configuration: context.configuration, clock: context.clock, audit: context.audit,
+            trustedDevices: context.trustedDevices, totp: context.totp, backupCodes: context.backupCodes,
+            codes: context.codes, users: context.users, secondFactors: context.secondFactors,
+            factorChanges: context.factorChanges, policy: context.policy, passkeys: context.passkeys),
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime),
-        PasskeyController(context),
+        PasskeyController(
+            clock: context.clock, audit: context.audit, sessions: context.sessions, users: context.users,
+            backupCodes: context.backupCodes, secondFactors: context.secondFactors,
+            factorChanges: context.factorChanges, policy: context.policy, passkeys: context.passkeys,
+            rateLimiter: context.rateLimiter, rules: context.rules),
     ]
     for controller in controllers { controller.boot(routes: routes) }
 

@@ -21,24 +21,6 @@ struct AccountController: EndpointCollection {
     let policy: SignInPolicy
     let passkeys: PasskeyService
 
-    init(_ context: TwofoldContext) {
-        configuration = context.configuration
-        clock = context.clock
-        passwords = context.passwords
-        audit = context.audit
-        trustedDevices = context.trustedDevices
-        rateLimiter = context.rateLimiter
-        sessions = context.sessions
-        codes = context.codes
-        users = context.users
-        deviceKeys = context.deviceKeys
-        rules = context.rules
-        secondFactors = context.secondFactors
-        factorChanges = context.factorChanges
-        policy = context.policy
-        passkeys = context.passkeys
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.Account.show, use: show)
         routes.on(API.Account.changePassword, use: changePassword)

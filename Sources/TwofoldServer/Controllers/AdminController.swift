@@ -11,14 +11,6 @@ struct AdminController: EndpointCollection {
     let guards: FactorGuard
     let users: any UserStore
 
-    init(_ context: TwofoldContext) {
-        clock = context.clock
-        audit = context.audit
-        sessions = context.sessions
-        guards = context.guards
-        users = context.users
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.Admin.users, use: users)
         routes.on(API.Admin.user, use: user)

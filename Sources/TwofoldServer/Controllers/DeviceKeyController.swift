@@ -23,23 +23,6 @@ struct DeviceKeyController: EndpointCollection {
     let factorChanges: FactorChanges
     let policy: SignInPolicy
 
-    init(_ context: TwofoldContext) {
-        clock = context.clock
-        passwords = context.passwords
-        audit = context.audit
-        rateLimiter = context.rateLimiter
-        sessions = context.sessions
-        loginFlows = context.loginFlows
-        outbox = context.outbox
-        codes = context.codes
-        users = context.users
-        deviceKeys = context.deviceKeys
-        rules = context.rules
-        secondFactors = context.secondFactors
-        factorChanges = context.factorChanges
-        policy = context.policy
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceKeys.enroll, use: enroll)
         routes.on(API.DeviceKeys.unenroll, use: unenroll)

@@ -18,17 +18,6 @@ struct DeviceSecondFactorController: EndpointCollection {
     let rules: ProductRules
     let policy: SignInPolicy
 
-    init(_ context: TwofoldContext) {
-        configuration = context.configuration
-        clock = context.clock
-        passwords = context.passwords
-        audit = context.audit
-        users = context.users
-        deviceKeys = context.deviceKeys
-        rules = context.rules
-        policy = context.policy
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceFactors.status, use: status)
         routes.on(API.DeviceFactors.setPIN, use: setPIN)

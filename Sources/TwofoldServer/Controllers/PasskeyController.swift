@@ -18,20 +18,6 @@ struct PasskeyController: EndpointCollection {
     let rateLimiter: RateLimiter
     let rules: ProductRules
 
-    init(_ context: TwofoldContext) {
-        clock = context.clock
-        audit = context.audit
-        sessions = context.sessions
-        users = context.users
-        backupCodes = context.backupCodes
-        secondFactors = context.secondFactors
-        factorChanges = context.factorChanges
-        policy = context.policy
-        passkeys = context.passkeys
-        rateLimiter = context.rateLimiter
-        rules = context.rules
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.Operations.relatedOrigins, use: relatedOrigins)
         routes.on(API.Passkeys.registerOptions, use: registerOptions)

@@ -20,21 +20,6 @@ struct TwoFactorController: EndpointCollection {
     let policy: SignInPolicy
     let passkeys: PasskeyService
 
-    init(_ context: TwofoldContext) {
-        configuration = context.configuration
-        clock = context.clock
-        audit = context.audit
-        trustedDevices = context.trustedDevices
-        totp = context.totp
-        backupCodes = context.backupCodes
-        codes = context.codes
-        users = context.users
-        secondFactors = context.secondFactors
-        factorChanges = context.factorChanges
-        policy = context.policy
-        passkeys = context.passkeys
-    }
-
     func boot(routes: EndpointRoutes) {
         routes.on(API.TwoFactor.totpSetup, use: setupTOTP)
         routes.on(API.TwoFactor.totpVerify, use: verifyTOTP)

@@ -40,6 +40,11 @@ extension Request {
     /// Where the request came from, for the audit log and remembered devices.
     var origin: RequestOrigin { RequestOrigin(address: clientAddress, userAgent: userAgent) }
 
+    /// Where a sign-in or registration comes from, for `SignIn` and `Registration`.
+    var signInSource: SignInSource {
+        SignInSource(address: clientAddress, trustedDeviceToken: trustedDeviceToken, origin: origin)
+    }
+
     /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.
     var userAgent: String? {
         headers.first(name: .userAgent).map { String($0.prefix(256)) }

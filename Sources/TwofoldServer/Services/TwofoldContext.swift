@@ -39,6 +39,9 @@ final class TwofoldContext: Sendable {
     let policy: SignInPolicy
     let factorChanges: FactorChanges
     let secondStep: SecondStep
+    let signIn: SignIn
+    let registration: Registration
+    let stepUp: StepUp
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -114,6 +117,16 @@ final class TwofoldContext: Sendable {
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
             totp: totp, codeSignIns: codeSignIns, codes: codes, users: users, unitsOfWork: unitsOfWork,
             rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
+        self.signIn = SignIn(
+            clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,
+            sessions: sessions, loginFlows: loginFlows, codes: codes, users: users, rules: configuration.rules,
+            secondFactors: secondFactors)
+        self.registration = Registration(
+            enabled: configuration.registrationEnabled, clock: clock, passwords: passwords, audit: audit,
+            rateLimiter: rateLimiter, users: users, rules: configuration.rules)
+        self.stepUp = StepUp(
+            clock: clock, passwords: passwords, audit: audit, rateLimiter: rateLimiter, sessions: sessions,
+            codes: codes, users: users, rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
         self.housekeeping = Housekeeping(
             totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)
