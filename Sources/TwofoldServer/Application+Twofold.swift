@@ -117,11 +117,7 @@ public func configure(
             sessions: context.sessions, codes: context.codes, users: context.users, deviceKeys: context.deviceKeys,
             rules: context.rules, secondFactors: context.secondFactors, factorChanges: context.factorChanges,
             policy: context.policy, passkeys: context.passkeys),
-        DeviceKeyController(
-            clock: context.clock, passwords: context.passwords, audit: context.audit, rateLimiter: context.rateLimiter,
-            sessions: context.sessions, loginFlows: context.loginFlows, outbox: context.outbox, codes: context.codes,
-            users: context.users, deviceKeys: context.deviceKeys, rules: context.rules,
-            secondFactors: context.secondFactors, factorChanges: context.factorChanges, policy: context.policy),
+        DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
         DeviceSecondFactorController(
             configuration: context.configuration, clock: context.clock, passwords: context.passwords,
             audit: context.audit, users: context.users, deviceKeys: context.deviceKeys, rules: context.rules,

@@ -63,8 +63,7 @@ struct AccountController: EndpointCollection {
         // password alone does not shut out whoever added one: `removeDeviceKeys` removes every
         // enrolled device and `removePasskeys` every passkey, and the notice names what remains.
         if body.removeDeviceKeys == true {
-            let devices = try await deviceKeys.store.devices(userID: caller.userID)
-            if !devices.isEmpty { try await deviceKeys.store.delete(deviceRowIDs: devices.map(\.id)) }
+            let devices = try await deviceKeys.removeAll(userID: caller.userID)
             for device in devices {
                 try await audit.record(
                     .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",

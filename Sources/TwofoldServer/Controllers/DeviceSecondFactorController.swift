@@ -50,8 +50,7 @@ struct DeviceSecondFactorController: EndpointCollection {
         // A first PIN is set only while there is none, so a PIN set meanwhile is never replaced
         // without proof.
         guard
-            try await deviceKeys.store.setPIN(
-                hash: hash, deviceRowID: device.id, onlyIfNone: !changing, now: clock.now())
+            try await deviceKeys.setPIN(hash: hash, of: device, onlyIfNone: !changing)
         else {
             throw Problem(
                 status: 409, code: .conflict, title: "PIN already set",
@@ -98,7 +97,7 @@ struct DeviceSecondFactorController: EndpointCollection {
         try await deviceKeys.checkBiometric(body, fields: "", device: device, origin: request.origin)
         var unblocked = false
         if !configuration.disallowPinChangeWithBiometric {
-            unblocked = try await deviceKeys.store.unblockPIN(deviceRowID: device.id)
+            unblocked = try await deviceKeys.unblockPIN(of: device)
             if unblocked {
                 try await audit.record(
                     .devicePinUnblocked, user: device.userID, detail: "device \(device.deviceID): by biometrics",
@@ -146,8 +145,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     func changeBiometricKey(
         to key: String?, of device: DeviceRecord, audit event: AuditLog.Event, detail: String, request: Request
     ) async throws -> Response {
-        try await deviceKeys.store.changeBiometricKey(
-            key, deviceRowID: device.id, now: clock.now())
+        try await deviceKeys.setBiometricKey(key, of: device)
         try await audit.record(event, user: device.userID, detail: detail, origin: request.origin)
         return try await freshState(of: device, request: request)
     }
@@ -163,9 +161,6 @@ struct DeviceSecondFactorController: EndpointCollection {
 
     /// The device as stored now (the checks above update it with SQL), as the answer.
     func freshState(of device: DeviceRecord, request: Request) async throws -> Response {
-        guard let stored = try await deviceKeys.store.device(id: device.id) else {
-            throw Problem(status: 404, code: .notFound, title: "No such device")
-        }
-        return try Response.json(state(of: stored, request: request))
+        try Response.json(state(of: try await deviceKeys.current(device), request: request))
     }
 }

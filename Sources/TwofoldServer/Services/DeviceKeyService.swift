@@ -44,6 +44,39 @@ struct DeviceKeyService: Sendable {
         return device
     }
 
+    // MARK: Devices
+
+    /// Every device of `userID`'s, removed; the ones that were.
+    func removeAll(userID: UUID) async throws -> [DeviceRecord] {
+        let devices = try await store.devices(userID: userID)
+        if !devices.isEmpty { _ = try await store.delete(deviceRowIDs: devices.map(\.id)) }
+        return devices
+    }
+
+    /// `device` as stored now, after the updates a check made.
+    func current(_ device: DeviceRecord) async throws -> DeviceRecord {
+        guard let stored = try await store.device(id: device.id) else {
+            throw Problem(status: 404, code: .notFound, title: "No such device")
+        }
+        return stored
+    }
+
+    /// Sets the device's PIN hash; with `onlyIfNone`, only while it has none (a first PIN
+    /// needs no proof, a change does). Whether it was set.
+    func setPIN(hash: String, of device: DeviceRecord, onlyIfNone: Bool) async throws -> Bool {
+        try await store.setPIN(hash: hash, deviceRowID: device.id, onlyIfNone: onlyIfNone, now: clock.now())
+    }
+
+    /// Unblocks the device's PIN; whether it was blocked.
+    func unblockPIN(of device: DeviceRecord) async throws -> Bool {
+        try await store.unblockPIN(deviceRowID: device.id)
+    }
+
+    /// Sets (or, with `nil`, removes) the device's biometric key.
+    func setBiometricKey(_ key: String?, of device: DeviceRecord) async throws {
+        try await store.changeBiometricKey(key, deviceRowID: device.id, now: clock.now())
+    }
+
     // MARK: Challenges and signatures
 
     /// Stores a fresh challenge for `device` and answers it in seed 004's shape.
@@ -172,7 +205,7 @@ struct DeviceKeyService: Sendable {
         guard let hash = device.pinHash else {
             throw Problem(
                 status: 409, code: .conflict, title: "No PIN set",
-                detail: "Set the device's PIN first with PUT /api/v1/device/{deviceId}/pin.")
+                detail: "Set the device's PIN first.")
         }
         guard let taken = try await store.takePINAttempt(deviceRowID: device.id, maximum: maximum) else {
             throw Self.pinBlocked(maximum)
@@ -227,7 +260,7 @@ struct DeviceKeyService: Sendable {
         guard device.biometricKey != nil else {
             throw Problem(
                 status: 409, code: .conflict, title: "Biometrics not enabled",
-                detail: "This device has no biometric key; add one with PUT /api/v1/device/{deviceId}/biometrics.")
+                detail: "This device has no biometric key; add one first.")
         }
     }
 

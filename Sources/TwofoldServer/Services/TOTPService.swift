@@ -39,7 +39,7 @@ struct TOTPService: Sendable {
         if try await active(for: userID) != nil {
             throw Problem(
                 status: 409, code: .conflict, title: "Authenticator app already enabled",
-                detail: "Remove the current authenticator app (DELETE /api/v1/2fa/totp) before adding another.")
+                detail: "Remove the current authenticator app before adding another.")
         }
         let secret = SecureRandom.bytes(20)
         let pending = TOTPCredentialRecord(
@@ -59,7 +59,7 @@ struct TOTPService: Sendable {
         guard let pending = try await store.credential(userID: userID, status: .pending) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No authenticator app being set up",
-                detail: "Start with POST /api/v1/2fa/totp/setup.")
+                detail: "Start the authenticator app's setup again.")
         }
         guard pending.expiresAt > clock.now() else {
             try await store.deleteAll(userID: userID)

@@ -42,6 +42,8 @@ final class TwofoldContext: Sendable {
     let signIn: SignIn
     let registration: Registration
     let stepUp: StepUp
+    let deviceEnrolment: DeviceEnrolment
+    let deviceSignIn: DeviceSignIn
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -127,6 +129,12 @@ final class TwofoldContext: Sendable {
         self.stepUp = StepUp(
             clock: clock, passwords: passwords, audit: audit, rateLimiter: rateLimiter, sessions: sessions,
             codes: codes, users: users, rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
+        self.deviceEnrolment = DeviceEnrolment(
+            clock: clock, passwords: passwords, audit: audit, outbox: outbox, users: users, deviceKeys: deviceKeys,
+            secondFactors: secondFactors, factorChanges: factorChanges, policy: policy)
+        self.deviceSignIn = DeviceSignIn(
+            clock: clock, audit: audit, rateLimiter: rateLimiter, sessions: sessions, loginFlows: loginFlows,
+            codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules)
         self.housekeeping = Housekeeping(
             totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)

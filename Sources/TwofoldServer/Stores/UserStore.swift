@@ -235,3 +235,13 @@ struct SQLUserStore: UserStore {
                 .uuid(userID)))
     }
 }
+
+extension UserStore {
+    /// The account a typed name (a username or an email address) names, spaces trimmed; `nil`
+    /// for none, or for a name too long to be one.
+    func named(_ typed: String) async throws -> User? {
+        let name = typed.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !name.isEmpty, name.count <= 254 else { return nil }
+        return try await user(identifier: name)
+    }
+}

@@ -53,4 +53,30 @@ import TwofoldTestSupport
         }
         #expect(calls.isEmpty, "controllers that call another: \(calls.map(\.file))")
     }
+
+    /// Controllers reach no store's internals and choose no database strategy: the use cases'
+    /// services do (`SecondStep` holds the unit of work and PostgreSQL's single statement). And
+    /// no service or store tells a person to call an API path: a page shows their messages too.
+    @Test func controllersHoldUseCasesAndServicesSpeakWithoutPaths() throws {
+        let root = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer")
+        func lines(in folder: String) throws -> [(file: String, line: Substring)] {
+            let url = root.appendingPathComponent(folder)
+            return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
+                .flatMap { name in
+                    try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
+                        .split(separator: "\n").map { (name, $0) }
+                }
+        }
+        let controllers = try lines(in: "Controllers")
+        #expect(controllers.count > 500, "the walk found the controllers")
+        let reachThroughs = controllers.filter {
+            $0.line.contains(/\.store\b|UnitsOfWork|unitsOfWork|CodeSignInStore|codeSignIns|TwofoldContext/)
+        }
+        #expect(reachThroughs.isEmpty, "controllers that reach past a service: \(reachThroughs.map(\.file))")
+        let spoken = try (lines(in: "Services") + lines(in: "Stores")).filter { entry in
+            !entry.line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                && entry.line.contains(/(GET|POST|PUT|PATCH|DELETE) \/|\/api\/v1\//)
+        }
+        #expect(spoken.isEmpty, "messages that name an API path: \(spoken.map { "\($0.file): \($0.line)" })")
+    }
 }

@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import TwofoldAPI
+import TwofoldCore
+
+/// Seed 004's sign-in with a device, as a use case: a challenge for the device key and its
+/// signature checked (also as a login flow's second step and as step-up), and the SMS fallback.
+/// Anyone may call these with a username, so they answer alike whoever is enrolled, and what
+/// strangers get wrong locks only their own tries (issue T).
+struct DeviceSignIn: Sendable {
+    let clock: ServerClock
+    let audit: Auditor
+    let rateLimiter: RateLimiter
+    let sessions: SessionService
+    let loginFlows: LoginFlowService
+    let codes: OneTimeCodeService
+    let users: any UserStore
+    let deviceKeys: DeviceKeyService
+    let rules: ProductRules
+
+    /// A challenge for the device key. Unknown users and devices get an answer of the same shape
+    /// (an SMS device's, with a challenge that nothing will accept), so this call does not tell
+    /// who is enrolled.
+    func initiate(_ body: DeviceRequest, address: String?) async throws -> DeviceChallengeResponse {
+        let deviceID = try DeviceInput.deviceID(body.deviceId)
+        try await throttle("device-sign-in", address: address)
+        var method = DeviceRecord.Method.smsOTP
+        if let user = try await users.named(body.username),
+            let device = try await deviceKeys.store.device(deviceID, userID: user.id)
+        {
+            method = device.method
+            if device.method == .secureEnclave, device.publicKey != nil {
+                return try await deviceKeys.issueChallenge(for: device, purpose: .signIn, flowID: nil)
+            }
+        }
+        return deviceKeys.unanswerableChallenge(method: method)
+    }
+
+    /// A challenge for the device key as the second step of a password login (`otpFlowId` or
+    /// `tempToken` from `POST /auth/login`); it works only for that flow.
+    func loginFlowChallenge(_ body: DeviceKeyChallengeRequest) async throws -> DeviceChallengeResponse {
+        let flow = try await loginFlows.active(
+            try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
+        let device = try await deviceKeys.keyDevice(body.deviceId, userID: flow.userID)
+        return try await deviceKeys.issueChallenge(for: device, purpose: .loginFlow, flowID: flow.id)
+    }
+
+    /// A challenge for the device key as step-up (`POST /auth/step-up` with `method: deviceKey`).
+    func stepUpChallenge(_ body: StepUpDeviceKeyChallengeRequest, user: User) async throws -> DeviceChallengeResponse {
+        let device = try await deviceKeys.keyDevice(body.deviceId, userID: user.id)
+        return try await deviceKeys.issueChallenge(for: device, purpose: .stepUp, flowID: nil)
+    }
+
+    /// Anyone can call this with a username, so an unknown user, a device without that
+    /// challenge and a wrong signature all get the same answer (no `attemptsRemaining`), and
+    /// wrong signatures lock only this sign-in, never the account (issue S item 3).
+    func verifySignature(
+        _ body: VerifySignatureRequest, address: String?, origin: RequestOrigin
+    ) async throws -> DeviceTokenResponse {
+        let deviceID = try DeviceInput.deviceID(body.deviceId)
+        let challengeID = try DeviceInput.challengeID(body.challengeId)
+        let signature = try DeviceInput.signature(body.signature)
+        try await throttle("device-verify", address: address)
+        guard let user = try await users.named(body.username),
+            let device = try await deviceKeys.store.device(deviceID, userID: user.id)
+        else { throw DeviceKeyService.signatureRefused }
+        try await anonymous(refusedAs: DeviceKeyService.signatureRefused) {
+            try await deviceKeys.check(
+                signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device,
+                origin: origin)
+        }
+        guard user.status == .active else { throw Problem.accountLocked }
+        let tokens = try await sessions.start(
+            user: user.dto, methods: ["hwk", "mfa"],
+            proofs: [FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)],
+            origin: origin)
+        try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: origin)
+        return DeviceTokenResponse(
+            token: tokens.accessToken.token, message: "Authentication successful",
+            refreshToken: tokens.refreshToken.token, expiresAt: tokens.accessToken.expiresAt)
+    }
+
+    /// SMS fallback: a code to the phone on file of a user with an enrolled device. The answer is
+    /// the same whether or not the user exists, has a device, or is inside the resend cooldown;
+    /// the number shown is the one asked about, masked, never the one on file.
+    func requestOTP(_ body: RequestOTPRequest, address: String?, logger: Logger) async throws -> RequestOTPResponse {
+        if let number = body.phoneNumber, InputValidation.phone(number) == nil {
+            throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
+        }
+        try await throttle("device-sign-in", address: address)
+        // Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a
+        // key device's owner never asked for SMS to sign them in (issue S item 2).
+        if let user = try await users.named(body.username), let phone = user.verifiedPhone,
+            user.status == .active,
+            try await deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP }
+            )
+        {
+            do {
+                try await codes.send(
+                    .sms, purpose: .deviceSignIn, to: phone, userID: user.id,
+                    flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(address)))
+            } catch let problem as Problem where problem.code == .rateLimited {
+                logger.notice("device sign-in code not sent: send limit reached")
+            }
+        }
+        let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
+        return RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(rules.codeLifetime))
+    }
+
+    func verifyOTP(_ body: DeviceVerifyOTPRequest, address: String?, origin: RequestOrigin) async throws
+        -> DeviceTokenResponse
+    {
+        guard !body.otp.isEmpty, body.otp.unicodeScalars.count <= 16 else {
+            throw InputValidation.failure(["otp": "is required"])
+        }
+        try await throttle("device-verify", address: address)
+        // Unknown users, users without a live code and wrong codes get one answer; only a live
+        // code's guard is touched, and its failures never count toward the account lock.
+        guard let user = try await users.named(body.username) else {
+            throw OneTimeCodeService.wrongCode
+        }
+        // The code asked for from this client scope, under this scope's guard (issue T).
+        let scope = ClientScope.of(address)
+        try await anonymous(refusedAs: OneTimeCodeService.wrongCode) {
+            _ = try await codes.verify(
+                body.otp, channel: .sms, purpose: .deviceSignIn, userID: user.id,
+                flowID: ClientScope.flow(userID: user.id, scope: scope),
+                guardFactor: "\(DeviceKeyService.smsSignInFactor):\(scope)", countsTowardAccount: false,
+                origin: origin)
+        }
+        guard user.status == .active else { throw Problem.accountLocked }
+        let tokens = try await sessions.start(
+            user: user.dto, methods: ["sms"], proofs: [FactorChanges.factorName(method: .sms)], origin: origin)
+        try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: origin)
+        return DeviceTokenResponse(
+            token: tokens.accessToken.token, message: "Authentication successful",
+            refreshToken: tokens.refreshToken.token, expiresAt: tokens.accessToken.expiresAt)
+    }
+
+    /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it
+    /// reads the same for a user who has a live code or challenge and one who has none; a locked
+    /// guard is answered exactly as a wrong answer (`refusal`), so a stranger cannot tell that
+    /// they, or anyone, set a lock (issue T).
+    func anonymous(refusedAs refusal: Problem, _ check: () async throws -> Void) async throws {
+        do {
+            try await check()
+        } catch let problem as Problem where problem.code == .locked {
+            throw refusal
+        } catch var problem as Problem where problem.status == 401 {
+            problem.attemptsRemaining = nil
+            throw problem
+        }
+    }
+
+    func throttle(_ name: String, address: String?) async throws {
+        let key = "\(name):ip:\(address ?? "-")"
+        try await rateLimiter.require(key, rule: .init(rules.loginPerAddress), now: clock.now())
+    }
+}
