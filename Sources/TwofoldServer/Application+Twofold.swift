@@ -111,12 +111,7 @@ public func configure(
             registration: context.registration, signIn: context.signIn, stepUps: context.stepUp,
             sessions: context.sessions, trustedDevices: context.trustedDevices, audit: context.audit,
             users: context.users, policy: context.policy, factorChanges: context.factorChanges),
-        AccountController(
-            configuration: context.configuration, clock: context.clock, passwords: context.passwords,
-            audit: context.audit, trustedDevices: context.trustedDevices, rateLimiter: context.rateLimiter,
-            sessions: context.sessions, codes: context.codes, users: context.users, deviceKeys: context.deviceKeys,
-            rules: context.rules, secondFactors: context.secondFactors, factorChanges: context.factorChanges,
-            policy: context.policy, passkeys: context.passkeys),
+        AccountController(changes: context.accountChanges, users: context.users),
         DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
         DeviceSecondFactorController(
             configuration: context.configuration, clock: context.clock, passwords: context.passwords,

@@ -2,24 +2,11 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// The signed-in user's own account: read it, change the password, change the phone number or
-/// email address that SMS and email codes go to.
+/// The signed-in user's own account over JSON: read it, change the password, change the phone
+/// number or email address that SMS and email codes go to (`AccountChanges`).
 struct AccountController: EndpointCollection {
-    let configuration: Configuration
-    let clock: ServerClock
-    let passwords: PasswordHasher
-    let audit: Auditor
-    let trustedDevices: TrustedDeviceService
-    let rateLimiter: RateLimiter
-    let sessions: SessionService
-    let codes: OneTimeCodeService
+    let changes: AccountChanges
     let users: any UserStore
-    let deviceKeys: DeviceKeyService
-    let rules: ProductRules
-    let secondFactors: SecondFactors
-    let factorChanges: FactorChanges
-    let policy: SignInPolicy
-    let passkeys: PasskeyService
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Account.show, use: show)
@@ -32,67 +19,14 @@ struct AccountController: EndpointCollection {
         try Response.json(try await request.currentUser(in: users).dto)
     }
 
-    /// The current password proves ownership; the new one must meet the password policy. Every
-    /// other session and every remembered device is revoked, so a thief who had either is out.
     @Sendable func changePassword(request: Request) async throws -> Response {
         let caller = try request.caller
         let user = try await request.currentUser(in: users)
         let body = try request.content.decode(PasswordChangeRequest.self)
-        try await policy.require(.changePassword, caller: caller, user: user)
-        guard (1...256).contains(body.currentPassword.unicodeScalars.count) else {
-            throw InputValidation.failure(["currentPassword": "must be 1 to 256 characters"])
-        }
-        if let problem = InputValidation.passwordProblem(body.newPassword, username: user.username, email: user.email) {
-            throw InputValidation.failure(["newPassword": problem])
-        }
-        let now = clock.now()
-        let key = "password-change:\(caller.userID)"
-        try await rateLimiter.require(key, rule: .init(rules.passwordChange), now: now)
-        guard try await passwords.verify(body.currentPassword, against: user.passwordHash) else {
-            throw Problem(
-                status: 401, code: .invalidCredentials, title: "Wrong password",
-                detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
-        }
-        try await rateLimiter.reset(key, rule: .init(rules.passwordChange), now: now)
-        try await users.setPasswordHash(
-            try await passwords.hash(body.newPassword), userID: caller.userID, now: now)
-        try await sessions.revokeAll(
-            userID: caller.userID, except: caller.sessionID, reason: "password changed")
-        try await trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
-        // Device keys, SMS sign-in devices and passkeys sign in without the password, so a new
-        // password alone does not shut out whoever added one: `removeDeviceKeys` removes every
-        // enrolled device and `removePasskeys` every passkey, and the notice names what remains.
-        if body.removeDeviceKeys == true {
-            let devices = try await deviceKeys.removeAll(userID: caller.userID)
-            for device in devices {
-                try await audit.record(
-                    .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
-                    origin: request.origin)
-            }
-        }
-        if body.removePasskeys == true {
-            for passkey in try await passkeys.list(userID: caller.userID) {
-                do {
-                    try await passkeys.delete(passkey.id, userID: caller.userID, origin: request.origin)
-                } catch let problem as Problem where problem.code == .notFound {
-                    continue  // removed meanwhile by a request of its own
-                }
-            }
-        }
-        if body.removeDeviceKeys == true || body.removePasskeys == true {
-            try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: request.origin)
-        }
-        let remaining = try await factorChanges.withoutPassword(userID: caller.userID)
-        try await factorChanges.notify(
-            user, subject: "Your password was changed",
-            body: "Twofold: your password was changed, your other sessions were signed out and your remembered "
-                + "devices forgotten. \(remaining)")
-        try await audit.record(.passwordChanged, user: caller.userID, origin: request.origin)
+        try await changes.changePassword(body, user: user, caller: caller, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
-    /// Step 1 (no `code`): step-up, then a code to the new number. Step 2 (`code`): the number
-    /// the code went to becomes the one on file.
     @Sendable func changePhone(request: Request) async throws -> Response {
         let body = try request.content.decode(PhoneChangeRequest.self)
         guard let number = InputValidation.phone(body.phoneNumber) else {
@@ -110,76 +44,20 @@ struct AccountController: EndpointCollection {
         return try await changeDestination(.email, to: address, code: body.code, request: request)
     }
 
-    func changeDestination(
+    /// `202` with the code's answer at step 1, `200` with the account at step 2.
+    private func changeDestination(
         _ channel: DeliveryChannel, to destination: String, code: String?, request: Request
     ) async throws -> Response {
-        var user = try await request.currentUser(in: users)
-        let userID = user.id
-        let field = channel == .sms ? "phoneNumber" : "email"
-        // Asked at both steps: a session that could send the code may since have gone stale.
-        try await policy.require(.changeDestination(channel), caller: request.caller, user: user)
-        guard let code else {
-            guard configuration.delivers(channel) else {
-                throw Problem(
-                    status: 409, code: .conflict, title: "\(channel.rawValue) codes are switched off on this server",
-                    detail: "A new \(field) cannot be confirmed without sending it a code.")
-            }
-            // An address another account uses is answered like a free one, so this call does not
-            // tell who has an account (issue T); that address's owner is told instead of sent a
-            // code, and the change cannot be confirmed.
-            var taken = false
-            if channel == .email, destination != user.email {
-                taken = try await users.emailInUse(destination, except: userID)
-            }
-            let response = try Response.json(
-                try await codes.send(
-                    channel, purpose: .changeDestination, to: destination, userID: userID, flowID: nil,
-                    message: taken
-                        ? .notice(
-                            subject: "Someone tried to use your address",
-                            body: "Twofold: someone signed in to another account asked to make this address "
-                                + "theirs. Nothing changed, and nothing needs doing; your account is as it was.")
-                        : .code))
+        switch try await changes.changeDestination(
+            channel, to: destination, code: code, user: try await request.currentUser(in: users),
+            caller: try request.caller, origin: request.origin)
+        {
+        case .codeSent(let sent):
+            let response = try Response.json(sent)
             response.status = .accepted
             return response
+        case .changed(let user):
+            return try Response.json(user)
         }
-        let confirmed = try await codes.verify(
-            code, channel: channel, purpose: .changeDestination, userID: userID, flowID: nil, origin: request.origin)
-        guard confirmed == destination else {
-            throw Problem(
-                status: 409, code: .conflict, title: "The code was sent elsewhere",
-                detail: "That code confirms a different \(field); ask for a new code for this one.",
-                errors: [field: "does not match the one the code was sent to"])
-        }
-        // The new destination receives step-up codes from now on (and sign-in codes, where the
-        // channel carries them): codes to it never vouch for this session, which chose it
-        // (issue T review: a session moved the phone to its own number, then stepped up with
-        // codes sent there). The old destinations hear of the change first.
-        try await factorChanges.recordAdding([channel.rawValue], caller: try request.caller)
-        try await factorChanges.notify(
-            user, subject: "Your \(channel == .sms ? "phone number" : "email address") was changed",
-            body: "Twofold: the \(channel == .sms ? "phone number" : "email address") of your account is now "
-                + "\(Masking.destination(destination, channel: channel)). If this was not you, sign in and change "
-                + "your password.")
-        let now = clock.now()
-        if channel == .sms {
-            try await users.setVerifiedPhone(destination, userID: userID, now: now)
-            user.phone = destination
-            user.phoneVerifiedAt = now
-        } else {
-            guard try await users.setEmail(destination, userID: userID, now: now) else {
-                throw Self.emailTaken
-            }
-            user.email = destination
-        }
-        user.updatedAt = now
-        try await audit.record(
-            channel == .sms ? .phoneChanged : .emailChanged, user: userID,
-            detail: Masking.destination(destination, channel: channel), origin: request.origin)
-        return try Response.json(user.dto)
     }
-
-    static let emailTaken = Problem(
-        status: 409, code: .conflict, title: "Address in use",
-        detail: "Another account uses that email address.", errors: ["email": "is in use"])
 }

@@ -34,10 +34,17 @@ struct FactorGuard: Sendable {
     func admit(_ factor: String, userID: UUID) async throws -> Bool {
         let now = clock.now()
         guard let guarded = try await store.state(userID: userID, factor: factor) else { return false }
-        // Open as `begin`'s condition reads: not locked with a slot left, or the lock run out.
-        let open = guarded.lockedUntil.map { $0 <= now } ?? (guarded.attempts < rules.lockAfterFailures)
-        guard open else { throw refused(lockedUntil: guarded.lockedUntil, now: now) }
+        guard Self.isOpen(guarded, limit: rules.lockAfterFailures, now: now) else {
+            throw refused(lockedUntil: guarded.lockedUntil, now: now)
+        }
         return guarded.attempts != 0 || guarded.lockouts != 0 || guarded.lockedUntil != nil
+    }
+
+    /// Whether a factor in `state` takes a code at `now`: not locked with a slot left of
+    /// `limit`, or the lock run out. The same rule is written in SQL for the statements that
+    /// claim a slot (`SQLFactorGuardStore.closed`); `FactorGuardAgreementTests` checks the two agree.
+    static func isOpen(_ state: FactorGuardState, limit: Int, now: Date) -> Bool {
+        state.lockedUntil.map { $0 <= now } ?? (state.attempts < limit)
     }
 
     /// The code was right: the consecutive count starts again.

@@ -44,6 +44,7 @@ final class TwofoldContext: Sendable {
     let stepUp: StepUp
     let deviceEnrolment: DeviceEnrolment
     let deviceSignIn: DeviceSignIn
+    let accountChanges: AccountChanges
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -135,6 +136,11 @@ final class TwofoldContext: Sendable {
         self.deviceSignIn = DeviceSignIn(
             clock: clock, audit: audit, rateLimiter: rateLimiter, sessions: sessions, loginFlows: loginFlows,
             codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules)
+        self.accountChanges = AccountChanges(
+            configuration: configuration, clock: clock, passwords: passwords, audit: audit,
+            trustedDevices: trustedDevices, rateLimiter: rateLimiter, sessions: sessions, codes: codes, users: users,
+            deviceKeys: deviceKeys, rules: configuration.rules, secondFactors: secondFactors,
+            factorChanges: factorChanges, policy: policy, passkeys: passkeys)
         self.housekeeping = Housekeeping(
             totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)
