@@ -37,9 +37,20 @@ public enum Wire {
         public static let contentType = "Content-Type"
     }
 
-    /// The names of the cookies the server sets.
+    /// The cookies the server sets. Each is `HttpOnly`, `SameSite=Strict` and `Path=/` (so the
+    /// pages at the root and the API under `/api/` both see it); `Secure` and named with the
+    /// `__Host-` prefix unless the server runs for a browser on this machine over plain HTTP
+    /// (`http://localhost`), where a browser may drop a `Secure` cookie.
     public enum Cookie {
         /// A remembered device's token, the twin of `Header.trustedDevice` for browsers.
         public static let trustedDevice = "twofold_trusted_device"
+        /// A browser's session (the pages'): revoked by signing out like any session.
+        public static let session = "twofold_session"
+        /// The prefix a `Secure` cookie's name carries: the browser then refuses it unless it
+        /// came over HTTPS, from this host, for the whole site.
+        public static let securePrefix = "__Host-"
+
+        /// `name` as set by a server whose cookies are `secure` or not.
+        public static func name(_ name: String, secure: Bool) -> String { secure ? securePrefix + name : name }
     }
 }

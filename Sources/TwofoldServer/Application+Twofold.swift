@@ -58,7 +58,8 @@ public func configure(
         app.databases.use(
             try .postgres(url: url, connectionPoolTimeout: TimeAmount(migrationsWait)), as: .psql)
         let client = try PostgresStatements.client(
-            url: url, connections: configuration.postgresConnections, logger: app.logger)
+            url: url, connections: configuration.postgresConnections,
+            connectTimeout: configuration.postgresConnectTimeout, logger: app.logger)
         let watch = ConnectionWatch(
             limit: configuration.postgresConnectTimeout, interval: .milliseconds(250), on: app.eventLoopGroup.any())
         app.lifecycle.use(PostgresClientRunner(client: client, watch: watch))
@@ -110,7 +111,8 @@ public func configure(
         AuthController(
             registration: context.registration, signIn: context.signIn, stepUps: context.stepUp,
             sessions: context.sessions, trustedDevices: context.trustedDevices, audit: context.audit,
-            users: context.users, policy: context.policy, factorChanges: context.factorChanges),
+            users: context.users, policy: context.policy, factorChanges: context.factorChanges,
+            cookies: context.cookies),
         AccountController(changes: context.accountChanges, users: context.users),
         DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
         DeviceSecondFactorController(
@@ -126,7 +128,8 @@ public func configure(
             codes: context.codes, users: context.users, secondFactors: context.secondFactors,
             factorChanges: context.factorChanges, policy: context.policy, passkeys: context.passkeys),
         SecondStepController(
-            secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime),
+            secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
+            cookies: context.cookies),
         PasskeyController(
             clock: context.clock, audit: context.audit, sessions: context.sessions, users: context.users,
             backupCodes: context.backupCodes, secondFactors: context.secondFactors,

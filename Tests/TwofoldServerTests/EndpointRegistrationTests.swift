@@ -5,7 +5,8 @@ import VaporTesting
 
 @testable import TwofoldServer
 
-/// The server answers exactly the endpoints `API` defines, with the access each declares.
+/// The server answers exactly the endpoints `API` defines, with the access each declares, and
+/// the pages `Pages` defines.
 @Suite struct EndpointRegistrationTests {
     @Test func everyEndpointHasAHandlerAndEveryHandlerAnEndpoint() async throws {
         try await withTestApp { app in
@@ -19,9 +20,16 @@ import VaporTesting
             #expect(served.count == Set(served).count, "a route registered twice")
             let defined = API.all.map(\.route)
             #expect(defined.count == Set(defined).count, "an endpoint listed twice in API.all")
-            let withoutEndpoint = Set(served).subtracting(defined)
+            // The served routes are the API's and the pages', two registries that never overlap.
+            let pages = Set(Pages.all.map(\.route))
+            #expect(pages.count == Pages.all.count, "a page listed twice in Pages.all")
+            #expect(pages.isDisjoint(with: defined), "a page at an endpoint's route")
+            #expect(Pages.all.allSatisfy { !$0.path.hasPrefix("api/") })
+            let withoutEndpoint = Set(served).subtracting(defined).subtracting(pages)
             let withoutHandler = Set(defined).subtracting(served)
-            #expect(withoutEndpoint.isEmpty, "handlers with no endpoint in API: \(withoutEndpoint.sorted())")
+            #expect(
+                withoutEndpoint.isEmpty,
+                "handlers with no endpoint in API or page in Pages: \(withoutEndpoint.sorted())")
             #expect(withoutHandler.isEmpty, "endpoints with no handler: \(withoutHandler.sorted())")
         }
     }

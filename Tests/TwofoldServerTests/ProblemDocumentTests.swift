@@ -184,3 +184,64 @@ import VaporTesting
         }
     }
 }
+
+/// A browser asking for a page outside `/api/` is answered with a page, refusals too; the API
+/// answers problem documents whatever the client accepts; the cookies carry the attributes
+/// `CookieRules` decides from where the server runs.
+@Suite struct WebFacingTests {
+    static let browser: HTTPHeaders = [
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "X-Forwarded-For": "10.9.9.9",
+    ]
+
+    @Test func aRefusedPageIsAPageAndTheAPIStaysJSON() async throws {
+        try await withTestApp { app in
+            for page in Pages.all.map(\.route) + ["GET /no/such/page"] {
+                let path = String(page.dropFirst("GET ".count))
+                try await app.testing().test(.GET, path, headers: Self.browser) { response in
+                    #expect(response.status == .notFound, "\(path)")
+                    #expect(response.headers.first(name: .contentType) == "text/html; charset=utf-8")
+                    let csp = response.headers.first(name: "Content-Security-Policy") ?? ""
+                    #expect(csp.contains("default-src 'none'") && !csp.contains("unsafe-inline"))
+                    let html = response.body.string
+                    #expect(html.hasPrefix("<!doctype html>") && html.contains("<h1>Not found</h1>"))
+                    #expect(html.contains("(not_found)") && !html.contains("<script") && !html.contains("style="))
+                }
+            }
+            // The same path for a client that wants JSON, and an API path for a browser: problems.
+            try await app.testing().test(.GET, "account/security", headers: .client("10.9.9.9")) { response in
+                #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
+            }
+            try await app.testing().test(.GET, "api/v1/no/such/endpoint", headers: Self.browser) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
+            }
+        }
+    }
+
+    @Test func pagesEscapeWhatTheyShow() {
+        #expect(
+            HTML.escape(#"<script>alert("x" & 'y')</script>"#)
+                == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")
+        let page = HTML.problemPage(
+            Problem(status: 409, code: .conflict, title: "A <b>title</b>", detail: "\"quoted\" & <i>detail</i>"),
+            requestID: "<id>")
+        #expect(!page.contains("<b>") && !page.contains("<i>") && !page.contains("<id>"))
+        #expect(page.contains("A &lt;b&gt;title&lt;/b&gt; · Twofold"))
+    }
+
+    @Test func cookiesAreSecureWithTheHostPrefixUnlessServedToLocalhostOverHTTP() {
+        #expect(!CookieRules(origins: ["http://localhost:8080"]).secure)
+        #expect(!CookieRules(origins: ["http://127.0.0.1:8080", "http://[::1]:8080"]).secure)
+        #expect(CookieRules(origins: ["https://login.example.com"]).secure)
+        #expect(CookieRules(origins: ["http://localhost:8080", "https://login.example.com"]).secure)
+        #expect(CookieRules(origins: ["http://login.example.com"]).secure, "plain HTTP elsewhere is no exception")
+        let secure = CookieRules(secure: true)
+        #expect(secure.trustedDevice == "__Host-twofold_trusted_device")
+        #expect(secure.name(Wire.Cookie.session) == "__Host-twofold_session")
+        let cookie = secure.cookie("token", lifetime: 60)
+        #expect(cookie.isSecure && cookie.isHTTPOnly && cookie.path == "/" && cookie.sameSite == .strict)
+        #expect(cookie.domain == nil && cookie.maxAge == 60)
+        let local = CookieRules(secure: false)
+        #expect(local.trustedDevice == "twofold_trusted_device" && !local.cookie("token", lifetime: 60).isSecure)
+    }
+}

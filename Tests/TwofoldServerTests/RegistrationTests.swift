@@ -80,6 +80,14 @@ import VaporTesting
             ) { response in
                 #expect(response.status == .forbidden)
             }
+            // Closed whatever is sent: an empty or broken body is not read first.
+            for body in ["{}", "not json"] {
+                try await app.testing().test(
+                    .POST, API.Auth.register.path(), headers: jsonHeaders, body: ByteBuffer(string: body)
+                ) { response in
+                    #expect(response.status == .forbidden, "\(body)")
+                }
+            }
         }
     }
 

@@ -38,9 +38,12 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let (device, cookie) = try await Self.trust(app, secret: secret, clock: clock)
             let setCookie = try #require(cookie)
-            #expect(setCookie.contains("twofold_trusted_device=\(device)"))
+            // Served to http://localhost (the test server's origins): not `Secure`, which a browser
+            // could drop there; for the whole site, so a sign-in page at the root sees it.
+            #expect(setCookie.hasPrefix("twofold_trusted_device=\(device);"))
             #expect(
-                setCookie.contains("HttpOnly") && setCookie.contains("Secure") && setCookie.contains("SameSite=Strict"))
+                setCookie.contains("HttpOnly") && !setCookie.contains("Secure") && setCookie.contains("SameSite=Strict")
+                    && setCookie.contains("Path=/;"))
 
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
@@ -53,6 +56,27 @@ import VaporTesting
 
             clock.advance(by: 30 * 24 * 3600)
             #expect(try await Self.login(app, headers: headers) == (200, true), "30 days later it has expired")
+        }
+    }
+
+    /// Served at an HTTPS origin, the cookie is `Secure` and `__Host-` named, and that name is the
+    /// one the sign-in reads.
+    @Test func overHTTPSTheCookieIsSecureAndHostPrefixed() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock, adjust: { $0.webAuthn.origins = ["https://login.example.com"] }) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let (device, cookie) = try await Self.trust(app, secret: secret, clock: clock)
+            let setCookie = try #require(cookie)
+            #expect(setCookie.hasPrefix("__Host-twofold_trusted_device=\(device);"))
+            #expect(setCookie.contains("Secure") && setCookie.contains("Path=/;") && !setCookie.contains("Domain"))
+            var prefixed = HTTPHeaders.client("10.0.0.1")
+            prefixed.add(name: .cookie, value: "__Host-twofold_trusted_device=\(device)")
+            #expect(try await Self.login(app, headers: prefixed) == (200, false))
+            // The unprefixed name is not this server's cookie: a subdomain could have set it.
+            var plain = HTTPHeaders.client("10.0.0.1")
+            plain.add(name: .cookie, value: "twofold_trusted_device=\(device)")
+            #expect(try await Self.login(app, headers: plain) == (200, true))
         }
     }
 

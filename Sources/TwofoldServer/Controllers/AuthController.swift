@@ -14,6 +14,7 @@ struct AuthController: EndpointCollection {
     let users: any UserStore
     let policy: SignInPolicy
     let factorChanges: FactorChanges
+    let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Auth.register, use: register)
@@ -29,8 +30,9 @@ struct AuthController: EndpointCollection {
     }
 
     @Sendable func register(request: Request) async throws -> Response {
+        try registration.requireOpen()
         let user = try await registration.register(
-            try request.content.decode(RegisterRequest.self), from: request.signInSource)
+            try request.content.decode(RegisterRequest.self), from: request.signInSource(cookies))
         let response = Response(status: .created)
         try response.content.encode(RegisterResponse(user: user.dto), using: Wire.encoder())
         return response
@@ -38,7 +40,7 @@ struct AuthController: EndpointCollection {
 
     @Sendable func login(request: Request) async throws -> Response {
         let attempt = try request.content.decode(LoginRequest.self)
-        switch try await signIn.start(attempt, from: request.signInSource, logger: request.logger) {
+        switch try await signIn.start(attempt, from: request.signInSource(cookies), logger: request.logger) {
         case .signedIn(let tokens): return try Response.json(tokens)
         case .secondStep(let challenge): return try Response.json(challenge)
         }

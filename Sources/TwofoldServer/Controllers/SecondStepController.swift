@@ -9,6 +9,7 @@ struct SecondStepController: EndpointCollection {
     let secondStep: SecondStep
     /// How long a remembered device's cookie lasts.
     let trustedDeviceLifetime: TimeInterval
+    let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.SecondStep.validateTOTP, use: validateTOTP)
@@ -98,7 +99,7 @@ struct SecondStepController: EndpointCollection {
     private func answer(_ signedIn: SecondStep.SignedIn) -> Response {
         let response = Response(status: .ok, headers: Response.jsonHeaders, body: .init(string: signedIn.answer.json))
         if let deviceToken = signedIn.trustedDeviceToken {
-            response.cookies[TrustedDeviceService.cookie] = .trustedDevice(deviceToken, lifetime: trustedDeviceLifetime)
+            response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
         }
         return response
     }

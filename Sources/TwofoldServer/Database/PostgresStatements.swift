@@ -23,7 +23,11 @@ struct PostgresStatements: Sendable {
 
     /// A client for the database at `url` (a `postgres://` URL, as Fluent reads it) keeping up
     /// to `connections` connections, not yet running: `run()` it for as long as the server runs.
-    static func client(url: String, connections: Int, logger: Logger) throws -> PostgresClient {
+    /// A connection that takes longer than `connectTimeout` (at least 10 s, PostgresNIO's
+    /// default) to open is given up.
+    static func client(
+        url: String, connections: Int, connectTimeout: Duration = .seconds(10), logger: Logger
+    ) throws -> PostgresClient {
         let core = try SQLPostgresConfiguration(url: url).coreConfiguration
         guard let host = core.host else { throw PostgresStatementsError.noHost }
         let tls: PostgresClient.Configuration.TLS =
@@ -34,6 +38,7 @@ struct PostgresStatements: Sendable {
             host: host, port: core.port ?? 5432, username: core.username, password: core.password,
             database: core.database, tls: tls)
         configuration.options.maximumConnections = connections
+        configuration.options.connectTimeout = max(connectTimeout, .seconds(10))
         // So that an operator sees them in `pg_stat_activity` (Fluent's, for the migrations, have none).
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return PostgresClient(configuration: configuration, backgroundLogger: logger)

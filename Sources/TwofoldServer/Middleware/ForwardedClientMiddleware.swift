@@ -41,8 +41,8 @@ extension Request {
     var origin: RequestOrigin { RequestOrigin(address: clientAddress, userAgent: userAgent) }
 
     /// Where a sign-in or registration comes from, for `SignIn` and `Registration`.
-    var signInSource: SignInSource {
-        SignInSource(address: clientAddress, trustedDeviceToken: trustedDeviceToken, origin: origin)
+    func signInSource(_ cookies: CookieRules) -> SignInSource {
+        SignInSource(address: clientAddress, trustedDeviceToken: trustedDeviceToken(cookies), origin: origin)
     }
 
     /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.

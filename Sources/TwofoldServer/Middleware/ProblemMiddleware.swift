@@ -2,7 +2,8 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// Turns every error into an `application/problem+json` answer with a stable `code`.
+/// Turns every error into an `application/problem+json` answer with a stable `code`, or, for a
+/// browser asking for a page outside `/api/`, into an HTML page saying the same (`HTML`).
 ///
 /// Client mistakes keep a helpful `detail`; a database that cannot be reached is `503` with
 /// `Retry-After` (`DatabaseOutage`); anything unexpected becomes a `500 internal_error`
@@ -24,6 +25,15 @@ struct ProblemMiddleware: Middleware {
             if problem.code == .methodNotAllowed {
                 let allowed = Self.allowedMethods(for: request)
                 headers.replaceOrAdd(name: .allow, value: allowed.map(\.rawValue).joined(separator: ", "))
+            }
+            if HTML.wantsPage(request) {
+                // A browser on a page (or a path that is none): a page it can read.
+                if let retryAfter = problem.retryAfter {
+                    headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+                }
+                return Response.page(
+                    HTML.problemPage(problem, requestID: request.loggedID),
+                    status: HTTPResponseStatus(statusCode: problem.status), headers: headers)
             }
             return Response.problem(problem, headers: headers)
         }

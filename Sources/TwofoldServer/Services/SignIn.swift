@@ -147,12 +147,18 @@ struct Registration: Sendable {
     let users: any UserStore
     let rules: ProductRules
 
-    func register(_ form: RegisterRequest, from source: SignInSource) async throws -> User {
+    /// `403` when registration is closed: asked before the form is read, so a closed server
+    /// answers so whatever was sent.
+    func requireOpen() throws {
         guard enabled else {
             throw Problem(
                 status: 403, code: .forbidden, title: "Registration is closed",
                 detail: "An administrator creates accounts on this server.")
         }
+    }
+
+    func register(_ form: RegisterRequest, from source: SignInSource) async throws -> User {
+        try requireOpen()
         var errors: [String: String] = [:]
         let username = InputValidation.username(form.username)
         let email = InputValidation.email(form.email)

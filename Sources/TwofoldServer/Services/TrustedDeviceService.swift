@@ -9,7 +9,6 @@ import TwofoldAPI
 /// never a request: it is tested with in-memory stores, without Vapor.
 struct TrustedDeviceService: Sendable {
     static let header = Wire.Header.trustedDevice
-    static let cookie = Wire.Cookie.trustedDevice
 
     let store: any TrustedDeviceStore
     let audit: Auditor

@@ -45,6 +45,8 @@ final class TwofoldContext: Sendable {
     let deviceEnrolment: DeviceEnrolment
     let deviceSignIn: DeviceSignIn
     let accountChanges: AccountChanges
+    /// The attributes of the cookies the server sets, from the origins it serves.
+    let cookies: CookieRules
 
     /// The product rules (throttles, lockouts, lifetimes), from the configuration.
     var rules: ProductRules { configuration.rules }
@@ -136,6 +138,7 @@ final class TwofoldContext: Sendable {
         self.deviceSignIn = DeviceSignIn(
             clock: clock, audit: audit, rateLimiter: rateLimiter, sessions: sessions, loginFlows: loginFlows,
             codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules)
+        self.cookies = CookieRules(origins: configuration.webAuthn.origins)
         self.accountChanges = AccountChanges(
             configuration: configuration, clock: clock, passwords: passwords, audit: audit,
             trustedDevices: trustedDevices, rateLimiter: rateLimiter, sessions: sessions, codes: codes, users: users,

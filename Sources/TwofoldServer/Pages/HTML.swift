@@ -1,0 +1,84 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// The HTML the server writes for browsers (`Pages`): text is escaped where it is put in, and
+/// every page carries a Content-Security-Policy with no inline script or style, so a page can
+/// run only what the server serves as a file.
+enum HTML {
+    /// The policy of every page: nothing from elsewhere, no inline script or style, no framing,
+    /// forms posted back here only.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// `text` with the five characters that could end a text or an attribute written as entities.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// A whole document: `title` (escaped here) and `main`, HTML already escaped by its maker.
+    static func document(title: String, main: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title)) · Twofold</title>
+        </head>
+        <body>
+        <main>
+        \(main)
+        </main>
+        </body>
+        </html>
+
+        """
+    }
+
+    /// A refusal as a person reads it: the problem's title and detail, what to do about a
+    /// throttle, and the request id an operator can find in the log.
+    static func problemPage(_ problem: Problem, requestID: String) -> String {
+        var main = "<h1>\(escape(problem.title))</h1>\n"
+        if let detail = problem.detail { main += "<p role=\"alert\">\(escape(detail))</p>\n" }
+        if let retryAfter = problem.retryAfter {
+            main += "<p>Try again in \(retryAfter) seconds.</p>\n"
+        }
+        main += "<p>Error \(problem.status) (\(escape(problem.code.rawValue))), request \(escape(requestID)).</p>\n"
+        main += "<p><a href=\"/\">\(escape(Pages.signIn.title))</a></p>"
+        return document(title: problem.title, main: main)
+    }
+
+    /// Whether `request` is a browser's request for a page, which is answered in HTML also when
+    /// refused: outside `/api/`, and asking for `text/html`.
+    static func wantsPage(_ request: Request) -> Bool {
+        guard !request.url.path.hasPrefix("/api/") else { return false }
+        return request.headers[.accept].contains { $0.lowercased().contains("text/html") }
+    }
+}
+
+extension Response {
+    /// `html` as a page, with the pages' security headers.
+    static func page(_ html: String, status: HTTPResponseStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
+        var headers = headers
+        headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")
+        headers.replaceOrAdd(name: "Content-Security-Policy", value: HTML.contentSecurityPolicy)
+        headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return Response(status: status, headers: headers, body: .init(string: html))
+    }
+}
