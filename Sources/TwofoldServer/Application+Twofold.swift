@@ -110,31 +110,18 @@ public func configure(
         JWKSController(tokens: context.tokens, clock: context.clock),
         AuthController(
             registration: context.registration, signIn: context.signIn, stepUps: context.stepUp,
-            sessions: context.sessions, trustedDevices: context.trustedDevices, audit: context.audit,
-            users: context.users, policy: context.policy, factorChanges: context.factorChanges,
-            cookies: context.cookies),
+            signOut: context.signOut, sessions: context.sessions, users: context.users, cookies: context.cookies),
         AccountController(changes: context.accountChanges, users: context.users),
         DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
-        DeviceSecondFactorController(
-            configuration: context.configuration, clock: context.clock, passwords: context.passwords,
-            audit: context.audit, users: context.users, deviceKeys: context.deviceKeys, rules: context.rules,
-            policy: context.policy),
-        AdminController(
-            clock: context.clock, audit: context.audit, sessions: context.sessions, guards: context.guards,
-            users: context.users),
-        TwoFactorController(
-            configuration: context.configuration, clock: context.clock, audit: context.audit,
-            trustedDevices: context.trustedDevices, totp: context.totp, backupCodes: context.backupCodes,
-            codes: context.codes, users: context.users, secondFactors: context.secondFactors,
-            factorChanges: context.factorChanges, policy: context.policy, passkeys: context.passkeys),
+        DeviceSecondFactorController(factors: context.deviceFactors, users: context.users),
+        AdminController(administration: context.administration),
+        TwoFactorController(settings: context.factorSettings, users: context.users),
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
             cookies: context.cookies),
         PasskeyController(
-            clock: context.clock, audit: context.audit, sessions: context.sessions, users: context.users,
-            backupCodes: context.backupCodes, secondFactors: context.secondFactors,
-            factorChanges: context.factorChanges, policy: context.policy, passkeys: context.passkeys,
-            rateLimiter: context.rateLimiter, rules: context.rules),
+            management: context.passkeyManagement, passwordless: context.passwordlessSignIn, users: context.users,
+            origins: context.configuration.webAuthn.origins),
     ]
     for controller in controllers { controller.boot(routes: routes) }
 

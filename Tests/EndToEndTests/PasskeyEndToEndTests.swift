@@ -49,8 +49,8 @@ import TwofoldTestSupport
     {
         var request = HTTP.request(
             "POST", server.baseURL.appendingPathComponent(path), body: body,
-            contentType: body == nil ? nil : "application/json")
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            contentType: body == nil ? nil : Wire.json)
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
         return try await HTTP.send(request)
     }
 

@@ -24,8 +24,8 @@ import TwofoldTestSupport
         var request = HTTP.request(
             method, target.server.baseURL.appendingPathComponent(path),
             body: try json.map { try JSONSerialization.data(withJSONObject: $0) },
-            contentType: json == nil ? nil : "application/json")
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            contentType: json == nil ? nil : Wire.json)
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
         if let address { request.setValue(address, forHTTPHeaderField: "X-Forwarded-For") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         return try await HTTP.send(request)
@@ -43,15 +43,9 @@ import TwofoldTestSupport
         }
     }
 
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
+    /// The bytes `text` encodes in base64url (the canonical form only, as the server reads it).
     static func unbase64URL(_ text: String) throws -> Data {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return try #require(Data(base64Encoded: base64))
+        Data(try #require(Base64URL.decode(text)))
     }
 
     /// A running server with an SMS gateway and a plain SMTP server that records every message.
@@ -109,8 +103,8 @@ import TwofoldTestSupport
                 let credential: [String: Any] = [
                     "id": "AAAAAAAAAAAAAAAA", "rawId": "AAAAAAAAAAAAAAAA", "type": "public-key",
                     "response": [
-                        "clientDataJSON": Self.base64URL(Array(clientData.utf8)),
-                        "attestationObject": Self.base64URL(attestation),
+                        "clientDataJSON": Base64URL.encode(Array(clientData.utf8)),
+                        "attestationObject": Base64URL.encode(attestation),
                     ],
                 ]
                 return try await Self.send(
@@ -148,8 +142,8 @@ import TwofoldTestSupport
                         "credential": [
                             "id": "AAAA", "rawId": "AAAA", "type": "public-key",
                             "response": [
-                                "clientDataJSON": Self.base64URL(Array(clientData.utf8)),
-                                "attestationObject": Self.base64URL(wide),
+                                "clientDataJSON": Base64URL.encode(Array(clientData.utf8)),
+                                "attestationObject": Base64URL.encode(wide),
                             ],
                         ]
                     ]), contentType: "application/json")
@@ -211,7 +205,7 @@ import TwofoldTestSupport
                 (try JSONSerialization.jsonObject(with: Data(clientData.utf8)) as? [String: Any])?["challenge"]
                     as? String)
             let doubled = String(clientData.dropLast()) + #","challenge":"\#(challenge)"}"#
-            response["clientDataJSON"] = Self.base64URL(Array(doubled.utf8))
+            response["clientDataJSON"] = Base64URL.encode(Array(doubled.utf8))
             credential["response"] = response
             let refused = try await Self.send(
                 target, API.Passkeys.registerVerify.path(), json: ["credential": credential, "name": "Key"],
@@ -233,8 +227,8 @@ import TwofoldTestSupport
                 "credential": [
                     "id": "AAAAAAAAAAAAAAAA", "rawId": "AAAAAAAAAAAAAAAA", "type": "public-key",
                     "response": [
-                        "clientDataJSON": Self.base64URL(Array(#"{"type":"webauthn.get"}"#.utf8)),
-                        "authenticatorData": Self.base64URL([UInt8](repeating: 0, count: 37)),
+                        "clientDataJSON": Base64URL.encode(Array(#"{"type":"webauthn.get"}"#.utf8)),
+                        "authenticatorData": Base64URL.encode([UInt8](repeating: 0, count: 37)),
                         "signature": "AAAA",
                     ],
                 ]
@@ -367,8 +361,8 @@ import TwofoldTestSupport
             let header = String(decoding: try Self.unbase64URL(parts[0]), as: UTF8.self)
             let claims = String(decoding: try Self.unbase64URL(parts[1]), as: UTF8.self)
             func sign(header: String, claims: String) throws -> String {
-                let input = Self.base64URL(Array(header.utf8)) + "." + Self.base64URL(Array(claims.utf8))
-                return input + "." + Self.base64URL(try key.signature(for: Data(input.utf8)).rawRepresentation)
+                let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+                return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
             }
             func account(_ bearer: String) async throws -> Int {
                 try await Self.send(target, API.Account.show.path(), method: "GET", json: nil, bearer: bearer).status

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -83,36 +84,19 @@ enum ServerProcessError: Error {
     case neverHealthy(log: String)
 }
 
-/// A minimal HTTP client over URLSession that never follows redirects' bodies into errors:
-/// every status comes back as a value.
+/// Requests to the built server through `TwofoldClient`'s transport, the project's one HTTP
+/// client: every status comes back as a value (`HTTPAnswer`). For the tests that send raw
+/// wire shapes; typed calls go through `APIClient`.
 enum HTTP {
-    struct Response: Sendable {
-        let status: Int
-        let headers: [String: String]
-        let body: Data
-        var text: String { String(decoding: body, as: UTF8.self) }
-        func header(_ name: String) -> String? {
-            headers.first { $0.key.lowercased() == name.lowercased() }?.value
-        }
-    }
+    typealias Response = HTTPAnswer
 
     /// Sends on `session`; URLSession allows only a few connections per host, so a request that
     /// must not queue behind others gets a session of its own.
     static func send(_ request: URLRequest, session: URLSession = shared) async throws -> Response {
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-        var headers: [String: String] = [:]
-        for (key, value) in http.allHeaderFields {
-            headers["\(key)"] = "\(value)"
-        }
-        return Response(status: http.statusCode, headers: headers, body: data)
+        try await URLSessionTransport(session: session).send(request)
     }
 
-    static let shared: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        return URLSession(configuration: configuration)
-    }()
+    static let shared = URLSessionTransport.ephemeral
 
     static let decoder = Wire.decoder()
 
@@ -120,8 +104,8 @@ enum HTTP {
     static func json(_ method: String, _ url: URL, _ body: [String: String]?, bearer: String? = nil) -> URLRequest {
         var request = self.request(
             method, url, body: body.flatMap { try? JSONSerialization.data(withJSONObject: $0) },
-            contentType: body == nil ? nil : "application/json")
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            contentType: body == nil ? nil : Wire.json)
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
         return request
     }
 
@@ -129,7 +113,7 @@ enum HTTP {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
-        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: Wire.Header.contentType) }
         return request
     }
 }

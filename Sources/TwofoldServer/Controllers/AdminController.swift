@@ -2,14 +2,10 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// Administration (API.md): users, unlocking, the audit trail. Every call needs an admin's token
-/// and every change is itself audited.
+/// Administration over JSON (`Administration`): users, unlocking, the audit trail. Every call
+/// needs an admin's token.
 struct AdminController: EndpointCollection {
-    let clock: ServerClock
-    let audit: Auditor
-    let sessions: SessionService
-    let guards: FactorGuard
-    let users: any UserStore
+    let administration: Administration
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Admin.users, use: users)
@@ -19,46 +15,20 @@ struct AdminController: EndpointCollection {
     }
 
     @Sendable func users(request: Request) async throws -> Response {
-        let page: PageQuery = try request.query()
-        let users = try await users.users(offset: page.range.lowerBound, limit: page.range.count)
-        return try Response.json(AdminUsersResponse(users: users.map(\.dto)))
+        try Response.json(try await administration.users(try request.query()))
     }
 
     @Sendable func user(request: Request) async throws -> Response {
-        let user = try await findUser(request)
-        let userID = user.id
-        let sessions = try await sessions.list(userID: userID, current: nil)
-        let events = try await audit.events(userID: userID)
-        return try Response.json(AdminUserDetail(user: user.dto, sessions: sessions, audit: events))
+        try Response.json(try await administration.user(request.parameters.get("userID", as: UUID.self)))
     }
 
     @Sendable func unlock(request: Request) async throws -> Response {
-        var user = try await findUser(request)
-        let caller = try request.caller
-        let wasLocked = try await users.unlock(
-            userID: user.id, now: clock.now())
-        if wasLocked { user = try await findUser(request) }
-        // Factor lockouts and the 24-hour failure count start again too.
-        try await guards.reset(userID: user.id)
-        try await audit.record(
-            .userUnlocked, user: user.id, actor: caller.userID, detail: wasLocked ? "unlocked" : "was not locked",
-            origin: request.origin)
-        return try Response.json(user.dto)
+        let id = request.parameters.get("userID", as: UUID.self)
+        return try Response.json(try await administration.unlock(id, by: try request.caller, origin: request.origin))
     }
 
     @Sendable func audit(request: Request) async throws -> Response {
-        let query: AuditQuery = try request.query()
-        let events = try await audit.events(
-            userID: query.userId, type: query.type, offset: query.page.range.lowerBound,
-            limit: query.page.range.count)
-        return try Response.json(AuditEventsResponse(events: events))
-    }
-
-    func findUser(_ request: Request) async throws -> User {
-        guard let id = request.parameters.get("userID", as: UUID.self),
-            let user = try await users.user(id: id)
-        else { throw Problem(status: 404, code: .notFound, title: "No such user") }
-        return user
+        try Response.json(try await administration.events(try request.query()))
     }
 }
 

@@ -8,12 +8,9 @@ struct AuthController: EndpointCollection {
     let registration: Registration
     let signIn: SignIn
     let stepUps: StepUp
+    let signOut: SignOut
     let sessions: SessionService
-    let trustedDevices: TrustedDeviceService
-    let audit: Auditor
     let users: any UserStore
-    let policy: SignInPolicy
-    let factorChanges: FactorChanges
     let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
@@ -57,25 +54,15 @@ struct AuthController: EndpointCollection {
     /// Ends the session the refresh token belongs to. Logging out twice is not an error.
     @Sendable func logout(request: Request) async throws -> Response {
         let body = try request.content.decode(RefreshRequest.self)
-        try await sessions.logout(refreshToken: body.refreshToken, origin: request.origin)
+        try await signOut.session(refreshToken: body.refreshToken, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
-    /// Signs out everywhere: every session, this one included, and every remembered device. The
-    /// user is told what can still sign in without the password (issue T item 3); the password
-    /// change removes those.
+    /// Signs out everywhere: every session, this one included, and every remembered device.
     @Sendable func logoutAll(request: Request) async throws -> Response {
         let caller = try request.caller
-        let user = try await request.currentUser(in: users)
-        try await policy.require(.signOut, caller: caller, user: user)
-        let count = try await sessions.revokeAll(userID: caller.userID, reason: "logout_all")
-        try await trustedDevices.revokeAll(userID: caller.userID, origin: request.origin)
-        try await audit.record(
-            .allSessionsRevoked, user: caller.userID, detail: "\(count) sessions", origin: request.origin)
-        try await factorChanges.notify(
-            user, subject: "You were signed out everywhere",
-            body: "Twofold: every session of your account was signed out and your remembered devices forgotten. "
-                + (try await factorChanges.withoutPassword(userID: user.id)))
+        try await signOut.everywhere(
+            user: try await request.currentUser(in: users), caller: caller, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 
@@ -88,12 +75,9 @@ struct AuthController: EndpointCollection {
 
     @Sendable func revokeSession(request: Request) async throws -> Response {
         let caller = try request.caller
-        try await policy.require(.signOut, caller: caller, user: try await request.currentUser(in: users))
-        guard let id = request.parameters.get("sessionID", as: UUID.self) else {
-            throw Problem(status: 404, code: .notFound, title: "No such session")
-        }
-        try await sessions.revoke(
-            sessionID: id, ofUser: caller.userID, reason: "revoked_by_user", origin: request.origin)
+        try await signOut.session(
+            request.parameters.get("sessionID", as: UUID.self), user: try await request.currentUser(in: users),
+            caller: caller, origin: request.origin)
         return try Response.json(SuccessResponse())
     }
 

@@ -45,6 +45,12 @@ final class TwofoldContext: Sendable {
     let deviceEnrolment: DeviceEnrolment
     let deviceSignIn: DeviceSignIn
     let accountChanges: AccountChanges
+    let factorSettings: FactorSettings
+    let passkeyManagement: PasskeyManagement
+    let passwordlessSignIn: PasswordlessSignIn
+    let deviceFactors: DeviceFactors
+    let administration: Administration
+    let signOut: SignOut
     /// The attributes of the cookies the server sets, from the origins it serves.
     let cookies: CookieRules
 
@@ -144,6 +150,24 @@ final class TwofoldContext: Sendable {
             trustedDevices: trustedDevices, rateLimiter: rateLimiter, sessions: sessions, codes: codes, users: users,
             deviceKeys: deviceKeys, rules: configuration.rules, secondFactors: secondFactors,
             factorChanges: factorChanges, policy: policy, passkeys: passkeys)
+        self.factorSettings = FactorSettings(
+            configuration: configuration, clock: clock, audit: audit, trustedDevices: trustedDevices, totp: totp,
+            backupCodes: backupCodes, codes: codes, users: users, secondFactors: secondFactors,
+            factorChanges: factorChanges, policy: policy, passkeys: passkeys)
+        self.passkeyManagement = PasskeyManagement(
+            clock: clock, backupCodes: backupCodes, secondFactors: secondFactors, factorChanges: factorChanges,
+            policy: policy, passkeys: passkeys)
+        self.passwordlessSignIn = PasswordlessSignIn(
+            clock: clock, audit: audit, sessions: sessions, users: users, passkeys: passkeys,
+            rateLimiter: rateLimiter, rules: configuration.rules)
+        self.deviceFactors = DeviceFactors(
+            configuration: configuration, clock: clock, passwords: passwords, audit: audit, deviceKeys: deviceKeys,
+            rules: configuration.rules, policy: policy)
+        self.administration = Administration(
+            clock: clock, audit: audit, sessions: sessions, guards: guards, users: users)
+        self.signOut = SignOut(
+            audit: audit, sessions: sessions, trustedDevices: trustedDevices, policy: policy,
+            factorChanges: factorChanges)
         self.housekeeping = Housekeeping(
             totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)

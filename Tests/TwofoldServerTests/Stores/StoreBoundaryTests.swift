@@ -73,6 +73,12 @@ import TwofoldTestSupport
             $0.line.contains(/\.store\b|UnitsOfWork|unitsOfWork|CodeSignInStore|codeSignIns|TwofoldContext/)
         }
         #expect(reachThroughs.isEmpty, "controllers that reach past a service: \(reachThroughs.map(\.file))")
+        // What a controller may call of the user store is reading the caller's own account; the
+        // policy, the audit log, passwords and throttles are the use cases' to ask.
+        let decisions = controllers.filter {
+            $0.line.contains(/\b(users|policy|audit|passwords|rateLimiter|factorChanges)\.[a-z]/)
+        }
+        #expect(decisions.isEmpty, "controllers that decide themselves: \(decisions.map { "\($0.file): \($0.line)" })")
         let spoken = try (lines(in: "Services") + lines(in: "Stores")).filter { entry in
             !entry.line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
                 && entry.line.contains(/(GET|POST|PUT|PATCH|DELETE) \/|\/api\/v1\//)

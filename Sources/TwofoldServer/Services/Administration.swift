@@ -1,0 +1,51 @@
+import Foundation
+import TwofoldAPI
+
+/// Administration (API.md), as a use case: the users, one user's sessions and audit trail,
+/// unlocking an account, the audit log. The caller is an administrator (`AdminOnly` checked);
+/// every change is itself audited with the administrator as its actor.
+struct Administration: Sendable {
+    let clock: ServerClock
+    let audit: Auditor
+    let sessions: SessionService
+    let guards: FactorGuard
+    let users: any UserStore
+
+    func users(_ page: PageQuery) async throws -> AdminUsersResponse {
+        AdminUsersResponse(
+            users: try await users.users(offset: page.range.lowerBound, limit: page.range.count).map(\.dto))
+    }
+
+    func user(_ id: UUID?) async throws -> AdminUserDetail {
+        let user = try await find(id)
+        return AdminUserDetail(
+            user: user.dto, sessions: try await sessions.list(userID: user.id, current: nil),
+            audit: try await audit.events(userID: user.id))
+    }
+
+    /// Unlocks the account; its factor lockouts and 24-hour failure count start again too.
+    func unlock(_ id: UUID?, by admin: AuthenticatedUser, origin: RequestOrigin) async throws -> UserDTO {
+        var user = try await find(id)
+        let wasLocked = try await users.unlock(userID: user.id, now: clock.now())
+        if wasLocked { user = try await find(id) }
+        try await guards.reset(userID: user.id)
+        try await audit.record(
+            .userUnlocked, user: user.id, actor: admin.userID, detail: wasLocked ? "unlocked" : "was not locked",
+            origin: origin)
+        return user.dto
+    }
+
+    func events(_ query: AuditQuery) async throws -> AuditEventsResponse {
+        AuditEventsResponse(
+            events: try await audit.events(
+                userID: query.userId, type: query.type, offset: query.page.range.lowerBound,
+                limit: query.page.range.count))
+    }
+
+    private func find(_ id: UUID?) async throws -> User {
+        guard let id, let user = try await users.user(id: id) else {
+            throw Problem(status: 404, code: .notFound, title: "No such user")
+        }
+        return user
+    }
+}
