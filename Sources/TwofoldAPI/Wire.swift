@@ -35,6 +35,11 @@ public enum Wire {
         /// Seconds to wait before trying again, on `429` and `503` (also `retryAfter` in the problem).
         public static let retryAfter = "Retry-After"
         public static let contentType = "Content-Type"
+        /// A client-made key (8 to 255 visible characters) on a change: the same key with the same
+        /// request within 24 hours gets the first answer again and changes nothing.
+        public static let idempotencyKey = "Idempotency-Key"
+        /// `true` on an answer given again for an `Idempotency-Key` seen before.
+        public static let idempotentReplayed = "Idempotent-Replayed"
     }
 
     /// The cookies the server sets. Each is `HttpOnly`, `SameSite=Strict` and `Path=/` (so the

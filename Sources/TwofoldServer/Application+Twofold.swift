@@ -103,7 +103,9 @@ public func configure(
     let routes = EndpointRoutes(
         app.routes,
         bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
-        adminOnly: AdminOnly(users: context.users))
+        adminOnly: AdminOnly(users: context.users),
+        idempotency: IdempotencyMiddleware(
+            idempotency: context.idempotency, maxBodyBytes: context.configuration.maxBodyBytes))
     let controllers: [any EndpointCollection] = [
         OperationsController(
             registry: registry, openAPIDocument: try OpenAPIDocument.load(), database: context.database),

@@ -211,8 +211,17 @@ import VaporTesting
             try await app.testing().test(.GET, "account/security", headers: .client("10.9.9.9")) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
-            try await app.testing().test(.GET, "api/v1/no/such/endpoint", headers: Self.browser) { response in
-                #expect(response.status == .notFound)
+            for path in ["api/v1/no/such/endpoint", "/api/v1/no/such/endpoint", "api/v1/auth/login"] {
+                try await app.testing().test(.GET, path, headers: Self.browser) { response in
+                    #expect(response.status.code >= 400)
+                    #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true, "\(path)")
+                    #expect(response.headers.first(name: "X-Content-Type-Options") == "nosniff")
+                }
+            }
+            // `q=0` refuses HTML.
+            var noHTML = Self.browser
+            noHTML.replaceOrAdd(name: .accept, value: "text/html;q=0, application/json")
+            try await app.testing().test(.GET, "account/security", headers: noHTML) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
         }
@@ -227,14 +236,24 @@ import VaporTesting
             requestID: "<id>")
         #expect(!page.contains("<b>") && !page.contains("<i>") && !page.contains("<id>"))
         #expect(page.contains("A &lt;b&gt;title&lt;/b&gt; · Twofold"))
+        // Marks that join a `<` or a quote into one Character do not hide it.
+        #expect(HTML.escape("\u{0600}<meta>") == "\u{0600}&lt;meta&gt;")
+        #expect(HTML.escape("\"\u{0301}x") == "&quot;\u{0301}x")
     }
 
     @Test func cookiesAreSecureWithTheHostPrefixUnlessServedToLocalhostOverHTTP() {
-        #expect(!CookieRules(origins: ["http://localhost:8080"]).secure)
-        #expect(!CookieRules(origins: ["http://127.0.0.1:8080", "http://[::1]:8080"]).secure)
-        #expect(CookieRules(origins: ["https://login.example.com"]).secure)
-        #expect(CookieRules(origins: ["http://localhost:8080", "https://login.example.com"]).secure)
-        #expect(CookieRules(origins: ["http://login.example.com"]).secure, "plain HTTP elsewhere is no exception")
+        #expect(!CookieRules(origins: ["http://localhost:8080"], production: false).secure)
+        #expect(!CookieRules(origins: ["http://127.0.0.1:8080", "http://[::1]:8080"], production: false).secure)
+        #expect(CookieRules(origins: ["https://login.example.com"], production: false).secure)
+        #expect(CookieRules(origins: ["http://localhost:8080", "https://login.example.com"], production: false).secure)
+        #expect(CookieRules(origins: ["http://login.example.com"], production: false).secure, "plain HTTP elsewhere")
+        for origin in [
+            "http://localhost.evil.example", "http://127.0.0.2", "http://0.0.0.0", "http://user@localhost.evil",
+        ] {
+            #expect(CookieRules(origins: [origin], production: false).secure, "\(origin)")
+        }
+        #expect(CookieRules(origins: ["http://localhost:8080"], production: true).secure, "production is always Secure")
+        #expect(CookieRules(origins: [], production: false).secure)
         let secure = CookieRules(secure: true)
         #expect(secure.trustedDevice == "__Host-twofold_trusted_device")
         #expect(secure.name(Wire.Cookie.session) == "__Host-twofold_session")

@@ -4,17 +4,18 @@ import Vapor
 
 /// The attributes of every cookie the server sets (`Wire.Cookie`), decided once from where it
 /// runs: `HttpOnly`, `SameSite=Strict`, `Path=/` always; `Secure` with the `__Host-` name
-/// prefix unless every origin the server serves is a browser on this machine over plain HTTP
-/// (`http://localhost`, `http://127.0.0.1`, `http://[::1]`), where browsers may drop a
-/// `Secure` cookie (`API.md`: "Secure outside localhost").
+/// prefix unless the server runs in development and every origin it serves is a browser on this
+/// machine over plain HTTP (`http://localhost`, `http://127.0.0.1`, `http://[::1]`), where
+/// browsers may drop a `Secure` cookie (`API.md`: "Secure outside localhost").
 struct CookieRules: Sendable, Equatable {
     let secure: Bool
 
     init(secure: Bool) { self.secure = secure }
 
-    /// From the origins the server's pages and passkeys are served at.
-    init(origins: [String]) {
-        secure = !origins.allSatisfy(Self.isLocalHTTP)
+    /// From the origins the server's pages and passkeys are served at: a production server's
+    /// cookies are always `Secure`, whatever its origins say.
+    init(origins: [String], production: Bool) {
+        secure = production || origins.isEmpty || !origins.allSatisfy(Self.isLocalHTTP)
     }
 
     static func isLocalHTTP(_ origin: String) -> Bool {

@@ -12,11 +12,17 @@ struct EndpointRoutes {
     let anyone: any RoutesBuilder
     let signedIn: any RoutesBuilder
     let admin: any RoutesBuilder
+    /// In front of every change, after the access checks (`Idempotency-Key`).
+    let idempotency: IdempotencyMiddleware
 
-    init(_ routes: any RoutesBuilder, bearer: BearerAuthentication, adminOnly: AdminOnly) {
+    init(
+        _ routes: any RoutesBuilder, bearer: BearerAuthentication, adminOnly: AdminOnly,
+        idempotency: IdempotencyMiddleware
+    ) {
         anyone = routes
         signedIn = routes.grouped(bearer)
         admin = routes.grouped(bearer, adminOnly)
+        self.idempotency = idempotency
     }
 
     /// Registers `handler` for `endpoint`: its method and path, behind what its access needs.
@@ -26,12 +32,13 @@ struct EndpointRoutes {
     func on(
         _ endpoint: some EndpointDefinition, use handler: @escaping @Sendable (Request) async throws -> Response
     ) -> Route {
-        let builder: any RoutesBuilder
+        var builder: any RoutesBuilder
         switch endpoint.access {
         case .anyone: builder = anyone
         case .signedIn: builder = signedIn
         case .admin: builder = admin
         }
+        if endpoint.method != .get { builder = builder.grouped(idempotency) }
         let path = endpoint.components.map { component -> PathComponent in
             switch component {
             case .constant(let text): .constant(text)

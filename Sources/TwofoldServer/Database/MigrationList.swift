@@ -24,5 +24,7 @@ enum Migrations {
         UpdateSessionsAddAddedFactors(),
         CreatePasskeys(),
         UpdateSessionsAddProofs(),
+        CreateIdempotentRequests(),
+        CreateIdempotentRequestsExpiryIndex(),
     ]
 }

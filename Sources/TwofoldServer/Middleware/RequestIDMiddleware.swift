@@ -4,7 +4,8 @@ import Vapor
 /// client report can be matched to the server's log lines, which carry it as `request-id`.
 /// An incoming id is kept only when it is 1 to 64 characters of `A-Z a-z 0-9 . _ : -`; any
 /// other is replaced by a fresh one, so a client cannot write into the log with it (issue S
-/// item 10). (On futures, as `MetricsMiddleware` explains.)
+/// item 10). Every answer also says `X-Content-Type-Options: nosniff`, so no browser reads a
+/// JSON answer as a script or a page. (On futures, as `MetricsMiddleware` explains.)
 struct RequestIDMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         let id = Self.isAcceptable(request.id) ? request.id : UUID().uuidString
@@ -14,6 +15,7 @@ struct RequestIDMiddleware: Middleware {
         request.storage[LoggedRequestID.self] = id
         return next.respond(to: request).map { response in
             response.headers.replaceOrAdd(name: .xRequestId, value: id)
+            response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
             return response
         }
     }

@@ -13,20 +13,21 @@ enum HTML {
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     /// `text` with the five characters that could end a text or an attribute written as entities.
+    /// Scalar by scalar, not character by character: a `<` that a combining or prepended mark
+    /// joins into one `Character` (`"\u{0600}<"`) is still a `<` to a browser.
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": escaped.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": escaped.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": escaped.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": escaped.append(contentsOf: "&#39;".unicodeScalars)
+            default: escaped.append(scalar)
             }
         }
-        return escaped
+        return String(escaped)
     }
 
     /// A whole document: `title` (escaped here) and `main`, HTML already escaped by its maker.
@@ -63,10 +64,16 @@ enum HTML {
     }
 
     /// Whether `request` is a browser's request for a page, which is answered in HTML also when
-    /// refused: outside `/api/`, and asking for `text/html`.
+    /// refused: outside `/api/` as the router reads the path (empty segments dropped, so
+    /// `//api/…` is the API too), and accepting `text/html` (not with `q=0`).
     static func wantsPage(_ request: Request) -> Bool {
-        guard !request.url.path.hasPrefix("/api/") else { return false }
-        return request.headers[.accept].contains { $0.lowercased().contains("text/html") }
+        guard request.url.path.split(separator: "/").first != "api" else { return false }
+        return request.headers[.accept].flatMap { $0.split(separator: ",") }.contains { range in
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "text/html" else { return false }
+            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return quality > 0
+        }
     }
 }
 

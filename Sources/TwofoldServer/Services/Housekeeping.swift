@@ -4,10 +4,12 @@ import Foundation
 /// minutes (seed 000), finished or expired login flows, expired refresh tokens (used ones too: see
 /// `SessionStore.deleteExpiredRefreshTokens`), idle rate-limit buckets, wrong-code records older
 /// than the 24-hour rule needs, and device-key challenges a day after they expired (until then a
-/// late signature is told "expired", not "unknown"), and passkey challenges likewise. Runs every minute on each instance; every
+/// late signature is told "expired", not "unknown"), and passkey challenges likewise; the
+/// answers kept for `Idempotency-Key`s once their 24 hours are over. Runs every minute on each instance; every
 /// statement is idempotent, so instances never conflict. Each statement reads an index on the time
 /// it deletes by (`CreateExpiryIndexes`), so a sweep costs what it deletes.
 struct Housekeeping: Sendable {
+    let idempotency: any IdempotencyStore
     let totp: any TOTPCredentialStore
     let loginFlows: any LoginFlowStore
     let sessions: any SessionStore
@@ -25,5 +27,6 @@ struct Housekeeping: Sendable {
         try await guards.deleteFailures(before: day)
         try await devices.deleteChallenges(expiredBefore: day)
         try await passkeys.deleteChallenges(expiredBefore: day)
+        try await idempotency.deleteExpired(before: now)
     }
 }

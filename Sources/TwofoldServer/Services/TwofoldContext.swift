@@ -51,6 +51,7 @@ final class TwofoldContext: Sendable {
     let deviceFactors: DeviceFactors
     let administration: Administration
     let signOut: SignOut
+    let idempotency: Idempotency
     /// The attributes of the cookies the server sets, from the origins it serves.
     let cookies: CookieRules
 
@@ -144,7 +145,8 @@ final class TwofoldContext: Sendable {
         self.deviceSignIn = DeviceSignIn(
             clock: clock, audit: audit, rateLimiter: rateLimiter, sessions: sessions, loginFlows: loginFlows,
             codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules)
-        self.cookies = CookieRules(origins: configuration.webAuthn.origins)
+        self.cookies = CookieRules(
+            origins: configuration.webAuthn.origins, production: configuration.mode == .production)
         self.accountChanges = AccountChanges(
             configuration: configuration, clock: clock, passwords: passwords, audit: audit,
             trustedDevices: trustedDevices, rateLimiter: rateLimiter, sessions: sessions, codes: codes, users: users,
@@ -168,8 +170,10 @@ final class TwofoldContext: Sendable {
         self.signOut = SignOut(
             audit: audit, sessions: sessions, trustedDevices: trustedDevices, policy: policy,
             factorChanges: factorChanges)
+        self.idempotency = Idempotency(store: stores.idempotency, secrets: secrets, clock: clock)
         self.housekeeping = Housekeeping(
-            totp: stores.totp, loginFlows: stores.loginFlows, sessions: stores.sessions,
+            idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
+            sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)
     }
 
@@ -188,6 +192,7 @@ final class TwofoldContext: Sendable {
         var oneTimeCodes: any OneTimeCodeStore
         var devices: any DeviceStore
         var passkeys: any PasskeyStore
+        var idempotency: any IdempotencyStore
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
@@ -201,7 +206,7 @@ final class TwofoldContext: Sendable {
                 loginFlows: SQLLoginFlowStore(database: database), totp: SQLTOTPCredentialStore(database: database),
                 backupCodes: SQLBackupCodeStore(database: database), outbox: SQLOutboxStore(database: database),
                 oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
-                passkeys: SQLPasskeyStore(database: database),
+                passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
                 codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database))
         }
     }

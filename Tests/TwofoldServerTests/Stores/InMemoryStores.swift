@@ -701,3 +701,28 @@ func claim<Challenge: SingleUseChallenge>(_ challenges: inout [UUID: Challenge],
 func deleteExpired<Challenge: SingleUseChallenge>(_ challenges: inout [UUID: Challenge], before: Date) {
     challenges = challenges.filter { $0.value.expiresAt > before }
 }
+
+actor InMemoryIdempotencyStore: IdempotencyStore {
+    private var records: [String: IdempotentRequestRecord] = [:]
+
+    func claim(_ record: IdempotentRequestRecord, now: Date) async throws -> IdempotentRequestRecord? {
+        if let held = records[record.keyHash], held.expiresAt > now { return held }
+        records[record.keyHash] = record
+        return nil
+    }
+
+    func complete(id: UUID, status: Int, contentType: String, bodyCiphertext: String) async throws {
+        guard let key = records.first(where: { $0.value.id == id })?.key else { return }
+        records[key]?.status = status
+        records[key]?.contentType = contentType
+        records[key]?.bodyCiphertext = bodyCiphertext
+    }
+
+    func release(id: UUID) async throws {
+        records = records.filter { $0.value.id != id || $0.value.status != nil }
+    }
+
+    func deleteExpired(before: Date) async throws {
+        records = records.filter { $0.value.expiresAt > before }
+    }
+}

@@ -59,7 +59,8 @@ import TwofoldDevice
                 rateLimits: InMemoryRateLimitStore(), sessions: InMemorySessionStore(), users: users,
                 guards: InMemoryFactorGuardStore(), loginFlows: flows, totp: totpStore,
                 backupCodes: InMemoryBackupCodeStore(), outbox: outbox, oneTimeCodes: InMemoryOneTimeCodeStore(),
-                devices: InMemoryDeviceStore(), passkeys: InMemoryPasskeyStore(), codeSignIns: nil)
+                devices: InMemoryDeviceStore(), passkeys: InMemoryPasskeyStore(),
+                idempotency: InMemoryIdempotencyStore(), codeSignIns: nil)
             let directory = FileManager.default.temporaryDirectory
             context = TwofoldContext(
                 configuration: Configuration(dataDirectory: directory, database: .sqliteInMemory),
