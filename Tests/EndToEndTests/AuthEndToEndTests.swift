@@ -96,9 +96,9 @@ import TwofoldTestSupport
         try await Self.signInJourney(on: server)
     }
 
-    /// Two instances on one PostgreSQL database: a refresh token exchanged on one is refused on
-    /// the other, and the reuse revokes the family everywhere.
-    @Test func aRefreshTokenUsedOnOneInstanceIsRefusedOnAnother() async throws {
+    /// Runs `body` with two server instances on the end-to-end PostgreSQL database, reset
+    /// first; skipped without one.
+    static func withTwoInstances(_ body: (ServerProcess, ServerProcess) async throws -> Void) async throws {
         guard let url = Self.postgresURL() else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -108,58 +108,59 @@ import TwofoldTestSupport
         try await ResetDatabase.run(first)
         let second = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
         defer { second.stop() }
+        try await body(first, second)
+    }
 
-        _ = try await Self.post(
-            first, API.Auth.register.path(),
-            ["username": "bob", "email": "bob@example.com", "password": Self.password],
-            as: RegisterResponse.self)
-        let (_, login) = try await Self.post(
-            first, API.Auth.login.path(), ["username": "bob", "password": Self.password], as: AuthTokensResponse.self)
-        let tokens = try #require(login)
-        let (onFirst, pair) = try await Self.post(
-            first, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
-        #expect(onFirst == 200)
-        let (onSecond, _) = try await Self.post(
-            second, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
-        #expect(onSecond == 401)
-        let (newest, _) = try await Self.post(
-            first, API.Auth.refresh.path(), ["refreshToken": try #require(pair).refreshToken.token],
-            as: RefreshResponse.self)
-        #expect(newest == 401, "the reuse revoked the whole family")
+    /// Two instances on one PostgreSQL database: a refresh token exchanged on one is refused on
+    /// the other, and the reuse revokes the family everywhere.
+    @Test func aRefreshTokenUsedOnOneInstanceIsRefusedOnAnother() async throws {
+        try await Self.withTwoInstances { first, second in
+            _ = try await Self.post(
+                first, API.Auth.register.path(),
+                ["username": "bob", "email": "bob@example.com", "password": Self.password],
+                as: RegisterResponse.self)
+            let (_, login) = try await Self.post(
+                first, API.Auth.login.path(), ["username": "bob", "password": Self.password],
+                as: AuthTokensResponse.self)
+            let tokens = try #require(login)
+            let (onFirst, pair) = try await Self.post(
+                first, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+            #expect(onFirst == 200)
+            let (onSecond, _) = try await Self.post(
+                second, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
+            #expect(onSecond == 401)
+            let (newest, _) = try await Self.post(
+                first, API.Auth.refresh.path(), ["refreshToken": try #require(pair).refreshToken.token],
+                as: RefreshResponse.self)
+            #expect(newest == 401, "the reuse revoked the whole family")
+        }
     }
 
     /// Two instances on one PostgreSQL database: of sixteen parallel registrations with one
     /// `Idempotency-Key`, half sent to each, exactly one runs; the rest wait or get its answer.
     @Test func oneIdempotencyKeyRunsOnceAcrossInstances() async throws {
-        guard let url = Self.postgresURL() else { return }
-        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let data = root.appendingPathComponent("data")
-        let first = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
-        defer { first.stop() }
-        try await ResetDatabase.run(first)
-        let second = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
-        defer { second.stop() }
-
-        let body = ["username": "ida", "email": "ida@example.com", "password": Self.password]
-        let answers = try await withThrowingTaskGroup(of: HTTP.Response.self) { group in
-            for index in 0..<16 {
-                group.addTask {
-                    var request = HTTP.json(
-                        "POST",
-                        (index.isMultiple(of: 2) ? first : second).baseURL
-                            .appendingPathComponent(API.Auth.register.path()), body)
-                    request.setValue("ida-signs-up-once", forHTTPHeaderField: Wire.Header.idempotencyKey)
-                    return try await HTTP.send(request)
+        try await Self.withTwoInstances { first, second in
+            let body = ["username": "ida", "email": "ida@example.com", "password": Self.password]
+            let answers = try await withThrowingTaskGroup(of: HTTP.Response.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        var request = HTTP.json(
+                            "POST",
+                            (index.isMultiple(of: 2) ? first : second).baseURL
+                                .appendingPathComponent(API.Auth.register.path()), body)
+                        request.setValue("ida-signs-up-once", forHTTPHeaderField: Wire.Header.idempotencyKey)
+                        return try await HTTP.send(request)
+                    }
                 }
+                return try await group.reduce(into: [HTTP.Response]()) { $0.append($1) }
             }
-            return try await group.reduce(into: [HTTP.Response]()) { $0.append($1) }
+            let ran = answers.filter { $0.status == 201 && $0.header(Wire.Header.idempotentReplayed) == nil }
+            #expect(ran.count == 1, "\(answers.map(\.status))")
+            #expect(answers.allSatisfy { $0.status == 201 || ($0.status == 409 && $0.text.contains("still being")) })
+            // Another registration of the same account without the key meets the one made.
+            #expect(
+                try await CodeDeliveryEndToEndTests.call(second, "POST", API.Auth.register.path(), body).status == 409)
         }
-        let ran = answers.filter { $0.status == 201 && $0.header(Wire.Header.idempotentReplayed) == nil }
-        #expect(ran.count == 1, "\(answers.map(\.status))")
-        #expect(answers.allSatisfy { $0.status == 201 || ($0.status == 409 && $0.text.contains("still being")) })
-        // Another registration of the same account without the key meets the one made.
-        #expect(try await CodeDeliveryEndToEndTests.call(second, "POST", API.Auth.register.path(), body).status == 409)
     }
 
     @Test func healthStaysFastWhileTwentyLoginsHashInParallel() async throws {

@@ -9,6 +9,17 @@ import TwofoldTestSupport
 @Suite struct StoreBoundaryTests {
     static let mayReachTheDatabase = ["Database/", "Stores/", "Application+Twofold.swift", "ServerMain.swift"]
 
+    /// The lines of the server's sources in `folder`, each with its file's name.
+    static func lines(in folder: String) throws -> [(file: String, line: Substring)] {
+        let url = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer").appendingPathComponent(
+            folder)
+        return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
+            .flatMap { name in
+                try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
+                    .split(separator: "\n").map { (name, $0) }
+            }
+    }
+
     @Test func onlyStoresReachTheDatabase() throws {
         let root = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer")
         let forbidden = /^import (Fluent|FluentKit|SQLKit)$|request\.db\b|request\.sql\b|\.query\(on:|\.sql\.raw/
@@ -31,21 +42,12 @@ import TwofoldTestSupport
     /// passed in when they are built, rather than looking it up on the request; no controller
     /// calls another.
     @Test func dependenciesArePassedIn() throws {
-        let root = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer")
-        func lines(in folder: String) throws -> [(file: String, line: Substring)] {
-            let url = root.appendingPathComponent(folder)
-            return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
-                .flatMap { name in
-                    try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
-                        .split(separator: "\n").map { (name, $0) }
-                }
-        }
-        let services = try lines(in: "Services").filter { $0.line.contains(/\bRequest\b/) }
+        let services = try Self.lines(in: "Services").filter { $0.line.contains(/\bRequest\b/) }
         #expect(services.isEmpty, "services that see a Request: \(services.map(\.file))")
-        let lookups = try (lines(in: "Controllers") + lines(in: "Middleware"))
+        let lookups = try (Self.lines(in: "Controllers") + Self.lines(in: "Middleware"))
             .filter { $0.line.contains(/request\.(application\.)?twofold\b|\.application\.twofold\b/) }
         #expect(lookups.isEmpty, "look services up on the request: \(lookups.map(\.file))")
-        let controllers = try lines(in: "Controllers")
+        let controllers = try Self.lines(in: "Controllers")
         let names = Set(controllers.map { $0.file.replacingOccurrences(of: ".swift", with: "") })
             .filter { $0.hasSuffix("Controller") }
         let calls = controllers.filter { entry in
@@ -58,16 +60,7 @@ import TwofoldTestSupport
     /// services do (`SecondStep` holds the unit of work and PostgreSQL's single statement). And
     /// no service or store tells a person to call an API path: a page shows their messages too.
     @Test func controllersHoldUseCasesAndServicesSpeakWithoutPaths() throws {
-        let root = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer")
-        func lines(in folder: String) throws -> [(file: String, line: Substring)] {
-            let url = root.appendingPathComponent(folder)
-            return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
-                .flatMap { name in
-                    try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
-                        .split(separator: "\n").map { (name, $0) }
-                }
-        }
-        let controllers = try lines(in: "Controllers")
+        let controllers = try Self.lines(in: "Controllers")
         #expect(controllers.count > 500, "the walk found the controllers")
         let reachThroughs = controllers.filter {
             $0.line.contains(/\.store\b|UnitsOfWork|unitsOfWork|CodeSignInStore|codeSignIns|TwofoldContext/)
@@ -79,7 +72,7 @@ import TwofoldTestSupport
             $0.line.contains(/\b(users|policy|audit|passwords|rateLimiter|factorChanges)\.[a-z]/)
         }
         #expect(decisions.isEmpty, "controllers that decide themselves: \(decisions.map { "\($0.file): \($0.line)" })")
-        let spoken = try (lines(in: "Services") + lines(in: "Stores")).filter { entry in
+        let spoken = try (Self.lines(in: "Services") + Self.lines(in: "Stores")).filter { entry in
             !entry.line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
                 && entry.line.contains(/(GET|POST|PUT|PATCH|DELETE) \/|\/api\/v1\//)
         }
