@@ -139,6 +139,31 @@ import VaporTesting
         }
     }
 
+    /// A claim its server never answered (it stopped mid-request) holds the key for a minute,
+    /// not a day: then the request may be sent again and runs.
+    @Test func aClaimLeftByAStoppedServerLapses() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            // What a server that died after claiming the key left behind: a claim, no answer.
+            let body = try JSONSerialization.data(withJSONObject: Self.pat)
+            let fingerprint =
+                Array("POST /\(API.Auth.register.path())?\n".utf8) + IdempotencyMiddleware.canonical(body)
+            guard
+                case .run = try await app.twofold.idempotency.start(
+                    key: "orphaned-key", scope: "address:10.0.0.1", fingerprint: fingerprint)
+            else {
+                Issue.record("the first claim did not run")
+                return
+            }
+            let meanwhile = try await Self.send(app, API.Auth.register.path(), key: "orphaned-key", body: Self.pat)
+            #expect(meanwhile.status == 409 && meanwhile.body.contains("still being"), "\(meanwhile.body)")
+            clock.advance(by: Idempotency.lease + 1)
+            let later = try await Self.send(app, API.Auth.register.path(), key: "orphaned-key", body: Self.pat)
+            #expect(later.status == 201 && !later.replayed, "\(later.body)")
+            #expect(try await Self.users(app) == 1)
+        }
+    }
+
     @Test func nothingReadableIsStored() async throws {
         try await withTestApp { app in
             _ = try await AuthFlowTests.signUp(app)

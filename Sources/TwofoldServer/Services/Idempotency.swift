@@ -17,6 +17,9 @@ struct Idempotency: Sendable {
 
     /// How long a key's answer is kept.
     static let lifetime: TimeInterval = 24 * 3600
+    /// How long a request may take: a claim still unanswered after this belonged to a server
+    /// that stopped (`kill -9`, a crash), and the key may be sent again.
+    static let lease: TimeInterval = 60
 
     /// What to do with a request that carries a key.
     enum Start: Sendable {
@@ -43,7 +46,8 @@ struct Idempotency: Sendable {
         let claim = IdempotentRequestRecord(
             id: UUID(), keyHash: hash(Array("\(scope)\n\(key)".utf8)), requestHash: hash(fingerprint), status: nil,
             contentType: nil, bodyCiphertext: nil, createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
-        guard let held = try await store.claim(claim, now: now) else { return .run(claim.id) }
+        guard let held = try await store.claim(claim, now: now, staleBefore: now.addingTimeInterval(-Self.lease))
+        else { return .run(claim.id) }
         guard ConstantTime.equals(Array(held.requestHash.utf8), Array(claim.requestHash.utf8)) else {
             throw Problem(
                 status: 409, code: .conflict, title: "Idempotency key used for another request",

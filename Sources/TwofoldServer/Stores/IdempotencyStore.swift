@@ -17,10 +17,11 @@ struct IdempotentRequestRecord: Sendable, Equatable {
 
 /// The idempotent requests (`idempotent_requests`).
 protocol IdempotencyStore: Sendable {
-    /// Claims `record.keyHash` for a new request, an expired claim of the key first removed:
-    /// `nil` when this call claimed it (one of any number of parallel calls), else the claim
-    /// that holds it.
-    func claim(_ record: IdempotentRequestRecord, now: Date) async throws -> IdempotentRequestRecord?
+    /// Claims `record.keyHash` for a new request, after removing a claim of the key that expired
+    /// or that is still unanswered since before `staleBefore` (its server stopped): `nil` when
+    /// this call claimed it (one of any number of parallel calls), else the claim that holds it.
+    func claim(_ record: IdempotentRequestRecord, now: Date, staleBefore: Date) async throws
+        -> IdempotentRequestRecord?
     /// Stores the answer of the request claimed as `id`.
     func complete(id: UUID, status: Int, contentType: String, bodyCiphertext: String) async throws
     /// Gives the claim `id` up (its request failed on the server's side): the key may be used again.
@@ -33,11 +34,15 @@ protocol IdempotencyStore: Sendable {
 struct SQLIdempotencyStore: IdempotencyStore {
     let database: any SQLExecutor
 
-    func claim(_ record: IdempotentRequestRecord, now: Date) async throws -> IdempotentRequestRecord? {
+    func claim(_ record: IdempotentRequestRecord, now: Date, staleBefore: Date) async throws
+        -> IdempotentRequestRecord?
+    {
         try await database.run(
             Statement(
-                "DELETE FROM idempotent_requests WHERE key_hash = ? AND expires_at <= ?", .text(record.keyHash),
-                .date(now)))
+                """
+                DELETE FROM idempotent_requests
+                WHERE key_hash = ? AND (expires_at <= ? OR (status IS NULL AND created_at <= ?))
+                """, .text(record.keyHash), .date(now), .date(staleBefore)))
         let claimed = try await database.changes(
             Statement(
                 """

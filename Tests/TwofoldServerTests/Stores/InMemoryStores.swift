@@ -705,8 +705,13 @@ func deleteExpired<Challenge: SingleUseChallenge>(_ challenges: inout [UUID: Cha
 actor InMemoryIdempotencyStore: IdempotencyStore {
     private var records: [String: IdempotentRequestRecord] = [:]
 
-    func claim(_ record: IdempotentRequestRecord, now: Date) async throws -> IdempotentRequestRecord? {
-        if let held = records[record.keyHash], held.expiresAt > now { return held }
+    func claim(_ record: IdempotentRequestRecord, now: Date, staleBefore: Date) async throws
+        -> IdempotentRequestRecord?
+    {
+        if let held = records[record.keyHash], held.expiresAt > now, held.status != nil || held.createdAt > staleBefore
+        {
+            return held
+        }
         records[record.keyHash] = record
         return nil
     }
