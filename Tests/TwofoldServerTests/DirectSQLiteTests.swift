@@ -17,7 +17,7 @@ struct DirectSQLiteTests {
         Request(application: app, method: .POST, url: "/", on: app.eventLoopGroup.next())
     }
 
-    static func events(of type: AuditLog.Event, _ app: Application) async throws -> Int {
+    static func events(of type: AuditEvent, _ app: Application) async throws -> Int {
         try await fluentCount(type.rawValue, app.db)
     }
 

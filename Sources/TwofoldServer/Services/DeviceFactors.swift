@@ -126,7 +126,7 @@ struct DeviceFactors: Sendable {
     /// challenges in the same transaction, so a replaced key stops working at once; audits it and
     /// answers the device's state.
     func changeBiometricKey(
-        to key: String?, of device: DeviceRecord, audit event: AuditLog.Event, detail: String, origin: RequestOrigin
+        to key: String?, of device: DeviceRecord, audit event: AuditEvent, detail: String, origin: RequestOrigin
     ) async throws -> DeviceSecondFactorResponse {
         try await deviceKeys.setBiometricKey(key, of: device)
         try await audit.record(event, user: device.userID, detail: detail, origin: origin)

@@ -14,19 +14,6 @@ struct TOTPService: Sendable {
     let issuer: String
     let pendingLifetime: TimeInterval
 
-    /// A secret as codes are checked against it: plain values, from a stored credential or read
-    /// with the login flow (`PendingSecondStep`).
-    struct Secret: Sendable {
-        let id: UUID
-        let userID: UUID
-        /// As `TOTPCredentialRecord.secretCiphertext`.
-        let ciphertext: String
-        let algorithm: String
-        let digits: Int
-        let period: Int
-        let lastUsedStep: Int64?
-    }
-
     /// The user's confirmed secret, if any.
     func active(for userID: UUID) async throws -> TOTPCredentialRecord? {
         try await store.credential(userID: userID, status: .active)
@@ -85,7 +72,7 @@ struct TOTPService: Sendable {
     /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
     /// (one step) is accepted once however many requests race. Throws the factor's problems.
     func check(_ code: String, credential: TOTPCredentialRecord, origin: RequestOrigin) async throws {
-        let secret = Secret(credential)
+        let secret = TOTPSecret(credential)
         guard let step = try matchingStep(code, secret: secret) else {
             if try isUsedStep(code, secret: secret) { throw Self.replayed }
             try await refuse(userID: secret.userID, origin: origin)
@@ -96,13 +83,13 @@ struct TOTPService: Sendable {
     /// The time step `code` is right for (the current one or either neighbour, after the last
     /// one used), or `nil`: the computation alone, which the second step of a sign-in does before
     /// its unit of work so that the database's thread does not. Deciding is `settle` or `refuse`.
-    func matchingStep(_ code: String, secret: Secret) throws -> UInt64? {
+    func matchingStep(_ code: String, secret: TOTPSecret) throws -> UInt64? {
         let lastUsed = secret.lastUsedStep.map { UInt64(clamping: $0) }
         return try generator(for: secret).verify(CodeFormatter.strip(code), at: clock.now(), window: 1, after: lastUsed)
     }
 
     /// The code generator of `secret`, its key opened.
-    private func generator(for secret: Secret) throws -> TwofoldCore.TOTP {
+    private func generator(for secret: TOTPSecret) throws -> TwofoldCore.TOTP {
         let key = try secrets.open(secret.ciphertext, boundTo: secret.userID)
         return try TOTP(
             secret: key, algorithm: OTPAlgorithm(name: secret.algorithm) ?? .sha1,
@@ -121,7 +108,7 @@ struct TOTPService: Sendable {
     /// Records a code right for `step`: refused while the factor is locked (`FactorGuard.admit`:
     /// the code was judged before, so only the verdict waits for the lock); then the time step
     /// is claimed with one conditional update, and only a claimed step starts the count again.
-    func settle(_ step: UInt64, secret: Secret) async throws {
+    func settle(_ step: UInt64, secret: TOTPSecret) async throws {
         let counted = try await guards.admit(Self.factor, userID: secret.userID)
         // The step already used: a duplicate of a code just accepted (or a replay of one seen),
         // which guesses nothing, so it is refused without counting (issue S item 11).
@@ -131,7 +118,7 @@ struct TOTPService: Sendable {
 
     /// Why a code judged right for its step could not claim it: the factor is locked (as
     /// `settle` refuses it), else the step was used meanwhile.
-    func explainRefusal(secret: Secret) async throws -> Never {
+    func explainRefusal(secret: TOTPSecret) async throws -> Never {
         _ = try await guards.admit(Self.factor, userID: secret.userID)
         throw Self.replayed
     }
@@ -142,20 +129,11 @@ struct TOTPService: Sendable {
 
     /// Whether `code`, which matched no step after the last one used, is the code of a step
     /// already used: a duplicate, refused as `replayed` and not counted as a guess.
-    func isUsedStep(_ code: String, secret: Secret) throws -> Bool {
+    func isUsedStep(_ code: String, secret: TOTPSecret) throws -> Bool {
         guard let lastUsed = secret.lastUsedStep.map({ UInt64(clamping: $0) }),
             let step = try? generator(for: secret).verify(
                 CodeFormatter.strip(code), at: clock.now(), window: 1, after: nil)
         else { return false }
         return step <= lastUsed
-    }
-}
-
-extension TOTPService.Secret {
-    init(_ credential: TOTPCredentialRecord) {
-        self.init(
-            id: credential.id, userID: credential.userID, ciphertext: credential.secretCiphertext,
-            algorithm: credential.algorithm, digits: credential.digits, period: credential.period,
-            lastUsedStep: credential.lastUsedStep)
     }
 }

@@ -2,6 +2,40 @@ import Foundation
 import TwofoldAPI
 import TwofoldSQLite
 
+/// The kinds of security event the append-only `audit_events` table records, as stored in
+/// `type` (`Auditor` writes them).
+enum AuditEvent: String, Sendable {
+    case userRegistered = "user.registered"
+    case adminCreated = "admin.created"
+    case loginSucceeded = "login.succeeded"
+    case loginFailed = "login.failed"
+    case loginThrottled = "login.throttled"
+    case loginSecondFactorRequired = "login.second_factor_required"
+    case refreshTokenReused = "token.refresh_reused"
+    case sessionRevoked = "session.revoked"
+    case allSessionsRevoked = "session.revoked_all"
+    case userUnlocked = "admin.user_unlocked"
+    case factorAdded = "factor.added"
+    case factorRemoved = "factor.removed"
+    case lockout = "lockout"
+    case accountLocked = "account.locked"
+    case trustedDeviceAdded = "trusted_device.added"
+    case trustedDeviceRevoked = "trusted_device.revoked"
+    case loginTrustedDevice = "login.trusted_device"
+    case passwordChanged = "account.password_changed"
+    case phoneChanged = "account.phone_changed"
+    case emailChanged = "account.email_changed"
+    case devicePinSet = "device.pin_set"
+    case devicePinBlocked = "device.pin_blocked"
+    case devicePinUnblocked = "device.pin_unblocked"
+    case deviceBiometricsAdded = "device.biometrics_added"
+    case deviceBiometricsRemoved = "device.biometrics_removed"
+    /// A passkey's signature counter did not grow: the authenticator may have been cloned.
+    case passkeyPossibleClone = "passkey.possible_clone"
+    /// A passkey's BE or BS flag changed between ceremonies (recorded, not refused).
+    case passkeyBackupStateChanged = "passkey.backup_state_changed"
+}
+
 /// Where a request came from, as the audit log and remembered devices record it.
 struct RequestOrigin: Sendable, Equatable {
     var address: String?
@@ -14,7 +48,7 @@ struct RequestOrigin: Sendable, Equatable {
 struct AuditEntry: Sendable, Equatable {
     var id: UUID
     var occurredAt: Date
-    var event: AuditLog.Event
+    var event: AuditEvent
     var userID: UUID?
     var actorID: UUID?
     var origin: RequestOrigin

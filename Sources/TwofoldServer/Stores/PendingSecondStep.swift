@@ -16,7 +16,7 @@ struct PendingSecondStep: Sendable {
     let user: UserDTO
     let userStatus: User.Status
     /// The user's active authenticator-app secret; `nil` without one.
-    let totp: TOTPService.Secret?
+    let totp: TOTPSecret?
 
     /// The flow whose token hashes to `tokenHash`, read by `init(row:)`.
     static func query(tokenHash: String) -> Statement {
@@ -60,7 +60,7 @@ extension PendingSecondStep {
             id: userID, username: try row.text(5), email: try row.text(6), phoneNumber: try row.optionalText(7),
             role: role.rawValue, status: status.rawValue, createdAt: try row.date(10))
         totp = try row.optionalUUID(11).map { id in
-            TOTPService.Secret(
+            TOTPSecret(
                 id: id, userID: userID, ciphertext: try row.text(12), algorithm: try row.text(13),
                 digits: try row.integer(14), period: try row.integer(15),
                 lastUsedStep: try row.optionalInteger(16).map(Int64.init))

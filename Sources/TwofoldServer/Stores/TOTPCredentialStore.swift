@@ -1,6 +1,28 @@
 import Foundation
 import TwofoldSQLite
 
+/// A secret as codes are checked against it: plain values, from a stored credential or read
+/// with the login flow (`PendingSecondStep`). `TOTPService` checks codes against it.
+struct TOTPSecret: Sendable {
+    let id: UUID
+    let userID: UUID
+    /// As `TOTPCredentialRecord.secretCiphertext`.
+    let ciphertext: String
+    let algorithm: String
+    let digits: Int
+    let period: Int
+    let lastUsedStep: Int64?
+}
+
+extension TOTPSecret {
+    init(_ credential: TOTPCredentialRecord) {
+        self.init(
+            id: credential.id, userID: credential.userID, ciphertext: credential.secretCiphertext,
+            algorithm: credential.algorithm, digits: credential.digits, period: credential.period,
+            lastUsedStep: credential.lastUsedStep)
+    }
+}
+
 /// A user's authenticator-app secret (`totp_credentials`): pending after setup, active once a code
 /// confirmed it. The secret is stored only encrypted (AES-GCM, key outside the database).
 struct TOTPCredentialRecord: Sendable, Equatable {

@@ -332,7 +332,7 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
         guard let flow = flows.values.first(where: { $0.tokenHash == tokenHash }), let user = users[flow.userID]
         else { return nil }
         let secret = try await totp?.credential(userID: flow.userID, status: .active).map {
-            TOTPService.Secret(
+            TOTPSecret(
                 id: $0.id, userID: $0.userID, ciphertext: $0.secretCiphertext, algorithm: $0.algorithm,
                 digits: $0.digits, period: $0.period, lastUsedStep: $0.lastUsedStep)
         }

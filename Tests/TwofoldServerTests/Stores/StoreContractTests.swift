@@ -459,7 +459,7 @@ import VaporTesting
     static func auditContract(_ store: any AuditStore, alice: UUID) async throws {
         // Later than anything the test app wrote (its clock starts at 1,800,000,000).
         let now = Date(timeIntervalSince1970: 1_900_000_000)
-        let events: [(AuditLog.Event, UUID?, TimeInterval)] = [
+        let events: [(AuditEvent, UUID?, TimeInterval)] = [
             (.loginFailed, nil, 0), (.loginSucceeded, alice, 1), (.loginFailed, alice, 2), (.lockout, alice, 3),
         ]
         for (event, user, offset) in events {
