@@ -8,14 +8,13 @@ struct AccountChanges: Sendable {
     let configuration: Configuration
     let clock: ServerClock
     let passwords: PasswordHasher
+    let passwordReentry: PasswordReentry
     let audit: Auditor
     let trustedDevices: TrustedDeviceService
-    let rateLimiter: RateLimiter
     let sessions: SessionService
     let codes: OneTimeCodeService
     let users: any UserStore
     let deviceKeys: DeviceKeyService
-    let rules: ProductRules
     let secondFactors: SecondFactors
     let factorChanges: FactorChanges
     let policy: SignInPolicy
@@ -39,15 +38,12 @@ struct AccountChanges: Sendable {
         if let problem = InputValidation.passwordProblem(body.newPassword, username: user.username, email: user.email) {
             throw InputValidation.failure(["newPassword": problem])
         }
-        let now = clock.now()
-        let key = "password-change:\(caller.userID)"
-        try await rateLimiter.require(key, rule: .init(rules.passwordChange), now: now)
-        guard try await passwords.verify(body.currentPassword, against: user.passwordHash) else {
+        guard try await passwordReentry.matches(body.currentPassword, of: user) else {
             throw Problem(
                 status: 401, code: .invalidCredentials, title: "Wrong password",
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
-        try await rateLimiter.reset(key, rule: .init(rules.passwordChange), now: now)
+        let now = clock.now()
         try await users.setPasswordHash(
             try await passwords.hash(body.newPassword), userID: caller.userID, now: now)
         try await sessions.revokeAll(

@@ -9,7 +9,6 @@ import TwofoldAPI
 /// unblocks the PIN unless `TWOFOLD_DISALLOW_PIN_CHANGE_WITH_BIOMETRIC` is set.
 struct DeviceFactors: Sendable {
     let configuration: Configuration
-    let clock: ServerClock
     let passwords: PasswordHasher
     let audit: Auditor
     let deviceKeys: DeviceKeyService

@@ -14,6 +14,15 @@ struct Idempotency: Sendable {
     let store: any IdempotencyStore
     let secrets: SecretBox
     let clock: ServerClock
+    /// The key of the keyed hashes, derived once.
+    private let macKey: SymmetricKey
+
+    init(store: any IdempotencyStore, secrets: SecretBox, clock: ServerClock) {
+        self.store = store
+        self.secrets = secrets
+        self.clock = clock
+        macKey = secrets.lookupKey(purpose: "idempotency")
+    }
 
     /// How long a key's answer is kept.
     static let lifetime: TimeInterval = 24 * 3600
@@ -77,6 +86,6 @@ struct Idempotency: Sendable {
 
     private func hash(_ bytes: [UInt8]) -> String {
         Base64URL.encode(
-            Data(HMAC<SHA256>.authenticationCode(for: bytes, using: secrets.lookupKey(purpose: "idempotency"))))
+            Data(HMAC<SHA256>.authenticationCode(for: bytes, using: macKey)))
     }
 }

@@ -5,14 +5,11 @@ import TwofoldAPI
 /// password; the session's new access token has `auth_time` now, and the session records the
 /// proof for `SignInPolicy`. Also the code and the passkey options a step-up is proven with.
 struct StepUp: Sendable {
-    let clock: ServerClock
-    let passwords: PasswordHasher
+    let passwordReentry: PasswordReentry
     let audit: Auditor
-    let rateLimiter: RateLimiter
     let sessions: SessionService
     let codes: OneTimeCodeService
     let users: any UserStore
-    let rules: ProductRules
     let secondFactors: SecondFactors
     let passkeys: PasskeyService
 
@@ -68,16 +65,12 @@ struct StepUp: Sendable {
         guard let password, (1...256).contains(password.unicodeScalars.count) else {
             throw InputValidation.failure(["password": "is required (1 to 256 characters)"])
         }
-        let now = clock.now()
-        let key = "password-change:\(user.id)"
-        try await rateLimiter.require(key, rule: .init(rules.passwordChange), now: now)
-        guard try await passwords.verify(password, against: user.passwordHash) else {
+        guard try await passwordReentry.matches(password, of: user) else {
             try await audit.record(.loginFailed, user: user.id, detail: "step-up: wrong password", origin: origin)
             throw Problem(
                 status: 401, code: .invalidCredentials, title: "Wrong password", detail: "The password is wrong.",
                 errors: ["password": "is wrong"])
         }
-        try await rateLimiter.reset(key, rule: .init(rules.passwordChange), now: now)
         return try await sessions.stepUp(caller: caller, amr: "pwd", proof: SessionProofs.password)
     }
 

@@ -136,9 +136,11 @@ final class TwofoldContext: Sendable {
         self.registration = Registration(
             enabled: configuration.registrationEnabled, clock: clock, passwords: passwords, audit: audit,
             rateLimiter: rateLimiter, users: users, rules: configuration.rules)
+        let passwordReentry = PasswordReentry(
+            passwords: passwords, rateLimiter: rateLimiter, rules: configuration.rules, clock: clock)
         self.stepUp = StepUp(
-            clock: clock, passwords: passwords, audit: audit, rateLimiter: rateLimiter, sessions: sessions,
-            codes: codes, users: users, rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
+            passwordReentry: passwordReentry, audit: audit, sessions: sessions, codes: codes, users: users,
+            secondFactors: secondFactors, passkeys: passkeys)
         self.deviceEnrolment = DeviceEnrolment(
             clock: clock, passwords: passwords, audit: audit, outbox: outbox, users: users, deviceKeys: deviceKeys,
             secondFactors: secondFactors, factorChanges: factorChanges, policy: policy)
@@ -148,10 +150,10 @@ final class TwofoldContext: Sendable {
         self.cookies = CookieRules(
             origins: configuration.webAuthn.origins, production: configuration.mode == .production)
         self.accountChanges = AccountChanges(
-            configuration: configuration, clock: clock, passwords: passwords, audit: audit,
-            trustedDevices: trustedDevices, rateLimiter: rateLimiter, sessions: sessions, codes: codes, users: users,
-            deviceKeys: deviceKeys, rules: configuration.rules, secondFactors: secondFactors,
-            factorChanges: factorChanges, policy: policy, passkeys: passkeys)
+            configuration: configuration, clock: clock, passwords: passwords, passwordReentry: passwordReentry,
+            audit: audit, trustedDevices: trustedDevices, sessions: sessions, codes: codes, users: users,
+            deviceKeys: deviceKeys, secondFactors: secondFactors, factorChanges: factorChanges, policy: policy,
+            passkeys: passkeys)
         self.factorSettings = FactorSettings(
             configuration: configuration, clock: clock, audit: audit, trustedDevices: trustedDevices, totp: totp,
             backupCodes: backupCodes, codes: codes, users: users, secondFactors: secondFactors,
@@ -163,7 +165,7 @@ final class TwofoldContext: Sendable {
             clock: clock, audit: audit, sessions: sessions, users: users, passkeys: passkeys,
             rateLimiter: rateLimiter, rules: configuration.rules)
         self.deviceFactors = DeviceFactors(
-            configuration: configuration, clock: clock, passwords: passwords, audit: audit, deviceKeys: deviceKeys,
+            configuration: configuration, passwords: passwords, audit: audit, deviceKeys: deviceKeys,
             rules: configuration.rules, policy: policy)
         self.administration = Administration(
             clock: clock, audit: audit, sessions: sessions, guards: guards, users: users)
