@@ -72,7 +72,7 @@ import VaporTesting
                 app, API.Auth.register.path(), key: key, body: Self.pat, address: "10.0.0.2")
             #expect(elsewhere.status == 409 && !elsewhere.replayed && elsewhere.body.contains("already registered"))
 
-            // A signed-in caller's keys are the user's, whatever address the retry comes from.
+            // A signed-in caller's keys are the session's, whatever address the retry comes from.
             let tokens = try await AuthFlowTests.signUp(app, "alice")
             let first = try await Self.send(
                 app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.3",
@@ -82,6 +82,16 @@ import VaporTesting
                 app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.4",
                 bearer: tokens.accessToken.token)
             #expect(retried.replayed && retried.body == first.body, "the same pending secret, not a new one")
+            // Another session of the same account gets no replay: a replay runs no policy check, so
+            // a session that proved less must not be handed what this one was allowed.
+            let login = try await Self.send(
+                app, API.Auth.login.path(), key: nil,
+                body: ["email": "alice@example.com", "password": AuthFlowTests.password], address: "10.0.0.5")
+            let otherSession = try decodeJSON(AuthTokensResponse.self, from: ByteBuffer(string: login.body))
+            let elsewhereSession = try await Self.send(
+                app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.3",
+                bearer: otherSession.accessToken.token)
+            #expect(!elsewhereSession.replayed && elsewhereSession.body != first.body)
             // Another user's request under the same key is theirs alone.
             let bob = try await AuthFlowTests.signUp(app, "bob")
             let bobs = try await Self.send(

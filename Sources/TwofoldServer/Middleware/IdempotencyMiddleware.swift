@@ -3,9 +3,10 @@ import TwofoldAPI
 import Vapor
 
 /// Honours `Idempotency-Key` on every change (`Idempotency`): in front of each POST, PUT, PATCH
-/// and DELETE endpoint, after the bearer check, so a signed-in caller's keys are the user's
-/// (whatever token or address the retry comes with) and anyone else's are the client
-/// address's. Without the header a request passes untouched. An answer below 500 is kept,
+/// and DELETE endpoint, after the bearer check, so a signed-in caller's keys are the session's
+/// (whatever refreshed token or address the retry comes with) and anyone else's are the client
+/// address's. Not the user's: another session of the same account, one that proved less, must
+/// not be handed what a request the policy let through answered (a replay runs no check). Without the header a request passes untouched. An answer below 500 is kept,
 /// refusals included (a wrong code sent again is the same wrong code, not a second guess); a
 /// server-side failure keeps nothing, so the retry runs.
 struct IdempotencyMiddleware: AsyncMiddleware {
@@ -18,7 +19,7 @@ struct IdempotencyMiddleware: AsyncMiddleware {
             return try await next.respond(to: request)
         }
         let scope =
-            request.auth.get(AuthenticatedUser.self).map { "user:\($0.userID.canonicalText)" }
+            request.auth.get(AuthenticatedUser.self).map { "session:\($0.sessionID.canonicalText)" }
             ?? "address:\(request.clientAddress ?? "-")"
         var body = request.body.data
         if body == nil, request.body.string == nil {

@@ -6,7 +6,7 @@ import TwofoldCore
 /// `Idempotency-Key` (API.md "Idempotent changes"): a change sent again with the same key and
 /// the same request within 24 hours gets the first answer again and changes nothing; the same
 /// key with another request is `409 conflict`, and so is one that arrives while the first is
-/// still being answered. Keys belong to the caller (the signed-in user, else the client
+/// still being answered. Keys belong to the caller (the signed-in session, else the client
 /// address). Key and request are stored as keyed hashes (the request may hold a password), the
 /// answer sealed (it may hold tokens). One conditional insert claims a key, so of parallel
 /// requests with one key exactly one runs.
