@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldSQLite
+import _ConnectionPoolModule
 
 @testable import TwofoldServer
 
@@ -50,5 +51,13 @@ import TwofoldSQLite
         #expect(DatabaseOutage.postgresReason(sqlState: "08006") != nil)
         #expect(DatabaseOutage.postgresReason(sqlState: "23505") == nil, "a unique violation is no outage")
         #expect(DatabaseOutage.postgresReason(sqlState: nil) == nil)
+    }
+
+    /// PostgresNIO's pool, after a minute of failed connections with none open, fails each
+    /// request at once with an error of its own: that is an outage (`503`), not a bug (`500`),
+    /// for however long PostgreSQL stays away.
+    @Test func aPoolThatStoppedTryingIsAnOutage() {
+        #expect(DatabaseOutage.reason(for: ConnectionPoolError.connectionCreationCircuitBreakerTripped) != nil)
+        #expect(DatabaseOutage.reason(for: ConnectionPoolError.poolShutdown) != nil)
     }
 }

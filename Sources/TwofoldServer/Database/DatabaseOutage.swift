@@ -5,6 +5,7 @@ import PostgresNIO
 import SQLiteNIO
 import TwofoldAPI
 import TwofoldSQLite
+import _ConnectionPoolModule
 
 /// Tells an error that means "the database cannot be reached or cannot write now" from a bug:
 /// those are the server's trouble, not the request's, and are answered `503` with `Retry-After`
@@ -28,9 +29,14 @@ enum DatabaseOutage {
             return "no PostgreSQL connection could be made in time"
         case PostgresStatementsError.connectionLost:
             return "the PostgreSQL connection closed during a statement"
+        case let error as _ConnectionPoolModule.ConnectionPoolError:
+            // PostgresNIO's pool stops trying after a minute of failed connections with none
+            // open, and fails every request at once until one opens again.
+            return error == .connectionCreationCircuitBreakerTripped
+                ? "the PostgreSQL server cannot be reached" : "the PostgreSQL connection pool has shut down"
         case is ConnectionPoolTimeoutError:
             return "no database connection became free in time"
-        case is ConnectionPoolError:
+        case is AsyncKit.ConnectionPoolError:
             return "the database connection pool has shut down"
         case is NIOConnectionError, is ChannelError:
             return "the database server cannot be reached"
