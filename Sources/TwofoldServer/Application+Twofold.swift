@@ -63,7 +63,10 @@ public func configure(
         let watch = ConnectionWatch(
             limit: configuration.postgresConnectTimeout, interval: .milliseconds(250), on: app.eventLoopGroup.any())
         app.lifecycle.use(PostgresClientRunner(client: client, watch: watch))
-        postgres = PostgresStatements(client: client, logger: app.logger, watch: watch)
+        postgres = PostgresStatements(
+            client: client, logger: app.logger,
+            prepared: Dictionary(uniqueKeysWithValues: TwofoldContext.Stores.prepared.map { ($0.name, $0) }),
+            watch: watch)
     }
     let database = DatabaseExecutor(
         direct: sqlite, postgres: postgres, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)

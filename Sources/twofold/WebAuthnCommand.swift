@@ -65,7 +65,7 @@ struct WebAuthnCommand: AsyncParsableCommand {
                 }
                 data = read
             }
-            do { return try JSONDecoder().decode(T.self, from: data) } catch {
+            do { return try Wire.decoder().decode(T.self, from: data) } catch {
                 throw ValidationError("the response is not the client's JSON: \(error)")
             }
         }

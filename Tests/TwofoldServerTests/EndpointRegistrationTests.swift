@@ -63,3 +63,67 @@ import VaporTesting
         }
     }
 }
+
+/// Handlers are registered by their endpoint's types: given the declared `Body`, answering the
+/// declared `Answer` at one of the declared success statuses.
+@Suite struct TypedHandlerTests {
+    static let fixed = Endpoint<NoContent, SuccessResponse>(.post, "test/fixed", .anyone)
+    static let either = Endpoint<SMSSetupRequest, CodeSentResponse>(.post, "test/either", .anyone, success: [200, 202])
+    static let sent = CodeSentResponse(
+        nextAllowedAt: Date(timeIntervalSince1970: 1_800_000_060), maskedDestination: "+1 *** *** **23",
+        expiresAt: Date(timeIntervalSince1970: 1_800_000_300))
+
+    static func routes(_ app: Application) throws {
+        let root = EndpointRoutes(
+            app.routes,
+            bearer: BearerAuthentication(
+                tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock),
+            adminOnly: AdminOnly(users: app.twofold.users),
+            idempotency: IdempotencyMiddleware(idempotency: app.twofold.idempotency, maxBodyBytes: 4096))
+        root.on(fixed) { _, _ in SuccessResponse() }
+        // `202` when the body names a number, `201` (undeclared) when it names "undeclared".
+        root.on(either) { _, body in
+            switch body.phoneNumber {
+            case nil: Reply(answer: sent, status: .ok)
+            case "undeclared"?: Reply(answer: sent, status: .created)
+            default: Reply(answer: sent, status: .accepted, headers: ["X-Test": "yes"])
+            }
+        }
+    }
+
+    @Test func aReplyIsSentAtADeclaredStatusOnly() async throws {
+        try await withTestApp(routes: Self.routes) { app in
+            // A body a `NoContent` endpoint does not read is ignored, whatever it holds.
+            try await app.testing().test(.POST, "test/fixed", body: ByteBuffer(string: "not json")) { response in
+                #expect(response.status == .ok)
+                #expect((try? response.decode(SuccessResponse.self))?.success == true)
+            }
+            // A body a client may leave out reads as empty.
+            try await app.testing().test(.POST, "test/either") { response in
+                #expect(response.status == .ok)
+            }
+            try await app.testing().test(
+                .POST, "test/either", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: #"{"phoneNumber":"+14155550123"}"#)
+            ) { response in
+                #expect(response.status == .accepted)
+                #expect(response.headers.first(name: "X-Test") == "yes")
+                let sent = try? response.decode(CodeSentResponse.self)
+                #expect(sent?.maskedDestination == Self.sent.maskedDestination)
+            }
+            // A malformed body is the client's fault.
+            try await app.testing().test(
+                .POST, "test/either", headers: ["Content-Type": "application/json"], body: ByteBuffer(string: "{")
+            ) { response in
+                #expect(response.status.code >= 400 && response.status.code < 500)
+            }
+            // A status the endpoint does not declare is the server's fault, never sent as is.
+            try await app.testing().test(
+                .POST, "test/either", headers: ["Content-Type": "application/json"],
+                body: ByteBuffer(string: #"{"phoneNumber":"undeclared"}"#)
+            ) { response in
+                #expect(response.status == .internalServerError)
+            }
+        }
+    }
+}

@@ -152,10 +152,10 @@ import VaporTesting
         let signedIn = app.grouped(
             BearerAuthentication(tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock))
         signedIn.post("test", "proven") { request async throws -> Response in
-            try Response.json(
-                StepUpResponse(
-                    accessToken: try await request.application.twofold.sessions.stepUp(
-                        caller: try request.caller, amr: "otp", proof: SessionProofs.password)))
+            let answer = StepUpResponse(
+                accessToken: try await request.application.twofold.sessions.stepUp(
+                    caller: try request.caller, amr: "otp", proof: SessionProofs.password))
+            return Response(status: .ok, body: .init(data: try Wire.encoder().encode(answer)))
         }
         // Adding a factor to a password-only account: the password proven in the last 5 minutes.
         signedIn.get("test", "sensitive") { request async throws -> String in

@@ -65,7 +65,7 @@ enum PasskeyCalls {
         body: (any Encodable)? = nil
     ) async throws -> Answer {
         var answer: Answer?
-        let buffer = try body.map { ByteBuffer(data: try JSONEncoder().encode($0)) }
+        let buffer = try body.map { ByteBuffer(data: try Wire.encoder().encode($0)) }
         try await app.testing().test(method, path, headers: headers, body: buffer) { response in
             answer = Answer(status: response.status.code, body: response.body)
         }

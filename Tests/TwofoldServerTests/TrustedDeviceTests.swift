@@ -98,7 +98,7 @@ import VaporTesting
                 #expect(status.trustedDevices.count == 1)
             }
             #expect(listed?.devices.count == 1)
-            #expect(!(String(data: try JSONEncoder().encode(listed), encoding: .utf8) ?? "").contains(device))
+            #expect(!(String(data: try Wire.encoder().encode(listed), encoding: .utf8) ?? "").contains(device))
 
             let bob = try await AuthFlowTests.signUp(app, "bob")
             try await app.testing().test(

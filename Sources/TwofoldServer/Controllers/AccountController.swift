@@ -11,24 +11,24 @@ struct AccountController: EndpointCollection {
     func boot(routes: EndpointRoutes) {
         routes.on(API.Account.show, use: show)
         routes.on(API.Account.changePassword, use: changePassword)
-        routes.on(API.Account.changePhone, use: changePhone)
-        routes.on(API.Account.changeEmail, use: changeEmail)
+        routes.on(API.Account.changePhone, reply: changePhone)
+        routes.on(API.Account.changeEmail, reply: changeEmail)
     }
 
-    @Sendable func show(request: Request) async throws -> Response {
-        try Response.json(try await request.currentUser(in: users).dto)
+    @Sendable func show(request: Request, _: NoContent) async throws -> UserDTO {
+        try await request.currentUser(in: users).dto
     }
 
-    @Sendable func changePassword(request: Request) async throws -> Response {
+    @Sendable func changePassword(request: Request, body: PasswordChangeRequest) async throws -> SuccessResponse {
         let caller = try request.caller
         let user = try await request.currentUser(in: users)
-        let body = try request.content.decode(PasswordChangeRequest.self)
         try await changes.changePassword(body, user: user, caller: caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
-    @Sendable func changePhone(request: Request) async throws -> Response {
-        let body = try request.content.decode(PhoneChangeRequest.self)
+    @Sendable func changePhone(
+        request: Request, body: PhoneChangeRequest
+    ) async throws -> Reply<DestinationChangeOutcome> {
         guard let number = InputValidation.phone(body.phoneNumber) else {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
@@ -36,8 +36,9 @@ struct AccountController: EndpointCollection {
     }
 
     /// As `changePhone`, for the email address (which is also the sign-in name).
-    @Sendable func changeEmail(request: Request) async throws -> Response {
-        let body = try request.content.decode(EmailChangeRequest.self)
+    @Sendable func changeEmail(
+        request: Request, body: EmailChangeRequest
+    ) async throws -> Reply<DestinationChangeOutcome> {
         guard let address = InputValidation.email(body.email) else {
             throw InputValidation.failure(["email": "must be an email address"])
         }
@@ -47,17 +48,13 @@ struct AccountController: EndpointCollection {
     /// `202` with the code's answer at step 1, `200` with the account at step 2.
     private func changeDestination(
         _ channel: DeliveryChannel, to destination: String, code: String?, request: Request
-    ) async throws -> Response {
-        switch try await changes.changeDestination(
+    ) async throws -> Reply<DestinationChangeOutcome> {
+        let outcome = try await changes.changeDestination(
             channel, to: destination, code: code, user: try await request.currentUser(in: users),
             caller: try request.caller, origin: request.origin)
-        {
-        case .codeSent(let sent):
-            let response = try Response.json(sent)
-            response.status = .accepted
-            return response
-        case .changed(let user):
-            return try Response.json(user)
+        switch outcome {
+        case .codeSent: return Reply(answer: outcome, status: .accepted)
+        case .changed: return Reply(answer: outcome, status: .ok)
         }
     }
 }

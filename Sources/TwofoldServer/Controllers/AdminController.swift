@@ -14,21 +14,21 @@ struct AdminController: EndpointCollection {
         routes.on(API.Admin.audit, use: audit)
     }
 
-    @Sendable func users(request: Request) async throws -> Response {
-        try Response.json(try await administration.users(try request.query()))
+    @Sendable func users(request: Request, _: NoContent) async throws -> AdminUsersResponse {
+        try await administration.users(try request.query())
     }
 
-    @Sendable func user(request: Request) async throws -> Response {
-        try Response.json(try await administration.user(request.parameters.get("userID", as: UUID.self)))
+    @Sendable func user(request: Request, _: NoContent) async throws -> AdminUserDetail {
+        try await administration.user(request.parameters.get("userID", as: UUID.self))
     }
 
-    @Sendable func unlock(request: Request) async throws -> Response {
+    @Sendable func unlock(request: Request, _: NoContent) async throws -> UserDTO {
         let id = request.parameters.get("userID", as: UUID.self)
-        return try Response.json(try await administration.unlock(id, by: try request.caller, origin: request.origin))
+        return try await administration.unlock(id, by: try request.caller, origin: request.origin)
     }
 
-    @Sendable func audit(request: Request) async throws -> Response {
-        try Response.json(try await administration.events(try request.query()))
+    @Sendable func audit(request: Request, _: NoContent) async throws -> AuditEventsResponse {
+        try await administration.events(try request.query())
     }
 }
 

@@ -14,7 +14,7 @@ struct AuthController: EndpointCollection {
     let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
-        routes.on(API.Auth.register, use: register)
+        routes.on(API.Auth.register, before: { _ in try registration.requireOpen() }, use: register)
         routes.on(API.Auth.login, use: login)
         routes.on(API.Auth.refresh, use: refresh)
         routes.on(API.Auth.logout, use: logout)
@@ -26,78 +26,61 @@ struct AuthController: EndpointCollection {
         routes.on(API.Auth.stepUpPasskeyOptions, use: stepUpPasskeyOptions)
     }
 
-    @Sendable func register(request: Request) async throws -> Response {
-        try registration.requireOpen()
-        let user = try await registration.register(
-            try request.content.decode(RegisterRequest.self), from: request.signInSource(cookies))
-        let response = Response(status: .created)
-        try response.content.encode(RegisterResponse(user: user.dto), using: Wire.encoder())
-        return response
+    /// Registration closed answers `403` whatever was sent (`before`, ahead of the body).
+    @Sendable func register(request: Request, form: RegisterRequest) async throws -> RegisterResponse {
+        RegisterResponse(user: try await registration.register(form, from: request.signInSource(cookies)).dto)
     }
 
-    @Sendable func login(request: Request) async throws -> Response {
-        let attempt = try request.content.decode(LoginRequest.self)
-        switch try await signIn.start(attempt, from: request.signInSource(cookies), logger: request.logger) {
-        case .signedIn(let tokens): return try Response.json(tokens)
-        case .secondStep(let challenge): return try Response.json(challenge)
-        }
+    @Sendable func login(request: Request, attempt: LoginRequest) async throws -> LoginOutcome {
+        try await signIn.start(attempt, from: request.signInSource(cookies), logger: request.logger)
     }
 
-    @Sendable func refresh(request: Request) async throws -> Response {
-        let body = try request.content.decode(RefreshRequest.self)
+    @Sendable func refresh(request: Request, body: RefreshRequest) async throws -> RefreshResponse {
         guard !body.refreshToken.isEmpty, body.refreshToken.count <= 512 else {
             throw InputValidation.failure(["refreshToken": "is required"])
         }
-        return try Response.json(try await sessions.refresh(body.refreshToken, origin: request.origin))
+        return try await sessions.refresh(body.refreshToken, origin: request.origin)
     }
 
     /// Ends the session the refresh token belongs to. Logging out twice is not an error.
-    @Sendable func logout(request: Request) async throws -> Response {
-        let body = try request.content.decode(RefreshRequest.self)
+    @Sendable func logout(request: Request, body: RefreshRequest) async throws -> SuccessResponse {
         try await signOut.session(refreshToken: body.refreshToken, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
     /// Signs out everywhere: every session, this one included, and every remembered device.
-    @Sendable func logoutAll(request: Request) async throws -> Response {
+    @Sendable func logoutAll(request: Request, _: NoContent) async throws -> SuccessResponse {
         let caller = try request.caller
         try await signOut.everywhere(
             user: try await request.currentUser(in: users), caller: caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
-    @Sendable func sessions(request: Request) async throws -> Response {
+    @Sendable func sessions(request: Request, _: NoContent) async throws -> SessionsResponse {
         let caller = try request.caller
-        return try Response.json(
-            SessionsResponse(
-                sessions: try await sessions.list(userID: caller.userID, current: caller.sessionID)))
+        return SessionsResponse(sessions: try await sessions.list(userID: caller.userID, current: caller.sessionID))
     }
 
-    @Sendable func revokeSession(request: Request) async throws -> Response {
+    @Sendable func revokeSession(request: Request, _: NoContent) async throws -> SuccessResponse {
         let caller = try request.caller
         try await signOut.session(
             request.parameters.get("sessionID", as: UUID.self), user: try await request.currentUser(in: users),
             caller: caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
     /// Step-up (seed 000): prove a factor again, or the password.
-    @Sendable func stepUp(request: Request) async throws -> Response {
-        let proof = try request.content.decode(StepUpRequest.self)
-        return try Response.json(
-            StepUpResponse(
-                accessToken: try await stepUps.prove(proof, caller: try request.caller, origin: request.origin)))
+    @Sendable func stepUp(request: Request, proof: StepUpRequest) async throws -> StepUpResponse {
+        StepUpResponse(accessToken: try await stepUps.prove(proof, caller: try request.caller, origin: request.origin))
     }
 
     /// Options for a passkey assertion that `POST /auth/step-up` (`method: webauthn`) takes.
-    @Sendable func stepUpPasskeyOptions(request: Request) async throws -> Response {
-        try Response.json(try await stepUps.passkeyOptions(userID: try request.caller.userID))
+    @Sendable func stepUpPasskeyOptions(request: Request, _: NoContent) async throws -> PasskeyRequestOptions {
+        try await stepUps.passkeyOptions(userID: try request.caller.userID)
     }
 
     /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`).
-    @Sendable func sendStepUpCode(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let body = try request.content.decode(StepUpSendRequest.self)
-        return try Response.json(try await stepUps.sendCode(body.method, to: user))
+    @Sendable func sendStepUpCode(request: Request, body: StepUpSendRequest) async throws -> CodeSentResponse {
+        try await stepUps.sendCode(body.method, to: try await request.currentUser(in: users))
     }
 }

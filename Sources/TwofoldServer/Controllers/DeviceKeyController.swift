@@ -28,86 +28,69 @@ struct DeviceKeyController: EndpointCollection {
 
     // MARK: Enrolment
 
-    @Sendable func enroll(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceEnrollRequest.self)
-        return try Response.json(
-            try await enrolment.enroll(
-                body, user: try await request.currentUser(in: users), caller: try request.caller,
-                origin: request.origin))
+    @Sendable func enroll(request: Request, body: DeviceEnrollRequest) async throws -> DeviceEnrollResponse {
+        try await enrolment.enroll(
+            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
-    @Sendable func unenroll(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceRequest.self)
-        return try Response.json(
-            try await enrolment.unenroll(
-                body, user: try await request.currentUser(in: users), caller: try request.caller,
-                origin: request.origin))
+    @Sendable func unenroll(request: Request, body: DeviceRequest) async throws -> DeviceMessageResponse {
+        try await enrolment.unenroll(
+            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
     /// SMS → key, or a new key for a key device (seed 004 scenarios 9 and 10).
-    @Sendable func upgrade(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceUpgradeRequest.self)
-        return try Response.json(
-            try await enrolment.upgrade(
-                body, user: try await request.currentUser(in: users), caller: try request.caller,
-                origin: request.origin))
+    @Sendable func upgrade(request: Request, body: DeviceUpgradeRequest) async throws -> DeviceMethodResponse {
+        try await enrolment.upgrade(
+            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
     /// Key → SMS (seed 004 scenario 8: the device's security was removed, so its key is gone).
-    @Sendable func downgrade(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceRequest.self)
-        return try Response.json(
-            try await enrolment.downgrade(
-                body, user: try await request.currentUser(in: users), caller: try request.caller,
-                origin: request.origin))
+    @Sendable func downgrade(request: Request, body: DeviceRequest) async throws -> DeviceMethodResponse {
+        try await enrolment.downgrade(
+            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
     // MARK: Listings
 
-    @Sendable func devices(request: Request) async throws -> Response {
-        try Response.json(
-            try await enrolment.devices(
-                named: request.parameters.get("username") ?? "", caller: try request.caller))
+    @Sendable func devices(request: Request, _: NoContent) async throws -> DeviceListResponse {
+        try await enrolment.devices(named: request.parameters.get("username") ?? "", caller: try request.caller)
     }
 
-    @Sendable func status(request: Request) async throws -> Response {
-        try Response.json(
-            try await enrolment.status(of: request.parameters.get("deviceID") ?? "", caller: try request.caller))
+    @Sendable func status(request: Request, _: NoContent) async throws -> DeviceStatusResponse {
+        try await enrolment.status(of: request.parameters.get("deviceID") ?? "", caller: try request.caller)
     }
 
     // MARK: Sign-in
 
-    @Sendable func initiate(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceRequest.self)
-        return try Response.json(try await signIn.initiate(body, address: request.clientAddress))
+    @Sendable func initiate(request: Request, body: DeviceRequest) async throws -> DeviceChallengeResponse {
+        try await signIn.initiate(body, address: request.clientAddress)
     }
 
-    @Sendable func loginFlowChallenge(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceKeyChallengeRequest.self)
-        return try Response.json(try await signIn.loginFlowChallenge(body))
+    @Sendable func loginFlowChallenge(request: Request, body: DeviceKeyChallengeRequest) async throws
+        -> DeviceChallengeResponse
+    {
+        try await signIn.loginFlowChallenge(body)
     }
 
-    @Sendable func stepUpChallenge(request: Request) async throws -> Response {
-        let body = try request.content.decode(StepUpDeviceKeyChallengeRequest.self)
-        return try Response.json(
-            try await signIn.stepUpChallenge(body, user: try await request.currentUser(in: users)))
+    @Sendable func stepUpChallenge(request: Request, body: StepUpDeviceKeyChallengeRequest) async throws
+        -> DeviceChallengeResponse
+    {
+        try await signIn.stepUpChallenge(body, user: try await request.currentUser(in: users))
     }
 
-    @Sendable func verifySignature(request: Request) async throws -> Response {
-        let body = try request.content.decode(VerifySignatureRequest.self)
-        return try Response.json(
-            try await signIn.verifySignature(body, address: request.clientAddress, origin: request.origin))
+    @Sendable func verifySignature(request: Request, body: VerifySignatureRequest) async throws -> DeviceTokenResponse {
+        try await signIn.verifySignature(body, address: request.clientAddress, origin: request.origin)
     }
 
-    @Sendable func requestOTP(request: Request) async throws -> Response {
-        let body = try request.content.decode(RequestOTPRequest.self)
-        return try Response.json(
-            try await signIn.requestOTP(body, address: request.clientAddress, logger: request.logger))
+    @Sendable func requestOTP(request: Request, body: RequestOTPRequest) async throws -> RequestOTPResponse {
+        try await signIn.requestOTP(body, address: request.clientAddress, logger: request.logger)
     }
 
-    @Sendable func verifyOTP(request: Request) async throws -> Response {
-        let body = try request.content.decode(DeviceVerifyOTPRequest.self)
-        return try Response.json(
-            try await signIn.verifyOTP(body, address: request.clientAddress, origin: request.origin))
+    @Sendable func verifyOTP(request: Request, body: DeviceVerifyOTPRequest) async throws -> DeviceTokenResponse {
+        try await signIn.verifyOTP(body, address: request.clientAddress, origin: request.origin)
     }
 }

@@ -19,47 +19,46 @@ struct DeviceSecondFactorController: EndpointCollection {
         routes.on(API.DeviceFactors.biometricsInvalidated, use: biometricsInvalidated)
     }
 
-    @Sendable func status(request: Request) async throws -> Response {
-        try Response.json(factors.status(of: try await device(request)))
+    @Sendable func status(request: Request, _: NoContent) async throws -> DeviceSecondFactorResponse {
+        factors.status(of: try await device(request))
     }
 
-    @Sendable func setPIN(request: Request) async throws -> Response {
-        let device = try await device(request, changing: .configure)
-        let body = try request.content.decode(DevicePINChangeRequest.self)
-        return try Response.json(try await factors.setPIN(body, device: device, origin: request.origin))
+    @Sendable func setPIN(request: Request, body: DevicePINChangeRequest) async throws -> DeviceSecondFactorResponse {
+        try await factors.setPIN(body, device: try await device(request, changing: .configure), origin: request.origin)
     }
 
-    @Sendable func verifyPIN(request: Request) async throws -> Response {
-        let device = try await device(request)
-        let body = try request.content.decode(DevicePINRequest.self)
-        return try Response.json(try await factors.verifyPIN(body.pin, device: device, origin: request.origin))
+    @Sendable func verifyPIN(request: Request, body: DevicePINRequest) async throws -> DeviceFactorVerifiedResponse {
+        try await factors.verifyPIN(body.pin, device: try await device(request), origin: request.origin)
     }
 
-    @Sendable func addBiometrics(request: Request) async throws -> Response {
-        let device = try await device(request, changing: .configure)
-        let body = try request.content.decode(DeviceBiometricsAddRequest.self)
-        return try Response.json(try await factors.addBiometrics(body, device: device, origin: request.origin))
+    @Sendable func addBiometrics(
+        request: Request, body: DeviceBiometricsAddRequest
+    ) async throws -> DeviceSecondFactorResponse {
+        try await factors.addBiometrics(
+            body, device: try await device(request, changing: .configure), origin: request.origin)
     }
 
-    @Sendable func biometricChallenge(request: Request) async throws -> Response {
-        try Response.json(try await factors.biometricChallenge(for: try await device(request)))
+    @Sendable func biometricChallenge(request: Request, _: NoContent) async throws -> BiometricChallengeResponse {
+        try await factors.biometricChallenge(for: try await device(request))
     }
 
-    @Sendable func verifyBiometrics(request: Request) async throws -> Response {
-        let device = try await device(request, changing: .configure)
-        let body = try request.content.decode(BiometricSignature.self)
-        return try Response.json(try await factors.verifyBiometrics(body, device: device, origin: request.origin))
+    @Sendable func verifyBiometrics(
+        request: Request, body: BiometricSignature
+    ) async throws -> DeviceFactorVerifiedResponse {
+        try await factors.verifyBiometrics(
+            body, device: try await device(request, changing: .configure), origin: request.origin)
     }
 
-    @Sendable func removeBiometrics(request: Request) async throws -> Response {
-        let device = try await device(request, changing: .configure)
-        let body = try request.content.decode(DeviceFactorProof.self)
-        return try Response.json(try await factors.removeBiometrics(body, device: device, origin: request.origin))
+    @Sendable func removeBiometrics(
+        request: Request, body: DeviceFactorProof
+    ) async throws -> DeviceSecondFactorResponse {
+        try await factors.removeBiometrics(
+            body, device: try await device(request, changing: .configure), origin: request.origin)
     }
 
-    @Sendable func biometricsInvalidated(request: Request) async throws -> Response {
-        let device = try await device(request, changing: .signOut)
-        return try Response.json(try await factors.biometricsInvalidated(device: device, origin: request.origin))
+    @Sendable func biometricsInvalidated(request: Request, _: NoContent) async throws -> DeviceSecondFactorResponse {
+        try await factors.biometricsInvalidated(
+            device: try await device(request, changing: .signOut), origin: request.origin)
     }
 
     /// The caller's device named in the path, after the policy when the call changes it.

@@ -7,12 +7,10 @@ struct JWKSController: EndpointCollection {
     let clock: ServerClock
 
     func boot(routes: EndpointRoutes) {
-        routes.on(API.Operations.jwks, use: jwks)
+        routes.on(API.Operations.jwks, reply: jwks)
     }
 
-    @Sendable func jwks(request: Request) async throws -> Response {
-        let response = try Response.json(tokens.jwks(now: clock.now()))
-        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
-        return response
+    @Sendable func jwks(request: Request, _: NoContent) async throws -> Reply<JSONWebKeySet> {
+        Reply(answer: tokens.jwks(now: clock.now()), status: .ok, headers: ["Cache-Control": "public, max-age=300"])
     }
 }

@@ -12,17 +12,17 @@ struct OperationsController: EndpointCollection {
     func boot(routes: EndpointRoutes) {
         routes.on(API.Operations.health, use: health)
         routes.on(API.Operations.ready, use: ready)
-        routes.on(API.Operations.metrics, use: metrics)
-        routes.on(API.Operations.openAPI, use: openAPI)
+        routes.on(API.Operations.metrics, contentType: "text/plain; version=0.0.4; charset=utf-8", use: metrics)
+        routes.on(API.Operations.openAPI, contentType: "application/yaml; charset=utf-8", use: openAPI)
     }
 
     /// The process is up and answering.
-    @Sendable func health(request: Request) async throws -> Response {
-        try Response.json(HealthStatus(status: "ok"))
+    @Sendable func health(request: Request, _: NoContent) async throws -> HealthStatus {
+        HealthStatus(status: "ok")
     }
 
     /// The process can do its work: the database answers a query.
-    @Sendable func ready(request: Request) async throws -> Response {
+    @Sendable func ready(request: Request, _: NoContent) async throws -> HealthStatus {
         do {
             try await database.run(Statement("SELECT 1"))
         } catch {
@@ -32,21 +32,16 @@ struct OperationsController: EndpointCollection {
                 status: 503, code: .serviceUnavailable, title: "Not ready",
                 detail: "The database is not reachable: \(reason).", retryAfter: DatabaseOutage.retryAfter)
         }
-        return try Response.json(HealthStatus(status: "ok", checks: ["database": "ok"]))
+        return HealthStatus(status: "ok", checks: ["database": "ok"])
     }
 
     /// Prometheus text exposition of the request counters and latency histograms.
-    @Sendable func metrics(request: Request) async throws -> Response {
-        Response(
-            status: .ok,
-            headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(string: registry.emitToString()))
+    @Sendable func metrics(request: Request) async throws -> PlainText {
+        PlainText(registry.emitToString())
     }
 
     /// `docs/openapi.yaml`, compiled into the server so it always matches the binary.
-    @Sendable func openAPI(request: Request) async throws -> Response {
-        Response(
-            status: .ok, headers: ["Content-Type": "application/yaml; charset=utf-8"],
-            body: .init(string: openAPIDocument))
+    @Sendable func openAPI(request: Request) async throws -> PlainText {
+        PlainText(openAPIDocument)
     }
 }

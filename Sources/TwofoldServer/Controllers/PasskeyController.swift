@@ -26,55 +26,48 @@ struct PasskeyController: EndpointCollection {
 
     /// WebAuthn related origin requests: the configured web origins (native app origins are not
     /// for browsers).
-    @Sendable func relatedOrigins(request: Request) async throws -> Response {
-        try Response.json(
-            RelatedOrigins(origins: origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") }))
+    @Sendable func relatedOrigins(request: Request, _: NoContent) async throws -> RelatedOrigins {
+        RelatedOrigins(origins: origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") })
     }
 
-    @Sendable func registerOptions(request: Request) async throws -> Response {
-        try Response.json(
-            try await management.creationOptions(
-                user: try await request.currentUser(in: users), caller: try request.caller,
-                hints: {
-                    request.body.data == nil
-                        ? nil : try request.decodeJSONBody(PasskeyRegistrationOptionsRequest.self).hints
-                }))
+    /// The body may be left out (no hints).
+    @Sendable func registerOptions(
+        request: Request, body: PasskeyRegistrationOptionsRequest
+    ) async throws -> PasskeyCreationOptions {
+        try await management.creationOptions(
+            user: try await request.currentUser(in: users), caller: try request.caller, hints: body.hints)
     }
 
-    @Sendable func registerVerify(request: Request) async throws -> Response {
+    @Sendable func registerVerify(
+        request: Request, body: PasskeyRegistrationRequest
+    ) async throws -> PasskeyRegisteredResponse {
+        try await management.register(
+            body, user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
+    }
+
+    @Sendable func list(request: Request, _: NoContent) async throws -> PasskeysResponse {
+        try await management.list(userID: try request.caller.userID)
+    }
+
+    @Sendable func rename(request: Request, body: PasskeyRenameRequest) async throws -> PasskeyDTO {
+        try await management.rename(
+            { try credentialID(request) }, to: body.name, user: try await request.currentUser(in: users),
+            caller: try request.caller)
+    }
+
+    @Sendable func delete(request: Request, _: NoContent) async throws -> SuccessResponse {
         let user = try await request.currentUser(in: users)
-        let body = try request.decodeJSONBody(PasskeyRegistrationRequest.self)
-        return try Response.json(
-            try await management.register(body, user: user, caller: try request.caller, origin: request.origin))
+        try await management.delete(
+            try credentialID(request), user: user, caller: try request.caller, origin: request.origin)
+        return SuccessResponse()
     }
 
-    @Sendable func list(request: Request) async throws -> Response {
-        try Response.json(try await management.list(userID: try request.caller.userID))
+    @Sendable func signInOptions(request: Request, _: NoContent) async throws -> PasskeyRequestOptions {
+        try await passwordless.options(address: request.clientAddress)
     }
 
-    @Sendable func rename(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let body = try request.decodeJSONBody(PasskeyRenameRequest.self)
-        return try Response.json(
-            try await management.rename(
-                { try credentialID(request) }, to: body.name, user: user, caller: try request.caller))
-    }
-
-    @Sendable func delete(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let id = try credentialID(request)
-        try await management.delete(id, user: user, caller: try request.caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
-    }
-
-    @Sendable func signInOptions(request: Request) async throws -> Response {
-        try Response.json(try await passwordless.options(address: request.clientAddress))
-    }
-
-    @Sendable func signInVerify(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(PasskeySignInRequest.self)
-        return try Response.json(
-            try await passwordless.verify(body.credential, address: request.clientAddress, origin: request.origin))
+    @Sendable func signInVerify(request: Request, body: PasskeySignInRequest) async throws -> AuthTokensResponse {
+        try await passwordless.verify(body.credential, address: request.clientAddress, origin: request.origin)
     }
 
     private func credentialID(_ request: Request) throws -> String {

@@ -1,3 +1,4 @@
+import Foundation
 import TwofoldAPI
 import Vapor
 
@@ -6,8 +7,44 @@ protocol EndpointCollection: Sendable {
     func boot(routes: EndpointRoutes)
 }
 
+/// What a handler answers for an endpoint: the endpoint's declared `Answer`, the status it goes
+/// with (one of the endpoint's `success` statuses) and any headers or cookies beside it.
+struct Reply<Answer: Sendable>: Sendable {
+    var answer: Answer
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders = [:]
+    var cookies = HTTPCookies()
+}
+
+/// A request body type a client may leave out: no body reads as `init()` (a body that is there
+/// is read as usual).
+protocol BodyMayBeAbsent: Decodable {
+    init()
+}
+
+extension SMSSetupRequest: BodyMayBeAbsent {
+    init() { self.init(phoneNumber: nil) }
+}
+
+extension PasskeyRegistrationOptionsRequest: BodyMayBeAbsent {
+    init() { self.init(hints: nil) }
+}
+
+/// An answer whose JSON the server writes by hand (the second step's, the most frequent
+/// answer of a sign-in): the same document `Wire.encoder()` writes, faster.
+protocol HandWrittenJSON {
+    var json: String { get }
+}
+
+extension SecondStepResponse: HandWrittenJSON {}
+
 /// Where controllers register their handlers: the application's routes, with the middleware
 /// each kind of access needs (a bearer token; an administrator's) in front.
+///
+/// A handler is registered by its endpoint's types: it is given the endpoint's `Body`, decoded
+/// (nothing is read for `NoContent`), and answers the endpoint's `Answer`, so the compiler
+/// checks each handler against its endpoint's definition in `API`. These are the only ways a
+/// handler is registered, so every route the server answers is an endpoint of `API`.
 struct EndpointRoutes {
     let anyone: any RoutesBuilder
     let signedIn: any RoutesBuilder
@@ -25,13 +62,80 @@ struct EndpointRoutes {
         self.idempotency = idempotency
     }
 
-    /// Registers `handler` for `endpoint`: its method and path, behind what its access needs.
-    /// The only way a handler is registered, so every route the server answers is an endpoint of
-    /// `API`.
-    @discardableResult
+    /// Registers `handler` for `endpoint`, which has one success status: its answer goes with it.
+    /// `before` runs ahead of reading the body (a check whose refusal does not depend on it).
+    func on<E: EndpointDefinition>(
+        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil,
+        use handler: @escaping @Sendable (Request, E.Body) async throws -> E.Answer
+    ) where E.Body: Decodable, E.Answer: Encodable {
+        precondition(endpoint.success.count == 1, "\(endpoint) has several success statuses: register a reply")
+        let status = HTTPResponseStatus(statusCode: endpoint.success.first ?? 200)
+        on(endpoint, before: check) { request, body in
+            Reply(answer: try await handler(request, body), status: status)
+        }
+    }
+
+    /// Registers `handler` for `endpoint`; its reply says which of the endpoint's success
+    /// statuses it is (a status outside them is the server's fault: `500`, logged).
+    func on<E: EndpointDefinition>(
+        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil,
+        reply handler: @escaping @Sendable (Request, E.Body) async throws -> Reply<E.Answer>
+    ) where E.Body: Decodable, E.Answer: Encodable {
+        let success = endpoint.success
+        let name = endpoint.description
+        route(endpoint) { request in
+            try check?(request)
+            let reply = try await handler(request, try Self.body(of: request, as: E.Body.self))
+            guard success.contains(Int(reply.status.code)) else {
+                request.logger.error(
+                    "a handler answered a status its endpoint does not declare",
+                    metadata: ["endpoint": "\(name)", "status": "\(reply.status.code)"])
+                throw Abort(.internalServerError)
+            }
+            let response = Response(
+                status: reply.status, headers: Response.jsonHeaders, body: try Self.json(reply.answer))
+            for (name, value) in reply.headers { response.headers.replaceOrAdd(name: name, value: value) }
+            for (name, value) in reply.cookies.all { response.cookies[name] = value }
+            return response
+        }
+    }
+
+    /// Registers `handler` for a text endpoint (`/metrics`, `/openapi.yaml`), answered as
+    /// `contentType`.
     func on(
-        _ endpoint: some EndpointDefinition, use handler: @escaping @Sendable (Request) async throws -> Response
-    ) -> Route {
+        _ endpoint: Endpoint<NoContent, PlainText>, contentType: String,
+        use handler: @escaping @Sendable (Request) async throws -> PlainText
+    ) {
+        route(endpoint) { request in
+            Response(
+                status: .ok, headers: ["Content-Type": contentType],
+                body: .init(string: try await handler(request).text))
+        }
+    }
+
+    /// `request`'s body as `Body`: nothing read for `NoContent`, `init()` for a missing body a
+    /// client may leave out, else the JSON read by `decodeJSONBody`.
+    private static func body<Body: Decodable>(of request: Request, as type: Body.Type) throws -> Body {
+        if let none = NoContent() as? Body { return none }
+        if request.body.data == nil, let absent = type as? any BodyMayBeAbsent.Type,
+            let empty = absent.init() as? Body
+        {
+            return empty
+        }
+        return try request.decodeJSONBody(Body.self)
+    }
+
+    /// `answer` as the endpoint's JSON: written by hand when its type does so, else by
+    /// `Wire.encoder()`.
+    private static func json(_ answer: some Encodable) throws -> Response.Body {
+        if let written = answer as? any HandWrittenJSON { return .init(string: written.json) }
+        return .init(data: try Wire.encoder().encode(answer))
+    }
+
+    /// The route for `endpoint`: its method and path, behind what its access needs.
+    private func route(
+        _ endpoint: some EndpointDefinition, _ responder: @escaping @Sendable (Request) async throws -> Response
+    ) {
         var builder: any RoutesBuilder
         switch endpoint.access {
         case .anyone: builder = anyone
@@ -45,6 +149,6 @@ struct EndpointRoutes {
             case .parameter(let name): .parameter(name)
             }
         }
-        return builder.on(HTTPMethod(rawValue: endpoint.method.rawValue), path, use: handler)
+        builder.on(HTTPMethod(rawValue: endpoint.method.rawValue), path, use: responder)
     }
 }

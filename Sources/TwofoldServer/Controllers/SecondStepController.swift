@@ -12,28 +12,29 @@ struct SecondStepController: EndpointCollection {
     let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
-        routes.on(API.SecondStep.validateTOTP, use: validateTOTP)
-        routes.on(API.SecondStep.verifyBackupCode, use: verifyBackupCode)
-        routes.on(API.SecondStep.verifyBackupCodeSeed000, use: verifyBackupCode)
-        routes.on(API.SecondStep.verifyLogin, use: verifyLogin)
-        routes.on(API.SecondStep.verifyOTP, use: verifyOTP)
+        routes.on(API.SecondStep.validateTOTP, reply: validateTOTP)
+        routes.on(API.SecondStep.verifyBackupCode, reply: verifyBackupCode)
+        routes.on(API.SecondStep.verifyBackupCodeSeed000, reply: verifyBackupCode)
+        routes.on(API.SecondStep.verifyLogin, reply: verifyLogin)
+        routes.on(API.SecondStep.verifyOTP, reply: verifyOTP)
         routes.on(API.SecondStep.resendOTP, use: resendOTP)
         routes.on(API.Passkeys.flowOptions, use: passkeyOptions)
-        routes.on(API.Passkeys.flowVerify, use: verifyPasskey)
+        routes.on(API.Passkeys.flowVerify, reply: verifyPasskey)
     }
 
     /// Seed 000: options for a passkey assertion that completes the flow.
-    @Sendable func passkeyOptions(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(PasskeyFlowOptionsRequest.self)
-        return try Response.json(
-            try await secondStep.passkeyOptions(
-                flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken)))
+    @Sendable func passkeyOptions(request: Request, body: PasskeyFlowOptionsRequest) async throws
+        -> PasskeyRequestOptions
+    {
+        try await secondStep.passkeyOptions(
+            flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
     }
 
     /// Seed 000: a passkey as the second step.
-    @Sendable func verifyPasskey(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(PasskeyFlowVerifyRequest.self)
-        return try await complete(
+    @Sendable func verifyPasskey(request: Request, body: PasskeyFlowVerifyRequest) async throws -> Reply<
+        SecondStepResponse
+    > {
+        try await complete(
             .init(
                 flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken),
                 method: .webauthn, passkey: body.credential, trustDevice: body.trustDevice ?? false),
@@ -41,30 +42,28 @@ struct SecondStepController: EndpointCollection {
     }
 
     /// Seed 003: the SMS or email code sent for this flow.
-    @Sendable func verifyOTP(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(OTPVerifyRequest.self)
-        return answer(
+    @Sendable func verifyOTP(request: Request, body: OTPVerifyRequest) async throws -> Reply<SecondStepResponse> {
+        answer(
             try await secondStep.completeWithSentCode(
                 flow: body.otpFlowId, code: body.code, trustDevice: body.trustDevice ?? false, origin: request.origin,
                 on: request.eventLoop))
     }
 
     /// Seed 003: another code for the flow, after the cooldown, within the hourly limit.
-    @Sendable func resendOTP(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(OTPResendRequest.self)
-        return try Response.json(try await secondStep.resendCode(flow: body.otpFlowId, method: body.method))
+    @Sendable func resendOTP(request: Request, body: OTPResendRequest) async throws -> CodeSentResponse {
+        try await secondStep.resendCode(flow: body.otpFlowId, method: body.method)
     }
 
-    @Sendable func validateTOTP(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(TOTPValidateRequest.self)
-        return try await complete(
+    @Sendable func validateTOTP(request: Request, body: TOTPValidateRequest) async throws -> Reply<SecondStepResponse> {
+        try await complete(
             .init(flow: body.tempToken, method: .totp, code: body.code, trustDevice: body.trustDevice ?? false),
             request)
     }
 
-    @Sendable func verifyBackupCode(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(BackupCodeVerifyRequest.self)
-        return try await complete(
+    @Sendable func verifyBackupCode(
+        request: Request, body: BackupCodeVerifyRequest
+    ) async throws -> Reply<SecondStepResponse> {
+        try await complete(
             .init(
                 flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken),
                 method: .backup, code: body.backupCode, trustDevice: body.trustDevice ?? false),
@@ -72,8 +71,8 @@ struct SecondStepController: EndpointCollection {
     }
 
     /// Seed 002's form: the flow in the body or as the bearer token; `method` defaults to `totp`.
-    @Sendable func verifyLogin(request: Request) async throws -> Response {
-        let body = try request.decodeJSONBody(MFAVerifyLoginRequest.self)
+    @Sendable func verifyLogin(request: Request, body: MFAVerifyLoginRequest) async throws -> Reply<SecondStepResponse>
+    {
         guard let flow = body.otpFlowId ?? body.tempToken ?? request.headers.bearerAuthorization?.token else {
             throw InputValidation.failure(["otpFlowId": "is required, or tempToken or a bearer flow token in its place"]
             )
@@ -90,17 +89,16 @@ struct SecondStepController: EndpointCollection {
             request)
     }
 
-    private func complete(_ attempt: SecondStep.Attempt, _ request: Request) async throws -> Response {
+    private func complete(_ attempt: SecondStep.Attempt, _ request: Request) async throws -> Reply<SecondStepResponse> {
         answer(try await secondStep.complete(attempt, origin: request.origin, on: request.eventLoop))
     }
 
-    /// The answer (its JSON written by hand, the fastest of a sign-in's encodings), and the
-    /// remembered device's cookie.
-    private func answer(_ signedIn: SecondStep.SignedIn) -> Response {
-        let response = Response(status: .ok, headers: Response.jsonHeaders, body: .init(string: signedIn.answer.json))
+    /// The answer (its JSON written by hand, `HandWrittenJSON`), and the remembered device's cookie.
+    private func answer(_ signedIn: SecondStep.SignedIn) -> Reply<SecondStepResponse> {
+        var reply = Reply(answer: signedIn.answer, status: .ok)
         if let deviceToken = signedIn.trustedDeviceToken {
-            response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
+            reply.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
         }
-        return response
+        return reply
     }
 }

@@ -26,99 +26,92 @@ struct TwoFactorController: EndpointCollection {
         routes.on(API.TwoFactor.revokeTrustedDevice, use: revokeTrustedDevice)
     }
 
-    @Sendable func setupTOTP(request: Request) async throws -> Response {
-        try Response.json(
-            try await settings.setupTOTP(user: try await request.currentUser(in: users), caller: try request.caller))
+    @Sendable func setupTOTP(request: Request, _: NoContent) async throws -> TOTPSetupResponse {
+        try await settings.setupTOTP(user: try await request.currentUser(in: users), caller: try request.caller)
     }
 
-    @Sendable func verifyTOTP(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let body = try request.content.decode(CodeRequest.self)
-        return try Response.json(
-            try await settings.confirmTOTP(body.code, user: user, caller: try request.caller, origin: request.origin))
+    @Sendable func verifyTOTP(request: Request, body: CodeRequest) async throws -> FactorEnabledResponse {
+        try await settings.confirmTOTP(
+            body.code, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
-    @Sendable func deleteTOTP(request: Request) async throws -> Response {
+    @Sendable func deleteTOTP(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await settings.removeTOTP(
             user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
-    @Sendable func regenerateBackupCodes(request: Request) async throws -> Response {
-        try Response.json(
-            try await settings.regenerateBackupCodes(
-                user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin))
+    @Sendable func regenerateBackupCodes(request: Request, _: NoContent) async throws -> BackupCodesResponse {
+        try await settings.regenerateBackupCodes(
+            user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
     }
 
-    @Sendable func status(request: Request) async throws -> Response {
-        try Response.json(try await settings.status(of: try await request.currentUser(in: users)))
+    @Sendable func status(request: Request, _: NoContent) async throws -> TwoFactorStatus {
+        try await settings.status(of: try await request.currentUser(in: users))
     }
 
-    @Sendable func flatStatus(request: Request) async throws -> Response {
-        try Response.json(try await settings.flatStatus(of: try await request.currentUser(in: users)))
+    @Sendable func flatStatus(request: Request, _: NoContent) async throws -> MFAStatus {
+        try await settings.flatStatus(of: try await request.currentUser(in: users))
     }
 
     // MARK: SMS and email codes
 
-    @Sendable func setupSMS(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        // The body is optional: without one, the number on file is used.
-        let body = request.body.data == nil ? SMSSetupRequest() : try request.content.decode(SMSSetupRequest.self)
-        return try Response.json(
-            try await settings.setupSMS(phoneNumber: body.phoneNumber, user: user, caller: try request.caller))
+    /// The body may be left out: then the number on file is used.
+    @Sendable func setupSMS(request: Request, body: SMSSetupRequest) async throws -> CodeSentResponse {
+        try await settings.setupSMS(
+            phoneNumber: body.phoneNumber, user: try await request.currentUser(in: users), caller: try request.caller)
     }
 
-    @Sendable func setupEmail(request: Request) async throws -> Response {
-        try Response.json(
-            try await settings.setupEmail(user: try await request.currentUser(in: users), caller: try request.caller))
+    @Sendable func setupEmail(request: Request, _: NoContent) async throws -> CodeSentResponse {
+        try await settings.setupEmail(user: try await request.currentUser(in: users), caller: try request.caller)
     }
 
-    @Sendable func verifySMS(request: Request) async throws -> Response {
-        try await confirmCodes(.sms, request: request)
+    @Sendable func verifySMS(request: Request, body: CodeRequest) async throws -> FactorEnabledResponse {
+        try await confirmCodes(.sms, body, request: request)
     }
 
-    @Sendable func verifyEmail(request: Request) async throws -> Response {
-        try await confirmCodes(.email, request: request)
+    @Sendable func verifyEmail(request: Request, body: CodeRequest) async throws -> FactorEnabledResponse {
+        try await confirmCodes(.email, body, request: request)
     }
 
-    @Sendable func deleteSMS(request: Request) async throws -> Response {
+    @Sendable func deleteSMS(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await disableCodes(.sms, request: request)
     }
 
-    @Sendable func deleteEmail(request: Request) async throws -> Response {
+    @Sendable func deleteEmail(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await disableCodes(.email, request: request)
     }
 
-    @Sendable func setPrimaryMethod(request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let body = try request.content.decode(PrimaryMethodRequest.self)
-        try await settings.setPrimaryMethod(body.method, user: user, caller: try request.caller)
-        return try Response.json(SuccessResponse())
+    @Sendable func setPrimaryMethod(request: Request, body: PrimaryMethodRequest) async throws -> SuccessResponse {
+        try await settings.setPrimaryMethod(
+            body.method, user: try await request.currentUser(in: users), caller: try request.caller)
+        return SuccessResponse()
     }
 
-    private func confirmCodes(_ channel: DeliveryChannel, request: Request) async throws -> Response {
-        let user = try await request.currentUser(in: users)
-        let body = try request.content.decode(CodeRequest.self)
-        return try Response.json(
-            try await settings.confirmCodes(
-                channel, code: body.code, user: user, caller: try request.caller, origin: request.origin))
+    private func confirmCodes(
+        _ channel: DeliveryChannel, _ body: CodeRequest, request: Request
+    ) async throws -> FactorEnabledResponse {
+        try await settings.confirmCodes(
+            channel, code: body.code, user: try await request.currentUser(in: users), caller: try request.caller,
+            origin: request.origin)
     }
 
-    private func disableCodes(_ channel: DeliveryChannel, request: Request) async throws -> Response {
+    private func disableCodes(_ channel: DeliveryChannel, request: Request) async throws -> SuccessResponse {
         try await settings.disableCodes(
             channel, user: try await request.currentUser(in: users), caller: try request.caller,
             origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 
-    @Sendable func trustedDevices(request: Request) async throws -> Response {
-        try Response.json(try await settings.rememberedDevices(userID: try request.caller.userID))
+    @Sendable func trustedDevices(request: Request, _: NoContent) async throws -> TrustedDevicesResponse {
+        try await settings.rememberedDevices(userID: try request.caller.userID)
     }
 
-    @Sendable func revokeTrustedDevice(request: Request) async throws -> Response {
+    @Sendable func revokeTrustedDevice(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await settings.forgetRememberedDevice(
             request.parameters.get("deviceID", as: UUID.self), user: try await request.currentUser(in: users),
             caller: try request.caller, origin: request.origin)
-        return try Response.json(SuccessResponse())
+        return SuccessResponse()
     }
 }

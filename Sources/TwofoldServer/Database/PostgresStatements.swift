@@ -14,6 +14,9 @@ import Vapor
 struct PostgresStatements: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// The statements the stores name (`Statement.named`), by name: each is prepared once per
+    /// connection. A named statement missing here runs as any other.
+    let prepared: [String: any PreparedText.Type]
     /// Ends a statement's wait for a connection when the client hands out none for the
     /// configured time (`Configuration.postgresConnectTimeout`, `ConnectionWatch`); stop it with
     /// the client.
@@ -61,7 +64,7 @@ struct PostgresStatements: Sendable {
         }
         let ticket = watch.waiting()
         do {
-            return try await client.withConnection { [watch, logger] connection in
+            return try await client.withConnection { [watch, logger, prepared] connection in
                 // Cut short just as the connection came: the task is cancelled, answer as for
                 // a wait that ended without one.
                 if watch.leased(ticket) { throw PostgresStatementsError.noConnection(within: watch.limit) }
@@ -69,16 +72,10 @@ struct PostgresStatements: Sendable {
                 // to it now would be lost (`ConnectionWatch.running`).
                 if connection.isClosed { throw PostgresStatementsError.connectionLost }
                 return try await watch.running(on: connection) {
-                    switch statement.name {
-                    case PendingSecondStep.name?:
-                        return try await collect(
-                            connection.execute(Prepared<PendingSecondStepText>(statement), logger: logger))
-                    case SQLCodeSignInStore.name?:
-                        return try await collect(
-                            connection.execute(Prepared<CodeSignInText>(statement), logger: logger))
-                    default:
-                        return try await collect(connection.query(Self.query(statement), logger: logger))
+                    if let name = statement.name, let text = prepared[name] {
+                        return try await collect(text.execute(statement, on: connection, logger: logger))
                     }
+                    return try await collect(connection.query(Self.query(statement), logger: logger))
                 }
             }
         } catch {
@@ -140,25 +137,21 @@ struct PostgresStatements: Sendable {
 }
 
 /// The text of a statement PostgreSQL prepares once per connection (`Statement.name`): its
-/// name, its `$`-numbered SQL and its parameters' types.
+/// name, its `$`-numbered SQL and its parameters' types. Stores declare theirs beside their
+/// SQL, and `TwofoldContext.Stores.prepared` hands them to the adapter.
 protocol PreparedText {
     static var name: String { get }
     static var sql: String { get }
     static var types: [PostgresDataType] { get }
 }
 
-/// The pending read every second step starts with (`LoginFlowService.pending`).
-enum PendingSecondStepText: PreparedText {
-    static let name = PendingSecondStep.name
-    static let sql = PostgresStatements.numbered(PendingSecondStep.sql)
-    static let types: [PostgresDataType] = [.text]
-}
-
-/// An authenticator-app second step's writes (`CodeSignInStore`).
-enum CodeSignInText: PreparedText {
-    static let name = SQLCodeSignInStore.name
-    static let sql = PostgresStatements.numbered(SQLCodeSignInStore.text.sql)
-    static let types = PostgresStatements.types(SQLCodeSignInStore.text.types)
+extension PreparedText {
+    /// Runs `statement`, whose text is this one's, as PostgresNIO's prepared statement.
+    static func execute(
+        _ statement: Statement, on connection: PostgresConnection, logger: Logger
+    ) async throws -> some AsyncSequence<PostgresRow, any Error> {
+        try await connection.execute(Prepared<Self>(statement), logger: logger)
+    }
 }
 
 /// A `Statement` whose text is `Text`'s, run as PostgresNIO's prepared statement.

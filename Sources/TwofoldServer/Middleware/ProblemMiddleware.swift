@@ -162,11 +162,6 @@ struct ProblemMiddleware: Middleware {
 }
 
 extension Response {
-    /// A `200` (or `status`) JSON answer encoded like every other: ISO-8601 dates, sorted keys.
-    static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
-        Response(status: status, headers: jsonHeaders, body: .init(data: try Wire.encoder().encode(value)))
-    }
-
     static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
 
     /// A problem document answer, with `Retry-After` when the problem carries `retryAfter`.

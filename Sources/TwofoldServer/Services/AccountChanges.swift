@@ -20,12 +20,6 @@ struct AccountChanges: Sendable {
     let policy: SignInPolicy
     let passkeys: PasskeyService
 
-    /// What a destination change did: sent its code (step 1), or changed it (step 2).
-    enum DestinationChange: Sendable {
-        case codeSent(CodeSentResponse)
-        case changed(UserDTO)
-    }
-
     /// The current password proves ownership; the new one must meet the password policy. Every
     /// other session and every remembered device is revoked, so a thief who had either is out.
     func changePassword(
@@ -85,7 +79,7 @@ struct AccountChanges: Sendable {
     func changeDestination(
         _ channel: DeliveryChannel, to destination: String, code: String?, user: User, caller: AuthenticatedUser,
         origin: RequestOrigin
-    ) async throws -> DestinationChange {
+    ) async throws -> DestinationChangeOutcome {
         var user = user
         let userID = user.id
         let field = channel == .sms ? "phoneNumber" : "email"

@@ -13,12 +13,12 @@ struct PasskeyManagement: Sendable {
     let passkeys: PasskeyService
 
     /// Options for registering a passkey. Once the account has a second factor, adding one needs
-    /// a step-up (issue S), asked here before `hints` are read, and again at `register`.
+    /// a step-up (issue S), asked here and again at `register`.
     func creationOptions(
-        user: User, caller: AuthenticatedUser, hints: () throws -> [String]?
+        user: User, caller: AuthenticatedUser, hints: [String]?
     ) async throws -> PasskeyCreationOptions {
         try await policy.require(.add(kind: .webauthn), caller: caller, user: user)
-        return try await passkeys.creationOptions(for: user, hints: try hints())
+        return try await passkeys.creationOptions(for: user, hints: hints)
     }
 
     func register(

@@ -181,6 +181,11 @@ final class TwofoldContext: Sendable {
 
     /// Every store the services keep their state in.
     struct Stores: Sendable {
+        /// The statements the stores name, which PostgreSQL prepares once per connection.
+        static let prepared: [any PreparedText.Type] = [
+            PendingSecondStep.PostgresText.self, SQLCodeSignInStore.PostgresText.self,
+        ]
+
         var audit: any AuditStore
         var trustedDevices: any TrustedDeviceStore
         var rateLimits: any RateLimitStore

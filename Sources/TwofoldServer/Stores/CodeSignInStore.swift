@@ -167,3 +167,12 @@ struct SQLCodeSignInStore: CodeSignInStore {
         return insert.sql[..<values.lowerBound] + "SELECT " + selected
     }
 }
+
+extension SQLCodeSignInStore {
+    /// The statement as PostgreSQL prepares it.
+    enum PostgresText: PreparedText {
+        static let name = SQLCodeSignInStore.name
+        static let sql = PostgresStatements.numbered(SQLCodeSignInStore.text.sql)
+        static let types = PostgresStatements.types(SQLCodeSignInStore.text.types)
+    }
+}

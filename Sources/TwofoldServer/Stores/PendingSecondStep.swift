@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import TwofoldAPI
 import TwofoldSQLite
 
@@ -65,5 +66,14 @@ extension PendingSecondStep {
                 digits: try row.integer(14), period: try row.integer(15),
                 lastUsedStep: try row.optionalInteger(16).map(Int64.init))
         }
+    }
+}
+
+extension PendingSecondStep {
+    /// The read as PostgreSQL prepares it.
+    enum PostgresText: PreparedText {
+        static let name = PendingSecondStep.name
+        static let sql = PostgresStatements.numbered(PendingSecondStep.sql)
+        static let types: [PostgresDataType] = [.text]
     }
 }
