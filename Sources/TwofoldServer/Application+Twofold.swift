@@ -17,8 +17,9 @@ public func configure(
     let now = clock()
     // Retired keys stay while a token they signed may be unexpired (plus a minute of clock skew).
     let retired = try dataDirectory.retiredSigningKeys(
-        since: now.addingTimeInterval(-TokenService.accessTokenLifetime - 60))
-    let tokens = try await TokenService(current: try dataDirectory.signingKey(), retired: retired)
+        since: now.addingTimeInterval(-configuration.accessTokenLifetime - 60))
+    let tokens = try await TokenService(
+        current: try dataDirectory.signingKey(), retired: retired, lifetime: configuration.accessTokenLifetime)
     let encryptionKey = try configuration.encryptionKey.map { SymmetricKey(data: $0) } ?? dataDirectory.encryptionKey()
     let secrets = SecretBox(key: encryptionKey)
     let sms: any MessageProvider =

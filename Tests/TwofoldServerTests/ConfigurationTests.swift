@@ -14,6 +14,7 @@ import TwofoldServer
         #expect(configuration.database == .sqlite(path: "/srv/twofold/twofold-data/twofold.sqlite"))
         #expect(configuration.postgresConnections == 32)
         #expect(configuration.postgresConnectTimeout == .seconds(3))
+        #expect(configuration.accessTokenLifetime == 900)
     }
 
     @Test func variablesOverrideTheDefaults() throws {
@@ -25,7 +26,9 @@ import TwofoldServer
                 "TWOFOLD_EMAIL_PROVIDER": "disabled", "TWOFOLD_WEBAUTHN_RP_ID": "example.com",
                 "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com, android:apk-key-hash:abc",
                 "TWOFOLD_POSTGRES_CONNECTIONS": "12", "TWOFOLD_POSTGRES_CONNECT_TIMEOUT": "20",
+                "TWOFOLD_ACCESS_TOKEN_SECONDS": "120",
             ], workingDirectory: cwd)
+        #expect(configuration.accessTokenLifetime == 120)
         #expect(configuration.postgresConnections == 12)
         #expect(configuration.postgresConnectTimeout == .seconds(20))
         #expect(configuration.host == "0.0.0.0")
@@ -53,6 +56,7 @@ import TwofoldServer
         ("TWOFOLD_POSTGRES_CONNECTIONS", "0"), ("TWOFOLD_POSTGRES_CONNECTIONS", "1001"),
         ("TWOFOLD_POSTGRES_CONNECTIONS", "many"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "0"),
         ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "301"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "2.5"),
+        ("TWOFOLD_ACCESS_TOKEN_SECONDS", "59"), ("TWOFOLD_ACCESS_TOKEN_SECONDS", "3601"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)

@@ -38,6 +38,21 @@ struct TokenServiceTests {
         #expect(await service.verify(tampered, now: Self.now) == nil)
     }
 
+    /// `TWOFOLD_ACCESS_TOKEN_SECONDS`: tokens live as long as configured, and none that claims
+    /// to live longer verifies (a token issued under a longer setting is refreshed).
+    @Test func theLifetimeIsTheConfiguredOne() async throws {
+        let current = P256.Signing.PrivateKey()
+        let service = try await TokenService(current: current, retired: [], lifetime: 120)
+        let issued = try service.issue(
+            userID: UUID(), sessionID: UUID(), methods: ["pwd"], authTime: Self.now, now: Self.now)
+        #expect(issued.expiresAt == Self.now.addingTimeInterval(120))
+        #expect(await service.verify(issued.token, now: Self.now.addingTimeInterval(119)) != nil)
+        #expect(await service.verify(issued.token, now: Self.now.addingTimeInterval(120)) == nil)
+        let longer = try Self.token(
+            #"{"alg":"ES256","kid":"\#(service.currentKeyID)"}"#, Self.claims(iat: Self.now), key: current)
+        #expect(await service.verify(longer, now: Self.now.addingTimeInterval(10)) == nil, "900 s > 120 s")
+    }
+
     @Test func aHeaderOrClaimsNamingAMemberTwiceAreRefused() async throws {
         let current = P256.Signing.PrivateKey()
         let service = try await TokenService(current: current, retired: [])

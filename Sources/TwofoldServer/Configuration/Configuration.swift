@@ -43,6 +43,8 @@ public struct Configuration: Sendable {
     public var registrationEnabled: Bool
     /// How long a refresh token lives unused.
     public var refreshTokenLifetime: TimeInterval
+    /// How long an access token lives (15 minutes by default).
+    public var accessTokenLifetime: TimeInterval
     /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
     public var trustProxy: Bool
     /// How many proxies in front of the server append to `X-Forwarded-For`
@@ -137,6 +139,7 @@ public struct Configuration: Sendable {
         bcryptCost: Int = 12,
         registrationEnabled: Bool = true,
         refreshTokenLifetime: TimeInterval = 30 * 24 * 3600,
+        accessTokenLifetime: TimeInterval = 15 * 60,
         trustProxy: Bool = false,
         trustedProxyHops: Int = 1,
         totpIssuer: String = "Twofold",
@@ -161,6 +164,7 @@ public struct Configuration: Sendable {
         self.bcryptCost = bcryptCost
         self.registrationEnabled = registrationEnabled
         self.refreshTokenLifetime = refreshTokenLifetime
+        self.accessTokenLifetime = accessTokenLifetime
         self.trustProxy = trustProxy
         self.trustedProxyHops = trustedProxyHops
         self.totpIssuer = totpIssuer
@@ -220,6 +224,7 @@ public struct Configuration: Sendable {
         let bcryptCost = try reader.integer("TWOFOLD_BCRYPT_COST", default: 12, in: 4...31)
         let registrationEnabled = try reader.boolean("TWOFOLD_REGISTRATION_ENABLED", default: true)
         let refreshDays = try reader.integer("TWOFOLD_REFRESH_TOKEN_DAYS", default: 30, in: 1...365)
+        let accessSeconds = try reader.integer("TWOFOLD_ACCESS_TOKEN_SECONDS", default: 900, in: 60...3600)
         let trustProxy = try reader.boolean("TWOFOLD_TRUST_PROXY", default: false)
         let trustedProxyHops = try reader.integer("TWOFOLD_TRUSTED_PROXY_HOPS", default: 1, in: 1...10)
         let totpIssuer = try reader.string("TWOFOLD_TOTP_ISSUER", default: "Twofold") {
@@ -289,6 +294,7 @@ public struct Configuration: Sendable {
             logLevel: logLevel, logFormat: logFormat,
             maxBodyBytes: maxBodyBytes, bcryptCost: bcryptCost,
             registrationEnabled: registrationEnabled, refreshTokenLifetime: TimeInterval(refreshDays) * 24 * 3600,
+            accessTokenLifetime: TimeInterval(accessSeconds),
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,

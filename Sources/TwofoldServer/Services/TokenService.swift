@@ -16,7 +16,11 @@ import TwofoldCore
 /// (Reading the header twice, once to pick the key and again to find the bound, let a header
 /// naming two `kid`s pick one key and escape the other's bound.)
 struct TokenService: Sendable {
-    static let accessTokenLifetime: TimeInterval = 15 * 60
+    /// The default life of an access token (`TWOFOLD_ACCESS_TOKEN_SECONDS`).
+    static let defaultLifetime: TimeInterval = 15 * 60
+
+    /// How long an access token lives; no token living longer verifies.
+    let lifetime: TimeInterval
 
     let currentKeyID: String
     /// Signing is done here, directly: every sign-in signs one token.
@@ -29,7 +33,10 @@ struct TokenService: Sendable {
     /// Retired keys, by `kid`, until their last token has expired.
     private let retired: RetiredKeys
 
-    init(current: P256.Signing.PrivateKey, retired: [RetiredSigningKey]) async throws {
+    init(
+        current: P256.Signing.PrivateKey, retired: [RetiredSigningKey], lifetime: TimeInterval = defaultLifetime
+    ) async throws {
+        self.lifetime = lifetime
         let currentKeyID = Self.keyID(for: current.publicKey)
         var retiredKeys: [String: RetiredKeys.Key] = [:]
         for retiredKey in retired {
@@ -43,7 +50,7 @@ struct TokenService: Sendable {
         self.verifyingKey = current.publicKey
         self.encodedHeader = Base64URL.encode(#"{"alg":"ES256","kid":"\#(currentKeyID)","typ":"JWT"}"#.utf8)
         self.currentJWK = JSONWebKeySet.Key(current.publicKey, kid: currentKeyID)
-        self.retired = RetiredKeys(retiredKeys)
+        self.retired = RetiredKeys(retiredKeys, tokenLifetime: lifetime)
     }
 
     /// `GET /.well-known/jwks.json` at `now`: the current key, and each retired key while a
@@ -67,7 +74,7 @@ struct TokenService: Sendable {
     func issue(userID: UUID, sessionID: UUID, methods: [String], authTime: Date, now: Date) throws -> TokenDTO {
         // Whole seconds: NumericDate values that every verifier reads as integers.
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-        let expiresAt = now.addingTimeInterval(Self.accessTokenLifetime)
+        let expiresAt = now.addingTimeInterval(lifetime)
         let claims = AccessTokenClaims(
             sub: .init(value: userID.canonicalText), sid: sessionID.canonicalText, amr: methods,
             authTime: Int(authTime.timeIntervalSince1970), iat: .init(value: now), exp: .init(value: expiresAt),
@@ -131,7 +138,7 @@ struct TokenService: Sendable {
             claims.iss.value == AccessTokenClaims.issuer,
             claims.exp.value > now,
             claims.iat.value <= now.addingTimeInterval(1),
-            claims.exp.value.timeIntervalSince(claims.iat.value) <= Self.accessTokenLifetime
+            claims.exp.value.timeIntervalSince(claims.iat.value) <= lifetime
         else { return nil }
         if let retiredAt, claims.iat.value > retiredAt { return nil }
         return claims
@@ -148,8 +155,12 @@ final class RetiredKeys: Sendable {
     }
 
     private let keys: NIOLockedValueBox<[String: Key]>
+    private let tokenLifetime: TimeInterval
 
-    init(_ keys: [String: Key]) { self.keys = NIOLockedValueBox(keys) }
+    init(_ keys: [String: Key], tokenLifetime: TimeInterval) {
+        self.keys = NIOLockedValueBox(keys)
+        self.tokenLifetime = tokenLifetime
+    }
 
     /// The key `kid` while a token it signed before retiring may be unexpired at `now`.
     func key(_ kid: String, at now: Date) -> Key? {
@@ -159,7 +170,7 @@ final class RetiredKeys: Sendable {
     /// Every key still needed at `now` (only `kid`'s, when given); the others are dropped.
     func live(at now: Date, keeping kid: String? = nil) -> [Key] {
         keys.withLockedValue { keys in
-            keys = keys.filter { $0.value.retiredAt.addingTimeInterval(TokenService.accessTokenLifetime) > now }
+            keys = keys.filter { [tokenLifetime] in $0.value.retiredAt.addingTimeInterval(tokenLifetime) > now }
             guard let kid else { return Array(keys.values) }
             return keys[kid].map { [$0] } ?? []
         }

@@ -1,0 +1,105 @@
+import Foundation
+import TwofoldAPI
+
+/// What a signed-in client keeps between launches: the two tokens and whose they are.
+public struct StoredSession: Codable, Sendable, Equatable {
+    public var accessToken: TokenDTO
+    public var refreshToken: TokenDTO
+    public var user: UserDTO
+    /// One sign-in's mark, kept through its refreshes: a refresh that finishes after a newer
+    /// sign-in (another mark) or a sign-out (none) changes nothing.
+    public var signIn: UUID
+
+    public init(accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID()) {
+        (self.accessToken, self.refreshToken, self.user, self.signIn) = (accessToken, refreshToken, user, signIn)
+    }
+
+    /// A new sign-in's session from the server's tokens.
+    public init(_ tokens: AuthTokensResponse) {
+        self.init(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, user: tokens.user)
+    }
+}
+
+/// The store cannot be read now, though it may hold a session: a phone locked since it started
+/// keeps its Keychain closed until the first unlock. Not the same as "signed out".
+public struct TokenStoreNotReadableYet: Error, Sendable, Equatable {
+    public init() {}
+}
+
+/// Where the session is kept: the Keychain on Apple platforms, an owner-only file for the
+/// command-line tool, memory in tests.
+public protocol TokenStore: Sendable {
+    /// The stored session, `nil` when there is none; throws `TokenStoreNotReadableYet` when the
+    /// store cannot be read yet.
+    func load() async throws -> StoredSession?
+    func save(_ session: StoredSession) async throws
+    /// Removes the stored session (nothing stored is not an error).
+    func clear() async throws
+}
+
+/// A store in memory, for tests and previews; `readable` false plays a phone not yet unlocked.
+public actor MemoryTokenStore: TokenStore {
+    public private(set) var session: StoredSession?
+    public var readable = true
+
+    public init(_ session: StoredSession? = nil) { self.session = session }
+
+    public func load() throws -> StoredSession? {
+        guard readable else { throw TokenStoreNotReadableYet() }
+        return session
+    }
+
+    public func save(_ session: StoredSession) throws {
+        guard readable else { throw TokenStoreNotReadableYet() }
+        self.session = session
+    }
+
+    public func clear() throws {
+        guard readable else { throw TokenStoreNotReadableYet() }
+        session = nil
+    }
+
+    public func setReadable(_ readable: Bool) { self.readable = readable }
+}
+
+/// A store in one file that only its owner may read or write (mode 0600, in a folder of mode
+/// 0700), for the command-line tool. Written whole to a temporary file and renamed over the old
+/// one, so a crash leaves the old session or the new, never half of one.
+public struct FileTokenStore: TokenStore {
+    public let file: URL
+
+    public init(file: URL) { self.file = file }
+
+    public func load() throws -> StoredSession? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        return try Wire.decoder().decode(StoredSession.self, from: data)
+    }
+
+    public func save(_ session: StoredSession) throws {
+        let folder = file.deletingLastPathComponent()
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
+        let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: try Wire.encoder().encode(session),
+                attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+        do {
+            if FileManager.default.fileExists(atPath: file.path) {
+                _ = try FileManager.default.replaceItemAt(file, withItemAt: temporary)
+            } else {
+                try FileManager.default.moveItem(at: temporary, to: file)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    public func clear() throws {
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        try FileManager.default.removeItem(at: file)
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `SessionManager` against a scripted server: the refresh bugs SDKs are known for, each as a
+/// test (one refresh for many callers, a lost network keeping the session, a refused refresh
+/// signing out, a late refresh changing nothing), and restoring with no request.
+@Suite struct SessionManagerTests {
+    /// Answers refresh and logout requests as told, counting them; a refresh waits for `release`
+    /// when `held` is set, so a test can act while one is in flight.
+    final class Server: Transport, @unchecked Sendable {
+        enum Refresh { case rotate, refuse, unreachable, serverError }
+        // Safe: every member is read and written under `lock`.
+        private let lock = NSLock()
+        private var refreshes: [String] = []
+        private var logouts: [String] = []
+        private var others = 0
+        private var answer = Refresh.rotate
+        private var gate: CheckedContinuation<Void, Never>?
+        private var holding = false
+        private var arrived: [CheckedContinuation<Void, Never>] = []
+
+        var refreshCount: Int { lock.withLock { refreshes.count } }
+        var revoked: [String] { lock.withLock { logouts } }
+        var requestCount: Int { lock.withLock { refreshes.count + logouts.count + others } }
+
+        func answer(_ refresh: Refresh) { lock.withLock { answer = refresh } }
+        func hold() { lock.withLock { holding = true } }
+
+        /// Waits until a held refresh has arrived.
+        func refreshArrived() async {
+            await withCheckedContinuation { continuation in
+                let now = lock.withLock {
+                    if gate != nil { return true }
+                    arrived.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let waiting = lock.withLock {
+                holding = false
+                defer { gate = nil }
+                return gate
+            }
+            waiting?.resume()
+        }
+
+        func send(_ request: URLRequest) async throws -> HTTPAnswer {
+            let path = request.url?.path ?? ""
+            let body = (try? JSONSerialization.jsonObject(with: request.httpBody ?? Data()) as? [String: String]) ?? [:]
+            if path.hasSuffix(API.Auth.logout.path()) {
+                lock.withLock { logouts.append(body["refreshToken"] ?? "") }
+                return Self.json(200, #"{"success":true}"#)
+            }
+            guard path.hasSuffix(API.Auth.refresh.path()) else {
+                lock.withLock { others += 1 }
+                return Self.json(404, "{}")
+            }
+            let (presented, count, held) = lock.withLock {
+                refreshes.append(body["refreshToken"] ?? "")
+                return (body["refreshToken"] ?? "", refreshes.count, holding)
+            }
+            if held {
+                await withCheckedContinuation { continuation in
+                    let waiters = lock.withLock {
+                        gate = continuation
+                        defer { arrived = [] }
+                        return arrived
+                    }
+                    for waiter in waiters { waiter.resume() }
+                }
+            }
+            switch lock.withLock({ answer }) {
+            case .rotate:
+                let access = ISO8601DateFormatter().string(from: Date().addingTimeInterval(900))
+                let refresh = ISO8601DateFormatter().string(from: Date().addingTimeInterval(86_400))
+                return Self.json(
+                    200,
+                    #"{"accessToken":{"token":"access-\#(count)","expiresAt":"\#(access)"},"#
+                        + #""refreshToken":{"token":"refresh-\#(count)-from-\#(presented)","expiresAt":"\#(refresh)"}}"#
+                )
+            case .refuse:
+                return HTTPAnswer(
+                    status: 401, headers: ["Content-Type": "application/problem+json"],
+                    body: Data(
+                        #"{"type":"about:blank","title":"Unauthorized","status":401,"code":"unauthorized"}"#.utf8))
+            case .unreachable:
+                throw URLError(.notConnectedToInternet)
+            case .serverError:
+                return Self.json(503, "{}")
+            }
+        }
+
+        static func json(_ status: Int, _ text: String) -> HTTPAnswer {
+            HTTPAnswer(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+        }
+    }
+
+    static let user = UserDTO(
+        id: UUID(), username: "pat", email: "pat@example.com", phoneNumber: nil, role: "user", status: "active",
+        createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+
+    /// A stored session whose access token expires in `accessSeconds`.
+    static func stored(accessSeconds: TimeInterval, refreshSeconds: TimeInterval = 86_400) -> StoredSession {
+        StoredSession(
+            accessToken: TokenDTO(token: "access-0", expiresAt: Date().addingTimeInterval(accessSeconds)),
+            refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(refreshSeconds)),
+            user: user)
+    }
+
+    static func manager(_ server: Server, _ store: any TokenStore) -> SessionManager {
+        SessionManager(client: APIClient(baseURL: URL(string: "http://twofold.test")!, transport: server), store: store)
+    }
+
+    @Test func restoringAStoredSessionDecidesLocallyWithNoRequest() async throws {
+        let server = Server()
+        let manager = Self.manager(server, MemoryTokenStore(Self.stored(accessSeconds: -10)))
+        #expect(await manager.state == .checking, "nothing is decided before the store is read")
+        #expect(await manager.restore() == .signedIn(Self.user), "an expired access token is refreshed later")
+        #expect(server.requestCount == 0)
+
+        let expired = Self.manager(server, MemoryTokenStore(Self.stored(accessSeconds: -10, refreshSeconds: -1)))
+        #expect(await expired.restore() == .signedOut)
+        #expect(await Self.manager(server, MemoryTokenStore()).restore() == .signedOut)
+        #expect(server.requestCount == 0)
+
+        // A local check, many times: well under a millisecond each.
+        let clock = ContinuousClock()
+        let elapsed = try await clock.measure {
+            for _ in 0..<1_000 { _ = try await manager.accessToken() }
+        }
+        #expect(server.refreshCount == 1, "only the first call refreshed")
+        #expect(elapsed < .seconds(1), "\(elapsed) for 1,000 local checks")
+    }
+
+    @Test func aStoreNotReadableYetIsNotSignedOut() async throws {
+        let store = MemoryTokenStore(Self.stored(accessSeconds: 600))
+        await store.setReadable(false)
+        let manager = Self.manager(Server(), store)
+        #expect(await manager.restore() == .waitingForStore)
+        await store.setReadable(true)
+        #expect(await manager.restore() == .signedIn(Self.user))
+    }
+
+    @Test func fiftyCallersWithAnExpiredTokenMakeOneRefresh() async throws {
+        let server = Server()
+        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+        let manager = Self.manager(server, store)
+        await manager.restore()
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 { group.addTask { try await manager.accessToken() } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(server.refreshCount == 1)
+        #expect(Set(tokens) == ["access-1"])
+        #expect(await store.session?.refreshToken.token == "refresh-1-from-refresh-0", "the new pair is stored")
+        // A valid token makes no request.
+        #expect(try await manager.accessToken() == "access-1")
+        #expect(server.refreshCount == 1)
+    }
+
+    @Test func aRefreshThatCannotReachTheServerKeepsTheSession() async throws {
+        for failure in [Server.Refresh.unreachable, .serverError] {
+            let server = Server()
+            server.answer(failure)
+            let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+            let manager = Self.manager(server, store)
+            await manager.restore()
+            await #expect(throws: SessionError.self) { _ = try await manager.accessToken() }
+            #expect(await manager.state == .signedIn(Self.user))
+            #expect(await manager.isOffline)
+            #expect(await store.session?.refreshToken.token == "refresh-0", "the session stays stored")
+            // Back online, the same refresh token works.
+            server.answer(.rotate)
+            #expect(try await manager.accessToken() == "access-2")
+            #expect(await manager.isOffline == false)
+        }
+    }
+
+    @Test func aRefusedRefreshSignsOutAndClearsTheStore() async throws {
+        let server = Server()
+        server.answer(.refuse)
+        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+        let manager = Self.manager(server, store)
+        var states = await manager.states().makeAsyncIterator()
+        #expect(await states.next() == .checking)
+        await manager.restore()
+        #expect(await states.next() == .signedIn(Self.user))
+        await #expect(throws: SessionError.signedOut) { _ = try await manager.accessToken() }
+        #expect(await states.next() == .signedOut)
+        #expect(await store.session == nil)
+    }
+
+    @Test func aRefreshFinishingAfterSignOutChangesNothing() async throws {
+        let server = Server()
+        server.hold()
+        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+        let manager = Self.manager(server, store)
+        await manager.restore()
+        let late = Task { try await manager.accessToken() }
+        await server.refreshArrived()
+        await manager.signOut()
+        server.release()
+        await #expect(throws: SessionError.signedOut) { _ = try await late.value }
+        #expect(await manager.state == .signedOut)
+        #expect(await store.session == nil, "the late pair is not stored")
+        #expect(await manager.session == nil)
+        // The session signed out and the pair the late refresh made are both ended on the server.
+        #expect(Set(server.revoked) == ["refresh-0", "refresh-1-from-refresh-0"])
+    }
+
+    @Test func aRefreshFinishingAfterANewerSignInChangesNothing() async throws {
+        let server = Server()
+        server.hold()
+        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+        let manager = Self.manager(server, store)
+        await manager.restore()
+        let late = Task { try await manager.accessToken() }
+        await server.refreshArrived()
+        let newer = AuthTokensResponse(
+            accessToken: TokenDTO(token: "newer-access", expiresAt: Date().addingTimeInterval(900)),
+            refreshToken: TokenDTO(token: "newer-refresh", expiresAt: Date().addingTimeInterval(86_400)),
+            user: Self.user)
+        try await manager.signedIn(newer)
+        server.release()
+        await #expect(throws: SessionError.signedOut) { _ = try await late.value }
+        #expect(await store.session?.refreshToken.token == "newer-refresh")
+        #expect(try await manager.accessToken() == "newer-access")
+        #expect(server.revoked == ["refresh-1-from-refresh-0"], "the late pair is ended, the newer session kept")
+    }
+
+    @Test func theFileStoreIsTheOwnersAlone() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileTokenStore(file: folder.appendingPathComponent("state/session.json"))
+        #expect(try await store.load() == nil)
+        let session = Self.stored(accessSeconds: 600)
+        try await store.save(session)
+        try await store.save(session)
+        #expect(try await store.load() == session)
+        let fileMode = try FileManager.default.attributesOfItem(atPath: store.file.path)[.posixPermissions] as? Int
+        let folderMode =
+            try FileManager.default.attributesOfItem(atPath: store.file.deletingLastPathComponent().path)[
+                .posixPermissions] as? Int
+        #expect(fileMode == 0o600 && folderMode == 0o700)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: store.file.deletingLastPathComponent().path) == [
+                "session.json"
+            ])
+        try await store.clear()
+        try await store.clear()
+        #expect(try await store.load() == nil)
+    }
+}
