@@ -86,15 +86,13 @@ public struct FileTokenStore: TokenStore {
                 atPath: temporary.path, contents: try Wire.encoder().encode(session),
                 attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
-        do {
-            if FileManager.default.fileExists(atPath: file.path) {
-                _ = try FileManager.default.replaceItemAt(file, withItemAt: temporary)
-            } else {
-                try FileManager.default.moveItem(at: temporary, to: file)
-            }
-        } catch {
+        // rename(2) replaces the old file in one step (Foundation's `replaceItemAt` does not on
+        // Linux).
+        guard rename(temporary.path, file.path) == 0 else {
+            let code = errno
             try? FileManager.default.removeItem(at: temporary)
-            throw error
+            throw CocoaError(
+                .fileWriteUnknown, userInfo: [NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
         }
     }
 

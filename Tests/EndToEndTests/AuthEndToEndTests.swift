@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -33,47 +34,25 @@ import TwofoldTestSupport
         return components.string
     }
 
-    static func post<T: Decodable>(
-        _ server: ServerProcess, _ path: String, _ body: [String: String], bearer: String? = nil, as type: T.Type
-    ) async throws -> (Int, T?) {
-        let response = try await HTTP.send(
-            HTTP.json("POST", server.baseURL.appendingPathComponent(path), body, bearer: bearer))
-        return (response.status, try? HTTP.decoder.decode(T.self, from: response.body))
-    }
-
     /// Register → login → an authenticated call → refresh → logout, then the dead tokens.
     static func signInJourney(on server: ServerProcess) async throws {
-        let (created, _) = try await Self.post(
-            server, API.Auth.register.path(),
-            ["username": "alice", "email": "alice@example.com", "password": password], as: RegisterResponse.self)
-        #expect(created == 201)
-        let (status, login) = try await Self.post(
-            server, API.Auth.login.path(), ["email": "alice@example.com", "password": password],
-            as: AuthTokensResponse.self)
-        #expect(status == 200)
-        let tokens = try #require(login)
+        let client = server.client
+        let created = try await client.send(
+            API.Auth.register, RegisterRequest(username: "alice", email: "alice@example.com", password: password))
+        #expect(created.user.username == "alice")
+        let tokens = try await client.send(
+            API.Auth.login, LoginRequest(email: "alice@example.com", password: password)
+        ).tokens
 
-        let account = try await HTTP.send(
-            HTTP.json(
-                "GET", server.baseURL.appendingPathComponent(API.Account.show.path()), nil,
-                bearer: tokens.accessToken.token))
-        #expect(account.status == 200)
-        #expect(try HTTP.decoder.decode(UserDTO.self, from: account.body).username == "alice")
+        #expect(try await client.send(API.Account.show, bearer: tokens.accessToken.token).username == "alice")
 
-        let (refreshed, pair) = try await Self.post(
-            server, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
-        #expect(refreshed == 200)
-        let next = try #require(pair)
+        let next = try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
 
-        let (loggedOut, _) = try await Self.post(
-            server, API.Auth.logout.path(), ["refreshToken": next.refreshToken.token], as: SuccessResponse.self)
-        #expect(loggedOut == 200)
-        let after = try await HTTP.send(
-            HTTP.json(
-                "GET", server.baseURL.appendingPathComponent(API.Account.show.path()), nil,
-                bearer: next.accessToken.token))
+        _ = try await client.send(API.Auth.logout, RefreshRequest(refreshToken: next.refreshToken.token))
+        // The answer as it came: its Content-Type is checked.
+        let after = try await client.exchange(API.Account.show, bearer: next.accessToken.token)
         #expect(after.status == 401)
-        #expect(after.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+        #expect(after.header(Wire.Header.contentType)?.hasPrefix(Problem.mediaType) == true)
     }
 
     @Test func signInJourneyOnSQLite() async throws {
@@ -115,24 +94,19 @@ import TwofoldTestSupport
     /// the other, and the reuse revokes the family everywhere.
     @Test func aRefreshTokenUsedOnOneInstanceIsRefusedOnAnother() async throws {
         try await Self.withTwoInstances { first, second in
-            _ = try await Self.post(
-                first, API.Auth.register.path(),
-                ["username": "bob", "email": "bob@example.com", "password": Self.password],
-                as: RegisterResponse.self)
-            let (_, login) = try await Self.post(
-                first, API.Auth.login.path(), ["username": "bob", "password": Self.password],
-                as: AuthTokensResponse.self)
-            let tokens = try #require(login)
-            let (onFirst, pair) = try await Self.post(
-                first, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
-            #expect(onFirst == 200)
-            let (onSecond, _) = try await Self.post(
-                second, API.Auth.refresh.path(), ["refreshToken": tokens.refreshToken.token], as: RefreshResponse.self)
-            #expect(onSecond == 401)
-            let (newest, _) = try await Self.post(
-                first, API.Auth.refresh.path(), ["refreshToken": try #require(pair).refreshToken.token],
-                as: RefreshResponse.self)
-            #expect(newest == 401, "the reuse revoked the whole family")
+            _ = try await first.client.send(
+                API.Auth.register, RegisterRequest(username: "bob", email: "bob@example.com", password: Self.password))
+            let tokens = try await first.client.send(
+                API.Auth.login, LoginRequest(username: "bob", password: Self.password)
+            ).tokens
+            let refresh = RefreshRequest(refreshToken: tokens.refreshToken.token)
+            let pair = try await first.client.send(API.Auth.refresh, refresh)
+            let onSecond = await refusal { try await second.client.send(API.Auth.refresh, refresh) }
+            #expect(onSecond?.status == 401, "\(String(describing: onSecond))")
+            let newest = await refusal {
+                try await first.client.send(API.Auth.refresh, RefreshRequest(refreshToken: pair.refreshToken.token))
+            }
+            #expect(newest?.status == 401, "the reuse revoked the whole family")
         }
     }
 
@@ -140,26 +114,23 @@ import TwofoldTestSupport
     /// `Idempotency-Key`, half sent to each, exactly one runs; the rest wait or get its answer.
     @Test func oneIdempotencyKeyRunsOnceAcrossInstances() async throws {
         try await Self.withTwoInstances { first, second in
-            let body = ["username": "ida", "email": "ida@example.com", "password": Self.password]
-            let answers = try await withThrowingTaskGroup(of: HTTP.Response.self) { group in
+            let body = RegisterRequest(username: "ida", email: "ida@example.com", password: Self.password)
+            // The answers as they came: whether each was replayed is in a header.
+            let answers = try await withThrowingTaskGroup(of: HTTPAnswer.self) { group in
                 for index in 0..<16 {
                     group.addTask {
-                        var request = HTTP.json(
-                            "POST",
-                            (index.isMultiple(of: 2) ? first : second).baseURL
-                                .appendingPathComponent(API.Auth.register.path()), body)
-                        request.setValue("ida-signs-up-once", forHTTPHeaderField: Wire.Header.idempotencyKey)
-                        return try await HTTP.send(request)
+                        try await (index.isMultiple(of: 2) ? first : second).client.exchange(
+                            API.Auth.register, body, headers: [Wire.Header.idempotencyKey: "ida-signs-up-once"])
                     }
                 }
-                return try await group.reduce(into: [HTTP.Response]()) { $0.append($1) }
+                return try await group.reduce(into: [HTTPAnswer]()) { $0.append($1) }
             }
             let ran = answers.filter { $0.status == 201 && $0.header(Wire.Header.idempotentReplayed) == nil }
             #expect(ran.count == 1, "\(answers.map(\.status))")
             #expect(answers.allSatisfy { $0.status == 201 || ($0.status == 409 && $0.text.contains("still being")) })
             // Another registration of the same account without the key meets the one made.
-            #expect(
-                try await CodeDeliveryEndToEndTests.call(second, "POST", API.Auth.register.path(), body).status == 409)
+            let again = await refusal { try await second.client.send(API.Auth.register, body) }
+            #expect(again?.status == 409, "\(String(describing: again))")
         }
     }
 
@@ -169,31 +140,28 @@ import TwofoldTestSupport
         // The default bcrypt cost (12): each check takes a few hundred milliseconds of CPU.
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
+        let client = server.client
         let clock = ContinuousClock()
         let started = clock.now
         let logins = Task {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<20 {
                     group.addTask {
-                        try await HTTP.send(
-                            HTTP.json(
-                                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
-                                ["username": "nobody\(index)", "password": "wrong password \(index)"])
-                        ).status
+                        let wrong = LoginRequest(username: "nobody\(index)", password: "wrong password \(index)")
+                        return try await client.exchange(API.Auth.login, wrong).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
         try await Task.sleep(for: .milliseconds(300))
-        let probe = URLSession(configuration: .ephemeral)
+        // A session of its own, so the checks do not queue behind the logins' connections.
+        let probe = APIClient(
+            baseURL: server.baseURL, transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)))
         var slowest = Duration.zero
         for _ in 0..<5 {
             let asked = clock.now
-            let health = try await HTTP.send(
-                HTTP.request("GET", server.baseURL.appendingPathComponent(API.Operations.health.path())), session: probe
-            )
-            #expect(health.status == 200)
+            #expect(try await probe.send(API.Operations.health).status == "ok")
             slowest = max(slowest, clock.now - asked)
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -19,25 +20,17 @@ import TwofoldTestSupport
         return AuthEndToEndTests.postgresURL().map { ["DATABASE_URL": $0] }
     }
 
-    static func call(
-        _ server: ServerProcess, _ method: String, _ path: String, _ body: [String: String]?, bearer: String? = nil
-    ) async throws -> HTTP.Response {
-        try await HTTP.send(
-            HTTP.json(method, server.baseURL.appendingPathComponent(path), body, bearer: bearer))
-    }
-
     /// Login with the password, then the code that `received` yields once it arrives.
     static func signInWithCode(
         _ server: ServerProcess, as name: String, code: () async throws -> String?
     ) async throws -> (LoginChallengeResponse, SecondStepResponse) {
-        let login = try await Self.call(
-            server, "POST", API.Auth.login.path(), ["username": name, "password": AuthEndToEndTests.password])
-        let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+        let challenge = try await server.client.send(
+            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+        ).challenge
         let sent = try #require(try await code(), "no code arrived")
-        let verified = try await Self.call(
-            server, "POST", API.SecondStep.verifyOTP.path(), ["otpFlowId": challenge.otpFlowId, "code": sent])
-        #expect(verified.status == 200, "\(verified.text)")
-        return (challenge, try HTTP.decoder.decode(SecondStepResponse.self, from: verified.body))
+        let verified = try await server.client.send(
+            API.SecondStep.verifyOTP, OTPVerifyRequest(otpFlowId: challenge.otpFlowId, code: sent))
+        return (challenge, verified)
     }
 
     @Test(arguments: ["sqlite", "postgres"])
@@ -56,10 +49,8 @@ import TwofoldTestSupport
         try await ResetDatabase.run(server)
         let tokens = try await TokenVerificationTests.signIn(server, as: "grace")
 
-        let setup = try await Self.call(
-            server, "POST", API.TwoFactor.smsSetup.path(), ["phoneNumber": Self.phone], bearer: tokens.accessToken.token
-        )
-        #expect(setup.status == 200, "\(setup.text)")
+        _ = try await server.client.send(
+            API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: Self.phone), bearer: tokens.accessToken.token)
         // Nobody listens yet: the first attempt fails and the message waits in the outbox.
         let failed = try await poll({ server.log }) { $0.contains("delivery failed") }
         #expect(failed.contains("delivery failed"), "the worker tried while the gateway was down")
@@ -69,11 +60,10 @@ import TwofoldTestSupport
         let first = try await gateway.waitForMessages(1)
         let enableMessage = try #require(first.first, "the code arrived once the gateway came back")
         #expect(enableMessage.to == Self.phone)
-        let enabled = try await Self.call(
-            server, "POST", API.TwoFactor.smsVerify.path(), ["code": try #require(enableMessage.code)],
+        let enabled = try await server.client.send(
+            API.TwoFactor.smsVerify, CodeRequest(code: try #require(enableMessage.code)),
             bearer: tokens.accessToken.token)
-        #expect(enabled.status == 200, "\(enabled.text)")
-        #expect(try HTTP.decoder.decode(FactorEnabledResponse.self, from: enabled.body).backupCodes?.count == 10)
+        #expect(enabled.backupCodes?.count == 10)
 
         let (challenge, signedIn) = try await Self.signInWithCode(server, as: "grace") {
             try await gateway.waitForMessages(2).dropFirst().first?.code
@@ -108,17 +98,14 @@ import TwofoldTestSupport
         try await ResetDatabase.run(server)
         let tokens = try await TokenVerificationTests.signIn(server, as: "heidi")
 
-        let setup = try await Self.call(
-            server, "POST", API.TwoFactor.emailSetup.path(), [:], bearer: tokens.accessToken.token)
-        #expect(setup.status == 200, "\(setup.text)")
+        _ = try await server.client.send(API.TwoFactor.emailSetup, bearer: tokens.accessToken.token)
         let enableMail = try #require(try await sink.waitForMessages(1).first)
         #expect(enableMail.tls && enableMail.user == "twofold")
         #expect(enableMail.mailFrom == "no-reply@twofold.example")
         #expect(enableMail.recipients == ["heidi@example.com"])
-        let enabled = try await Self.call(
-            server, "POST", API.TwoFactor.emailVerify.path(), ["code": try #require(oneTimeCode(in: enableMail.data))],
+        _ = try await server.client.send(
+            API.TwoFactor.emailVerify, CodeRequest(code: try #require(oneTimeCode(in: enableMail.data))),
             bearer: tokens.accessToken.token)
-        #expect(enabled.status == 200, "\(enabled.text)")
 
         let (challenge, _) = try await Self.signInWithCode(server, as: "heidi") {
             // The notice that email codes were added comes between the two codes.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -10,7 +11,9 @@ import TwofoldTestSupport
 /// Passkeys over HTTP against the built binary, with payloads made by independent software
 /// authenticators (`scripts/soft_authenticator.py`: python-fido2 for ES256, RS256 and EdDSA with
 /// `none` and `packed` attestation, and soft-webauthn): registration, then the second step,
-/// passwordless sign-in and step-up.
+/// passwordless sign-in and step-up. What the authenticator reads (the options) and writes (the
+/// credentials) goes as the server and it wrote them, not through `TwofoldAPI`'s types: the point
+/// is that independent software reads what the server writes, and the server what it writes.
 @Suite struct PasskeyEndToEndTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let library: String
@@ -44,16 +47,6 @@ import TwofoldTestSupport
         }
     }
 
-    static func post(_ server: ServerProcess, _ path: String, _ body: Data?, bearer: String? = nil) async throws
-        -> HTTP.Response
-    {
-        var request = HTTP.request(
-            "POST", server.baseURL.appendingPathComponent(path), body: body,
-            contentType: body == nil ? nil : Wire.json)
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
-        return try await HTTP.send(request)
-    }
-
     /// `{ key: <the authenticator's JSON> }` plus string members.
     static func wrap(_ credential: Data, as key: String = "credential", _ members: [String: String] = [:]) throws
         -> Data
@@ -64,9 +57,7 @@ import TwofoldTestSupport
     }
 
     static func methods(_ server: ServerProcess, token: String) async throws -> [String]? {
-        let answer = try await CodeDeliveryEndToEndTests.call(
-            server, "GET", API.Auth.sessions.path(), nil, bearer: token)
-        return try HTTP.decoder.decode(SessionsResponse.self, from: answer.body).sessions.first { $0.current }?.methods
+        try await server.client.send(API.Auth.sessions, bearer: token).sessions.first { $0.current }?.methods
     }
 
     @Test(arguments: cases)
@@ -79,71 +70,66 @@ import TwofoldTestSupport
         let authenticator = Authenticator(python: python, directory: root, origin: "http://localhost:\(server.port)")
 
         // An account, signed in with its password.
-        let registered = try await CodeDeliveryEndToEndTests.call(
-            server, "POST", API.Auth.register.path(),
-            ["username": "pat", "email": "pat@example.com", "password": "correct horse battery staple"])
-        #expect(registered.status == 201, "\(registered.text)")
-        let login = try await CodeDeliveryEndToEndTests.call(
-            server, "POST", API.Auth.login.path(), ["username": "pat", "password": "correct horse battery staple"])
-        let tokens = try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body)
+        let client = server.client
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: "pat", email: "pat@example.com", password: "correct horse battery staple"))
+        let tokens = try await client.send(
+            API.Auth.login, LoginRequest(username: "pat", password: "correct horse battery staple")
+        ).tokens
 
         // Registration.
-        let creation = try await Self.post(
-            server, API.Passkeys.registerOptions.path(), nil, bearer: tokens.accessToken.token)
+        let creation = try await client.exchange(
+            API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: tokens.accessToken.token)
         #expect(creation.status == 200, "\(creation.text)")
         let created = try authenticator.run(
             "create", options: creation.body,
             ["--library", testCase.library, "--alg", testCase.alg, "--format", testCase.format])
-        let verify = try await Self.post(
-            server, API.Passkeys.registerVerify.path(), try Self.wrap(created, ["name": "Test key"]),
+        let verify = try await client.exchange(
+            API.Passkeys.registerVerify.erased, body: try Self.wrap(created, ["name": "Test key"]),
             bearer: tokens.accessToken.token)
-        #expect(verify.status == 200, "\(verify.text)")
-        let passkey = try HTTP.decoder.decode(PasskeyRegisteredResponse.self, from: verify.body)
+        let passkey = try client.read(verify, of: API.Passkeys.registerVerify)
         #expect(passkey.credential.attestationFormat == testCase.format)
         #expect(passkey.credential.attestation == (testCase.format == "packed" ? "self" : "none"))
         #expect(passkey.backupCodes?.count == 10)
 
         // The second step after the password.
-        let flowAnswer = try await CodeDeliveryEndToEndTests.call(
-            server, "POST", API.Auth.login.path(), ["username": "pat", "password": "correct horse battery staple"])
-        let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: flowAnswer.body)
+        let flow = try await client.send(
+            API.Auth.login, LoginRequest(username: "pat", password: "correct horse battery staple")
+        ).challenge
         #expect(flow.availableMethods.first == .webauthn)
-        let request = try await Self.post(
-            server, API.Passkeys.flowOptions.path(),
-            try JSONSerialization.data(withJSONObject: ["tempToken": flow.tempToken]))
+        let request = try await client.exchange(
+            API.Passkeys.flowOptions, PasskeyFlowOptionsRequest(tempToken: flow.tempToken))
         #expect(request.status == 200, "\(request.text)")
         let assertion = try authenticator.run("get", options: request.body)
-        let secondStep = try await Self.post(
-            server, API.Passkeys.flowVerify.path(), try Self.wrap(assertion, ["tempToken": flow.tempToken]))
-        #expect(secondStep.status == 200, "\(secondStep.text)")
-        let session = try HTTP.decoder.decode(SecondStepResponse.self, from: secondStep.body)
+        let secondStep = try await client.exchange(
+            API.Passkeys.flowVerify.erased, body: try Self.wrap(assertion, ["tempToken": flow.tempToken]))
+        let session = try client.read(secondStep, of: API.Passkeys.flowVerify)
         #expect(try await Self.methods(server, token: session.accessToken.token) == ["pwd", "hwk", "mfa"])
 
         // Step-up with the passkey, from the session the passkey signed in.
-        let stepUpOptions = try await Self.post(
-            server, API.Auth.stepUpPasskeyOptions.path(), nil, bearer: session.accessToken.token)
+        let stepUpOptions = try await client.exchange(API.Auth.stepUpPasskeyOptions, bearer: session.accessToken.token)
         let stepUpAssertion = try authenticator.run("get", options: stepUpOptions.body)
-        let stepUp = try await Self.post(
-            server, API.Auth.stepUp.path(), try Self.wrap(stepUpAssertion, ["method": "webauthn"]),
+        let stepUp = try await client.exchange(
+            API.Auth.stepUp.erased, body: try Self.wrap(stepUpAssertion, ["method": "webauthn"]),
             bearer: session.accessToken.token)
         #expect(stepUp.status == 200, "\(stepUp.text)")
 
         // Passwordless: no username, no password.
-        let signInOptions = try await Self.post(server, API.Passkeys.signInOptions.path(), nil)
-        let options = try HTTP.decoder.decode(PasskeyRequestOptions.self, from: signInOptions.body)
+        let signInOptions = try await client.exchange(API.Passkeys.signInOptions)
+        let options = try client.read(signInOptions, of: API.Passkeys.signInOptions)
         #expect(options.allowCredentials.isEmpty && options.userVerification == "required")
         let signInAssertion = try authenticator.run("get", options: signInOptions.body)
-        let signIn = try await Self.post(server, API.Passkeys.signInVerify.path(), try Self.wrap(signInAssertion))
+        let signIn = try await client.exchange(API.Passkeys.signInVerify.erased, body: try Self.wrap(signInAssertion))
         if testCase.verifiesUser {
-            #expect(signIn.status == 200, "\(signIn.text)")
-            let signedIn = try HTTP.decoder.decode(AuthTokensResponse.self, from: signIn.body)
+            let signedIn = try client.read(signIn, of: API.Passkeys.signInVerify)
             #expect(signedIn.user.username == "pat")
             #expect(try await Self.methods(server, token: signedIn.accessToken.token) == ["hwk", "mfa"])
         } else {
             #expect(signIn.status == 422 && signIn.text.contains("user_not_verified"), "\(signIn.text)")
         }
         // The same assertion again is a replay.
-        let replay = try await Self.post(server, API.Passkeys.signInVerify.path(), try Self.wrap(signInAssertion))
+        let replay = try await client.exchange(API.Passkeys.signInVerify.erased, body: try Self.wrap(signInAssertion))
         #expect([409, 422].contains(replay.status), "\(replay.text)")
     }
 }

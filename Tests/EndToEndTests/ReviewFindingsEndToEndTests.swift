@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldDevice
 import TwofoldTestSupport
@@ -15,21 +16,6 @@ import TwofoldTestSupport
 /// `X-Forwarded-For` hop is the client's address, so one test speaks from many addresses.
 @Suite(.serialized) struct ReviewFindingsEndToEndTests {
     typealias Target = AttackEndToEndTests.Target
-
-    /// A JSON body of any shape (nested objects, booleans), from `address` when given.
-    static func send(
-        _ target: Target, _ path: String, method: String = "POST", json: Any?, bearer: String? = nil,
-        from address: String? = nil, headers: [String: String] = [:]
-    ) async throws -> HTTP.Response {
-        var request = HTTP.request(
-            method, target.server.baseURL.appendingPathComponent(path),
-            body: try json.map { try JSONSerialization.data(withJSONObject: $0) },
-            contentType: json == nil ? nil : Wire.json)
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
-        if let address { request.setValue(address, forHTTPHeaderField: "X-Forwarded-For") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        return try await HTTP.send(request)
-    }
 
     /// The number of messages the gateway has once the delivery worker (which runs every
     /// second) has delivered everything queued: the count has not changed for two seconds.
@@ -94,69 +80,63 @@ import TwofoldTestSupport
                 + [0xA0, 0x68] + Array("authData".utf8) + [0x5A, 0x00, 0x00, 0x4E, 0x20]
                 + Array(repeating: 0x41, count: 20_000)
 
-            func register(_ attestation: [UInt8]) async throws -> HTTP.Response {
-                let options = try await Self.send(target, API.Passkeys.registerOptions.path(), json: nil, bearer: token)
-                #expect(options.status == 200, "\(options.text)")
-                let challenge = try HTTP.decoder.decode(PasskeyCreationOptions.self, from: options.body).challenge
+            let client = target.client
+            /// A registration of `attestation` (as a credential named `id`) on a fresh challenge
+            /// of `owner`'s, so that it reaches the CBOR reader.
+            func registration(
+                _ attestation: [UInt8], id: String, name: String?, bearer owner: String
+            ) async throws -> PasskeyRegistrationRequest {
+                let challenge = try await client.send(
+                    API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: owner
+                ).challenge
                 let clientData =
                     #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"http://localhost:\#(target.server.port)"}"#
-                let credential: [String: Any] = [
-                    "id": "AAAAAAAAAAAAAAAA", "rawId": "AAAAAAAAAAAAAAAA", "type": "public-key",
-                    "response": [
-                        "clientDataJSON": Base64URL.encode(Array(clientData.utf8)),
-                        "attestationObject": Base64URL.encode(attestation),
-                    ],
-                ]
-                return try await Self.send(
-                    target, API.Passkeys.registerVerify.path(), json: ["credential": credential, "name": "bomb"],
-                    bearer: token)
+                return PasskeyRegistrationRequest(
+                    credential: RegistrationCredential(
+                        id: id,
+                        response: RegistrationResponse(
+                            clientDataJSON: Base64URL.encode(Array(clientData.utf8)),
+                            attestationObject: Base64URL.encode(attestation))),
+                    name: name)
+            }
+            // The answer as it came: the cap's message and the Content-Type are checked.
+            func register(_ attestation: [UInt8]) async throws -> HTTPAnswer {
+                let request = try await registration(attestation, id: "AAAAAAAAAAAAAAAA", name: "bomb", bearer: token)
+                return try await client.exchange(API.Passkeys.registerVerify, request, bearer: token)
             }
 
             let clock = ContinuousClock()
             for (name, attestation) in [("wide", wide), ("deep", deep), ("big authData", bigAuthData)] {
-                var answer: HTTP.Response?
+                var answer: HTTPAnswer?
                 let elapsed = try await clock.measure { answer = try await register(attestation) }
                 let refused = try #require(answer)
                 #expect(refused.status == 422, "\(name): \(refused.text)")
                 if let why = ["wide": "at most 256", "big authData": "at most 16384"][name] {
                     #expect(refused.text.contains(why), "\(name): \(refused.text)")
                 }
-                #expect(refused.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+                #expect(refused.header(Wire.Header.contentType)?.hasPrefix(Problem.mediaType) == true)
                 // The cap's own message shows what refused it; the time, loosely (the whole suite
                 // shares two cores), that nothing walked the 11,000 keys pairwise.
                 #expect(elapsed < .seconds(5), "\(name) took \(elapsed)")
             }
 
             // Eight at once, each on a live challenge of its own account so that it reaches the
-            // CBOR reader, and meanwhile the health check.
+            // CBOR reader, and meanwhile the health check. The requests are built ahead, so that
+            // they arrive together.
             var bombs: [URLRequest] = []
             for index in 0..<8 {
                 let owner = try await target.register("cora\(index)")
-                let options = try await Self.send(target, API.Passkeys.registerOptions.path(), json: nil, bearer: owner)
-                let challenge = try HTTP.decoder.decode(PasskeyCreationOptions.self, from: options.body).challenge
-                let clientData =
-                    #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"http://localhost:\#(target.server.port)"}"#
-                var request = HTTP.request(
-                    "POST", target.server.baseURL.appendingPathComponent(API.Passkeys.registerVerify.path()),
-                    body: try JSONSerialization.data(withJSONObject: [
-                        "credential": [
-                            "id": "AAAA", "rawId": "AAAA", "type": "public-key",
-                            "response": [
-                                "clientDataJSON": Base64URL.encode(Array(clientData.utf8)),
-                                "attestationObject": Base64URL.encode(wide),
-                            ],
-                        ]
-                    ]), contentType: "application/json")
-                request.setValue("Bearer \(owner)", forHTTPHeaderField: "Authorization")
-                bombs.append(request)
+                let bomb = try await registration(wide, id: "AAAA", name: nil, bearer: owner)
+                bombs.append(
+                    try client.request(
+                        API.Passkeys.registerVerify.method, API.Passkeys.registerVerify.url(relativeTo: client.baseURL),
+                        body: bomb, bearer: owner))
             }
-            let healthRequest = HTTP.request(
-                "GET", target.server.baseURL.appendingPathComponent(API.Operations.health.path()))
             let started = clock.now
             let health = try await withThrowingTaskGroup(of: Duration?.self) { [bombs] group in
                 for bomb in bombs {
                     group.addTask {
-                        let answer = try await HTTP.send(bomb)
+                        let answer = try await client.transport.send(bomb)
                         #expect(answer.status == 422 && answer.text.contains("at most 256"), "\(answer.text)")
                         return nil
                     }
@@ -164,8 +144,7 @@ import TwofoldTestSupport
                 group.addTask {
                     try await Task.sleep(for: .milliseconds(20))
                     let asked = clock.now
-                    let answer = try await HTTP.send(healthRequest)
-                    #expect(answer.status == 200)
+                    #expect(try await client.send(API.Operations.health).status == "ok")
                     return clock.now - asked
                 }
                 var health: Duration?
@@ -175,8 +154,7 @@ import TwofoldTestSupport
             #expect(try #require(health) < .seconds(5), "health waited \(String(describing: health))")
             #expect(clock.now - started < .seconds(20))
             // Nothing was registered.
-            let list = try await Self.send(target, API.Passkeys.list.path(), method: "GET", json: nil, bearer: token)
-            #expect(try HTTP.decoder.decode(PasskeysResponse.self, from: list.body).credentials.isEmpty)
+            #expect(try await client.send(API.Passkeys.list, bearer: token).credentials.isEmpty)
         }
     }
 
@@ -190,32 +168,34 @@ import TwofoldTestSupport
             defer { try? FileManager.default.removeItem(at: root) }
             let authenticator = PasskeyEndToEndTests.Authenticator(
                 python: python, directory: root, origin: "http://localhost:\(target.server.port)")
+            let client = target.client
             let token = try await target.register("dana")
 
-            func create() async throws -> [String: Any] {
-                let options = try await Self.send(target, API.Passkeys.registerOptions.path(), json: nil, bearer: token)
+            func create() async throws -> RegistrationCredential {
+                // The options as the server wrote them, for the authenticator to read.
+                let options = try await client.exchange(
+                    API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
                 let created = try authenticator.run("create", options: options.body, ["--library", "fido2"])
-                return try #require(try JSONSerialization.jsonObject(with: created) as? [String: Any])
+                return try Wire.decoder().decode(RegistrationCredential.self, from: created)
             }
             var credential = try await create()
-            var response = try #require(credential["response"] as? [String: Any])
             let clientData = String(
-                decoding: try Self.unbase64URL(try #require(response["clientDataJSON"] as? String)), as: UTF8.self)
+                decoding: try Self.unbase64URL(credential.response.clientDataJSON), as: UTF8.self)
             let challenge = try #require(
                 (try JSONSerialization.jsonObject(with: Data(clientData.utf8)) as? [String: Any])?["challenge"]
                     as? String)
             let doubled = String(clientData.dropLast()) + #","challenge":"\#(challenge)"}"#
-            response["clientDataJSON"] = Base64URL.encode(Array(doubled.utf8))
-            credential["response"] = response
-            let refused = try await Self.send(
-                target, API.Passkeys.registerVerify.path(), json: ["credential": credential, "name": "Key"],
-                bearer: token)
-            #expect(refused.status == 422, "\(refused.text)")
+            credential.response.clientDataJSON = Base64URL.encode(Array(doubled.utf8))
+            let refused = await refusal {
+                try await client.send(
+                    API.Passkeys.registerVerify, PasskeyRegistrationRequest(credential: credential, name: "Key"),
+                    bearer: token)
+            }
+            #expect(refused?.status == 422, "\(String(describing: refused))")
 
-            let accepted = try await Self.send(
-                target, API.Passkeys.registerVerify.path(), json: ["credential": try await create(), "name": "Key"],
+            _ = try await client.send(
+                API.Passkeys.registerVerify, PasskeyRegistrationRequest(credential: try await create(), name: "Key"),
                 bearer: token)
-            #expect(accepted.status == 200, "\(accepted.text)")
         }
     }
 
@@ -223,26 +203,21 @@ import TwofoldTestSupport
     /// signature is checked; another address is not held back.
     @Test func passwordlessVerificationIsThrottledPerAddress() async throws {
         try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_TRUST_PROXY": "true"]) { target in
-            let assertion: [String: Any] = [
-                "credential": [
-                    "id": "AAAAAAAAAAAAAAAA", "rawId": "AAAAAAAAAAAAAAAA", "type": "public-key",
-                    "response": [
-                        "clientDataJSON": Base64URL.encode(Array(#"{"type":"webauthn.get"}"#.utf8)),
-                        "authenticatorData": Base64URL.encode([UInt8](repeating: 0, count: 37)),
-                        "signature": "AAAA",
-                    ],
-                ]
-            ]
-            var statuses: [Int] = []
-            for _ in 0..<40 {
-                statuses.append(
-                    try await Self.send(target, API.Passkeys.signInVerify.path(), json: assertion, from: "10.4.4.4")
-                        .status)
+            let assertion = PasskeySignInRequest(
+                credential: AuthenticationCredential(
+                    id: "AAAAAAAAAAAAAAAA",
+                    response: AssertionResponse(
+                        clientDataJSON: Base64URL.encode(Array(#"{"type":"webauthn.get"}"#.utf8)),
+                        authenticatorData: Base64URL.encode([UInt8](repeating: 0, count: 37)), signature: "AAAA")))
+            func verify(from address: String) async throws -> HTTPAnswer {
+                try await target.client.exchange(
+                    API.Passkeys.signInVerify, assertion, headers: ["X-Forwarded-For": address])
             }
+            var statuses: [Int] = []
+            for _ in 0..<40 { statuses.append(try await verify(from: "10.4.4.4").status) }
             #expect(statuses.contains(429), "\(statuses)")
             #expect(!statuses.prefix(20).contains(429), "\(statuses)")
-            let other = try await Self.send(
-                target, API.Passkeys.signInVerify.path(), json: assertion, from: "10.4.4.5")
+            let other = try await verify(from: "10.4.4.5")
             #expect(other.status != 429, "\(other.text)")
         }
     }
@@ -262,20 +237,22 @@ import TwofoldTestSupport
             let password = try await target.register("olga")
             try await target.enableSMS(password, phone: phone)
             let recent = try await target.signInWithSMS("olga")
-            let enrolled = try await Self.send(
-                target, API.DeviceKeys.enroll.path(),
-                json: ["username": "olga", "method": "smsOTP", "deviceId": "old-phone"], bearer: recent)
-            #expect(enrolled.status == 200, "\(enrolled.text)")
+            let client = target.client
+            _ = try await client.send(
+                API.DeviceKeys.enroll, DeviceEnrollRequest(username: "olga", method: "smsOTP", deviceId: "old-phone"),
+                bearer: recent)
             var delivered = try await Self.settled(target.gateway)
 
             func request(from address: String) async throws {
-                let sent = try await Self.send(
-                    target, API.DeviceKeys.requestOTP.path(), json: ["username": "olga"], from: address)
-                #expect(sent.status == 200, "\(sent.text)")
+                _ = try await client.send(
+                    API.DeviceKeys.requestOTP, RequestOTPRequest(username: "olga"),
+                    headers: ["X-Forwarded-For": address])
             }
-            func verify(_ code: String, from address: String) async throws -> HTTP.Response {
-                try await Self.send(
-                    target, API.DeviceKeys.verifyOTP.path(), json: ["username": "olga", "otp": code], from: address)
+            // The answers as they came: locked or not, they must read the same.
+            func verify(_ code: String, from address: String) async throws -> HTTPAnswer {
+                try await client.exchange(
+                    API.DeviceKeys.verifyOTP, DeviceVerifyOTPRequest(username: "olga", otp: code),
+                    headers: ["X-Forwarded-For": address])
             }
             // The stranger asks three times (waiting out the resend wait): their budget is two.
             let stranger = (1...9).map { "2001:db8:7:1::\($0)" }
@@ -312,28 +289,24 @@ import TwofoldTestSupport
     @Test func strangersCannotLockTheOwnersDeviceKeySignIn() async throws {
         try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_TRUST_PROXY": "true"]) { target in
             let dora = try await target.register("dora")
+            let client = target.client
             let key = SoftwareDeviceKey()
-            let deviceEnrolled = try await Self.send(
-                target, API.DeviceKeys.enroll.path(),
-                json: [
-                    "username": "dora", "method": "secureEnclave", "deviceId": "iphone-1",
-                    "publicKey": key.publicKey,
-                ], bearer: dora)
-            #expect(deviceEnrolled.status == 200, "\(deviceEnrolled.text)")
+            _ = try await client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "dora", publicKey: key.publicKey, method: "secureEnclave", deviceId: "iphone-1"),
+                bearer: dora)
             /// A challenge for dora's device asked from `address`, signed with `signer`, sent back.
-            func signIn(signedBy signer: SoftwareDeviceKey, from address: String) async throws
-                -> HTTP.Response
-            {
-                let issued = try await Self.send(
-                    target, API.DeviceKeys.initiate.path(), json: ["username": "dora", "deviceId": "iphone-1"],
-                    from: address)
-                let challenge = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: issued.body)
-                return try await Self.send(
-                    target, API.DeviceKeys.verifySignature.path(),
-                    json: [
-                        "username": "dora", "deviceId": "iphone-1", "challengeId": challenge.challengeId,
-                        "signature": try signer.sign(challenge: challenge.challenge),
-                    ], from: address)
+            func signIn(signedBy signer: SoftwareDeviceKey, from address: String) async throws -> HTTPAnswer {
+                let from = ["X-Forwarded-For": address]
+                let challenge = try await client.send(
+                    API.DeviceKeys.initiate, DeviceRequest(username: "dora", deviceId: "iphone-1"), headers: from)
+                return try await client.exchange(
+                    API.DeviceKeys.verifySignature,
+                    VerifySignatureRequest(
+                        username: "dora", deviceId: "iphone-1", challengeId: challenge.challengeId,
+                        signature: try signer.sign(challenge: challenge.challenge)),
+                    headers: from)
             }
             let forger = SoftwareDeviceKey()
             for index in 0..<8 {
@@ -365,7 +338,7 @@ import TwofoldTestSupport
                 return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
             }
             func account(_ bearer: String) async throws -> Int {
-                try await Self.send(target, API.Account.show.path(), method: "GET", json: nil, bearer: bearer).status
+                try await target.client.exchange(API.Account.show, bearer: bearer).status
             }
             #expect(try await account(try sign(header: header, claims: claims)) == 200, "the same, signed again")
 
@@ -397,26 +370,25 @@ import TwofoldTestSupport
     @Test func strangersCannotHoldARememberedDeviceOutAndRightPasswordsSpendNothing() async throws {
         let environment = ["TWOFOLD_TRUST_PROXY": "true", "TWOFOLD_THROTTLE_LOGIN_PER_ACCOUNT": "15/60"]
         try await AttackEndToEndTests.withTarget(environment: environment) { target in
+            let client = target.client
             let token = try await target.register("rhea")
             let (secret, _) = try await target.enableTOTP(token)
-            let flow = try HTTP.decoder.decode(
-                LoginChallengeResponse.self,
-                from: try await target.call(
-                    API.Auth.login.path(), ["username": "rhea", "password": AuthEndToEndTests.password]
-                ).body)
-            let trusted = try await Self.send(
-                target, API.SecondStep.validateTOTP.path(),
-                json: ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30), "trustDevice": true])
-            #expect(trusted.status == 200, "\(trusted.text)")
-            let device = try #require(
-                try HTTP.decoder.decode(SecondStepResponse.self, from: trusted.body).trustedDeviceToken)
+            let flow = try await client.send(
+                API.Auth.login, LoginRequest(username: "rhea", password: AuthEndToEndTests.password)
+            ).challenge
+            let trusted = try await client.send(
+                API.SecondStep.validateTOTP,
+                TOTPValidateRequest(
+                    tempToken: flow.otpFlowId, code: try Target.code(secret, offset: 30), trustDevice: true))
+            let device = try #require(trusted.trustedDeviceToken)
 
             func login(_ password: String, from address: String, device: String? = nil, name: String = "rhea")
                 async throws -> Int
             {
-                try await Self.send(
-                    target, API.Auth.login.path(), json: ["username": name, "password": password], from: address,
-                    headers: device.map { ["X-Trusted-Device": $0] } ?? [:]
+                var headers = ["X-Forwarded-For": address]
+                headers[Wire.Header.trustedDevice] = device
+                return try await client.exchange(
+                    API.Auth.login, LoginRequest(username: name, password: password), headers: headers
                 ).status
             }
             var statuses: [Int] = []
@@ -442,16 +414,18 @@ import TwofoldTestSupport
     /// whose it is. Its owner is told and sent no code; the free address gets its code.
     @Test func aTakenEmailAddressIsAnsweredLikeAFreeOne() async throws {
         try await Self.withMailTarget(environment: ["TWOFOLD_CODE_RESEND_SECONDS": "10"]) { target, sink in
+            let client = target.client
             let alice = try await target.register("alice")
             _ = try await target.register("bob")
-            let taken = try await target.call(
-                API.Account.changeEmail.path(), ["email": "bob@example.com"], bearer: alice, method: "PUT")
+            // The answers as they came: their members are compared.
+            let taken = try await client.exchange(
+                API.Account.changeEmail, EmailChangeRequest(email: "bob@example.com"), bearer: alice)
             let toBob = try await poll({ try sink.messages() }) { $0.contains { $0.recipients == ["bob@example.com"] } }
             try await Task.sleep(for: .seconds(11))  // the resend wait, as after a free address
-            let free = try await target.call(
-                API.Account.changeEmail.path(), ["email": "alice@new.example"], bearer: alice, method: "PUT")
+            let free = try await client.exchange(
+                API.Account.changeEmail, EmailChangeRequest(email: "alice@new.example"), bearer: alice)
             #expect(taken.status == 202 && free.status == 202, "\(taken.text) \(free.text)")
-            func members(_ response: HTTP.Response) throws -> [String] {
+            func members(_ response: HTTPAnswer) throws -> [String] {
                 try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any]).keys.sorted()
             }
             #expect(try members(taken) == members(free))
@@ -474,19 +448,18 @@ import TwofoldTestSupport
             let (secret, codes) = try await target.enableTOTP(token)
             let code = try #require(codes?.first)
             // A new session (a factor never confirms the session that added it).
-            let login = try await target.call(
-                API.Auth.login.path(), ["username": "uma", "password": AuthEndToEndTests.password])
-            let flow = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
-            let signedIn = try await target.call(
-                API.SecondStep.validateTOTP.path(),
-                ["tempToken": flow.otpFlowId, "code": try Target.code(secret, offset: 30)])
-            let session = try HTTP.decoder.decode(SecondStepResponse.self, from: signedIn.body).accessToken.token
-            let first = try await target.call(
-                API.Auth.stepUp.path(), ["method": "backup", "code": code], bearer: session)
-            #expect(first.status == 200, "\(first.text)")
-            let again = try await target.call(
-                API.Auth.stepUp.path(), ["method": "backup", "code": code], bearer: session)
-            #expect(again.status == 409 && again.text.contains("already_used"), "\(again.text)")
+            let client = target.client
+            let flow = try await client.send(
+                API.Auth.login, LoginRequest(username: "uma", password: AuthEndToEndTests.password)
+            ).challenge
+            let session = try await client.send(
+                API.SecondStep.validateTOTP,
+                TOTPValidateRequest(tempToken: flow.otpFlowId, code: try Target.code(secret, offset: 30))
+            ).accessToken.token
+            let backup = StepUpRequest(method: .backup, code: code)
+            _ = try await client.send(API.Auth.stepUp, backup, bearer: session)
+            let again = await refusal { try await client.send(API.Auth.stepUp, backup, bearer: session) }
+            #expect(again?.status == 409 && again?.code == .alreadyUsed, "\(String(describing: again))")
         }
     }
 
@@ -496,29 +469,31 @@ import TwofoldTestSupport
     @Test func aNewChallengeRetiresTheLastAndEachUserAsksForFew() async throws {
         let environment = ["TWOFOLD_TRUST_PROXY": "true", "TWOFOLD_THROTTLE_CHALLENGES_PER_USER": "10/60"]
         try await AttackEndToEndTests.withTarget(environment: environment) { target in
+            let client = target.client
             let token = try await target.register("vera")
             let key = SoftwareDeviceKey()
-            let enrolled = try await target.call(
-                API.DeviceKeys.enroll.path(),
-                ["username": "vera", "method": "secureEnclave", "deviceId": "iphone-1", "publicKey": key.publicKey],
+            _ = try await client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "vera", publicKey: key.publicKey, method: "secureEnclave", deviceId: "iphone-1"),
                 bearer: token)
-            #expect(enrolled.status == 200, "\(enrolled.text)")
             let scenarios = DeviceKeyScenarios(server: target.server, gateway: target.gateway)
             let session = try await scenarios.signIn("vera", device: "iphone-1", key: key)
-            func challenge(from address: String = "192.0.2.1") async throws -> HTTP.Response {
-                try await Self.send(
-                    target, API.Auth.stepUpDeviceKeyChallenge.path(), json: ["deviceId": "iphone-1"],
-                    bearer: session, from: address)
+            // The answers as they came: the throttle's refusals are counted.
+            func challenge(from address: String = "192.0.2.1") async throws -> HTTPAnswer {
+                try await client.exchange(
+                    API.Auth.stepUpDeviceKeyChallenge, StepUpDeviceKeyChallengeRequest(deviceId: "iphone-1"),
+                    bearer: session, headers: ["X-Forwarded-For": address])
             }
-            let first = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: try await challenge().body)
-            let second = try HTTP.decoder.decode(DeviceChallengeResponse.self, from: try await challenge().body)
+            let first = try await client.read(challenge(), of: API.Auth.stepUpDeviceKeyChallenge)
+            let second = try await client.read(challenge(), of: API.Auth.stepUpDeviceKeyChallenge)
             for (issued, expected) in [(first, 409), (second, 200)] {
-                let stepped = try await target.call(
-                    API.Auth.stepUp.path(),
-                    [
-                        "method": "deviceKey", "deviceId": "iphone-1", "challengeId": issued.challengeId,
-                        "signature": try key.sign(challenge: issued.challenge),
-                    ], bearer: session)
+                let stepped = try await client.exchange(
+                    API.Auth.stepUp,
+                    StepUpRequest(
+                        method: .deviceKey, deviceId: "iphone-1", challengeId: issued.challengeId,
+                        signature: try key.sign(challenge: issued.challenge)),
+                    bearer: session)
                 #expect(stepped.status == expected, "\(stepped.text)")
             }
             var statuses: [Int] = []
@@ -536,15 +511,19 @@ import TwofoldTestSupport
             defer { try? FileManager.default.removeItem(at: root) }
             let authenticator = PasskeyEndToEndTests.Authenticator(
                 python: python, directory: root, origin: "http://localhost:\(target.server.port)")
+            let client = target.client
             let token = try await target.register("nina")
-            let options = try await Self.send(target, API.Passkeys.registerOptions.path(), json: nil, bearer: token)
+            // The options as the server wrote them, for the authenticator to read.
+            let options = try await client.exchange(
+                API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
             let created = try authenticator.run("create", options: options.body, ["--library", "fido2"])
             let name = "Reset your password at evil.example"
-            let registered = try await Self.send(
-                target, API.Passkeys.registerVerify.path(),
-                json: ["credential": try JSONSerialization.jsonObject(with: created), "name": name], bearer: token)
-            #expect(registered.status == 200, "\(registered.text)")
-            let passkey = try HTTP.decoder.decode(PasskeyRegisteredResponse.self, from: registered.body).credential
+            let passkey = try await client.send(
+                API.Passkeys.registerVerify,
+                PasskeyRegistrationRequest(
+                    credential: try Wire.decoder().decode(RegistrationCredential.self, from: created), name: name),
+                bearer: token
+            ).credential
 
             let notices = try await poll({ try sink.messages() }) {
                 $0.contains { Self.text(of: $0).contains("passkey") }
@@ -556,17 +535,22 @@ import TwofoldTestSupport
             #expect(text.contains("from 127.0.0.1"), "\(text)")
 
             for bad in ["evil\u{202E}txt.exe", "line\u{2028}break", "para\u{2029}", "iso\u{2066}late", "mark\u{200F}"] {
-                let refused = try await Self.send(
-                    target, API.Passkeys.rename.path(passkey.id), method: "PATCH", json: ["name": bad], bearer: token)
-                #expect(refused.status == 422, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
+                let refused = await refusal {
+                    try await client.send(
+                        API.Passkeys.rename, passkey.id, PasskeyRenameRequest(name: bad), bearer: token)
+                }
+                #expect(refused?.status == 422, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
             }
-            let model = try await Self.send(
-                target, API.DeviceKeys.enroll.path(),
-                json: [
-                    "username": "nina", "method": "secureEnclave", "deviceId": "p", "deviceModel": "iPhone\u{202E}",
-                    "publicKey": SoftwareDeviceKey().publicKey,
-                ], bearer: token)
-            #expect(model.status == 422 && model.text.contains("deviceModel"), "\(model.text)")
+            let model = await refusal {
+                try await client.send(
+                    API.DeviceKeys.enroll,
+                    DeviceEnrollRequest(
+                        username: "nina", publicKey: SoftwareDeviceKey().publicKey, method: "secureEnclave",
+                        deviceId: "p", deviceModel: "iPhone\u{202E}"),
+                    bearer: token)
+            }
+            #expect(
+                model?.status == 422 && model?.problem?.errors?["deviceModel"] != nil, "\(String(describing: model))")
         }
     }
 }

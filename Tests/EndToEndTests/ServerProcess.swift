@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TwofoldAPI
 import TwofoldClient
 import TwofoldTestSupport
@@ -15,6 +16,8 @@ final class ServerProcess: @unchecked Sendable {
     let dataDirectory: URL
     private(set) var logFile: URL
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// A client of this server, on the shared ephemeral session.
+    var client: APIClient { APIClient(baseURL: baseURL) }
 
     /// Starts the server on a free port and waits until `/healthz` answers. A port another
     /// process took between choosing and binding it is chosen again.
@@ -53,12 +56,7 @@ final class ServerProcess: @unchecked Sendable {
             if let process, let status = process.terminationStatus {
                 throw ServerProcessError.exited(status: status, log: log)
             }
-            if let response = try? await HTTP.send(
-                .init(url: baseURL.appendingPathComponent(API.Operations.health.path()))),
-                response.status == 200
-            {
-                return
-            }
+            if (try? await client.send(API.Operations.health)) != nil { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw ServerProcessError.neverHealthy(log: log)
@@ -84,29 +82,13 @@ enum ServerProcessError: Error {
     case neverHealthy(log: String)
 }
 
-/// Requests to the built server through `TwofoldClient`'s transport, the project's one HTTP
-/// client: every status comes back as a value (`HTTPAnswer`). For the tests that send raw
-/// wire shapes; typed calls go through `APIClient`.
+/// Requests the typed client would never make, for the tests whose point is the raw wire (a
+/// malformed body, a method or path no endpoint has, a forged header): sent through
+/// `TwofoldClient`'s transport, every status coming back as a value (`HTTPAnswer`). Every other
+/// request goes through `APIClient`.
 enum HTTP {
-    typealias Response = HTTPAnswer
-
-    /// Sends on `session`; URLSession allows only a few connections per host, so a request that
-    /// must not queue behind others gets a session of its own.
-    static func send(_ request: URLRequest, session: URLSession = shared) async throws -> Response {
-        try await URLSessionTransport(session: session).send(request)
-    }
-
-    static let shared = URLSessionTransport.ephemeral
-
-    static let decoder = Wire.decoder()
-
-    /// A JSON request, optionally with a bearer token.
-    static func json(_ method: String, _ url: URL, _ body: [String: String]?, bearer: String? = nil) -> URLRequest {
-        var request = self.request(
-            method, url, body: body.flatMap { try? JSONSerialization.data(withJSONObject: $0) },
-            contentType: body == nil ? nil : Wire.json)
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: Wire.Header.authorization) }
-        return request
+    static func send(_ request: URLRequest) async throws -> HTTPAnswer {
+        try await URLSessionTransport().send(request)
     }
 
     static func request(_ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil) -> URLRequest {
@@ -115,5 +97,66 @@ enum HTTP {
         request.httpBody = body
         if let contentType { request.setValue(contentType, forHTTPHeaderField: Wire.Header.contentType) }
         return request
+    }
+}
+
+/// The refusal `call` met: the server's `APIError`, or `nil` after recording an issue when the
+/// call succeeded (or failed without an answer from the server).
+func refusal<T>(sourceLocation: SourceLocation = #_sourceLocation, _ call: () async throws -> T) async -> APIError? {
+    do {
+        let answer = try await call()
+        Issue.record("expected a refusal, the call succeeded: \(answer)", sourceLocation: sourceLocation)
+    } catch let error as APIError {
+        return error
+    } catch {
+        Issue.record(error, "expected a refusal from the server", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+extension APIClient {
+    /// Sends `body` to `endpoint` as `send` does, and gives back the answer as it came, whatever
+    /// its status: for checks on the status, the headers or the exact text.
+    func exchange<Body: Encodable, Answer>(
+        _ endpoint: Endpoint<Body, Answer>, _ body: Body, bearer: String? = nil, headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL), body: body, bearer: bearer, headers: headers)
+    }
+
+    /// Calls `endpoint`, which takes no body, and gives back the answer as it came.
+    func exchange<Answer>(
+        _ endpoint: Endpoint<NoContent, Answer>, bearer: String? = nil, headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        try await exchange(
+            endpoint.method, endpoint.url(relativeTo: baseURL), body: NoContent?.none, bearer: bearer,
+            headers: headers)
+    }
+}
+
+/// A sign-in that ended otherwise than a test expected.
+struct UnexpectedLoginOutcome: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension LoginOutcome {
+    /// The tokens of a sign-in the password alone completed; throws when a second step was asked.
+    var tokens: AuthTokensResponse {
+        get throws {
+            guard case .signedIn(let tokens) = self else {
+                throw UnexpectedLoginOutcome(description: "a second step was asked for, not expected here")
+            }
+            return tokens
+        }
+    }
+
+    /// The second step a sign-in asked for; throws when the password alone signed in.
+    var challenge: LoginChallengeResponse {
+        get throws {
+            guard case .secondStep(let challenge) = self else {
+                throw UnexpectedLoginOutcome(description: "the password alone signed in; a second step was expected")
+            }
+            return challenge
+        }
     }
 }

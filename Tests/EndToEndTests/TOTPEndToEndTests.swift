@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -22,14 +23,10 @@ import TwofoldTestSupport
         let data = root.appendingPathComponent("data")
         let server = try await ServerProcess(dataDirectory: data)
         defer { server.stop() }
+        let client = server.client
         let tokens = try await TokenVerificationTests.signIn(server, as: "frank")
 
-        let setupResponse = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.TwoFactor.totpSetup.path()), [:],
-                bearer: tokens.accessToken.token))
-        #expect(setupResponse.status == 200)
-        let setup = try HTTP.decoder.decode(TOTPSetupResponse.self, from: setupResponse.body)
+        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
 
         // The QR code in the answer decodes to exactly the otpauth URI.
         if let rsvg = ExternalTool.find("rsvg-convert", package: "librsvg2-bin"),
@@ -44,30 +41,20 @@ import TwofoldTestSupport
 
         // Codes from an independent implementation; the server's clock is the real one here.
         guard let code = try Self.oathtoolCode(setup.secret, at: Date()) else { return }
-        let verify = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.TwoFactor.totpVerify.path()), ["code": code],
-                bearer: tokens.accessToken.token))
-        #expect(verify.status == 200, "\(verify.text)")
-        let enabled = try HTTP.decoder.decode(FactorEnabledResponse.self, from: verify.body)
+        let enabled = try await client.send(
+            API.TwoFactor.totpVerify, CodeRequest(code: code), bearer: tokens.accessToken.token)
         #expect(enabled.backupCodes?.count == 10)
 
-        let login = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
-                ["username": "frank", "password": AuthEndToEndTests.password]))
-        let challenge = try HTTP.decoder.decode(LoginChallengeResponse.self, from: login.body)
+        let challenge = try await client.send(
+            API.Auth.login, LoginRequest(username: "frank", password: AuthEndToEndTests.password)
+        ).challenge
         #expect(challenge.availableMethods == [.totp, .backup])
         #expect(abs(challenge.serverTime.timeIntervalSinceNow) < 30)
 
         // The confirming code's step is used; the next step's code signs in.
         let next = try #require(try Self.oathtoolCode(setup.secret, at: Date().addingTimeInterval(30)))
-        let validate = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.SecondStep.validateTOTP.path()),
-                ["tempToken": challenge.tempToken, "code": next]))
-        #expect(validate.status == 200, "\(validate.text)")
-        let signedIn = try HTTP.decoder.decode(SecondStepResponse.self, from: validate.body)
+        let signedIn = try await client.send(
+            API.SecondStep.validateTOTP, TOTPValidateRequest(tempToken: challenge.tempToken, code: next))
         if let verified = try TokenVerificationTests.verify(signedIn.accessToken.token, on: server) {
             #expect(verified.text.contains(#""amr": ["pwd", "otp", "mfa"]"#))
         }

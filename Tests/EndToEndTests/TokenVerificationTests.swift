@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -23,16 +24,19 @@ import TwofoldTestSupport
         return try python.run(arguments)
     }
 
+    /// Registers `name` (unless an earlier call did) and signs in with the password alone.
     static func signIn(_ server: ServerProcess, as name: String) async throws -> AuthTokensResponse {
-        _ = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.Auth.register.path()),
-                ["username": name, "email": "\(name)@example.com", "password": AuthEndToEndTests.password]))
-        let response = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
-                ["username": name, "password": AuthEndToEndTests.password]))
-        return try HTTP.decoder.decode(AuthTokensResponse.self, from: response.body)
+        let client = server.client
+        do {
+            _ = try await client.send(
+                API.Auth.register,
+                RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
+        } catch let error as APIError where error.status == 409 {
+            // Registered by an earlier call: sign that account in.
+        }
+        return try await client.send(
+            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+        ).tokens
     }
 
     @Test func pyJWTVerifiesAccessTokensUntilTheyExpire() async throws {
@@ -99,23 +103,23 @@ import TwofoldTestSupport
             #expect(pem.contains("BEGIN PUBLIC KEY") && !pem.contains("PRIVATE"), "a retired key is kept public only")
         }
         let now = Int(Date().timeIntervalSince1970)
-        let accountURL = second.baseURL.appendingPathComponent(API.Account.show.path())
-        let genuine = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: tokens.accessToken.token))
-        #expect(genuine.status == 200, "the untampered token still works")
+        let client = second.client
+        let genuine = try await client.send(API.Account.show, bearer: tokens.accessToken.token)
+        #expect(genuine.id == tokens.user.id, "the untampered token still works")
         let resignedAsIs = try Self.resign(tokens.accessToken.token, with: stolenKey) { _ in }
-        let asIs = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: resignedAsIs))
-        #expect(asIs.status == 200, "the forging works: the same claims signed again are accepted")
+        let asIs = try await client.send(API.Account.show, bearer: resignedAsIs)
+        #expect(asIs.id == tokens.user.id, "the forging works: the same claims signed again are accepted")
         let afterRetirement = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
             claims["iat"] = now
             claims["exp"] = now + 30 * 86_400
         }
-        let forged = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: afterRetirement))
-        #expect(forged.status == 401, "a token signed after the key retired is refused")
+        let forged = await refusal { try await client.send(API.Account.show, bearer: afterRetirement) }
+        #expect(forged?.status == 401, "a token signed after the key retired is refused")
         let longLived = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
             claims["exp"] = now + 30 * 86_400
         }
-        let stretched = try await HTTP.send(HTTP.json("GET", accountURL, nil, bearer: longLived))
-        #expect(stretched.status == 401, "a token living longer than 15 minutes is refused")
+        let stretched = await refusal { try await client.send(API.Account.show, bearer: longLived) }
+        #expect(stretched?.status == 401, "a token living longer than 15 minutes is refused")
         second.stop()
 
         // Age the retired key past the token lifetime (its file name is its retirement time).
@@ -130,11 +134,8 @@ import TwofoldTestSupport
         let rotatedOut = try #require(try Self.verify(tokens.accessToken.token, on: third))
         #expect(rotatedOut.status == 1)
         #expect(rotatedOut.errorText.contains("no key"))
-        let account = try await HTTP.send(
-            HTTP.json(
-                "GET", third.baseURL.appendingPathComponent(API.Account.show.path()), nil,
-                bearer: tokens.accessToken.token))
-        #expect(account.status == 401, "the server refuses it too")
+        let account = await refusal { try await third.client.send(API.Account.show, bearer: tokens.accessToken.token) }
+        #expect(account?.status == 401, "the server refuses it too")
         #expect(try FileManager.default.contentsOfDirectory(atPath: retired.path).isEmpty, "the aged key was deleted")
     }
 
@@ -177,22 +178,15 @@ import TwofoldTestSupport
 
         let server = try await ServerProcess(dataDirectory: data)
         defer { server.stop() }
-        let login = try await HTTP.send(
-            HTTP.json(
-                "POST", server.baseURL.appendingPathComponent(API.Auth.login.path()),
-                ["username": "root", "password": "an admin pass phrase"]))
-        let tokens = try HTTP.decoder.decode(AuthTokensResponse.self, from: login.body)
+        let client = server.client
+        let tokens = try await client.send(
+            API.Auth.login, LoginRequest(username: "root", password: "an admin pass phrase")
+        ).tokens
         #expect(tokens.user.role == "admin")
-        let users = try await HTTP.send(
-            HTTP.json(
-                "GET", server.baseURL.appendingPathComponent(API.Admin.users.path()), nil,
-                bearer: tokens.accessToken.token))
-        #expect(users.status == 200)
-        let audit = try await HTTP.send(
-            HTTP.json(
-                "GET", URL(string: "\(server.baseURL)/api/v1/admin/audit?type=admin.created")!, nil,
-                bearer: tokens.accessToken.token))
-        #expect(try HTTP.decoder.decode(AuditEventsResponse.self, from: audit.body).events.count == 1)
+        _ = try await client.send(API.Admin.users, bearer: tokens.accessToken.token)
+        let audit = try await client.send(
+            API.Admin.audit, bearer: tokens.accessToken.token, query: AuditQuery(type: "admin.created"))
+        #expect(audit.events.count == 1)
 
         // Without a password on standard input, one is generated and shown once.
         let generated = try shell.run(

@@ -242,7 +242,11 @@ import TwofoldClient
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = FileTokenStore(file: folder.appendingPathComponent("state/session.json"))
         #expect(try await store.load() == nil)
-        let session = Self.stored(accessSeconds: 600)
+        // Whole seconds, as the server's dates are (the wire's ISO-8601 form keeps no fraction).
+        let whole = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let session = StoredSession(
+            accessToken: TokenDTO(token: "access-0", expiresAt: whole.addingTimeInterval(600)),
+            refreshToken: TokenDTO(token: "refresh-0", expiresAt: whole.addingTimeInterval(86_400)), user: Self.user)
         try await store.save(session)
         try await store.save(session)
         #expect(try await store.load() == session)
