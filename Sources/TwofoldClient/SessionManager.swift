@@ -17,18 +17,19 @@ public enum AuthState: Sendable, Equatable {
 public enum SessionError: Error, Sendable, Equatable {
     /// There is no session: never signed in, signed out, or ended by the server.
     case signedOut
-    /// The server could not be reached (no network, a timeout, a cancel, a `5xx`): the session
-    /// is kept, and the next call tries again.
+    /// The server could not be reached (no network, a timeout, a cancel, a `5xx`, an answer
+    /// that is not the server's): the session is kept, and the next call tries again.
     case offline(String)
-    /// The store cannot be read yet (`TokenStoreNotReadableYet`).
-    case storeNotReadableYet
+    /// The server asks to wait so many seconds; the session is kept.
+    case rateLimited(retryAfter: Int?)
 }
 
 /// Keeps one signed-in session: restores it from its store without a request, hands out an
-/// access token that is valid for a while yet, refreshes it ahead of expiry with one request
-/// however many callers need it at once, and signs out. Each write checks that the session is
-/// still the one it started from, so a refresh that finishes after a newer sign-in or a
-/// sign-out changes nothing.
+/// access token that is not due for refresh, refreshes it with one request however many
+/// callers need it at once, and signs out. Every write to the store runs after the one before
+/// it, in the order the manager made them, and each refresh checks that the session is still
+/// the one it started from: a refresh that finishes after a newer sign-in or a sign-out changes
+/// nothing, and a sign-out is never undone by a write still on its way.
 ///
 /// The bugs the field reports most in SDKs like this one are each a test here: parallel
 /// refreshes (Auth0.swift #429, supabase-swift #707), a refresh that loses the network signing
@@ -38,12 +39,17 @@ public actor SessionManager {
     public nonisolated let client: APIClient
     private let store: any TokenStore
     private let now: @Sendable () -> Date
-    /// How long before its expiry an access token is refreshed.
-    public nonisolated let refreshAhead: TimeInterval
 
     private var current: StoredSession?
     /// The refresh in flight, by the refresh token it presents.
     private var refreshing: (from: String, task: Task<RefreshOutcome, Never>)?
+    /// The last write to the store; the next one waits for it.
+    private var lastWrite: Task<Void, any Error>?
+    /// A session kept in memory that the store has not taken yet (a phone locked at the time):
+    /// written at the next chance, so the store never keeps a spent refresh token for long.
+    private var unsaved = false
+    /// A sign-out whose clearing of the store failed: retried at the next chance.
+    private var uncleared = false
     private var watchers: [UUID: AsyncStream<AuthState>.Continuation] = [:]
 
     /// What the guard shows now.
@@ -51,42 +57,45 @@ public actor SessionManager {
     /// Whether the last refresh could not reach the server.
     public private(set) var isOffline = false
 
-    public init(
-        client: APIClient, store: any TokenStore, refreshAhead: TimeInterval = 60,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        (self.client, self.store, self.refreshAhead, self.now) = (client, store, refreshAhead, now)
+    public init(client: APIClient, store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) {
+        (self.client, self.store, self.now) = (client, store, now)
     }
 
     /// The signed-in user, if any.
     public var user: UserDTO? { current?.user }
 
-    /// The session as stored now (for a test or the command-line tool's `status`).
+    /// The session as kept now (for a test or the command-line tool's `status`).
     public var session: StoredSession? { current }
 
     // MARK: The guard
 
     /// Reads the stored session and decides locally, from its expiry, with no request: signed in
     /// while its refresh token is valid (an expired access token is refreshed when next needed),
-    /// signed out otherwise.
+    /// signed out otherwise. A manager that already holds a session keeps it.
     @discardableResult
     public func restore() async -> AuthState {
+        if current != nil { return state }
+        if uncleared, (try? await write { try await $0.clear() }) != nil { uncleared = false }
+        if uncleared {
+            update(.signedOut)
+            return state
+        }
         do {
             let stored = try await store.load()
+            // A sign-in while the store was read wins.
+            if current != nil { return state }
             if let stored, stored.refreshToken.expiresAt > now() {
                 current = stored
                 update(.signedIn(stored.user))
             } else {
-                current = nil
-                if stored != nil { try? await store.clear() }
+                if stored != nil { try? await write { try await $0.clear() } }
                 update(.signedOut)
             }
         } catch is TokenStoreNotReadableYet {
-            update(.waitingForStore)
+            if current == nil { update(.waitingForStore) }
         } catch {
-            // A store that cannot be decoded holds no session this client can use.
-            current = nil
-            update(.signedOut)
+            // A store that cannot be read or decoded holds no session this client can use.
+            if current == nil { update(.signedOut) }
         }
         return state
     }
@@ -111,45 +120,72 @@ public actor SessionManager {
         for watcher in watchers.values { watcher.yield(new) }
     }
 
+    // MARK: The store, one write at a time
+
+    /// Runs `operation` on the store after every write asked for before it.
+    private func write(_ operation: @escaping @Sendable (any TokenStore) async throws -> Void) async throws {
+        let previous = lastWrite
+        let task = Task { [store] in
+            _ = await previous?.result
+            try await operation(store)
+        }
+        lastWrite = task
+        try await task.value
+    }
+
+    /// Writes the session kept in memory, if the store has not taken it yet.
+    private func saveUnsaved() async {
+        guard unsaved, let session = current else { return }
+        if (try? await write { try await $0.save(session) }) != nil, current == session { unsaved = false }
+    }
+
     // MARK: Signing in and out
 
-    /// Keeps the tokens a sign-in flow ended with (a new sign-in: it replaces any session).
-    public func signedIn(_ tokens: AuthTokensResponse) async throws {
-        try await start(StoredSession(tokens))
+    /// Keeps the tokens a sign-in flow ended with: a new sign-in, which replaces any session
+    /// (that one is ended on the server). The store takes it now, or at the next chance.
+    public func signedIn(_ tokens: AuthTokensResponse) async {
+        await start(StoredSession(tokens, receivedAt: now()))
     }
 
     /// Keeps the tokens a second step ended with.
-    public func signedIn(_ answer: SecondStepResponse) async throws {
-        try await start(
-            StoredSession(accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user))
+    public func signedIn(_ answer: SecondStepResponse) async {
+        await start(
+            StoredSession(
+                accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user,
+                receivedAt: now()))
     }
 
-    private func start(_ session: StoredSession) async throws {
+    private func start(_ session: StoredSession) async {
+        let replaced = current
         current = session
+        refreshing = nil
         isOffline = false
+        uncleared = false
+        unsaved = true
         update(.signedIn(session.user))
-        do { try await store.save(session) } catch is TokenStoreNotReadableYet {
-            throw SessionError.storeNotReadableYet
-        }
+        await saveUnsaved()
+        if let replaced { await Self.revoke(replaced.refreshToken.token, with: client) }
     }
 
-    /// Signs out here at once (the store cleared), then ends the session on the server; a server
-    /// that cannot be reached lets the session lapse by itself.
+    /// Signs out here at once (the store cleared, after any write on its way), then ends the
+    /// session on the server; a server that cannot be reached lets the session lapse by itself.
     public func signOut() async {
         let ended = current
         current = nil
         refreshing = nil
-        try? await store.clear()
+        unsaved = false
         update(.signedOut)
+        uncleared = (try? await write { try await $0.clear() }) == nil
         if let ended { await Self.revoke(ended.refreshToken.token, with: client) }
     }
 
     // MARK: Tokens
 
-    /// An access token valid for at least `refreshAhead` more seconds, refreshed first if need be.
+    /// An access token not yet due for refresh, refreshed first if it is.
     public func accessToken() async throws -> String {
         guard let session = current else { throw SessionError.signedOut }
-        if session.accessToken.expiresAt.timeIntervalSince(now()) > refreshAhead { return session.accessToken.token }
+        if unsaved { await saveUnsaved() }
+        if now() < session.refreshAt { return session.accessToken.token }
         return try await refresh(from: session).accessToken.token
     }
 
@@ -161,9 +197,10 @@ public actor SessionManager {
     }
 
     private enum RefreshOutcome: Sendable {
-        case refreshed(RefreshResponse)
+        case refreshed(RefreshResponse, receivedAt: Date)
         /// The server refused the refresh token: the session is over.
         case refused
+        case rateLimited(Int?)
         case unreachable(String)
     }
 
@@ -173,52 +210,63 @@ public actor SessionManager {
         if let inFlight = refreshing, inFlight.from == presented {
             task = inFlight.task
         } else {
-            task = Task { [client] in await Self.exchange(presented, with: client) }
+            task = Task { [client, now] in await Self.exchange(presented, with: client, now: now) }
             refreshing = (presented, task)
         }
         let outcome = await task.value
         if refreshing?.from == presented { refreshing = nil }
 
-        let stillCurrent = current?.signIn == session.signIn
         switch outcome {
-        case .refreshed(let pair):
-            guard stillCurrent, let current else {
+        case .refreshed(let pair, let receivedAt):
+            guard let current, current.signIn == session.signIn else {
                 // Signed out or signed in again meanwhile: these tokens belong to no one now.
                 await Self.revoke(pair.refreshToken.token, with: client)
                 throw SessionError.signedOut
             }
-            // Another caller of the same refresh has stored it already.
+            // Another caller of the same refresh has kept it already.
             guard current.refreshToken.token == presented else { return current }
             var next = current
             next.accessToken = pair.accessToken
             next.refreshToken = pair.refreshToken
+            next.refreshAt = StoredSession.refreshTime(for: pair.accessToken, receivedAt: receivedAt)
             self.current = next
             isOffline = false
-            // A store that cannot be written now (a locked phone) keeps the old pair; this one
-            // lives in memory until the app ends.
-            try? await store.save(next)
+            unsaved = true
+            await saveUnsaved()
+            // Signed out while the store wrote: the sign-out's clear came after, and stands.
+            guard self.current?.signIn == session.signIn else { throw SessionError.signedOut }
             return next
         case .refused:
-            if stillCurrent {
+            if current?.signIn == session.signIn {
                 current = nil
-                try? await store.clear()
+                unsaved = false
                 update(.signedOut)
+                uncleared = (try? await write { try await $0.clear() }) == nil
             }
             throw SessionError.signedOut
+        case .rateLimited(let seconds):
+            throw SessionError.rateLimited(retryAfter: seconds)
         case .unreachable(let reason):
-            if stillCurrent { isOffline = true }
+            if current?.signIn == session.signIn { isOffline = true }
             throw SessionError.offline(reason)
         }
     }
 
-    /// One refresh request, its outcome as a value.
-    private static func exchange(_ refreshToken: String, with client: APIClient) async -> RefreshOutcome {
+    /// One refresh request, its outcome as a value. Only the server's own refusal (a problem
+    /// document saying the token is not valid) ends the session; anything else, such as a
+    /// proxy's login page answering `401`, is the network's trouble.
+    private static func exchange(
+        _ refreshToken: String, with client: APIClient, now: @Sendable () -> Date
+    ) async -> RefreshOutcome {
         do {
-            return .refreshed(try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: refreshToken)))
-        } catch let error as APIError where error.status == 401 || error.status == 400 || error.status == 422 {
-            return .refused
+            let pair = try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: refreshToken))
+            return .refreshed(pair, receivedAt: now())
         } catch let error as APIError {
-            return .unreachable("the server answered \(error.status)")
+            switch error.code {
+            case .unauthorized?, .expired?, .validationFailed?: return .refused
+            case .rateLimited?: return .rateLimited(error.retryAfter)
+            default: return .unreachable("the server answered \(error.status)")
+            }
         } catch is CancellationError {
             return .unreachable("cancelled")
         } catch {

@@ -9,14 +9,29 @@ public struct StoredSession: Codable, Sendable, Equatable {
     /// One sign-in's mark, kept through its refreshes: a refresh that finishes after a newer
     /// sign-in (another mark) or a sign-out (none) changes nothing.
     public var signIn: UUID
+    /// When, by this device's clock, the access token is refreshed: ahead of its expiry by a
+    /// minute, or by half its life when that is shorter (a server may hand out one-minute
+    /// tokens), so a token just received is never already due.
+    public var refreshAt: Date
 
-    public init(accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID()) {
+    public init(
+        accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID(), receivedAt: Date = Date()
+    ) {
         (self.accessToken, self.refreshToken, self.user, self.signIn) = (accessToken, refreshToken, user, signIn)
+        refreshAt = Self.refreshTime(for: accessToken, receivedAt: receivedAt)
+    }
+
+    /// `refreshAt` for `token` received at `receivedAt`.
+    static func refreshTime(for token: TokenDTO, receivedAt: Date, ahead: TimeInterval = 60) -> Date {
+        let life = max(0, token.expiresAt.timeIntervalSince(receivedAt))
+        return receivedAt.addingTimeInterval(life - min(ahead, life / 2))
     }
 
     /// A new sign-in's session from the server's tokens.
-    public init(_ tokens: AuthTokensResponse) {
-        self.init(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, user: tokens.user)
+    public init(_ tokens: AuthTokensResponse, receivedAt: Date = Date()) {
+        self.init(
+            accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, user: tokens.user,
+            receivedAt: receivedAt)
     }
 }
 
@@ -24,6 +39,12 @@ public struct StoredSession: Codable, Sendable, Equatable {
 /// keeps its Keychain closed until the first unlock. Not the same as "signed out".
 public struct TokenStoreNotReadableYet: Error, Sendable, Equatable {
     public init() {}
+}
+
+/// A token file that someone other than its owner may read or write: not used.
+public struct TokenFileNotPrivate: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public var description: String { "\(path) may be read or written by others; remove it and sign in again" }
 }
 
 /// Where the session is kept: the Keychain on Apple platforms, an owner-only file for the
@@ -62,7 +83,7 @@ public actor MemoryTokenStore: TokenStore {
     public func setReadable(_ readable: Bool) { self.readable = readable }
 }
 
-/// A store in one file that only its owner may read or write (mode 0600, in a folder of mode
+/// A store in one file that only its owner may read or write (mode 0600; a folder it makes is
 /// 0700), for the command-line tool. Written whole to a temporary file and renamed over the old
 /// one, so a crash leaves the old session or the new, never half of one.
 public struct FileTokenStore: TokenStore {
@@ -70,16 +91,27 @@ public struct FileTokenStore: TokenStore {
 
     public init(file: URL) { self.file = file }
 
+    /// Reads the session; a file others may read or write is refused (`TokenFileNotPrivate`),
+    /// never trusted.
     public func load() throws -> StoredSession? {
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        let mode = (attributes[.posixPermissions] as? Int) ?? 0o777
+        guard mode & 0o077 == 0, (attributes[.ownerAccountID] as? Int).map({ $0 == Int(getuid()) }) ?? false else {
+            throw TokenFileNotPrivate(path: file.path)
+        }
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return try Wire.decoder().decode(StoredSession.self, from: data)
     }
 
+    /// Writes the session (mode 0600). The folder is made owner-only when this store makes it;
+    /// a folder that exists already (a home folder, `/tmp`) is left as it is.
     public func save(_ session: StoredSession) throws {
         let folder = file.deletingLastPathComponent()
-        try FileManager.default.createDirectory(
-            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
+        if !FileManager.default.fileExists(atPath: folder.path) {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         guard
             FileManager.default.createFile(

@@ -14,7 +14,7 @@ import TwofoldClient
     /// Answers refresh and logout requests as told, counting them; a refresh waits for `release`
     /// when `held` is set, so a test can act while one is in flight.
     final class Server: Transport, @unchecked Sendable {
-        enum Refresh { case rotate, refuse, unreachable, serverError }
+        enum Refresh { case rotate, refuse, unreachable, serverError, proxyLogin }
         // Safe: every member is read and written under `lock`.
         private let lock = NSLock()
         private var refreshes: [String] = []
@@ -96,6 +96,10 @@ import TwofoldClient
                 throw URLError(.notConnectedToInternet)
             case .serverError:
                 return Self.json(503, "{}")
+            case .proxyLogin:
+                // A captive portal's answer: 401, but not the server's problem document.
+                return HTTPAnswer(
+                    status: 401, headers: ["Content-Type": "text/html"], body: Data("<h1>Sign in to Wi-Fi</h1>".utf8))
             }
         }
 
@@ -168,7 +172,7 @@ import TwofoldClient
     }
 
     @Test func aRefreshThatCannotReachTheServerKeepsTheSession() async throws {
-        for failure in [Server.Refresh.unreachable, .serverError] {
+        for failure in [Server.Refresh.unreachable, .serverError, .proxyLogin] {
             let server = Server()
             server.answer(failure)
             let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
@@ -229,12 +233,60 @@ import TwofoldClient
             accessToken: TokenDTO(token: "newer-access", expiresAt: Date().addingTimeInterval(900)),
             refreshToken: TokenDTO(token: "newer-refresh", expiresAt: Date().addingTimeInterval(86_400)),
             user: Self.user)
-        try await manager.signedIn(newer)
+        await manager.signedIn(newer)
         server.release()
         await #expect(throws: SessionError.signedOut) { _ = try await late.value }
         #expect(await store.session?.refreshToken.token == "newer-refresh")
         #expect(try await manager.accessToken() == "newer-access")
-        #expect(server.revoked == ["refresh-1-from-refresh-0"], "the late pair is ended, the newer session kept")
+        // The replaced session and the late pair are ended on the server; the newer one is kept.
+        #expect(Set(server.revoked) == ["refresh-0", "refresh-1-from-refresh-0"])
+    }
+
+    /// A store that takes its time to write, as a file or the Keychain may.
+    final class SlowStore: TokenStore, @unchecked Sendable {
+        // Safe: `stored` is read and written under `lock`.
+        private let lock = NSLock()
+        private var stored: StoredSession?
+        var session: StoredSession? { lock.withLock { stored } }
+
+        func load() async throws -> StoredSession? { session }
+        func save(_ session: StoredSession) async throws {
+            try await Task.sleep(for: .milliseconds(50))
+            lock.withLock { stored = session }
+        }
+        func clear() async throws { lock.withLock { stored = nil } }
+    }
+
+    /// A sign-out while the sign-in's save is still writing: the save lands first and the clear
+    /// after it, so the session does not come back at the next launch.
+    @Test func aSignOutDuringASaveStaysSignedOut() async throws {
+        let store = SlowStore()
+        let server = Server()
+        let manager = Self.manager(server, store)
+        let tokens = AuthTokensResponse(
+            accessToken: TokenDTO(token: "access-0", expiresAt: Date().addingTimeInterval(900)),
+            refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(86_400)),
+            user: Self.user)
+        async let signingIn: Void = manager.signedIn(tokens)
+        try await Task.sleep(for: .milliseconds(10))
+        await manager.signOut()
+        await signingIn
+        #expect(store.session == nil)
+        #expect(await Self.manager(server, store).restore() == .signedOut)
+    }
+
+    /// A one-minute token (`TWOFOLD_ACCESS_TOKEN_SECONDS=60`) is refreshed at half its life, not
+    /// on every call.
+    @Test func aShortLivedTokenIsNotDueAsSoonAsItArrives() async throws {
+        let server = Server()
+        let fresh = StoredSession(
+            accessToken: TokenDTO(token: "access-0", expiresAt: Date().addingTimeInterval(60)),
+            refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user)
+        #expect(abs(fresh.refreshAt.timeIntervalSinceNow - 30) < 2)
+        let manager = Self.manager(server, MemoryTokenStore(fresh))
+        await manager.restore()
+        #expect(try await manager.accessToken() == "access-0")
+        #expect(server.refreshCount == 0)
     }
 
     @Test func theFileStoreIsTheOwnersAlone() async throws {
@@ -262,5 +314,15 @@ import TwofoldClient
         try await store.clear()
         try await store.clear()
         #expect(try await store.load() == nil)
+
+        // A file others may read is refused, not trusted; a folder that exists keeps its mode.
+        try await store.save(session)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.file.path)
+        await #expect(throws: TokenFileNotPrivate.self) { _ = try await store.load() }
+        let shared = FileTokenStore(file: folder.appendingPathComponent("session.json"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        try await shared.save(session)
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int == 0o755)
+        #expect(try await shared.load() == session)
     }
 }

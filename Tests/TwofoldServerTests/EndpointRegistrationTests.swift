@@ -91,6 +91,17 @@ import VaporTesting
         }
     }
 
+    /// A body that may be left out reads as what `{}` reads as: no conformance lets a client
+    /// skip a member the type requires.
+    @Test func anAbsentBodyIsAnEmptyObject() throws {
+        #expect(
+            SMSSetupRequest().phoneNumber
+                == (try Wire.decoder().decode(SMSSetupRequest.self, from: Data("{}".utf8))).phoneNumber)
+        #expect(
+            PasskeyRegistrationOptionsRequest().hints
+                == (try Wire.decoder().decode(PasskeyRegistrationOptionsRequest.self, from: Data("{}".utf8))).hints)
+    }
+
     @Test func aReplyIsSentAtADeclaredStatusOnly() async throws {
         try await withTestApp(routes: Self.routes) { app in
             // A body a `NoContent` endpoint does not read is ignored, whatever it holds.

@@ -62,6 +62,18 @@ import VaporTesting
         }
     }
 
+    /// A body naming a member twice is read by the handler with the first value; its fingerprint
+    /// is its own bytes, never the canonical form of a body holding the last value (review:
+    /// `bob` registered, then `carol` with the same key was answered with bob's replay).
+    @Test func aBodyNamingAMemberTwiceHasAFingerprintOfItsOwn() {
+        let twice = Data(#"{"username":"bob","password":"pw","username":"carol"}"#.utf8)
+        let carol = Data(#"{"password":"pw","username":"carol"}"#.utf8)
+        let reordered = Data(#"{"username":"carol", "password":"pw"}"#.utf8)
+        #expect(IdempotencyMiddleware.canonical(twice) != IdempotencyMiddleware.canonical(carol))
+        #expect(IdempotencyMiddleware.canonical(twice) == Array(twice))
+        #expect(IdempotencyMiddleware.canonical(reordered) == IdempotencyMiddleware.canonical(carol))
+    }
+
     @Test func keysAreTheCallers() async throws {
         try await withTestApp { app in
             let key = "shared-key-000"

@@ -59,5 +59,6 @@ import _ConnectionPoolModule
     @Test func aPoolThatStoppedTryingIsAnOutage() {
         #expect(DatabaseOutage.reason(for: ConnectionPoolError.connectionCreationCircuitBreakerTripped) != nil)
         #expect(DatabaseOutage.reason(for: ConnectionPoolError.poolShutdown) != nil)
+        #expect(DatabaseOutage.reason(for: ConnectionPoolError.requestCancelled) == nil, "a cancel is no outage")
     }
 }

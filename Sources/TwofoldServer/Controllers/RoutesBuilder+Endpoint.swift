@@ -94,7 +94,8 @@ struct EndpointRoutes {
             }
             let response = Response(
                 status: reply.status, headers: Response.jsonHeaders, body: try Self.json(reply.answer))
-            for (name, value) in reply.headers { response.headers.replaceOrAdd(name: name, value: value) }
+            for name in Set(reply.headers.map { $0.name.lowercased() }) { response.headers.remove(name: name) }
+            for (name, value) in reply.headers { response.headers.add(name: name, value: value) }
             for (name, value) in reply.cookies.all { response.cookies[name] = value }
             return response
         }

@@ -31,9 +31,13 @@ enum DatabaseOutage {
             return "the PostgreSQL connection closed during a statement"
         case let error as _ConnectionPoolModule.ConnectionPoolError:
             // PostgresNIO's pool stops trying after a minute of failed connections with none
-            // open, and fails every request at once until one opens again.
-            return error == .connectionCreationCircuitBreakerTripped
-                ? "the PostgreSQL server cannot be reached" : "the PostgreSQL connection pool has shut down"
+            // open, and fails every request at once until one opens again. A request cancelled
+            // while it waited is no outage.
+            switch error {
+            case .connectionCreationCircuitBreakerTripped: return "the PostgreSQL server cannot be reached"
+            case .poolShutdown: return "the PostgreSQL connection pool has shut down"
+            default: return nil
+            }
         case is ConnectionPoolTimeoutError:
             return "no database connection became free in time"
         case is AsyncKit.ConnectionPoolError:

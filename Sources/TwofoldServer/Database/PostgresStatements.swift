@@ -165,6 +165,8 @@ struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
 
     init(_ statement: Statement) {
         precondition(statement.name == Text.name, "\(statement.name ?? "an unnamed statement") is not \(Text.name)")
+        assert(PostgresStatements.numbered(statement.sql) == Text.sql, "\(Text.name) runs another statement's text")
+        assert(PostgresStatements.types(statement.values) == Text.types, "\(Text.name)'s values are not its types")
         values = statement.values
     }
 

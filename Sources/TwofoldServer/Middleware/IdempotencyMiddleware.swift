@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldCore
 import Vapor
 
 /// Honours `Idempotency-Key` on every change (`Idempotency`): in front of each POST, PUT, PATCH
@@ -63,9 +64,11 @@ struct IdempotencyMiddleware: AsyncMiddleware {
     }
 
     /// A JSON body with its members in one order (the same request sent again by another
-    /// encoder is the same request); any other body as it came.
+    /// encoder is the same request); any other body as it came. So is a body naming a member
+    /// twice: the handler reads the first, `JSONSerialization` keeps the last, and two bodies
+    /// the handler reads differently must not share a fingerprint.
     static func canonical(_ body: Data) -> [UInt8] {
-        guard !body.isEmpty,
+        guard !body.isEmpty, (try? JSONUniqueMembers.check(body)) != nil,
             let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
             let sorted = try? JSONSerialization.data(
                 withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])

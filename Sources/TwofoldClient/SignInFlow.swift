@@ -1,0 +1,309 @@
+import Foundation
+import TwofoldAPI
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Makes passkey assertions for a sign-in: `ASAuthorizationController` on Apple platforms, the
+/// virtual phone in tests and the command-line tool.
+public protocol PasskeyAsserting: Sendable {
+    /// An assertion for `options`; throws `PasskeyCancelled` when the person declines.
+    func assertion(for options: PasskeyRequestOptions) async throws -> AuthenticationCredential
+}
+
+/// The person dismissed the passkey prompt (or biometrics were cancelled).
+public struct PasskeyCancelled: Error, Sendable, Equatable {
+    public init() {}
+}
+
+/// What went wrong in a sign-in, as a screen shows it: never a thrown string.
+public enum SignInProblem: Sendable, Equatable {
+    /// The account name or password is wrong.
+    case invalidCredentials
+    /// The code is wrong; how many tries are left before the method locks, when the server says.
+    case wrongCode(attemptsRemaining: Int?)
+    /// The method (or the account) is locked until then.
+    case locked(until: Date?)
+    /// Too many requests: try again after so many seconds.
+    case rateLimited(retryAfter: Int?)
+    /// The sign-in outlived its flow, or was completed elsewhere: start again with the password.
+    case flowExpired
+    /// The server could not be reached.
+    case offline
+    /// The person cancelled the passkey or biometric prompt.
+    case cancelled
+    /// Another refusal, with the server's code and words.
+    case refused(ErrorCode, String)
+}
+
+/// One step of a sign-in: the state a screen renders.
+public enum SignInState: Sendable, Equatable {
+    /// Asking for the account name and password (after a problem, it says which).
+    case credentials(SignInProblem?)
+    /// A request is on its way.
+    case working
+    /// The password was right; a second factor is needed.
+    case secondFactor(SecondFactorStep)
+    case signedIn(UserDTO)
+    /// Every method offered has been tried or set aside: account recovery is what is left
+    /// (seed 000's fallback chain ends there).
+    case recovery
+}
+
+/// The second step as a screen shows it.
+public struct SecondFactorStep: Sendable, Equatable {
+    /// The methods the server offered that this client can use, in the fallback chain's order.
+    public var methods: [FactorMethod]
+    /// The method asked for now.
+    public var method: FactorMethod
+    public var maskedPhone: String?
+    public var maskedEmail: String?
+    /// When the flow ends (the password must be typed again after).
+    public var expiresAt: Date
+    /// Tries left for the method, once the server has said.
+    public var attemptsRemaining: Int?
+    /// Until when the method is locked, once the server has said.
+    public var lockedUntil: Date?
+    /// When another code may be sent (SMS and email).
+    public var resendAvailableAt: Date?
+    /// Where the last code went (masked), once one was sent in this flow.
+    public var codeSentTo: String?
+    /// What went wrong with the last try.
+    public var problem: SignInProblem?
+}
+
+/// A sign-in as a state machine (seeds 003, 002, 000): credentials, then the second factor the
+/// account has (authenticator code, SMS or email code with resend, backup code, passkey), then
+/// signed in, with the session handed to `SessionManager`. Every failure is a state; falling
+/// back walks seed 000's chain (passkey → authenticator code → … → backup code) and ends in
+/// recovery.
+public actor SignInFlow {
+    /// The methods this client can complete, in the fallback chain's order.
+    public static let chain: [FactorMethod] = [.webauthn, .totp, .sms, .email, .backup]
+
+    public nonisolated let client: APIClient
+    private let session: SessionManager
+    private let passkeys: (any PasskeyAsserting)?
+    private var flow: String?
+    private var tried: Set<FactorMethod> = []
+    private var watchers: [UUID: AsyncStream<SignInState>.Continuation] = [:]
+
+    public private(set) var state: SignInState = .credentials(nil)
+
+    /// `passkeys` makes passkey assertions; without it, passkeys are not offered.
+    public init(client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil) {
+        (self.client, self.session, self.passkeys) = (client, session, passkeys)
+    }
+
+    /// The state now, then each change.
+    public func states() -> AsyncStream<SignInState> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SignInState.self, bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        watchers[id] = continuation
+        continuation.yield(state)
+        continuation.onTermination = { [weak self] _ in Task { await self?.unwatch(id) } }
+        return stream
+    }
+
+    private func unwatch(_ id: UUID) { watchers[id] = nil }
+
+    @discardableResult
+    private func enter(_ new: SignInState) -> SignInState {
+        state = new
+        for watcher in watchers.values { watcher.yield(new) }
+        return new
+    }
+
+    // MARK: Intents
+
+    /// Starts over at the credentials.
+    @discardableResult
+    public func restart() -> SignInState {
+        flow = nil
+        tried = []
+        return enter(.credentials(nil))
+    }
+
+    /// The account name (email address or username) and password.
+    @discardableResult
+    public func signIn(_ name: String, password: String) async -> SignInState {
+        enter(.working)
+        let attempt =
+            name.contains("@")
+            ? LoginRequest(email: name, password: password) : LoginRequest(username: name, password: password)
+        do {
+            switch try await client.send(API.Auth.login, attempt) {
+            case .signedIn(let tokens):
+                await session.signedIn(tokens)
+                return finish(tokens.user)
+            case .secondStep(let challenge):
+                return secondStep(challenge)
+            }
+        } catch {
+            return enter(.credentials(Self.problem(error)))
+        }
+    }
+
+    /// Asks for `method` instead (one the server offered). For SMS or email, the code is sent.
+    @discardableResult
+    public func choose(_ method: FactorMethod) async -> SignInState {
+        guard case .secondFactor(var step) = state, step.methods.contains(method) else { return state }
+        step.method = method
+        step.problem = nil
+        step.attemptsRemaining = nil
+        step.lockedUntil = nil
+        if method.isSentCode {
+            enter(.secondFactor(step))
+            return await send(step)
+        }
+        return enter(.secondFactor(step))
+    }
+
+    /// Another code by the chosen method (SMS or email), once the cooldown allows.
+    @discardableResult
+    public func resend() async -> SignInState {
+        guard case .secondFactor(let step) = state, step.method.isSentCode else { return state }
+        return await send(step)
+    }
+
+    /// Sets the chosen method aside for the next in the chain, or recovery after the last.
+    @discardableResult
+    public func fallBack() -> SignInState {
+        guard case .secondFactor(var step) = state else { return state }
+        tried.insert(step.method)
+        guard let next = step.methods.first(where: { !tried.contains($0) }) else { return enter(.recovery) }
+        step.method = next
+        step.problem = nil
+        step.attemptsRemaining = nil
+        step.lockedUntil = nil
+        return enter(.secondFactor(step))
+    }
+
+    /// A code for the chosen method (authenticator, SMS, email or backup code).
+    @discardableResult
+    public func submit(code: String, rememberDevice: Bool = false) async -> SignInState {
+        guard case .secondFactor(let step) = state, let flow, step.method != .webauthn else { return state }
+        enter(.working)
+        do {
+            let answer = try await client.send(
+                API.SecondStep.verifyLogin,
+                MFAVerifyLoginRequest(code: code, method: step.method, otpFlowId: flow, trustDevice: rememberDevice))
+            await session.signedIn(answer)
+            return finish(answer.user)
+        } catch {
+            return failed(step, error)
+        }
+    }
+
+    /// The passkey prompt, then its assertion as the second factor.
+    @discardableResult
+    public func usePasskey(rememberDevice: Bool = false) async -> SignInState {
+        guard case .secondFactor(let step) = state, let flow, step.method == .webauthn, let passkeys else {
+            return state
+        }
+        enter(.working)
+        do {
+            let options = try await client.send(API.Passkeys.flowOptions, PasskeyFlowOptionsRequest(otpFlowId: flow))
+            let credential = try await passkeys.assertion(for: options)
+            let answer = try await client.send(
+                API.Passkeys.flowVerify,
+                PasskeyFlowVerifyRequest(otpFlowId: flow, credential: credential, trustDevice: rememberDevice))
+            await session.signedIn(answer)
+            return finish(answer.user)
+        } catch {
+            return failed(step, error)
+        }
+    }
+
+    // MARK: Steps
+
+    private func secondStep(_ challenge: LoginChallengeResponse) -> SignInState {
+        flow = challenge.otpFlowId
+        tried = []
+        let usable = Self.chain.filter { method in
+            challenge.availableMethods.contains(method) && (method != .webauthn || passkeys != nil)
+        }
+        // The server lists the account's primary method first; an SMS or email primary has had
+        // its code sent already.
+        guard let first = challenge.availableMethods.first(where: usable.contains) else { return enter(.recovery) }
+        var step = SecondFactorStep(
+            methods: usable, method: first, maskedPhone: challenge.maskedPhone, maskedEmail: challenge.maskedEmail,
+            expiresAt: challenge.expiresAt)
+        if first.isSentCode { step.codeSentTo = first == .sms ? challenge.maskedPhone : challenge.maskedEmail }
+        return enter(.secondFactor(step))
+    }
+
+    private func send(_ step: SecondFactorStep) async -> SignInState {
+        guard let flow else { return state }
+        var step = step
+        do {
+            let sent = try await client.send(
+                API.SecondStep.resendOTP, OTPResendRequest(otpFlowId: flow, method: step.method))
+            step.codeSentTo = sent.maskedDestination
+            step.resendAvailableAt = sent.nextAllowedAt
+            step.problem = nil
+        } catch {
+            step.problem = Self.problem(error)
+            if case .rateLimited(let seconds?) = step.problem {
+                step.resendAvailableAt = Date().addingTimeInterval(TimeInterval(seconds))
+            }
+            if step.problem == .flowExpired { return enter(.credentials(.flowExpired)) }
+        }
+        return enter(.secondFactor(step))
+    }
+
+    private func finish(_ user: UserDTO) -> SignInState {
+        flow = nil
+        return enter(.signedIn(user))
+    }
+
+    /// The second step after a failed try: the problem on the step, or back to the password
+    /// when the flow is over.
+    private func failed(_ step: SecondFactorStep, _ error: any Error) -> SignInState {
+        // Started over while the request was out: the new state stands.
+        guard case .working = state else { return state }
+        let problem = Self.problem(error)
+        if problem == .flowExpired {
+            flow = nil
+            return enter(.credentials(.flowExpired))
+        }
+        var step = step
+        step.problem = problem
+        switch problem {
+        case .wrongCode(let left): step.attemptsRemaining = left
+        case .locked(let until): step.lockedUntil = until
+        default: break
+        }
+        return enter(.secondFactor(step))
+    }
+
+    /// What `error` means to the person signing in.
+    static func problem(_ error: any Error) -> SignInProblem {
+        switch error {
+        case is PasskeyCancelled, is CancellationError:
+            return .cancelled
+        case let error as APIError:
+            guard let problem = error.problem else {
+                return error.status >= 500 ? .offline : .refused(.internalError, "HTTP \(error.status)")
+            }
+            switch problem.code {
+            case .invalidCredentials: return .invalidCredentials
+            case .invalidCode, .signatureInvalid, .webauthnRefused:
+                return .wrongCode(attemptsRemaining: problem.attemptsRemaining)
+            case .locked, .accountLocked: return .locked(until: problem.lockoutUntil)
+            case .rateLimited: return .rateLimited(retryAfter: error.retryAfter)
+            case .expired, .alreadyUsed: return .flowExpired
+            // In a sign-in, the only thing to be unauthorised is the flow: unknown to the server.
+            case .unauthorized: return .flowExpired
+            case .serviceUnavailable: return .offline
+            default: return .refused(problem.code, problem.detail ?? problem.title)
+            }
+        case is URLError, is UnreadableAnswer:
+            return .offline
+        default:
+            return .offline
+        }
+    }
+}

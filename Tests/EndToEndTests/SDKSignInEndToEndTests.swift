@@ -1,0 +1,232 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
+import TwofoldDevice
+import TwofoldTestSupport
+
+/// The SDK's sign-in state machine and session manager against the built server, on SQLite and
+/// PostgreSQL: every failure a state, the fallback chain down to recovery, the session kept and
+/// refreshed, a passkey from the virtual device as the second factor.
+@Suite struct SDKSignInEndToEndTests {
+    /// Virtual passkeys, as the SDK asks for them.
+    actor VirtualPasskeys: PasskeyAsserting {
+        var authenticator: VirtualAuthenticator
+        var cancels = false
+
+        init(_ authenticator: VirtualAuthenticator) { self.authenticator = authenticator }
+
+        func setCancels(_ cancels: Bool) { self.cancels = cancels }
+
+        func assertion(for options: PasskeyRequestOptions) throws -> AuthenticationCredential {
+            if cancels { throw PasskeyCancelled() }
+            return try authenticator.get(options)
+        }
+
+        func create(_ options: PasskeyCreationOptions) throws -> RegistrationCredential {
+            try authenticator.create(options)
+        }
+    }
+
+    /// An account with an authenticator app: its secret and backup codes.
+    static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
+        let token = try await client.send(
+            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+        ).tokens.accessToken.token
+        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: token)
+        let secret = try Base32.decode(setup.secret)
+        let enabled = try await client.send(
+            API.TwoFactor.totpVerify, CodeRequest(code: try TOTP(secret: secret).code(at: Date())), bearer: token)
+        return (secret, try #require(enabled.backupCodes))
+    }
+
+    /// A six-digit code that is none of the codes the server would take now.
+    static func wrongCode(_ secret: [UInt8]) throws -> String {
+        let totp = try TOTP(secret: secret)
+        let near = try (-2...2).map { try totp.code(at: Date().addingTimeInterval(TimeInterval($0 * 30))) }
+        return (0..<1_000_000).lazy.map { String(format: "%06d", $0) }.first { !near.contains($0) } ?? "000000"
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func codesFallbackAndSessionThroughTheSDK(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await ResetDatabase.run(server)
+        let client = server.client
+        let (secret, backupCodes) = try await Self.accountWithTOTP(client, "sam")
+
+        let store = MemoryTokenStore()
+        let session = SessionManager(client: client, store: store)
+        #expect(await session.restore() == .signedOut)
+        let flow = SignInFlow(client: client, session: session)
+
+        #expect(await flow.signIn("sam", password: "not the password") == .credentials(.invalidCredentials))
+
+        // The password, then the authenticator app: the methods offered, in the chain's order.
+        guard case .secondFactor(let step) = await flow.signIn("sam@example.com", password: AuthEndToEndTests.password)
+        else {
+            Issue.record("no second step: \(await flow.state)")
+            return
+        }
+        #expect(step.method == .totp && step.methods == [.totp, .backup])
+
+        // A wrong code is a state with the tries left.
+        guard case .secondFactor(let wrong) = await flow.submit(code: try Self.wrongCode(secret)) else {
+            Issue.record("a wrong code left the second step: \(await flow.state)")
+            return
+        }
+        #expect(wrong.problem == .wrongCode(attemptsRemaining: 4) && wrong.attemptsRemaining == 4)
+
+        // Falling back: the backup code, then recovery.
+        guard case .secondFactor(let backup) = await flow.fallBack() else {
+            Issue.record("no fallback: \(await flow.state)")
+            return
+        }
+        #expect(backup.method == .backup && backup.problem == nil)
+        #expect(await flow.fallBack() == .recovery)
+
+        // Again, with the next step's code (the confirming code's step is used).
+        await flow.restart()
+        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
+        guard case .signedIn(let user) = await flow.submit(code: code) else {
+            Issue.record("the right code did not sign in: \(await flow.state)")
+            return
+        }
+        #expect(user.username == "sam")
+        #expect(await session.state == .signedIn(user))
+        #expect(await store.session?.user == user, "the session is stored")
+        let token = try await session.accessToken()
+        #expect(try await client.send(API.Account.show, bearer: token).username == "sam")
+
+        // A second client restores the stored session with no sign-in, and refreshes it.
+        let restored = SessionManager(client: client, store: store)
+        #expect(await restored.restore() == .signedIn(user))
+        let refreshed = try await restored.refresh()
+        let before = await session.session?.refreshToken.token
+        #expect(refreshed.refreshToken.token != before)
+        #expect(try await client.send(API.Account.show, bearer: refreshed.accessToken.token).username == "sam")
+        // The first client's refresh token was rotated away: its refresh is refused, so it signs out.
+        await #expect(throws: SessionError.signedOut) { _ = try await session.refresh() }
+        #expect(await session.state == .signedOut)
+
+        // A backup code, chosen from the start.
+        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        _ = await flow.choose(.backup)
+        guard case .signedIn = await flow.submit(code: backupCodes[0]) else {
+            Issue.record("a backup code did not sign in: \(await flow.state)")
+            return
+        }
+        // The same backup code again, at once, signs nothing in: the server takes it for a
+        // duplicate of the sign-in it just made, and the SDK asks to start again.
+        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        _ = await flow.choose(.backup)
+        #expect(await flow.submit(code: backupCodes[0]) == .credentials(.flowExpired))
+
+        // Signing out ends the session on the server too.
+        let last = try await session.accessToken()
+        await session.signOut()
+        let stateAfter = await session.state
+        let storedAfter = await store.session
+        #expect(stateAfter == .signedOut && storedAfter == nil)
+        do {
+            _ = try await client.send(API.Account.show, bearer: last)
+            Issue.record("a signed-out session still works")
+        } catch let error as APIError {
+            #expect(error.status == 401)
+        }
+    }
+
+    @Test func wrongCodesLockTheMethodAndSayUntilWhen() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-lock")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let (secret, _) = try await Self.accountWithTOTP(server.client, "lee")
+        let flow = SignInFlow(
+            client: server.client, session: SessionManager(client: server.client, store: MemoryTokenStore()))
+        _ = await flow.signIn("lee", password: AuthEndToEndTests.password)
+        var left: [Int?] = []
+        var locked: Date?
+        for _ in 0..<6 where locked == nil {
+            guard case .secondFactor(let step) = await flow.submit(code: try Self.wrongCode(secret)) else {
+                Issue.record("a wrong code left the second step: \(await flow.state)")
+                return
+            }
+            if case .locked(let until) = step.problem {
+                locked = until
+            } else {
+                left.append(step.attemptsRemaining)
+            }
+        }
+        #expect(left == [4, 3, 2, 1, 0] || left == [4, 3, 2, 1], "\(left)")
+        let until = try #require(locked, "no lockout after \(left.count) wrong codes")
+        #expect(until > Date())
+        // Locked, the right code is refused too, as locked.
+        let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
+        guard case .secondFactor(let step) = await flow.submit(code: code) else {
+            Issue.record("a locked method signed in: \(await flow.state)")
+            return
+        }
+        #expect(step.lockedUntil != nil, "\(String(describing: step.problem))")
+    }
+
+    @Test func aPasskeyFromTheVirtualDeviceAsTheSecondFactor() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-passkey")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let client = server.client
+        let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(server.port)"))
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: "kim", email: "kim@example.com", password: AuthEndToEndTests.password))
+        let token = try await client.send(
+            API.Auth.login, LoginRequest(username: "kim", password: AuthEndToEndTests.password)
+        ).tokens.accessToken.token
+        let creation = try await client.send(
+            API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
+        _ = try await client.send(
+            API.Passkeys.registerVerify,
+            PasskeyRegistrationRequest(credential: try await passkeys.create(creation), name: "Virtual"),
+            bearer: token)
+
+        let flow = SignInFlow(
+            client: client, session: SessionManager(client: client, store: MemoryTokenStore()), passkeys: passkeys)
+        guard case .secondFactor(let step) = await flow.signIn("kim", password: AuthEndToEndTests.password) else {
+            Issue.record("no second step: \(await flow.state)")
+            return
+        }
+        #expect(step.method == .webauthn && step.methods == [.webauthn, .backup])
+        // Cancelling the prompt is a state, and the same flow can try again.
+        await passkeys.setCancels(true)
+        guard case .secondFactor(let cancelled) = await flow.usePasskey() else {
+            Issue.record("a cancelled prompt: \(await flow.state)")
+            return
+        }
+        #expect(cancelled.problem == .cancelled)
+        await passkeys.setCancels(false)
+        guard case .signedIn(let user) = await flow.usePasskey() else {
+            Issue.record("the passkey did not sign in: \(await flow.state)")
+            return
+        }
+        #expect(user.username == "kim")
+
+        // Without a passkey provider, the SDK does not offer passkeys.
+        let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
+        guard case .secondFactor(let codesOnly) = await plain.signIn("kim", password: AuthEndToEndTests.password)
+        else {
+            Issue.record("no second step: \(await plain.state)")
+            return
+        }
+        #expect(codesOnly.methods == [.backup] && codesOnly.method == .backup)
+    }
+}
