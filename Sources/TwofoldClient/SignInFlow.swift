@@ -18,7 +18,7 @@ public struct PasskeyCancelled: Error, Sendable, Equatable {
 }
 
 /// What went wrong in a sign-in, as a screen shows it: never a thrown string.
-public enum SignInProblem: Sendable, Equatable {
+public enum SignInProblem: Sendable, Equatable, Codable {
     /// The account name or password is wrong.
     case invalidCredentials
     /// The code is wrong; how many tries are left before the method locks, when the server says.
@@ -52,7 +52,7 @@ public enum SignInState: Sendable, Equatable {
 }
 
 /// The second step as a screen shows it.
-public struct SecondFactorStep: Sendable, Equatable {
+public struct SecondFactorStep: Sendable, Equatable, Codable {
     /// The methods the server offered that this client can use, in the fallback chain's order.
     public var methods: [FactorMethod]
     /// The method asked for now.
@@ -71,6 +71,13 @@ public struct SecondFactorStep: Sendable, Equatable {
     public var codeSentTo: String?
     /// What went wrong with the last try.
     public var problem: SignInProblem?
+}
+
+/// A second step waiting for its code, as a process keeps it between two runs (the command-line
+/// tool's `login`, then `login --code`). It names a live login flow: keep it as a secret.
+public struct PendingSignIn: Sendable, Equatable, Codable {
+    public var flow: String
+    public var step: SecondFactorStep
 }
 
 /// A sign-in as a state machine (seeds 003, 002, 000): credentials, then the second factor the
@@ -114,6 +121,20 @@ public actor SignInFlow {
         state = new
         for watcher in watchers.values { watcher.yield(new) }
         return new
+    }
+
+    /// The second step waiting now, to take up again later with `resume(_:)`.
+    public var pending: PendingSignIn? {
+        guard case .secondFactor(let step) = state, let flow else { return nil }
+        return PendingSignIn(flow: flow, step: step)
+    }
+
+    /// Takes up a second step kept by `pending`.
+    @discardableResult
+    public func resume(_ pending: PendingSignIn) -> SignInState {
+        flow = pending.flow
+        tried = []
+        return enter(.secondFactor(pending.step))
     }
 
     // MARK: Intents

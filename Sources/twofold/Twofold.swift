@@ -1,12 +1,15 @@
 import ArgumentParser
 
-/// `twofold`: one-time codes, otpauth URIs, QR codes, backup codes and passkey ceremony checks
-/// from the command line.
+/// `twofold`: an account on a Twofold server (register, login, status, logout), and one-time
+/// codes, otpauth URIs, QR codes, backup codes and passkey ceremony checks, from the command line.
 @main
 struct Twofold: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "twofold",
         abstract: "Twofold's command-line tool.",
-        subcommands: [TOTPCommand.self, QRCommand.self, BackupCodesCommand.self, WebAuthnCommand.self]
+        subcommands: [
+            RegisterCommand.self, LoginCommand.self, StatusCommand.self, LogoutCommand.self, TOTPCommand.self,
+            QRCommand.self, BackupCodesCommand.self, WebAuthnCommand.self,
+        ]
     )
 }

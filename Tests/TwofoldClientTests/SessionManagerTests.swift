@@ -136,13 +136,10 @@ import TwofoldClient
         #expect(await Self.manager(server, MemoryTokenStore()).restore() == .signedOut)
         #expect(server.requestCount == 0)
 
-        // A local check, many times: well under a millisecond each.
-        let clock = ContinuousClock()
-        let elapsed = try await clock.measure {
-            for _ in 0..<1_000 { _ = try await manager.accessToken() }
-        }
+        // A token not due is handed out locally, however often it is asked for (its speed is
+        // a benchmark's to measure, not a test's on a loaded machine).
+        for _ in 0..<1_000 { _ = try await manager.accessToken() }
         #expect(server.refreshCount == 1, "only the first call refreshed")
-        #expect(elapsed < .seconds(1), "\(elapsed) for 1,000 local checks")
     }
 
     @Test func aStoreNotReadableYetIsNotSignedOut() async throws {

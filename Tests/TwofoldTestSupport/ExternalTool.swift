@@ -37,9 +37,15 @@ public struct ExternalTool: Sendable {
         public var errorText: String { String(decoding: standardError, as: UTF8.self) }
     }
 
-    /// Runs the tool to completion.
-    public func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Output {
-        let process = try ChildProcess(url, arguments: arguments, environment: environment, output: .pipe, error: .pipe)
+    /// Runs the tool to completion; `input`, when given, is its standard input.
+    public func run(_ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws -> Output {
+        let process = try ChildProcess(
+            url, arguments: arguments, environment: environment, input: input == nil ? .null : .pipe, output: .pipe,
+            error: .pipe)
+        if let input, let pipe = process.standardInput {
+            pipe.write(input)
+            try pipe.close()
+        }
         // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
         let errorData = ReadBox()
         let reader = Thread { errorData.data = process.standardError!.readDataToEndOfFile() }

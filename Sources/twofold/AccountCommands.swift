@@ -1,0 +1,272 @@
+import ArgumentParser
+import Foundation
+import TwofoldAPI
+import TwofoldClient
+
+/// Which server, and where this tool keeps its state: `--server` (or `TWOFOLD_SERVER`), and
+/// `$TWOFOLD_HOME` (or `~/.twofold`), a folder only its owner may open.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "The server's URL (or TWOFOLD_SERVER; default http://127.0.0.1:8080).")
+    var server: String?
+
+    var url: URL {
+        get throws {
+            let text = server ?? ProcessInfo.processInfo.environment["TWOFOLD_SERVER"] ?? "http://127.0.0.1:8080"
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
+            }
+            return url
+        }
+    }
+
+    var client: APIClient { get throws { APIClient(baseURL: try url) } }
+
+    /// The state folder, made owner-only (0700) when this tool makes it.
+    var home: URL {
+        get throws {
+            let environment = ProcessInfo.processInfo.environment
+            let folder =
+                environment["TWOFOLD_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".twofold")
+            if !FileManager.default.fileExists(atPath: folder.path) {
+                try FileManager.default.createDirectory(
+                    at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            return folder
+        }
+    }
+
+    func session() throws -> SessionManager {
+        SessionManager(client: try client, store: FileTokenStore(file: try home.appendingPathComponent("session.json")))
+    }
+
+    /// Where `login` keeps a second step waiting for `login --code`.
+    var pendingFile: URL { get throws { try home.appendingPathComponent("pending-sign-in.json") } }
+}
+
+/// A failure as a person reads it: the server's words, and when to try again.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+enum Terminal {
+    /// The password: one line from standard input with `--password-stdin`, else a prompt that
+    /// does not echo. Never an argument, never printed.
+    static func password(fromStandardInput: Bool) throws -> String {
+        if fromStandardInput {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw ValidationError("--password-stdin: no password on standard input")
+            }
+            return line
+        }
+        guard isatty(0) == 1, let typed = getpass("Password: ") else {
+            throw ValidationError("no terminal to ask for the password on: use --password-stdin")
+        }
+        return String(cString: typed)
+    }
+
+    /// A line typed at a prompt, when there is a terminal to type it on.
+    static func ask(_ prompt: String) -> String? {
+        guard isatty(0) == 1 else { return nil }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        return readLine(strippingNewline: true)
+    }
+
+    static func words(_ problem: SignInProblem) -> String {
+        switch problem {
+        case .invalidCredentials: "The account name or password is wrong."
+        case .wrongCode(let left?): "That code is wrong; \(left) \(left == 1 ? "try" : "tries") left."
+        case .wrongCode(nil): "That code is wrong."
+        case .locked(let until?): "Locked until \(until.formatted(date: .omitted, time: .standard))."
+        case .locked(nil): "Locked for now."
+        case .rateLimited(let seconds?): "Too many tries: wait \(seconds) seconds and try again."
+        case .rateLimited(nil): "Too many tries: wait a little and try again."
+        case .flowExpired: "This sign-in is over; sign in again with your password."
+        case .offline: "The server cannot be reached."
+        case .cancelled: "Cancelled."
+        case .refused(_, let words): words
+        }
+    }
+
+    /// An `APIError` in words: the problem's detail, and when to try again.
+    static func words(_ error: any Error) -> String {
+        guard let error = error as? APIError else { return "\(error)" }
+        let detail = error.problem.map { $0.detail ?? $0.title } ?? "The server answered \(error.status)."
+        if let seconds = error.retryAfter { return "\(detail) Try again in \(seconds) seconds." }
+        return detail
+    }
+}
+
+/// `twofold register`: opens an account.
+struct RegisterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "register", abstract: "Open an account.")
+
+    @OptionGroup var options: ServerOptions
+    @Option(help: "The username (3 to 32 letters, digits, '.', '_' or '-').") var username: String
+    @Option(help: "The email address.") var email: String
+    @Option(help: "A phone number in E.164 form, like +14155550123.") var phone: String?
+    @Flag(help: "Read the password from standard input (one line).") var passwordStdin = false
+
+    func run() async throws {
+        let password = try Terminal.password(fromStandardInput: passwordStdin)
+        do {
+            let registered = try await options.client.send(
+                API.Auth.register,
+                RegisterRequest(username: username, email: email, password: password, phoneNumber: phone))
+            print("Registered \(registered.user.username) (\(registered.user.email)).")
+            print("Sign in with: twofold login --username \(registered.user.username)")
+        } catch let error as APIError {
+            let fields = (error.problem?.errors ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            throw CommandFailure(
+                description: ([Terminal.words(error)] + fields).joined(separator: "\n"))
+        }
+    }
+}
+
+/// `twofold login`: the password, then the second factor the server asks for.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in.",
+        discussion: """
+            A code the server asks for is read at a prompt, or given with --code on a second run
+            (`twofold login --code C`), the waiting sign-in kept in the state folder.
+            """)
+
+    @OptionGroup var options: ServerOptions
+    @Option(help: "The account's email address.") var email: String?
+    @Option(help: "The account's username.") var username: String?
+    @Flag(help: "Read the password from standard input (one line).") var passwordStdin = false
+    @Option(help: "The second factor: totp, sms, email or backup.") var method: String?
+    @Option(help: "The code for the second factor.") var code: String?
+    @Flag(help: "Remember this device: no second factor here for a while.") var trustDevice = false
+
+    func validate() throws {
+        if email != nil && username != nil { throw ValidationError("give --email or --username, not both") }
+        if email == nil && username == nil && code == nil {
+            throw ValidationError("give --email or --username (or --code to finish a waiting sign-in)")
+        }
+    }
+
+    func run() async throws {
+        let session = try options.session()
+        let flow = SignInFlow(client: try options.client, session: session)
+        let pendingFile = try options.pendingFile
+        var state: SignInState
+        if let name = email ?? username {
+            try? FileManager.default.removeItem(at: pendingFile)
+            state = await flow.signIn(name, password: try Terminal.password(fromStandardInput: passwordStdin))
+        } else {
+            guard let data = FileManager.default.contents(atPath: pendingFile.path),
+                let pending = try? Wire.decoder().decode(PendingSignIn.self, from: data)
+            else { throw CommandFailure(description: "No sign-in is waiting for a code: sign in with your password.") }
+            state = await flow.resume(pending)
+        }
+        if case .secondFactor(let step) = state, let method {
+            let chosen = FactorMethod(rawValue: method)
+            guard step.methods.contains(chosen) else {
+                throw CommandFailure(
+                    description: "This account offers \(step.methods.map(\.rawValue).joined(separator: ", ")).")
+            }
+            state = await flow.choose(chosen)
+        }
+        if case .secondFactor(let step) = state {
+            if let code = code ?? (passwordStdin ? nil : Terminal.ask(Self.prompt(step))) {
+                state = await flow.submit(code: code, rememberDevice: trustDevice)
+            }
+        }
+        switch state {
+        case .signedIn(let user):
+            try? FileManager.default.removeItem(at: pendingFile)
+            print("Signed in as \(user.username).")
+        case .secondFactor(let step):
+            if let pending = await flow.pending {
+                try Self.keep(pending, at: pendingFile)
+            }
+            if let problem = step.problem { throw CommandFailure(description: Terminal.words(problem)) }
+            print(Self.prompt(step))
+            print("Finish with: twofold login --code CODE\(method.map { " --method \($0)" } ?? "")")
+        case .credentials(let problem):
+            try? FileManager.default.removeItem(at: pendingFile)
+            throw CommandFailure(description: problem.map(Terminal.words) ?? "Not signed in.")
+        case .recovery:
+            throw CommandFailure(description: "No second factor this tool can use is left: recover the account.")
+        case .working:
+            throw CommandFailure(description: "The sign-in did not finish.")
+        }
+    }
+
+    static func prompt(_ step: SecondFactorStep) -> String {
+        let destination = step.codeSentTo.map { " sent to \($0)" } ?? ""
+        let other = step.methods.filter { $0 != step.method }.map(\.rawValue)
+        let alternatives = other.isEmpty ? "" : " (or --method \(other.joined(separator: "|")))"
+        return "A \(step.method.rawValue) code\(destination) is needed\(alternatives): "
+    }
+
+    /// Writes the waiting sign-in, owner-only: it names a live login flow.
+    static func keep(_ pending: PendingSignIn, at file: URL) throws {
+        try? FileManager.default.removeItem(at: file)
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: try Wire.encoder().encode(pending),
+                attributes: [.posixPermissions: 0o600])
+        else { throw CommandFailure(description: "cannot write \(file.path)") }
+    }
+}
+
+/// `twofold status`: who is signed in here, decided from the stored session.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show who is signed in.")
+
+    @OptionGroup var options: ServerOptions
+    @Flag(help: "Print JSON: {signedIn, username, userId, expiresAt, methods}.") var json = false
+
+    struct Status: Encodable {
+        let signedIn: Bool
+        let username: String?
+        let userId: UUID?
+        /// When the session ends unless it is used (its refresh token's expiry).
+        let expiresAt: Date?
+        /// The account's second factors, when the server could be asked.
+        let methods: [FactorMethod]?
+    }
+
+    func run() async throws {
+        let session = try options.session()
+        var status = Status(signedIn: false, username: nil, userId: nil, expiresAt: nil, methods: nil)
+        if case .signedIn(let user) = await session.restore(), let stored = await session.session {
+            let methods = try? await options.client.send(
+                API.TwoFactor.mfaStatus, bearer: try await session.accessToken()
+            ).methods
+            status = Status(
+                signedIn: true, username: user.username, userId: user.id, expiresAt: stored.refreshToken.expiresAt,
+                methods: methods)
+        }
+        if json {
+            let encoder = Wire.encoder()
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else if let username = status.username {
+            let methods = status.methods.map {
+                $0.isEmpty ? "password only" : $0.map(\.rawValue).joined(separator: ", ")
+            }
+            print("Signed in as \(username) (second factors: \(methods ?? "unknown: the server cannot be reached")).")
+        } else {
+            print("Not signed in.")
+        }
+    }
+}
+
+/// `twofold logout`: ends the session here and on the server.
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "logout", abstract: "Sign out.")
+
+    @OptionGroup var options: ServerOptions
+
+    func run() async throws {
+        let session = try options.session()
+        await session.restore()
+        await session.signOut()
+        try? FileManager.default.removeItem(at: try options.pendingFile)
+        print("Signed out.")
+    }
+}
