@@ -1,0 +1,169 @@
+import Foundation
+import TwofoldAPI
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A change made while the server could not be reached, kept until it can: its endpoint (method
+/// and path template, and the value of its parameter), its JSON body, and the `Idempotency-Key`
+/// made for it when it was made, so however often it is sent, the server applies it once.
+public struct QueuedChange: Codable, Sendable, Equatable, Identifiable {
+    public var id: UUID
+    public var method: HTTPVerb
+    /// The endpoint's path template (`API`'s), looked up again when the change is sent.
+    public var template: String
+    /// The value of the path's parameter, for a resource endpoint.
+    public var value: String?
+    public var body: Data?
+    public var idempotencyKey: String
+    public var madeAt: Date
+    /// Whose change it is: sent only on that user's session, never on another's who signs in
+    /// on the same device.
+    public var userID: UUID
+}
+
+/// Where queued changes are kept between launches.
+public protocol ChangeQueueStore: Sendable {
+    func load() async throws -> [QueuedChange]
+    func save(_ changes: [QueuedChange]) async throws
+}
+
+/// Queued changes in memory (tests).
+public actor MemoryChangeQueueStore: ChangeQueueStore {
+    public private(set) var changes: [QueuedChange] = []
+    public init(_ changes: [QueuedChange] = []) { self.changes = changes }
+    public func load() -> [QueuedChange] { changes }
+    public func save(_ changes: [QueuedChange]) { self.changes = changes }
+}
+
+/// What happened to a queued change when it was sent.
+public enum ChangeOutcome: Sendable, Equatable {
+    /// The server applied it (or had, on an earlier send whose answer was lost: `replayed`).
+    case applied(status: Int, replayed: Bool)
+    /// The server refused it for good (a rule, a conflict): it is dropped, with the server's code.
+    case refused(status: Int, code: ErrorCode?)
+}
+
+/// Changes made while offline (seed 003), replayed in order once the server answers again. Each
+/// change carries an `Idempotency-Key` made when it was queued, so a change whose answer was
+/// lost — sent, applied, and the answer never arrived — is answered again from the server's
+/// record instead of being applied twice. Replays run one at a time, in the order the changes
+/// were made, with a fresh access token from the `SessionManager`; a replay that meets the
+/// network down again stops and keeps the rest.
+public actor OfflineQueue {
+    private let session: SessionManager
+    private let store: any ChangeQueueStore
+    private var changes: [QueuedChange]?
+    private var replaying: Task<[UUID: ChangeOutcome], any Error>?
+
+    public init(session: SessionManager, store: any ChangeQueueStore) {
+        (self.session, self.store) = (session, store)
+    }
+
+    /// The changes waiting, oldest first.
+    public var waiting: [QueuedChange] {
+        get async throws { try await loaded() }
+    }
+
+    private func loaded() async throws -> [QueuedChange] {
+        if let changes { return changes }
+        let stored = try await store.load()
+        changes = stored
+        return stored
+    }
+
+    /// Queues `body` for `endpoint` (a change: not `GET`).
+    @discardableResult
+    public func enqueue<Body: Encodable, Answer>(
+        _ endpoint: Endpoint<Body, Answer>, _ body: Body, now: Date = Date()
+    ) async throws -> QueuedChange {
+        try await enqueue(endpoint.erased, value: nil, body: body, now: now)
+    }
+
+    /// Queues `body` for `endpoint` on the resource `value`.
+    @discardableResult
+    public func enqueue<Body: Encodable, Answer>(
+        _ endpoint: ResourceEndpoint<Body, Answer>, _ value: String, _ body: Body, now: Date = Date()
+    ) async throws -> QueuedChange {
+        try await enqueue(endpoint.erased, value: value, body: body, now: now)
+    }
+
+    private func enqueue(
+        _ endpoint: AnyEndpoint, value: String?, body: some Encodable, now: Date
+    ) async throws -> QueuedChange {
+        precondition(endpoint.method != .get, "only changes are queued")
+        guard let user = await session.user else { throw SessionError.signedOut }
+        let change = QueuedChange(
+            id: UUID(), method: endpoint.method, template: endpoint.template, value: value,
+            body: body is NoContent ? nil : try Wire.encoder().encode(body),
+            idempotencyKey: "twofold-" + UUID().uuidString.lowercased(), madeAt: now, userID: user.id)
+        var all = try await loaded()
+        all.append(change)
+        try await store.save(all)
+        changes = all
+        return change
+    }
+
+    /// Sends the signed-in user's waiting changes in order (another user's wait for theirs);
+    /// what became of each one sent. Stops at the first
+    /// that meets the network down (or a `5xx`, or `429`), keeping it and those after it.
+    /// Concurrent calls share one replay.
+    @discardableResult
+    public func replay() async throws -> [UUID: ChangeOutcome] {
+        if let replaying { return try await replaying.value }
+        let task = Task { try await self.sendAll() }
+        replaying = task
+        defer { replaying = nil }
+        return try await task.value
+    }
+
+    private func sendAll() async throws -> [UUID: ChangeOutcome] {
+        var outcomes: [UUID: ChangeOutcome] = [:]
+        guard let user = await session.user else { throw SessionError.signedOut }
+        while let change = try await loaded().first(where: { $0.userID == user.id }) {
+            guard let outcome = try await send(change) else { break }
+            outcomes[change.id] = outcome
+            var rest = try await loaded()
+            rest.removeAll { $0.id == change.id }
+            try await store.save(rest)
+            changes = rest
+        }
+        return outcomes
+    }
+
+    /// One change sent; `nil` when it is to be kept for later.
+    private func send(_ change: QueuedChange) async throws -> ChangeOutcome? {
+        // A change queued by an older client for an endpoint this one no longer knows.
+        guard let endpoint = API.all.first(where: { $0.method == change.method && $0.template == change.template })
+        else { return .refused(status: 404, code: .notFound) }
+        for attempt in 0..<2 {
+            let token = try await session.accessToken()
+            let answer: HTTPAnswer
+            do {
+                answer = try await session.client.exchange(
+                    endpoint, change.value, body: change.body, bearer: token,
+                    headers: [Wire.Header.idempotencyKey: change.idempotencyKey])
+            } catch {
+                return nil
+            }
+            switch answer.status {
+            case 200..<300:
+                return .applied(
+                    status: answer.status, replayed: answer.header(Wire.Header.idempotentReplayed) == "true")
+            case 401 where attempt == 0:
+                // The access token was refused: refresh it once and send again, same key.
+                try await session.refresh()
+                continue
+            case 408, 429, 500...:
+                return nil
+            case 409 where APIClient.refusal(answer).retryAfter != nil:
+                // The same change, sent by another replay, is still being answered.
+                return nil
+            default:
+                return .refused(status: answer.status, code: APIClient.refusal(answer).code)
+            }
+        }
+        return nil
+    }
+}
