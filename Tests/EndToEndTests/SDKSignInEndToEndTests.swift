@@ -145,6 +145,52 @@ import TwofoldTestSupport
         }
     }
 
+    /// SMS codes through the SDK: the primary method's code goes out with the password, a resend
+    /// inside the cooldown is a state that says when, and after it a new code signs in.
+    @Test func smsCodesWithResendAndItsCooldown() async throws {
+        try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_CODE_RESEND_SECONDS": "10"]) { target in
+            let phone = "+14155550177"
+            let token = try await target.register("sue")
+            try await target.enableSMS(token, phone: phone)
+            let flow = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
+            let before = try target.gateway.messages().count
+            guard case .secondFactor(let step) = await flow.signIn("sue", password: AuthEndToEndTests.password) else {
+                Issue.record("no second step: \(await flow.state)")
+                return
+            }
+            #expect(step.method == .sms && step.codeSentTo?.hasSuffix("77") == true && step.codeSentTo != phone)
+            let first = try #require(try await target.gateway.nextMessage(after: before)?.code)
+
+            // At once: too soon, and the step says when another may go.
+            guard case .secondFactor(let early) = await flow.resend() else {
+                Issue.record("a resend left the step: \(await flow.state)")
+                return
+            }
+            guard case .rateLimited = early.problem else {
+                Issue.record("a resend inside the cooldown: \(String(describing: early.problem))")
+                return
+            }
+            #expect((early.resendAvailableAt ?? .distantPast) > Date())
+
+            // After the cooldown: a new code, which signs in (the first one still would too).
+            try await Task.sleep(for: .seconds(10.5))
+            let count = try target.gateway.messages().count
+            guard case .secondFactor(let resent) = await flow.resend() else {
+                Issue.record("a resend left the step: \(await flow.state)")
+                return
+            }
+            #expect(resent.problem == nil && resent.resendAvailableAt != nil)
+            let second = try #require(try await target.gateway.nextMessage(after: count)?.code)
+            #expect(!first.isEmpty)
+            guard case .signedIn(let user) = await flow.submit(code: second) else {
+                Issue.record("the resent code did not sign in: \(await flow.state)")
+                return
+            }
+            #expect(user.username == "sue")
+        }
+    }
+
     @Test func wrongCodesLockTheMethodAndSayUntilWhen() async throws {
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-lock")
         defer { try? FileManager.default.removeItem(at: root) }
