@@ -43,8 +43,10 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "TwofoldAPI"),
-        // The client side: Foundation only (FoundationNetworking on Linux), never the server.
-        .target(name: "TwofoldClient", dependencies: ["TwofoldAPI"]),
+        // The client side: Foundation (FoundationNetworking on Linux) and TwofoldCore (codes,
+        // otpauth URIs, the PIN container; swift-crypto, CryptoKit underneath on Apple
+        // platforms), never the server.
+        .target(name: "TwofoldClient", dependencies: ["TwofoldAPI", "TwofoldCore"]),
         // Our own WebAuthn relying party: CBOR, COSE keys, authenticator data, attestation
         // statements and the two ceremonies. No Vapor: the server, the CLI and tests call it.
         .target(
@@ -142,7 +144,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
-        .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI"]),
+        .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI", "TwofoldCore"]),
         .testTarget(
             name: "TwofoldDeviceTests",
             dependencies: [

@@ -71,6 +71,9 @@ public struct SecondFactorStep: Sendable, Equatable, Codable {
     public var codeSentTo: String?
     /// What went wrong with the last try.
     public var problem: SignInProblem?
+    /// How far this device's clock is off the server's, when more than 30 seconds: an
+    /// authenticator app here may make codes the server refuses (seed 000's warning).
+    public var clockSkew: TimeInterval?
 }
 
 /// A second step waiting for its code, as a process keeps it between two runs (the command-line
@@ -92,6 +95,7 @@ public actor SignInFlow {
     public nonisolated let client: APIClient
     private let session: SessionManager
     private let passkeys: (any PasskeyAsserting)?
+    private let now: @Sendable () -> Date
     private var flow: String?
     private var tried: Set<FactorMethod> = []
     private var watchers: [UUID: AsyncStream<SignInState>.Continuation] = [:]
@@ -99,8 +103,11 @@ public actor SignInFlow {
     public private(set) var state: SignInState = .credentials(nil)
 
     /// `passkeys` makes passkey assertions; without it, passkeys are not offered.
-    public init(client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil) {
-        (self.client, self.session, self.passkeys) = (client, session, passkeys)
+    public init(
+        client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        (self.client, self.session, self.passkeys, self.now) = (client, session, passkeys, now)
     }
 
     /// The state now, then each change.
@@ -253,6 +260,7 @@ public actor SignInFlow {
             methods: usable, method: first, maskedPhone: challenge.maskedPhone, maskedEmail: challenge.maskedEmail,
             expiresAt: challenge.expiresAt)
         if first.isSentCode { step.codeSentTo = first == .sms ? challenge.maskedPhone : challenge.maskedEmail }
+        step.clockSkew = ClockCheck.skew(serverTime: challenge.serverTime, receivedAt: now())
         return enter(.secondFactor(step))
     }
 
@@ -268,7 +276,7 @@ public actor SignInFlow {
         } catch {
             step.problem = Self.problem(error)
             if case .rateLimited(let seconds?) = step.problem {
-                step.resendAvailableAt = Date().addingTimeInterval(TimeInterval(seconds))
+                step.resendAvailableAt = now().addingTimeInterval(TimeInterval(seconds))
             }
             if step.problem == .flowExpired { return enter(.credentials(.flowExpired)) }
         }

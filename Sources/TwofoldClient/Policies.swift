@@ -1,0 +1,85 @@
+import Foundation
+import TwofoldAPI
+import TwofoldCore
+
+/// Seed 000's passkey nudge: after a sign-in with an SMS or authenticator code, on an account
+/// with no passkey, a sheet offers to set one up; "Maybe later" shows it again after 7 days, at
+/// most 3 times in all. The app keeps this value (it is `Codable`) per account.
+public struct PasskeyNudge: Codable, Sendable, Equatable {
+    public static let again: TimeInterval = 7 * 24 * 3600
+    public static let maximumShows = 3
+
+    public private(set) var shows = 0
+    public private(set) var lastShown: Date?
+    /// A passkey was set up: never again.
+    public private(set) var settled = false
+
+    public init() {}
+
+    /// Whether to show the nudge after a sign-in completed with `method`.
+    public func shouldShow(after method: FactorMethod, accountHasPasskey: Bool, now: Date) -> Bool {
+        guard !settled, !accountHasPasskey, [.sms, .totp, .email].contains(method), shows < Self.maximumShows
+        else { return false }
+        guard let lastShown else { return true }
+        return now.timeIntervalSince(lastShown) >= Self.again
+    }
+
+    /// The sheet was shown (and dismissed with "Maybe later").
+    public mutating func shown(at now: Date) {
+        shows += 1
+        lastShown = now
+    }
+
+    /// A passkey was set up.
+    public mutating func passkeyAdded() { settled = true }
+}
+
+/// Seed 000: "show a warning if the device clock is more than 30 s off" — an authenticator
+/// app on a phone whose clock is off makes codes the server refuses.
+public enum ClockCheck {
+    public static let tolerance: TimeInterval = 30
+
+    /// How far this device's clock is ahead of the server's (negative: behind), when that is more
+    /// than `tolerance`; `serverTime` as the server sent it, `receivedAt` by this device's clock.
+    public static func skew(serverTime: Date, receivedAt: Date) -> TimeInterval? {
+        let skew = receivedAt.timeIntervalSince(serverTime)
+        return abs(skew) > tolerance ? skew : nil
+    }
+}
+
+/// Where a link opened in the app leads (seed 000's deep links and `otpauth://` URIs).
+public enum DeepLink: Sendable, Equatable {
+    case twoFactorSettings
+    case setUpAuthenticator
+    case addPasskey
+    case backupCodes
+    /// Account recovery, with the token the recovery email carried.
+    case recovery(token: String)
+    /// An authenticator-app secret to add (`otpauth://totp/…`).
+    case authenticator(OTPAuthURI)
+
+    /// The link `url` names, under the app's `scheme` (`twofold://settings/2fa`, …), or `nil` for
+    /// one this app does not handle. An `otpauth://` URI is parsed whole and must be well formed.
+    public static func parse(_ url: URL, scheme: String = "twofold") -> DeepLink? {
+        let given = url.scheme?.lowercased()
+        if given == "otpauth" {
+            return (try? OTPAuthURI(parsing: url.absoluteString)).map(DeepLink.authenticator)
+        }
+        guard given == scheme.lowercased(), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return nil }
+        // `scheme://settings/2fa`: the host is the first piece of the path.
+        let pieces = ([components.host ?? ""] + components.path.split(separator: "/").map(String.init))
+            .filter { !$0.isEmpty }
+        switch pieces {
+        case ["settings", "2fa"]: return .twoFactorSettings
+        case ["settings", "2fa", "setup-totp"]: return .setUpAuthenticator
+        case ["settings", "2fa", "add-passkey"]: return .addPasskey
+        case ["settings", "2fa", "backup-codes"]: return .backupCodes
+        case ["2fa", "recovery"]:
+            let tokens = (components.queryItems ?? []).filter { $0.name == "token" }
+            guard tokens.count == 1, let token = tokens[0].value, !token.isEmpty, token.count <= 512 else { return nil }
+            return .recovery(token: token)
+        default: return nil
+        }
+    }
+}
