@@ -179,6 +179,16 @@ public actor SessionManager {
         if let ended { await Self.revoke(ended.refreshToken.token, with: client) }
     }
 
+    /// Keeps the access token a step-up answered (the same session, now proven more recently).
+    public func steppedUp(_ accessToken: TokenDTO) async {
+        guard var next = current else { return }
+        next.accessToken = accessToken
+        next.refreshAt = StoredSession.refreshTime(for: accessToken, receivedAt: now())
+        current = next
+        unsaved = true
+        await saveUnsaved()
+    }
+
     // MARK: Tokens
 
     /// An access token not yet due for refresh, refreshed first if it is.
