@@ -65,7 +65,8 @@ let package = Package(
         .target(
             name: "TwofoldDevice",
             dependencies: [
-                "TwofoldAPI", "TwofoldCore", "WebAuthn", .product(name: "Crypto", package: "swift-crypto"),
+                "TwofoldAPI", "TwofoldClient", "TwofoldCore", "WebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 

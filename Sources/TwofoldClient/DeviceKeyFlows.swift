@@ -1,0 +1,176 @@
+import Foundation
+import TwofoldAPI
+
+/// What an enrolment came to (seed 004's flows A, B and C).
+public enum DeviceEnrolment: Sendable, Equatable {
+    /// A key was made and the server took it.
+    case enrolled(KeyProtection)
+    /// SMS codes were enrolled for the device (flow C).
+    case enrolledForSMS
+    /// The person cancelled biometrics: offer the passcode instead (scenario 2).
+    case offerPasscode(DeviceAuthFailure)
+    /// The device has no security: enrolment with a key is blocked; offer SMS (flow C).
+    case blocked(String)
+    /// The phone refused for another reason.
+    case failed(DeviceAuthFailure)
+}
+
+/// Seed 004's device-bound sign-in on the SDK: enrolment along flows A (biometrics or passcode),
+/// B (passcode only) and C (no device security: SMS only), sign-in by signing the server's
+/// challenge, the SMS fallback, and the method changes of scenarios 8 to 10. The phone's key
+/// store is a `DeviceSecurity` (the Secure Enclave, or the virtual phone).
+public actor DeviceKeyFlows {
+    private let session: SessionManager
+    private let device: any DeviceSecurity
+    public nonisolated let deviceID: String
+
+    public init(session: SessionManager, device: any DeviceSecurity, deviceID: String) {
+        (self.session, self.device, self.deviceID) = (session, device, deviceID)
+    }
+
+    private var client: APIClient { session.client }
+
+    /// The key's tag: one per account and device.
+    public nonisolated func tag(for username: String) -> String { "twofold.\(username.lowercased()).\(deviceID)" }
+
+    // MARK: Enrolment (signed in)
+
+    /// Enrols this device for the signed-in `username` with a key guarded as `protection`;
+    /// `nil` lets the phone decide (biometrics when it has them, else the passcode).
+    public func enroll(username: String, protection: KeyProtection? = nil) async throws -> DeviceEnrolment {
+        let capabilities = await device.capabilities()
+        switch capabilities.capability {
+        case .none:
+            return .blocked("Please set up device passcode in Settings")
+        case .passcodeOnly where protection == .biometric:
+            return .failed(capabilities.biometry == .none ? .biometryNotAvailable : .biometryNotEnrolled)
+        default:
+            break
+        }
+        let chosen = protection ?? (capabilities.capability == .biometricsAvailable ? .biometric : .passcode)
+        let key: Data
+        do {
+            key = try await device.createKey(tag: tag(for: username), protection: chosen)
+            // Seed 004: "test key" — a signature proves the prompt works before the server hears of it.
+            _ = try await device.sign(Data("twofold key test".utf8), tag: tag(for: username))
+        } catch {
+            await device.deleteKey(tag: tag(for: username))
+            return error == .userCancel && chosen == .biometric ? .offerPasscode(error) : .failed(error)
+        }
+        let token = try await session.accessToken()
+        _ = try await client.send(
+            API.DeviceKeys.enroll,
+            DeviceEnrollRequest(
+                username: username, publicKey: key.base64EncodedString(), method: "secureEnclave", deviceId: deviceID),
+            bearer: token)
+        return .enrolled(chosen)
+    }
+
+    /// Flow C: SMS codes to the account's verified phone sign this device in.
+    public func enrollForSMS(username: String) async throws -> DeviceEnrolment {
+        _ = try await client.send(
+            API.DeviceKeys.enroll, DeviceEnrollRequest(username: username, method: "smsOTP", deviceId: deviceID),
+            bearer: try await session.accessToken())
+        return .enrolledForSMS
+    }
+
+    /// Scenarios 9 and 10: a new key (after security came back, or to switch between biometrics
+    /// and the passcode) replaces the device's key or its SMS enrolment; the old key is deleted.
+    public func upgrade(username: String, protection: KeyProtection) async throws -> DeviceEnrolment {
+        let capabilities = await device.capabilities()
+        guard capabilities.capability != .none else { return .blocked("Please set up device passcode in Settings") }
+        let key: Data
+        do {
+            key = try await device.createKey(tag: tag(for: username), protection: protection)
+        } catch {
+            return error == .userCancel && protection == .biometric ? .offerPasscode(error) : .failed(error)
+        }
+        _ = try await client.send(
+            API.DeviceKeys.upgrade,
+            DeviceUpgradeRequest(username: username, deviceId: deviceID, publicKey: key.base64EncodedString()),
+            bearer: try await session.accessToken())
+        return .enrolled(protection)
+    }
+
+    /// Scenario 8: the device's security is gone (and its key with it): SMS codes from now on.
+    public func downgrade(username: String) async throws {
+        await device.deleteKey(tag: tag(for: username))
+        _ = try await client.send(
+            API.DeviceKeys.downgrade, DeviceRequest(username: username, deviceId: deviceID),
+            bearer: try await session.accessToken())
+    }
+
+    public func unenroll(username: String) async throws {
+        _ = try await client.send(
+            API.DeviceKeys.unenroll, DeviceRequest(username: username, deviceId: deviceID),
+            bearer: try await session.accessToken())
+        await device.deleteKey(tag: tag(for: username))
+    }
+
+    // MARK: Sign-in (signed out)
+
+    /// What a device sign-in came to.
+    public enum SignIn: Sendable, Equatable {
+        case signedIn(UserDTO)
+        /// The phone could not sign (cancelled, locked out, key gone): offer the SMS fallback.
+        case useSMS(DeviceAuthFailure)
+        /// The server refused: its code and words.
+        case refused(ErrorCode?, String)
+    }
+
+    /// Scenario 6: the server's challenge, signed behind the key's prompt, exchanged for a session.
+    public func signIn(username: String) async throws -> SignIn {
+        let challenge = try await client.send(
+            API.DeviceKeys.initiate, DeviceRequest(username: username, deviceId: deviceID))
+        guard let bytes = Data(base64Encoded: challenge.challenge) else {
+            return .refused(nil, "The server's challenge is not base64.")
+        }
+        let signature: Data
+        do {
+            signature = try await device.sign(bytes, tag: tag(for: username))
+        } catch {
+            return .useSMS(error)
+        }
+        do {
+            let answer = try await client.send(
+                API.DeviceKeys.verifySignature,
+                VerifySignatureRequest(
+                    username: username, deviceId: deviceID, challengeId: challenge.challengeId,
+                    signature: signature.base64EncodedString()))
+            return .signedIn(try await keep(answer))
+        } catch let error as APIError {
+            return .refused(error.code, error.problem?.detail ?? "HTTP \(error.status)")
+        }
+    }
+
+    /// Scenario 7: a code by SMS for `username`.
+    public func requestSMSCode(username: String) async throws -> RequestOTPResponse {
+        try await client.send(API.DeviceKeys.requestOTP, RequestOTPRequest(username: username))
+    }
+
+    /// Scenario 7: the SMS code, exchanged for a session.
+    public func signIn(username: String, smsCode: String) async throws -> SignIn {
+        do {
+            let answer = try await client.send(
+                API.DeviceKeys.verifyOTP, DeviceVerifyOTPRequest(username: username, otp: smsCode))
+            return .signedIn(try await keep(answer))
+        } catch let error as APIError {
+            return .refused(error.code, error.problem?.detail ?? "HTTP \(error.status)")
+        }
+    }
+
+    /// Keeps a device sign-in's tokens as the session (the user read with the new token). Seed
+    /// 004's answer gives the refresh token bare, without its expiry: it is taken as valid until
+    /// the server refuses it (a refused refresh signs out, as for any session).
+    private func keep(_ answer: DeviceTokenResponse) async throws -> UserDTO {
+        guard let refresh = answer.refreshToken, let expiresAt = answer.expiresAt else {
+            throw UnreadableAnswer(endpoint: "device sign-in", status: 200, reason: "no refresh token or expiry")
+        }
+        let user = try await client.send(API.Account.show, bearer: answer.token)
+        await session.signedIn(
+            AuthTokensResponse(
+                accessToken: TokenDTO(token: answer.token, expiresAt: expiresAt),
+                refreshToken: TokenDTO(token: refresh, expiresAt: .distantFuture), user: user))
+        return user
+    }
+}

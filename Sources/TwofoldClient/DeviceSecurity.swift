@@ -1,0 +1,83 @@
+import Foundation
+import TwofoldAPI
+
+/// The biometry a phone has (seed 004).
+public enum Biometry: String, Codable, Sendable {
+    case faceID, touchID, none
+}
+
+/// What a phone offers for keeping a device key: secure hardware, biometry (and whether a face
+/// or finger is enrolled), a passcode. The Apple adapter reads LocalAuthentication; the virtual
+/// phone has switches.
+public struct DeviceCapabilities: Codable, Sendable, Equatable {
+    public var secureHardware: Bool
+    public var biometry: Biometry
+    public var biometryEnrolled: Bool
+    public var passcodeSet: Bool
+
+    public init(secureHardware: Bool, biometry: Biometry, biometryEnrolled: Bool, passcodeSet: Bool) {
+        (self.secureHardware, self.biometry, self.biometryEnrolled, self.passcodeSet) =
+            (secureHardware, biometry, biometryEnrolled, passcodeSet)
+    }
+
+    /// Seed 004's three cases: flow A, B or C.
+    public var capability: DeviceCapability {
+        guard passcodeSet else { return .none }
+        return biometry != .none && biometryEnrolled ? .biometricsAvailable : .passcodeOnly
+    }
+}
+
+/// Seed 004's `DeviceCapability`.
+public enum DeviceCapability: String, Codable, Sendable {
+    /// Flow A: "Use Face ID" or "Use Passcode Only".
+    case biometricsAvailable
+    /// Flow B: "Using passcode authentication".
+    case passcodeOnly
+    /// Flow C: no device security; SMS only.
+    case none
+}
+
+/// How a device key is guarded: biometrics preferred (`.userPresence`) or the passcode alone
+/// (`.devicePasscode`).
+public enum KeyProtection: String, Codable, Sendable {
+    case biometric, passcode
+}
+
+/// Why a phone could not create or use a key: LocalAuthentication's reasons, each with seed
+/// 004's words.
+public enum DeviceAuthFailure: Error, Codable, Sendable, Equatable {
+    case userCancel
+    case biometryNotAvailable
+    case biometryNotEnrolled
+    case passcodeNotSet
+    case biometryLockout
+    case authenticationFailed
+    /// The key is gone: the biometric set changed, or the device's security was removed.
+    case keyInvalidated
+
+    /// Seed 004's message for it.
+    public var message: String {
+        switch self {
+        case .userCancel: "User cancelled - offer passcode"
+        case .biometryNotAvailable: "Biometrics disabled - use passcode"
+        case .biometryNotEnrolled: "No biometrics enrolled"
+        case .passcodeNotSet: "Critical: No device security"
+        case .biometryLockout: "Too many attempts - use passcode"
+        case .authenticationFailed: "Authentication failed - retry"
+        case .keyInvalidated: "The device key is no longer usable - enrol again"
+        }
+    }
+}
+
+/// A phone's key store: the Secure Enclave on iOS (the next issue's adapter), the virtual
+/// phone in tests and the command-line tool. Keys are named by `tag` (per account and device).
+public protocol DeviceSecurity: Sendable {
+    func capabilities() async -> DeviceCapabilities
+    /// A new P-256 key under `tag` (replacing one there), guarded as `protection` asks; its
+    /// public key as X9.63 (65 bytes, uncompressed).
+    func createKey(tag: String, protection: KeyProtection) async throws(DeviceAuthFailure) -> Data
+    /// A DER ECDSA-SHA256 signature over `message` with the key under `tag`, after the prompt
+    /// its protection asks for.
+    func sign(_ message: Data, tag: String) async throws(DeviceAuthFailure) -> Data
+    func deleteKey(tag: String) async
+}

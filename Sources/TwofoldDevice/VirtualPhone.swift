@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import TwofoldClient
+
+/// A phone in software with the switches seed 004's scenarios turn: secure hardware, biometry
+/// (Face ID, Touch ID, none) and whether it is enrolled, a passcode, the person cancelling the
+/// prompt, biometry locked out, the biometric set changed (biometric keys invalidated), and the
+/// device's security removed (every key gone). Its keys are `SoftwareDeviceKey`s, each with the
+/// protection it was made with, and sign as the Secure Enclave does. The SDK's flows take it
+/// where the Apple adapter goes on a phone.
+public actor VirtualPhone: DeviceSecurity {
+    public var state: DeviceCapabilities
+    /// The next prompt is cancelled ("Don't Allow", or the person dismissing it).
+    public var cancelsNextPrompt = false
+    /// Biometrics locked out after too many failures: biometric prompts fail.
+    public var biometryLockedOut = false
+    private var keys: [String: (key: SoftwareDeviceKey, protection: KeyProtection)] = [:]
+    /// Every prompt shown, in order: what the person was asked for.
+    public private(set) var prompts: [KeyProtection] = []
+
+    /// A phone with Face ID enrolled and a passcode (flow A).
+    public init(
+        _ state: DeviceCapabilities = DeviceCapabilities(
+            secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true)
+    ) {
+        self.state = state
+    }
+
+    // MARK: Switches
+
+    public func set(_ state: DeviceCapabilities) { self.state = state }
+    public func cancelNextPrompt() { cancelsNextPrompt = true }
+    public func lockOutBiometry(_ locked: Bool = true) { biometryLockedOut = locked }
+
+    /// The enrolled faces or fingers changed: keys guarded by biometrics stop working.
+    public func changeBiometricSet() {
+        keys = keys.filter { $0.value.protection != .biometric }
+    }
+
+    /// The passcode (and with it biometrics) was turned off: every key is gone (scenario 8).
+    public func removeSecurity() {
+        state.passcodeSet = false
+        state.biometryEnrolled = false
+        keys = [:]
+    }
+
+    public func hasKey(tag: String) -> Bool { keys[tag] != nil }
+
+    // MARK: DeviceSecurity
+
+    public func capabilities() -> DeviceCapabilities { state }
+
+    public func createKey(tag: String, protection: KeyProtection) throws(DeviceAuthFailure) -> Data {
+        guard state.passcodeSet else { throw .passcodeNotSet }
+        if protection == .biometric {
+            guard state.biometry != .none else { throw .biometryNotAvailable }
+            guard state.biometryEnrolled else { throw .biometryNotEnrolled }
+        }
+        let key = SoftwareDeviceKey()
+        keys[tag] = (key, protection)
+        return key.privateKey.publicKey.x963Representation
+    }
+
+    public func sign(_ message: Data, tag: String) throws(DeviceAuthFailure) -> Data {
+        guard state.passcodeSet else { throw .passcodeNotSet }
+        guard let entry = keys[tag] else { throw .keyInvalidated }
+        prompts.append(entry.protection)
+        if cancelsNextPrompt {
+            cancelsNextPrompt = false
+            throw .userCancel
+        }
+        if entry.protection == .biometric && biometryLockedOut { throw .biometryLockout }
+        do {
+            return try entry.key.privateKey.signature(for: message).derRepresentation
+        } catch {
+            throw .authenticationFailed
+        }
+    }
+
+    public func deleteKey(tag: String) { keys[tag] = nil }
+}
