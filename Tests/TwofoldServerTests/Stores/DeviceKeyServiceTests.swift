@@ -70,7 +70,9 @@ import TwofoldCore
             return await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(outcomes.filter { $0 == 200 }.count == 1)
-        #expect(outcomes.filter { $0 == 409 }.count == 19, "the rest find it used: \(outcomes)")
+        // The rest find it used, or are held back by the factor guard's bound on attempts in
+        // flight (how many depends on how the tasks interleave: a loaded machine runs more at once).
+        #expect(outcomes.filter { ![200, 409, 429].contains($0) } == [], "\(outcomes)")
         #expect(try await devices.device(id: device.id)?.lastUsedAt == clock.now)
         #expect(try await guardStore.state(userID: alice, factor: DeviceKeyService.signInFactor)?.attempts ?? 0 == 0)
     }
