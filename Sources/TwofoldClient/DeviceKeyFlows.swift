@@ -35,35 +35,24 @@ public actor DeviceKeyFlows {
 
     // MARK: Enrolment (signed in)
 
+    static let noSecurity = "Please set up device passcode in Settings"
+
     /// Enrols this device for the signed-in `username` with a key guarded as `protection`;
     /// `nil` lets the phone decide (biometrics when it has them, else the passcode).
     public func enroll(username: String, protection: KeyProtection? = nil) async throws -> DeviceEnrolment {
         let capabilities = await device.capabilities()
-        switch capabilities.capability {
-        case .none:
-            return .blocked("Please set up device passcode in Settings")
-        case .passcodeOnly where protection == .biometric:
+        if capabilities.capability == .passcodeOnly, protection == .biometric {
             return .failed(capabilities.biometry == .none ? .biometryNotAvailable : .biometryNotEnrolled)
-        default:
-            break
         }
         let chosen = protection ?? (capabilities.capability == .biometricsAvailable ? .biometric : .passcode)
-        let key: Data
-        do {
-            key = try await device.createKey(tag: tag(for: username), protection: chosen)
-            // Seed 004: "test key" — a signature proves the prompt works before the server hears of it.
-            _ = try await device.sign(Data("twofold key test".utf8), tag: tag(for: username))
-        } catch {
-            await device.deleteKey(tag: tag(for: username))
-            return error == .userCancel && chosen == .biometric ? .offerPasscode(error) : .failed(error)
+        return try await withNewKey(for: username, protection: chosen) { [client, deviceID] key, token in
+            _ = try await client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: username, publicKey: key.base64EncodedString(), method: "secureEnclave",
+                    deviceId: deviceID),
+                bearer: token)
         }
-        let token = try await session.accessToken()
-        _ = try await client.send(
-            API.DeviceKeys.enroll,
-            DeviceEnrollRequest(
-                username: username, publicKey: key.base64EncodedString(), method: "secureEnclave", deviceId: deviceID),
-            bearer: token)
-        return .enrolled(chosen)
     }
 
     /// Flow C: SMS codes to the account's verified phone sign this device in.
@@ -75,20 +64,42 @@ public actor DeviceKeyFlows {
     }
 
     /// Scenarios 9 and 10: a new key (after security came back, or to switch between biometrics
-    /// and the passcode) replaces the device's key or its SMS enrolment; the old key is deleted.
+    /// and the passcode) replaces the device's key or its SMS enrolment.
     public func upgrade(username: String, protection: KeyProtection) async throws -> DeviceEnrolment {
-        let capabilities = await device.capabilities()
-        guard capabilities.capability != .none else { return .blocked("Please set up device passcode in Settings") }
+        try await withNewKey(for: username, protection: protection) { [client, deviceID] key, token in
+            _ = try await client.send(
+                API.DeviceKeys.upgrade,
+                DeviceUpgradeRequest(username: username, deviceId: deviceID, publicKey: key.base64EncodedString()),
+                bearer: token)
+        }
+    }
+
+    /// Makes a new key beside the device's own (under a pending tag), tests it with one signature
+    /// (seed 004's "test key": the prompt works before the server hears of it), and hands its
+    /// public key to `register`. Only once the server has taken it does it replace the device's
+    /// key; a refusal by the phone or the server leaves the device's key as it was, still the
+    /// one the server holds.
+    private func withNewKey(
+        for username: String, protection: KeyProtection,
+        register: @Sendable (_ publicKey: Data, _ token: String) async throws -> Void
+    ) async throws -> DeviceEnrolment {
+        guard await device.capabilities().capability != .none else { return .blocked(Self.noSecurity) }
+        let pending = tag(for: username) + ".pending"
         let key: Data
         do {
-            key = try await device.createKey(tag: tag(for: username), protection: protection)
+            key = try await device.createKey(tag: pending, protection: protection)
+            _ = try await device.sign(Data("twofold key test".utf8), tag: pending)
         } catch {
+            await device.deleteKey(tag: pending)
             return error == .userCancel && protection == .biometric ? .offerPasscode(error) : .failed(error)
         }
-        _ = try await client.send(
-            API.DeviceKeys.upgrade,
-            DeviceUpgradeRequest(username: username, deviceId: deviceID, publicKey: key.base64EncodedString()),
-            bearer: try await session.accessToken())
+        do {
+            try await register(key, try await session.accessToken())
+        } catch {
+            await device.deleteKey(tag: pending)
+            throw error
+        }
+        await device.replaceKey(tag: tag(for: username), with: pending)
         return .enrolled(protection)
     }
 

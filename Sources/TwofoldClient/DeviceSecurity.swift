@@ -80,4 +80,7 @@ public protocol DeviceSecurity: Sendable {
     /// its protection asks for.
     func sign(_ message: Data, tag: String) async throws(DeviceAuthFailure) -> Data
     func deleteKey(tag: String) async
+    /// Puts the key under `pending` in the place of the one under `tag` (which is deleted): a
+    /// new key takes over only once the server has taken it.
+    func replaceKey(tag: String, with pending: String) async
 }

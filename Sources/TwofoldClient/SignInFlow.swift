@@ -329,9 +329,8 @@ public actor SignInFlow {
             case .serviceUnavailable: return .offline
             default: return .refused(problem.code, problem.detail ?? problem.title)
             }
-        case is URLError, is UnreadableAnswer:
-            return .offline
         default:
+            // No answer, or none this client can read: the network's trouble.
             return .offline
         }
     }

@@ -78,4 +78,9 @@ public actor VirtualPhone: DeviceSecurity {
     }
 
     public func deleteKey(tag: String) { keys[tag] = nil }
+
+    public func replaceKey(tag: String, with pending: String) {
+        guard let key = keys.removeValue(forKey: pending) else { return }
+        keys[tag] = key
+    }
 }

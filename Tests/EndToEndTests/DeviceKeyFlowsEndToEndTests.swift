@@ -42,6 +42,13 @@ import TwofoldTestSupport
                 API.DeviceKeys.devices, "dee", bearer: try await session.accessToken())
             #expect(devices.devices.map(\.deviceId) == ["iphone-1"], "\(devices)")
 
+            // A new key the server refuses (this session added the device's key, so it may not
+            // replace it) leaves the phone with the key the server holds.
+            await #expect(throws: APIError.self) {
+                _ = try await flows.upgrade(username: "dee", protection: .biometric)
+            }
+            #expect(await phone.hasKey(tag: flows.tag(for: "dee") + ".pending") == false)
+
             // Scenario 6: a signed-out app signs in with the key, behind the passcode prompt.
             let fresh = SessionManager(client: target.client, store: MemoryTokenStore())
             let signingIn = DeviceKeyFlows(session: fresh, device: phone, deviceID: "iphone-1")

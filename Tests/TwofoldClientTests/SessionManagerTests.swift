@@ -200,7 +200,9 @@ import TwofoldClient
         #expect(await store.session == nil)
     }
 
-    @Test func aRefreshFinishingAfterSignOutChangesNothing() async throws {
+    /// A restored session whose access token is due, and a refresh of it held at the server:
+    /// the test acts while it is in flight, then releases it.
+    static func lateRefresh() async -> (Server, MemoryTokenStore, SessionManager, Task<String, any Error>) {
         let server = Server()
         server.hold()
         let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
@@ -208,6 +210,11 @@ import TwofoldClient
         await manager.restore()
         let late = Task { try await manager.accessToken() }
         await server.refreshArrived()
+        return (server, store, manager, late)
+    }
+
+    @Test func aRefreshFinishingAfterSignOutChangesNothing() async throws {
+        let (server, store, manager, late) = await Self.lateRefresh()
         await manager.signOut()
         server.release()
         await #expect(throws: SessionError.signedOut) { _ = try await late.value }
@@ -219,13 +226,7 @@ import TwofoldClient
     }
 
     @Test func aRefreshFinishingAfterANewerSignInChangesNothing() async throws {
-        let server = Server()
-        server.hold()
-        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
-        let manager = Self.manager(server, store)
-        await manager.restore()
-        let late = Task { try await manager.accessToken() }
-        await server.refreshArrived()
+        let (server, store, manager, late) = await Self.lateRefresh()
         let newer = AuthTokensResponse(
             accessToken: TokenDTO(token: "newer-access", expiresAt: Date().addingTimeInterval(900)),
             refreshToken: TokenDTO(token: "newer-refresh", expiresAt: Date().addingTimeInterval(86_400)),

@@ -94,8 +94,10 @@ struct EndpointRoutes {
             }
             let response = Response(
                 status: reply.status, headers: Response.jsonHeaders, body: try Self.json(reply.answer))
-            for name in Set(reply.headers.map { $0.name.lowercased() }) { response.headers.remove(name: name) }
-            for (name, value) in reply.headers { response.headers.add(name: name, value: value) }
+            if !reply.headers.isEmpty {
+                for name in Set(reply.headers.map { $0.name.lowercased() }) { response.headers.remove(name: name) }
+                for (name, value) in reply.headers { response.headers.add(name: name, value: value) }
+            }
             for (name, value) in reply.cookies.all { response.cookies[name] = value }
             return response
         }
