@@ -21,3 +21,6 @@ start_server() {
 # CPU time the server used (all its threads), per request: steadier than requests/s on a
 # shared machine, where other tenants change the throughput from run to run.
 server_cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+
+# The server's peak resident memory so far, in MB (VmHWM: the most it held at once).
+server_peak_rss_mb() { awk '/^VmHWM:/ {print int($2 / 1024)}' "/proc/$SERVER_PID/status"; }

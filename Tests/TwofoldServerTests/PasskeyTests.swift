@@ -332,6 +332,33 @@ import WebAuthn
         }
     }
 
+    /// On PostgreSQL a passkey second step is four round trips: the flow, the challenge and the
+    /// passkey read, and one statement for every write (`PasskeySignInStore`), all or nothing.
+    /// Runs in the PostgreSQL pass (`TWOFOLD_TEST_POSTGRES_URL`).
+    @Test func onPostgreSQLAPasskeySecondStepIsFourStatements() async throws {
+        guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
+        try await withTestApp { app in
+            var passkey = Passkey()
+            _ = try await Calls.signUpWithPasskey(app, passkey)
+            let flow = try await Calls.passwordStep(app, address: "10.0.0.2")
+            let options = try await Calls.flowOptions(app, flow: flow.otpFlowId)
+            let assertion = try passkey.assertion(options.challenge)
+            let sent = try #require(app.twofold.database.postgres).sent
+            let before = sent.value
+            let answer = try await Calls.post(
+                app, API.Passkeys.flowVerify.path(),
+                body: PasskeyFlowVerifyRequest(otpFlowId: flow.otpFlowId, credential: assertion))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(sent.value - before == 4)
+            #expect(try await AuditQueries.count(type: "login.succeeded", on: app) >= 1)
+            // The same assertion again: its flow is used, and nothing more is written.
+            let again = try await Calls.post(
+                app, API.Passkeys.flowVerify.path(),
+                body: PasskeyFlowVerifyRequest(otpFlowId: flow.otpFlowId, credential: assertion))
+            #expect(again.status == 409 || again.status == 401, "\(again.text)")
+        }
+    }
+
     @Test func theSameCredentialCannotBeRegisteredTwice() async throws {
         try await withTestApp { app in
             let alice = try await AuthFlowTests.signUp(app)

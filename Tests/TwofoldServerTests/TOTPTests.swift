@@ -98,6 +98,17 @@ import VaporTesting
             let (replayed, refusal) = try await TOTPSteps.validate(
                 app, flow: again, code: TOTPSteps.code(secret, clock))
             #expect(replayed == 409 && refusal?.code == "already_used")
+            // A wrong code that locks nothing: the read and one statement as well, counted.
+            let wrongFrom = sent.value
+            let (wrong, wrongProblem) = try await TOTPSteps.validate(app, flow: again, code: "000000")
+            #expect(wrong == 401 && wrongProblem?.attemptsRemaining == 4)
+            #expect(sent.value - wrongFrom == 2)
+            // The last before the lock goes step by step, and locks.
+            for remaining in [3, 2, 1] {
+                #expect(try await TOTPSteps.validate(app, flow: again, code: "000000").1?.attemptsRemaining == remaining)
+            }
+            let (locked, lockProblem) = try await TOTPSteps.validate(app, flow: again, code: "000000")
+            #expect(locked == 429 && lockProblem?.code == "locked")
         }
     }
 

@@ -67,7 +67,7 @@ struct FactorGuard: Sendable {
             try await store.recordFailure(
                 id: SecureRandom.timeOrderedUUID(at: now), userID: userID, factor: factor, at: now)
         }
-        let tally = try await store.tally(userID: userID, factor: factor, since: now.addingTimeInterval(-24 * 3600))
+        let tally = try await store.tally(userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
         if countsTowardAccount, tally.failures >= rules.accountLockFailures {
             if try await users.lock(userID: userID, now: now) {
                 // A locked account's sessions end with it (issue S item 8): its tokens would
@@ -84,11 +84,7 @@ struct FactorGuard: Sendable {
         let maximumAttempts = rules.lockAfterFailures
         let attempts = tally.attempts ?? maximumAttempts
         let lockouts = tally.lockouts ?? 0
-        guard attempts >= maximumAttempts else {
-            throw Problem(
-                status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
-                attemptsRemaining: maximumAttempts - attempts)
-        }
+        guard attempts >= maximumAttempts else { throw wrongCode(attempts: attempts) }
         // An anonymous sign-in's lock does not grow (issue T): strangers set it, and it must not
         // grow into a long lock of the owner's way in.
         let duration =
@@ -100,6 +96,24 @@ struct FactorGuard: Sendable {
                 .lockout, user: userID, detail: "\(factor) locked for \(Int(duration / 60)) minutes", origin: origin)
         }
         throw Self.locked(until: until, now: now)
+    }
+
+    /// The span over which a user's wrong codes count toward the account's lock.
+    static let accountDay: TimeInterval = 24 * 3600
+
+    /// A wrong code that locked nothing, with `attempts` of the factor's slots used.
+    func wrongCode(attempts: Int) -> Problem {
+        Problem(
+            status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
+            attemptsRemaining: rules.lockAfterFailures - attempts)
+    }
+
+    /// A wrong authenticator-app code of `userID` at `now` as `begin` and `failed` record it, for
+    /// a store that writes it in one statement when it locks nothing (`CodeSignInStore.refuse`).
+    func refusal(userID: UUID, now: Date) -> CodeRefusal {
+        CodeRefusal(
+            userID: userID, failureID: SecureRandom.timeOrderedUUID(at: now), attemptLimit: rules.lockAfterFailures,
+            accountLimit: rules.accountLockFailures, since: now.addingTimeInterval(-Self.accountDay), now: now)
     }
 
     /// Clears every factor lock of a user (admin unlock, completed recovery).

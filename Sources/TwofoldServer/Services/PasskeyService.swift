@@ -276,10 +276,15 @@ struct PasskeyService: Sendable {
     /// expired or used when this call did not get it.
     private func claim(_ challenge: PasskeyChallengeRecord) async throws -> Date {
         let now = clock.now()
-        guard try await store.claimChallenge(id: challenge.id, now: now) else {
-            throw challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
-        }
+        guard try await store.claimChallenge(id: challenge.id, now: now) else { throw refusal(challenge, at: now) }
         return now
+    }
+
+    /// Why the writes of a verified assertion were refused at `now` (`commit`'s, or a store's
+    /// that makes them in one statement): its challenge expired, else it or the passkey's
+    /// counter was used meanwhile.
+    func refusal(_ challenge: PasskeyChallengeRecord, at now: Date) -> Problem {
+        challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
     }
 
     /// The challenge `clientDataJSON` carries, if this server issued it for this ceremony and it

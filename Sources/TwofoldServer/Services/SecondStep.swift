@@ -19,6 +19,8 @@ struct SecondStep: Sendable {
     let totp: TOTPService
     /// An authenticator-app code's writes as one statement: on PostgreSQL only; `nil` elsewhere.
     let codeSignIns: (any CodeSignInStore)?
+    /// A passkey's writes as one statement: on PostgreSQL only; `nil` elsewhere.
+    let passkeySignIns: (any PasskeySignInStore)?
     let codes: OneTimeCodeService
     let users: any UserStore
     let unitsOfWork: UnitsOfWork
@@ -195,6 +197,14 @@ struct SecondStep: Sendable {
             case .codeRefused: try await totp.explainRefusal(secret: secret)
             }
         }
+        if let codeSignIns, step == nil {
+            // PostgreSQL: a wrong code that locks nothing, the most common refusal, as one
+            // statement too; one that locks goes through the unit below.
+            let guards = totp.guards
+            if let attempts = try await codeSignIns.refuse(guards.refusal(userID: secret.userID, now: clock.now())) {
+                throw guards.wrongCode(attempts: attempts)
+            }
+        }
         var completed = try await unitsOfWork.run(on: eventLoop) {
             guard let step, let session else {
                 try await totp.refuse(userID: secret.userID, origin: origin)
@@ -231,6 +241,26 @@ struct SecondStep: Sendable {
                 FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID),
             ], origin: origin)
         let tokens = try sessions.tokens(for: session.recorded)
+        let assertion = verified.assertion
+        if let passkeySignIns, !trustDevice, !assertion.backupStateChanged {
+            // PostgreSQL: every write of the unit below in one statement (`PasskeySignInStore`).
+            let now = clock.now()
+            let signIn = PasskeySignIn(
+                flowID: flow.flowID, challengeID: verified.challenge.id, credentialID: verified.passkey.credentialID,
+                previousCount: verified.passkey.signCount, signCount: Int(assertion.signCount),
+                backupEligible: assertion.backupEligible, backedUp: assertion.backedUp, now: now,
+                session: session.record, refreshToken: session.refreshToken.record,
+                audit: audit.entry(
+                    .loginSucceeded, user: flow.user.id, detail: "\(flow.firstFactor)+\(FactorMethod.webauthn)",
+                    origin: origin))
+            switch try await passkeySignIns.complete(signIn) {
+            case .signedIn:
+                return Completed(
+                    session: session.recorded, backupCodesRemaining: nil, trustedDeviceToken: nil, signedTokens: tokens)
+            case .flowUnavailable: try await loginFlows.explainUnavailable(flow, now: now)
+            case .assertionRefused: throw passkeys.refusal(verified.challenge, at: now)
+            }
+        }
         var completed = try await unitsOfWork.run(on: eventLoop) {
             try await loginFlows.claimed(flow) { _ in _ = try await passkeys.commit(verified, origin: origin) }
             return try await recordSession(

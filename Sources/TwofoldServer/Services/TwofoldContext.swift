@@ -26,6 +26,8 @@ final class TwofoldContext: Sendable {
     /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
     /// `CodeSignInStore`); `nil` elsewhere.
     let codeSignIns: (any CodeSignInStore)?
+    /// A passkey second step's writes as one statement, likewise.
+    let passkeySignIns: (any PasskeySignInStore)?
     let totp: TOTPService
     let backupCodes: BackupCodeService
     let outbox: Outbox
@@ -98,6 +100,7 @@ final class TwofoldContext: Sendable {
             store: stores.guards, users: users, sessions: sessions, audit: audit, clock: clock,
             rules: configuration.rules)
         self.codeSignIns = stores.codeSignIns
+        self.passkeySignIns = stores.passkeySignIns
         self.loginFlows = LoginFlowService(
             store: stores.loginFlows, users: users, clock: clock, lifetime: configuration.rules.loginFlowLifetime)
         self.totp = TOTPService(
@@ -127,7 +130,7 @@ final class TwofoldContext: Sendable {
             configuration: configuration, clock: clock)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
-            totp: totp, codeSignIns: codeSignIns, codes: codes, users: users, unitsOfWork: unitsOfWork,
+            totp: totp, codeSignIns: codeSignIns, passkeySignIns: passkeySignIns, codes: codes, users: users, unitsOfWork: unitsOfWork,
             rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
         self.signIn = SignIn(
             clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,
@@ -184,6 +187,7 @@ final class TwofoldContext: Sendable {
         /// The statements the stores name, which PostgreSQL prepares once per connection.
         static let prepared: [any PreparedText.Type] = [
             PendingSecondStep.PostgresText.self, SQLCodeSignInStore.PostgresText.self,
+            SQLCodeSignInStore.RefusalText.self, SQLPasskeySignInStore.PostgresText.self,
         ]
 
         var audit: any AuditStore
@@ -203,6 +207,9 @@ final class TwofoldContext: Sendable {
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
+        /// A passkey second step's writes as one statement: on PostgreSQL only (see
+        /// `PasskeySignInStore`); `nil` elsewhere.
+        var passkeySignIns: (any PasskeySignInStore)?
 
         /// The SQL stores on `database`.
         static func sql(_ database: DatabaseExecutor) -> Stores {
@@ -214,7 +221,8 @@ final class TwofoldContext: Sendable {
                 backupCodes: SQLBackupCodeStore(database: database), outbox: SQLOutboxStore(database: database),
                 oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
                 passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
-                codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database))
+                codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database),
+                passkeySignIns: database.postgres == nil ? nil : SQLPasskeySignInStore(database: database))
         }
     }
 

@@ -29,10 +29,30 @@ enum CodeSignInOutcome: Sendable, Equatable {
     case codeRefused
 }
 
+/// A wrong authenticator-app code, as `FactorGuard.begin` and `failed` record it: an attempt
+/// slot taken and the failure counted toward the account's day.
+struct CodeRefusal: Sendable {
+    let userID: UUID
+    /// The failure's row (`factor_failures`).
+    let failureID: UUID
+    /// `FactorGuard`'s attempts before a lock (`TWOFOLD_LOCK_AFTER_FAILURES`).
+    let attemptLimit: Int
+    /// Wrong codes in a day that lock the account (`TWOFOLD_ACCOUNT_LOCK_FAILURES`).
+    let accountLimit: Int
+    /// The start of the day the account's failures are counted over.
+    let since: Date
+    let now: Date
+}
+
 /// The writes of an authenticator-app second step as one statement, all or nothing, where the
 /// database can run them so (`SQLCodeSignInStore`, on PostgreSQL).
 protocol CodeSignInStore: Sendable {
     func complete(_ signIn: CodeSignIn) async throws -> CodeSignInOutcome
+    /// Takes an attempt slot and records the failure in one statement, when that failure locks
+    /// nothing: the factor has a slot left after it, and the account's day stays under its limit.
+    /// The attempts used then; `nil` when nothing was written (the factor is closed, or this
+    /// failure locks the factor or the account), for `FactorGuard` to take it step by step.
+    func refuse(_ refusal: CodeRefusal) async throws -> Int?
 }
 
 /// `CodeSignInStore` on PostgreSQL: data-modifying `WITH` clauses, one round trip and one
@@ -58,6 +78,38 @@ struct SQLCodeSignInStore: CodeSignInStore {
         guard let claimed = counts.first, claimed.flow == 1 else { return .flowUnavailable }
         return claimed.step == 1 ? .signedIn : .codeRefused
     }
+
+    func refuse(_ refusal: CodeRefusal) async throws -> Int? {
+        try await database.rows(Self.refusal(refusal)) { try $0.integer(0) }.first
+    }
+
+    /// `refuse`'s statement: the day's failures counted first, then the slot taken (the guard
+    /// made, or its row updated as `FactorGuardStore.takeSlot` does) only when this failure is not
+    /// the account's last of the day nor the factor's last before its lock, and the failure
+    /// written only with the slot taken.
+    static func refusal(_ refusal: CodeRefusal) -> Statement {
+        Statement(
+            """
+            WITH day AS (SELECT COUNT(*) AS failures FROM factor_failures WHERE user_id = ? AND occurred_at > ?),
+            slot AS (INSERT INTO factor_guards (user_id, factor, attempts, lockouts)
+              SELECT CAST(? AS uuid), CAST(? AS text), 1, 0 WHERE (SELECT failures FROM day) + 1 < ? AND 1 < ?
+              \(SQLFactorGuardStore.takingSlot)
+              WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts + 1 < ?)
+                OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
+              RETURNING attempts),
+            failure AS (INSERT INTO factor_failures (id, user_id, factor, occurred_at)
+              SELECT CAST(? AS uuid), CAST(? AS uuid), CAST(? AS text), CAST(? AS timestamptz)
+              WHERE EXISTS (SELECT 1 FROM slot) RETURNING 1)
+            SELECT attempts FROM slot
+            """, .uuid(refusal.userID), .date(refusal.since), .uuid(refusal.userID), .text(TOTPService.factor),
+            .integer(refusal.accountLimit), .integer(refusal.attemptLimit), .date(refusal.now), .date(refusal.now),
+            .integer(refusal.attemptLimit), .date(refusal.now), .uuid(refusal.failureID), .uuid(refusal.userID),
+            .text(TOTPService.factor), .date(refusal.now)
+        ).named(refusalName)
+    }
+
+    /// `refusal`'s name, under which PostgreSQL prepares it once per connection.
+    static let refusalName = "twofold_code_refusal"
 
     /// SQLSTATE 22012, which the statement's last line raises to undo a lone flow claim.
     static let divisionByZero = "22012"
@@ -139,7 +191,7 @@ struct SQLCodeSignInStore: CodeSignInStore {
     /// `INSERT INTO t (…) VALUES (?, …)` as `INSERT INTO t (…) SELECT CAST(? AS type), …`, to
     /// which a `WHERE` can be added. Each value is cast to its type: in a select list PostgreSQL
     /// would read a `NULL` of unknown type as text.
-    private static func conditional(_ insert: Statement) -> String {
+    static func conditional(_ insert: Statement) -> String {
         guard let values = insert.sql.range(of: "VALUES (") else {
             preconditionFailure("not an INSERT … VALUES (…): \(insert.sql)")
         }
@@ -174,5 +226,16 @@ extension SQLCodeSignInStore {
         static let name = SQLCodeSignInStore.name
         static let sql = PostgresStatements.numbered(SQLCodeSignInStore.text.sql)
         static let types = PostgresStatements.types(SQLCodeSignInStore.text.types)
+    }
+
+    /// The wrong code's statement (`refusal`) as PostgreSQL prepares it.
+    enum RefusalText: PreparedText {
+        private static let sample = SQLCodeSignInStore.refusal(
+            CodeRefusal(
+                userID: UUID(), failureID: UUID(), attemptLimit: 0, accountLimit: 0,
+                since: Date(timeIntervalSince1970: 0), now: Date(timeIntervalSince1970: 0)))
+        static let name = SQLCodeSignInStore.refusalName
+        static let sql = PostgresStatements.numbered(sample.sql)
+        static let types = PostgresStatements.types(sample.values)
     }
 }

@@ -49,15 +49,22 @@ struct SQLFactorGuardStore: FactorGuardStore {
             Statement(
                 """
                 INSERT INTO factor_guards (user_id, factor, attempts, lockouts) VALUES (?, ?, 1, 0)
-                ON CONFLICT (user_id, factor) DO UPDATE SET
-                  attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
-                    THEN 1 ELSE factor_guards.attempts + 1 END,
-                  locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
-                    THEN NULL ELSE factor_guards.locked_until END
+                \(Self.takingSlot)
                 WHERE (factor_guards.locked_until IS NULL AND factor_guards.attempts < ?)
                   OR (factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?)
                 """, .uuid(userID), .text(factor), .date(now), .date(now), .integer(limit), .date(now))) > 0
     }
+
+    /// How a slot is taken from a guard row that exists (an upsert's `ON CONFLICT` clause, to
+    /// which the conditions are added): one attempt more, or the first again once the lock has
+    /// run out at the `?` (twice).
+    static let takingSlot = """
+        ON CONFLICT (user_id, factor) DO UPDATE SET
+          attempts = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+            THEN 1 ELSE factor_guards.attempts + 1 END,
+          locked_until = CASE WHEN factor_guards.locked_until IS NOT NULL AND factor_guards.locked_until <= ?
+            THEN NULL ELSE factor_guards.locked_until END
+        """
 
     func state(userID: UUID, factor: String) async throws -> FactorGuardState? {
         try await database.rows(

@@ -146,12 +146,23 @@ struct SQLPasskeyStore: PasskeyStore {
         _ credentialID: String, previousCount: Int, signCount: Int, backupEligible: Bool, backedUp: Bool, now: Date
     ) async throws -> Bool {
         try await database.changes(
-            Statement(
-                """
-                UPDATE passkey_credentials
-                SET sign_count = ?, backup_eligible = \(backupEligible), backed_up = \(backedUp), last_used_at = ?
-                WHERE credential_id = ? AND sign_count = ?
-                """, .integer(signCount), .date(now), .text(credentialID), .integer(previousCount))) > 0
+            Self.recordingUse(
+                credentialID, previousCount: previousCount, signCount: signCount, backupEligible: backupEligible,
+                backedUp: backedUp, now: now)) > 0
+    }
+
+    /// `recordUse`'s statement (ends in its `WHERE` clause: `PasskeySignInStore` adds a
+    /// condition). Booleans as numbers compared with 0: 0/1 in SQLite, booleans in PostgreSQL.
+    static func recordingUse(
+        _ credentialID: String, previousCount: Int, signCount: Int, backupEligible: Bool, backedUp: Bool, now: Date
+    ) -> Statement {
+        Statement(
+            """
+            UPDATE passkey_credentials
+            SET sign_count = ?, backup_eligible = (? <> 0), backed_up = (? <> 0), last_used_at = ?
+            WHERE credential_id = ? AND sign_count = ?
+            """, .integer(signCount), .integer(backupEligible ? 1 : 0), .integer(backedUp ? 1 : 0), .date(now),
+            .text(credentialID), .integer(previousCount))
     }
 
     private static let challengeColumns = "id, challenge, purpose, user_id, flow_id, created_at, expires_at, used_at"
@@ -190,10 +201,15 @@ struct SQLPasskeyStore: PasskeyStore {
     }
 
     func claimChallenge(id: UUID, now: Date) async throws -> Bool {
-        try await database.changes(
-            Statement(
-                "UPDATE webauthn_challenges SET used_at = ? WHERE id = ? AND used_at IS NULL AND expires_at > ?",
-                .date(now), .uuid(id), .date(now))) > 0
+        try await database.changes(Self.claimingChallenge(id: id, now: now)) > 0
+    }
+
+    /// `claimChallenge`'s statement (ends in its `WHERE` clause: `PasskeySignInStore` adds a
+    /// condition).
+    static func claimingChallenge(id: UUID, now: Date) -> Statement {
+        Statement(
+            "UPDATE webauthn_challenges SET used_at = ? WHERE id = ? AND used_at IS NULL AND expires_at > ?",
+            .date(now), .uuid(id), .date(now))
     }
 
     func deleteChallenges(expiredBefore before: Date) async throws {
