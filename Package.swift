@@ -127,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "twofold",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "WebAuthn",
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "WebAuthn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

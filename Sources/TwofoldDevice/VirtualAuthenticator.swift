@@ -1,6 +1,7 @@
 import Foundation
 import TwofoldAPI
 import TwofoldCore
+import TwofoldClient
 import WebAuthn
 
 /// A platform authenticator in software with a browser's checks in front of it, on one page
@@ -54,11 +55,17 @@ public struct VirtualAuthenticator: Sendable {
     /// The passkeys it holds, oldest first.
     public private(set) var passkeys: [SoftwarePasskey] = []
 
-    public init(origin: String, verifiesUser: Bool = true, synced: Bool = false, format: String = "none") {
+    /// An authenticator for the pages of `origin`, holding `passkeys` (those a `PhoneFolder`
+    /// kept, say).
+    public init(
+        origin: String, verifiesUser: Bool = true, synced: Bool = false, format: String = "none",
+        passkeys: [SoftwarePasskey] = []
+    ) {
         self.origin = origin
         self.verifiesUser = verifiesUser
         self.synced = synced
         self.format = format
+        self.passkeys = passkeys
     }
 
     /// COSE's ES256, the one algorithm it makes keys for.
@@ -142,4 +149,30 @@ public struct VirtualAuthenticator: Sendable {
             host == rpID.lowercased() || host.hasSuffix("." + rpID.lowercased())
         else { throw .rpIDNotAllowed(rpID: rpID, origin: origin) }
     }
+}
+
+/// A `VirtualAuthenticator` as the SDK's `PasskeyCreating` and `PasskeyAsserting`: the passkeys
+/// it makes stay in it, for the next ceremony and for a `PhoneFolder` to keep.
+public actor VirtualPasskeys: PasskeyCreating, PasskeyAsserting {
+    public private(set) var authenticator: VirtualAuthenticator
+    /// The person declines every prompt (`PasskeyCancelled`) while this is set.
+    public private(set) var cancels = false
+
+    public init(_ authenticator: VirtualAuthenticator) { self.authenticator = authenticator }
+
+    public func setCancels(_ cancels: Bool) { self.cancels = cancels }
+
+    public func registration(for options: PasskeyCreationOptions) throws -> RegistrationCredential {
+        if cancels { throw PasskeyCancelled() }
+        return try authenticator.create(options)
+    }
+
+    public func assertion(for options: PasskeyRequestOptions) throws -> AuthenticationCredential {
+        if cancels { throw PasskeyCancelled() }
+        return try authenticator.get(options)
+    }
+
+    /// Forgets a passkey; whether it was here.
+    @discardableResult
+    public func remove(credentialID: String) -> Bool { authenticator.remove(credentialID: credentialID) }
 }

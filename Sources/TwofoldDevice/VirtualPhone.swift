@@ -46,6 +46,20 @@ public actor VirtualPhone: DeviceSecurity {
 
     public func hasKey(tag: String) -> Bool { keys[tag] != nil }
 
+    // MARK: Kept between runs
+
+    /// The phone's keys as `PhoneFolder` writes them, private keys included.
+    public func savedKeys() -> [String: PhoneFolder.Phone.Key] {
+        keys.mapValues { PhoneFolder.Phone.Key(privateKey: $0.key.rawRepresentation, protection: $0.protection) }
+    }
+
+    /// The phone a `PhoneFolder` kept: its switches and its keys.
+    public init(_ kept: PhoneFolder.Phone) throws {
+        state = kept.state
+        biometryLockedOut = kept.biometryLockedOut
+        keys = try kept.keys.mapValues { (try SoftwareDeviceKey(rawRepresentation: $0.privateKey), $0.protection) }
+    }
+
     // MARK: DeviceSecurity
 
     public func capabilities() -> DeviceCapabilities { state }

@@ -6,7 +6,7 @@ struct TOTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "totp",
         abstract: "Authenticator-app codes (RFC 6238).",
-        subcommands: [Code.self, URI.self]
+        subcommands: [Code.self, URI.self, TOTPEnableCommand.self]
     )
 
     /// Parameters shared by both subcommands.

@@ -10,15 +10,6 @@ import TwofoldTestSupport
 /// codes shown once, passkeys added, listed, renamed and removed, and a step-up made when the
 /// server asks for one.
 @Suite struct AccountSecurityEndToEndTests {
-    /// Virtual passkeys, as the SDK makes them.
-    actor VirtualPasskeyMaker: PasskeyCreating {
-        var authenticator: VirtualAuthenticator
-        init(_ authenticator: VirtualAuthenticator) { self.authenticator = authenticator }
-        func registration(for options: PasskeyCreationOptions) throws -> RegistrationCredential {
-            try authenticator.create(options)
-        }
-    }
-
     /// Steps up with a backup code, recording what the server said it needs.
     final class BackupCodeStepUp: StepUpProviding, @unchecked Sendable {
         // Safe: every member is read and written under `lock`.
@@ -51,7 +42,7 @@ import TwofoldTestSupport
                 .tokens)
             #expect(!token.isEmpty)
             let stepUp = BackupCodeStepUp()
-            let maker = VirtualPasskeyMaker(VirtualAuthenticator(origin: "http://localhost:\(target.server.port)"))
+            let maker = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(target.server.port)"))
             let security = AccountSecurity(session: session, stepUp: stepUp, passkeys: maker)
 
             // The authenticator app: the secret pending, confirmed by its code, backup codes once.

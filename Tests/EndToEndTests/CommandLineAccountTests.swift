@@ -3,6 +3,7 @@ import Testing
 import TwofoldAPI
 import TwofoldClient
 import TwofoldCore
+import TwofoldDevice
 import TwofoldTestSupport
 
 /// `twofold register | login | status | logout` against the built server, as a person or a script
@@ -100,5 +101,75 @@ import TwofoldTestSupport
         }
         let again = try run(["login", "--code", code])
         #expect(again.status != 0, "no sign-in waits after logout")
+    }
+
+    /// `twofold totp enable` (the code on a second run, backup codes shown once), then `passkey
+    /// add | list | rename | remove` with the virtual phone kept in the state folder, as the
+    /// server sees them.
+    @Test func totpEnableAndPasskeysFromTheCommandLine() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-cli-security")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let home = root.appendingPathComponent("home")
+        // The virtual passkeys answer for the server's origin, which is the default one here.
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "TWOFOLD_SERVER": "http://localhost:\(server.port)", "TWOFOLD_HOME": home.path,
+        ]) { $1 }
+        let password = Data((AuthEndToEndTests.password + "\n").utf8)
+        func run(_ arguments: [String], input: Data? = nil) throws -> ExternalTool.Output {
+            try twofold.run(arguments, environment: environment, input: input)
+        }
+        let notYet = try run(["passkey", "list"])
+        #expect(notYet.status != 0 && notYet.errorText.contains("Not signed in"), "\(notYet.errorText)")
+        _ = try run(["register", "--username", "keys", "--email", "keys@example.com", "--password-stdin"], input: password)
+        #expect(try run(["login", "--username", "keys", "--password-stdin"], input: password).status == 0)
+
+        // No terminal: the setup shows the URI and waits for `--code`.
+        let started = try run(["totp", "enable"])
+        #expect(started.status == 0 && started.text.contains("--code"), "\(started.errorText)")
+        let uri = try #require(started.text.split(separator: "\n").first { $0.hasPrefix("URI: ") }?.dropFirst(5))
+        let secret = try OTPAuthURI(parsing: String(uri)).secret
+        let wrong = try run(["totp", "enable", "--code", "000000"])
+        #expect(wrong.status != 0, "\(wrong.text)")
+        let enabled = try run(["totp", "enable", "--code", try TOTP(secret: secret).code(at: Date())])
+        #expect(enabled.status == 0 && enabled.text.contains("codes are on"), "\(enabled.errorText)")
+        let backupCodes = enabled.text.split(separator: "\n").filter { $0.hasPrefix("  ") }
+        #expect(backupCodes.count == 10)
+
+        // Adding a passkey to an account with a second factor needs one proven lately: with no
+        // terminal to ask at, the step-up is refused in words.
+        let unproven = try run(["passkey", "add"])
+        #expect(unproven.status != 0 && unproven.errorText.contains("confirm it is you"), "\(unproven.errorText)")
+        #expect(try run(["login", "--username", "keys", "--password-stdin"], input: password).status == 0)
+        let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
+        #expect(try run(["login", "--code", code]).status == 0)
+        let added = try run(["passkey", "add", "--name", "Virtual phone"])
+        #expect(added.status == 0 && added.text.contains("Virtual phone"), "\(added.errorText)")
+        let phoneFile = home.appendingPathComponent("phone.json")
+        #expect(try FileManager.default.attributesOfItem(atPath: phoneFile.path)[.posixPermissions] as? Int == 0o600)
+        let listed = try run(["passkey", "list"])
+        let line = try #require(listed.text.split(separator: "\n").first { $0.contains("Virtual phone") })
+        let id = String(try #require(line.split(separator: " ").first))
+
+        // The server has it, and the phone kept it: a passkey sign-in from a new run works.
+        let stored = try Wire.decoder().decode(
+            StoredSession.self, from: Data(contentsOf: home.appendingPathComponent("session.json")))
+        let onServer = try await server.client.send(API.Passkeys.list, bearer: stored.accessToken.token).credentials
+        #expect(onServer.map(\.id) == [id])
+        let kept = try PhoneFolder(folder: home).load()
+        #expect(kept.passkeys.count == 1)
+
+        let renamed = try run(["passkey", "rename", id, "Work phone"])
+        #expect(renamed.status == 0 && renamed.text.contains("Work phone"), "\(renamed.errorText)")
+        let removed = try run(["passkey", "remove", id])
+        #expect(removed.status == 0, "\(removed.errorText)")
+        #expect(try run(["passkey", "list"]).text.contains("No passkeys."))
+        #expect(try PhoneFolder(folder: home).load().passkeys.isEmpty)
+        let unknown = try run(["passkey", "remove", id])
+        #expect(unknown.status != 0 && !unknown.errorText.isEmpty)
+        for output in [started, enabled, added, listed] {
+            #expect(!output.errorText.contains(AuthEndToEndTests.password))
+        }
     }
 }

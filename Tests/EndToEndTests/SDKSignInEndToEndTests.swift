@@ -10,25 +10,6 @@ import TwofoldTestSupport
 /// PostgreSQL: every failure a state, the fallback chain down to recovery, the session kept and
 /// refreshed, a passkey from the virtual device as the second factor.
 @Suite struct SDKSignInEndToEndTests {
-    /// Virtual passkeys, as the SDK asks for them.
-    actor VirtualPasskeys: PasskeyAsserting {
-        var authenticator: VirtualAuthenticator
-        var cancels = false
-
-        init(_ authenticator: VirtualAuthenticator) { self.authenticator = authenticator }
-
-        func setCancels(_ cancels: Bool) { self.cancels = cancels }
-
-        func assertion(for options: PasskeyRequestOptions) throws -> AuthenticationCredential {
-            if cancels { throw PasskeyCancelled() }
-            return try authenticator.get(options)
-        }
-
-        func create(_ options: PasskeyCreationOptions) throws -> RegistrationCredential {
-            try authenticator.create(options)
-        }
-    }
-
     /// An account with an authenticator app: its secret and backup codes.
     static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
         _ = try await client.send(
@@ -242,7 +223,7 @@ import TwofoldTestSupport
             API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
         _ = try await client.send(
             API.Passkeys.registerVerify,
-            PasskeyRegistrationRequest(credential: try await passkeys.create(creation), name: "Virtual"),
+            PasskeyRegistrationRequest(credential: try await passkeys.registration(for: creation), name: "Virtual"),
             bearer: token)
 
         let flow = SignInFlow(

@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import TwofoldClient
+import WebAuthn
+
+/// A virtual phone kept in a folder between runs (the command-line tool's `$TWOFOLD_HOME`):
+/// its device ID, its switches and keys (`VirtualPhone`) and its passkeys
+/// (`VirtualAuthenticator`), in one JSON file only its owner may read (0600), since it holds
+/// private keys. A file another user could read is refused, not used.
+public struct PhoneFolder: Sendable {
+    public let file: URL
+
+    /// The phone's file in `folder`.
+    public init(folder: URL) {
+        file = folder.appendingPathComponent("phone.json")
+    }
+
+    /// What the file holds.
+    public struct Phone: Codable, Sendable {
+        /// The device's identifier, made once (as `identifierForVendor` is on an iPhone).
+        public var deviceID: String
+        public var state: DeviceCapabilities
+        public var biometryLockedOut: Bool
+        /// Device keys by tag.
+        public var keys: [String: Key]
+        public var passkeys: [Passkey]
+
+        public struct Key: Codable, Sendable {
+            /// The P-256 private key's raw representation.
+            public var privateKey: Data
+            public var protection: KeyProtection
+        }
+
+        /// A `SoftwarePasskey`, every field of it.
+        public struct Passkey: Codable, Sendable {
+            public var privateKey: Data
+            public var credentialID: Data
+            public var rpID: String
+            public var origin: String
+            public var flags: UInt8
+            public var signCount: UInt32
+            public var format: String
+            public var userHandle: Data?
+            public var aaguid: Data
+
+            public init(_ passkey: SoftwarePasskey) {
+                privateKey = passkey.key.rawRepresentation
+                credentialID = Data(passkey.credentialID)
+                rpID = passkey.rpID
+                origin = passkey.origin
+                flags = passkey.flags.rawValue
+                signCount = passkey.signCount
+                format = passkey.format
+                userHandle = passkey.userHandle.map { Data($0) }
+                aaguid = Data(passkey.aaguid)
+            }
+
+            public func passkey() throws -> SoftwarePasskey {
+                SoftwarePasskey(
+                    rpID: rpID, origin: origin, credentialID: Array(credentialID),
+                    flags: AuthenticatorData.Flags(rawValue: flags), signCount: signCount, format: format,
+                    userHandle: userHandle.map { Array($0) }, aaguid: Array(aaguid),
+                    key: try P256.Signing.PrivateKey(rawRepresentation: privateKey))
+            }
+        }
+    }
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// The file may be read by others than its owner: its keys are not to be trusted.
+        case notPrivate(String)
+        case unreadable(String)
+        case unwritable(String)
+
+        public var description: String {
+            switch self {
+            case .notPrivate(let path): "\(path) may be read by other users; remove it or make it 0600"
+            case .unreadable(let path): "\(path) is not a virtual phone's file"
+            case .unwritable(let path): "cannot write \(path)"
+            }
+        }
+    }
+
+    /// The phone kept here, or a new one (Face ID enrolled and a passcode, a new device ID) when
+    /// there is none yet.
+    public func load() throws -> Phone {
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            return Phone(
+                deviceID: UUID().uuidString.lowercased(),
+                state: DeviceCapabilities(secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true),
+                biometryLockedOut: false, keys: [:], passkeys: [])
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        if let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
+            throw Failure.notPrivate(file.path)
+        }
+        guard let data = FileManager.default.contents(atPath: file.path),
+            let phone = try? JSONDecoder().decode(Phone.self, from: data)
+        else { throw Failure.unreadable(file.path) }
+        return phone
+    }
+
+    /// Writes `phone` in place of what was kept, owner-only from its first byte: a new file is
+    /// made 0600 beside the old and moved over it.
+    public func save(_ phone: Phone) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(phone)
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".phone.json.\(getpid())")
+        try? FileManager.default.removeItem(at: temporary)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { throw Failure.unwritable(file.path) }
+        guard rename(temporary.path, file.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw Failure.unwritable(file.path)
+        }
+    }
+
+    /// The phone and its passkey authenticator for pages of `origin`, as kept here.
+    public func open(origin: String) async throws -> (deviceID: String, phone: VirtualPhone, passkeys: VirtualAuthenticator) {
+        let kept = try load()
+        let phone = try VirtualPhone(kept)
+        let passkeys = VirtualAuthenticator(origin: origin, passkeys: try kept.passkeys.map { try $0.passkey() })
+        return (kept.deviceID, phone, passkeys)
+    }
+
+    /// Keeps `phone` and `passkeys` as they are now, under `deviceID`.
+    public func keep(deviceID: String, phone: VirtualPhone, passkeys: VirtualAuthenticator) async throws {
+        try await save(
+            Phone(
+                deviceID: deviceID, state: phone.state, biometryLockedOut: phone.biometryLockedOut,
+                keys: phone.savedKeys(), passkeys: passkeys.passkeys.map(Phone.Passkey.init)))
+    }
+}
