@@ -172,4 +172,42 @@ import TwofoldTestSupport
             #expect(!output.errorText.contains(AuthEndToEndTests.password))
         }
     }
+
+    /// `twofold device enroll | sign-in | unenroll` with the virtual phone kept between runs: the
+    /// key made at enrolment signs the next run's sign-in, and may not remove itself.
+    @Test func aDeviceKeyFromTheCommandLine() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-cli-device")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let home = root.appendingPathComponent("home")
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "TWOFOLD_SERVER": server.baseURL.absoluteString, "TWOFOLD_HOME": home.path,
+        ]) { $1 }
+        let password = Data((AuthEndToEndTests.password + "\n").utf8)
+        func run(_ arguments: [String], input: Data? = nil) throws -> ExternalTool.Output {
+            try twofold.run(arguments, environment: environment, input: input)
+        }
+        _ = try run(["register", "--username", "phone", "--email", "phone@example.com", "--password-stdin"], input: password)
+        #expect(try run(["login", "--username", "phone", "--password-stdin"], input: password).status == 0)
+        let enrolled = try run(["device", "enroll", "--biometrics"])
+        #expect(enrolled.status == 0 && enrolled.text.contains("behind biometrics"), "\(enrolled.errorText)")
+        let kept = try PhoneFolder(folder: home).load()
+        #expect(kept.keys.count == 1 && kept.keys.values.first?.protection == .biometric)
+
+        #expect(try run(["logout"]).status == 0)
+        let signedIn = try run(["device", "sign-in", "--username", "phone"])
+        #expect(signedIn.status == 0 && signedIn.text.contains("Signed in as phone"), "\(signedIn.errorText)")
+        let status = try run(["status", "--json"])
+        #expect(status.text.contains("\"signedIn\":true"), "\(status.text)")
+
+        // The session the key made may not remove the key: the server asks for another proof,
+        // and with no terminal to ask at the command says so.
+        let unproven = try run(["device", "unenroll"])
+        #expect(unproven.status != 0 && unproven.errorText.contains("Step up"), "\(unproven.errorText)")
+        // The key is still the phone's and the server's: the next sign-in by it works.
+        #expect(try PhoneFolder(folder: home).load().keys.count == 1)
+        #expect(try run(["logout"]).status == 0)
+        #expect(try run(["device", "sign-in", "--username", "phone"]).status == 0)
+    }
 }
