@@ -33,6 +33,21 @@ public actor DeviceKeyFlows {
     /// The key's tag: one per account and device.
     public nonisolated func tag(for username: String) -> String { "twofold.\(username.lowercased()).\(deviceID)" }
 
+    /// This device's key for `username` as a second factor after the password (`SignInFlow`).
+    public nonisolated func signer(username: String) -> some DeviceKeySigning {
+        Signer(deviceID: deviceID, device: device, tag: tag(for: username))
+    }
+
+    private struct Signer: DeviceKeySigning {
+        let deviceID: String
+        let device: any DeviceSecurity
+        let tag: String
+
+        func sign(challenge: Data) async throws(DeviceAuthFailure) -> Data {
+            try await device.sign(challenge, tag: tag)
+        }
+    }
+
     // MARK: Enrolment (signed in)
 
     static let noSecurity = "Please set up device passcode in Settings"

@@ -12,6 +12,15 @@ public protocol PasskeyAsserting: Sendable {
     func assertion(for options: PasskeyRequestOptions) async throws -> AuthenticationCredential
 }
 
+/// Signs a sign-in's challenge with this device's key (seed 004's key as a second factor after
+/// the password): the Secure Enclave behind its prompt, or the virtual phone.
+public protocol DeviceKeySigning: Sendable {
+    /// The device the key was enrolled for.
+    var deviceID: String { get }
+    /// `challenge` signed (ECDSA-SHA256, DER), after the key's prompt.
+    func sign(challenge: Data) async throws(DeviceAuthFailure) -> Data
+}
+
 /// The person dismissed the passkey prompt (or biometrics were cancelled).
 public struct PasskeyCancelled: Error, Sendable, Equatable {
     public init() {}
@@ -33,6 +42,9 @@ public enum SignInProblem: Sendable, Equatable, Codable {
     case offline
     /// The person cancelled the passkey or biometric prompt.
     case cancelled
+    /// The device's key could not sign (locked out, invalidated, no security left): another
+    /// method is needed.
+    case deviceKey(DeviceAuthFailure)
     /// Another refusal, with the server's code and words.
     case refused(ErrorCode, String)
 }
@@ -90,11 +102,12 @@ public struct PendingSignIn: Sendable, Equatable, Codable {
 /// recovery.
 public actor SignInFlow {
     /// The methods this client can complete, in the fallback chain's order.
-    public static let chain: [FactorMethod] = [.webauthn, .totp, .sms, .email, .backup]
+    public static let chain: [FactorMethod] = [.webauthn, .deviceKey, .totp, .sms, .email, .backup]
 
     public nonisolated let client: APIClient
     private let session: SessionManager
     private let passkeys: (any PasskeyAsserting)?
+    private let deviceKey: (any DeviceKeySigning)?
     private let now: @Sendable () -> Date
     private var flow: String?
     private var tried: Set<FactorMethod> = []
@@ -102,12 +115,14 @@ public actor SignInFlow {
 
     public private(set) var state: SignInState = .credentials(nil)
 
-    /// `passkeys` makes passkey assertions; without it, passkeys are not offered.
+    /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key; without
+    /// them, passkeys and the device key are not offered.
     public init(
         client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        deviceKey: (any DeviceKeySigning)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        (self.client, self.session, self.passkeys, self.now) = (client, session, passkeys, now)
+        (self.client, self.session, self.passkeys, self.deviceKey, self.now) =
+            (client, session, passkeys, deviceKey, now)
     }
 
     /// The state now, then each change.
@@ -212,7 +227,8 @@ public actor SignInFlow {
     /// A code for the chosen method (authenticator, SMS, email or backup code).
     @discardableResult
     public func submit(code: String, rememberDevice: Bool = false) async -> SignInState {
-        guard case .secondFactor(let step) = state, let flow, step.method != .webauthn else { return state }
+        guard case .secondFactor(let step) = state, let flow, step.method != .webauthn, step.method != .deviceKey
+        else { return state }
         enter(.working)
         do {
             let answer = try await client.send(
@@ -245,6 +261,44 @@ public actor SignInFlow {
         }
     }
 
+    /// The device key's prompt, then its signature over the server's challenge as the second
+    /// factor. A key that cannot sign is a problem on the step: fall back to another method.
+    @discardableResult
+    public func useDeviceKey(rememberDevice: Bool = false) async -> SignInState {
+        guard case .secondFactor(let step) = state, let flow, step.method == .deviceKey, let deviceKey else {
+            return state
+        }
+        enter(.working)
+        do {
+            let challenge = try await client.send(
+                API.SecondStep.deviceKeyChallenge,
+                DeviceKeyChallengeRequest(deviceId: deviceKey.deviceID, otpFlowId: flow))
+            guard let bytes = Data(base64Encoded: challenge.challenge) else {
+                return failed(step, UnreadableAnswer(endpoint: "device-key challenge", status: 200, reason: "not base64"))
+            }
+            let signature: Data
+            do {
+                signature = try await deviceKey.sign(challenge: bytes)
+            } catch {
+                return failed(step, error == .userCancel ? PasskeyCancelled() : DeviceKeyRefusal(reason: error))
+            }
+            let answer = try await client.send(
+                API.SecondStep.verifyLogin,
+                MFAVerifyLoginRequest(
+                    method: .deviceKey, otpFlowId: flow, trustDevice: rememberDevice, deviceId: deviceKey.deviceID,
+                    challengeId: challenge.challengeId, signature: signature.base64EncodedString()))
+            await session.signedIn(answer)
+            return finish(answer.user)
+        } catch {
+            return failed(step, error)
+        }
+    }
+
+    /// The phone's refusal to sign, carried to `problem(_:)`.
+    private struct DeviceKeyRefusal: Error {
+        let reason: DeviceAuthFailure
+    }
+
     // MARK: Steps
 
     private func secondStep(_ challenge: LoginChallengeResponse) -> SignInState {
@@ -252,6 +306,7 @@ public actor SignInFlow {
         tried = []
         let usable = Self.chain.filter { method in
             challenge.availableMethods.contains(method) && (method != .webauthn || passkeys != nil)
+                && (method != .deviceKey || deviceKey != nil)
         }
         // The server lists the account's primary method first; an SMS or email primary has had
         // its code sent already.
@@ -313,6 +368,8 @@ public actor SignInFlow {
         switch error {
         case is PasskeyCancelled, is CancellationError:
             return .cancelled
+        case let refusal as DeviceKeyRefusal:
+            return .deviceKey(refusal.reason)
         case let error as APIError:
             guard let problem = error.problem else {
                 return error.status >= 500 ? .offline : .refused(.internalError, "HTTP \(error.status)")

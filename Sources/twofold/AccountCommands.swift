@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TwofoldAPI
 import TwofoldClient
+import TwofoldDevice
 
 /// Which server, and where this tool keeps its state: `--server` (or `TWOFOLD_SERVER`), and
 /// `$TWOFOLD_HOME` (or `~/.twofold`), a folder only its owner may open.
@@ -84,6 +85,7 @@ enum Terminal {
         case .flowExpired: "This sign-in is over; sign in again with your password."
         case .offline: "The server cannot be reached."
         case .cancelled: "Cancelled."
+        case .deviceKey(let reason): "\(reason.message)."
         case .refused(_, let words): words
         }
     }
@@ -150,7 +152,15 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let session = try options.session()
-        let flow = SignInFlow(client: try options.client, session: session)
+        // The virtual phone's key for this account, when it has one: a second factor to offer.
+        let folder = try options.phone
+        let (deviceID, phone, passkeys) = try await folder.open(origin: try options.origin)
+        let deviceKeys = DeviceKeyFlows(session: session, device: phone, deviceID: deviceID)
+        var signer: (any DeviceKeySigning)?
+        if let username, await phone.hasKey(tag: deviceKeys.tag(for: username)) {
+            signer = deviceKeys.signer(username: username)
+        }
+        let flow = SignInFlow(client: try options.client, session: session, deviceKey: signer)
         let pendingFile = try options.pendingFile
         var state: SignInState
         if let name = email ?? username {
@@ -170,7 +180,11 @@ struct LoginCommand: AsyncParsableCommand {
             }
             state = await flow.choose(chosen)
         }
-        if case .secondFactor(let step) = state {
+        if case .secondFactor(let step) = state, step.method == .deviceKey {
+            state = await flow.useDeviceKey(rememberDevice: trustDevice)
+            try await folder.keep(deviceID: deviceID, phone: phone, passkeys: passkeys)
+        }
+        if case .secondFactor(let step) = state, step.method != .deviceKey {
             if let code = code ?? (passwordStdin ? nil : Terminal.ask(Self.prompt(step))) {
                 state = await flow.submit(code: code, rememberDevice: trustDevice)
             }

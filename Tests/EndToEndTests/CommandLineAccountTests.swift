@@ -174,7 +174,8 @@ import TwofoldTestSupport
     }
 
     /// `twofold device enroll | sign-in | unenroll` with the virtual phone kept between runs: the
-    /// key made at enrolment signs the next run's sign-in, and may not remove itself.
+    /// key made at enrolment signs the next run's sign-in (alone, or after the password), and a
+    /// session it made alone may not remove it.
     @Test func aDeviceKeyFromTheCommandLine() async throws {
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-cli-device")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -205,9 +206,17 @@ import TwofoldTestSupport
         // and with no terminal to ask at the command says so.
         let unproven = try run(["device", "unenroll"])
         #expect(unproven.status != 0 && unproven.errorText.contains("Step up"), "\(unproven.errorText)")
-        // The key is still the phone's and the server's: the next sign-in by it works.
-        #expect(try PhoneFolder(folder: home).load().keys.count == 1)
+        // The password, then the key as the second factor: that session may remove the key.
+        let withPassword = try run(["login", "--username", "phone", "--password-stdin"], input: password)
+        #expect(withPassword.status == 0 && withPassword.text.contains("Signed in as phone"), "\(withPassword.text)")
+        let unenrolled = try run(["device", "unenroll"])
+        #expect(unenrolled.status == 0, "\(unenrolled.errorText)")
+        #expect(try PhoneFolder(folder: home).load().keys.isEmpty)
         #expect(try run(["logout"]).status == 0)
-        #expect(try run(["device", "sign-in", "--username", "phone"]).status == 0)
+        // No key left: the command offers the SMS fallback (the server answers the same whether
+        // or not the account has a phone, so as not to tell).
+        let noKey = try run(["device", "sign-in", "--username", "phone"])
+        #expect(noKey.text.contains("no longer usable") && noKey.text.contains("--code"), "\(noKey.text)")
+        #expect(try run(["status", "--json"]).text.contains("\"signedIn\":false"))
     }
 }

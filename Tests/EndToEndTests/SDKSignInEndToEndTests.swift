@@ -256,4 +256,57 @@ import TwofoldTestSupport
         }
         #expect(codesOnly.methods == [.backup] && codesOnly.method == .backup)
     }
+
+    /// Seed 004's key as the second factor after the password: offered only with a signer, a
+    /// locked-out or cancelled prompt is a problem on the step (not a sign-out), and the key
+    /// signs in once the prompt works.
+    @Test func aDeviceKeyAsTheSecondFactor() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-device-key")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let client = server.client
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: "dee", email: "dee@example.com", password: AuthEndToEndTests.password))
+        let enrolling = SessionManager(client: client, store: MemoryTokenStore())
+        await enrolling.signedIn(
+            try await client.send(API.Auth.login, LoginRequest(username: "dee", password: AuthEndToEndTests.password))
+                .tokens)
+        let phone = VirtualPhone()
+        let keys = DeviceKeyFlows(session: enrolling, device: phone, deviceID: "sdk-phone-1")
+        #expect(try await keys.enroll(username: "dee") == .enrolled(.biometric))
+
+        let flow = SignInFlow(
+            client: client, session: SessionManager(client: client, store: MemoryTokenStore()),
+            deviceKey: keys.signer(username: "dee"))
+        guard case .secondFactor(let step) = await flow.signIn("dee", password: AuthEndToEndTests.password) else {
+            Issue.record("no second step: \(await flow.state)")
+            return
+        }
+        #expect(step.method == .deviceKey && step.methods.first == .deviceKey, "\(step.methods)")
+        await phone.lockOutBiometry()
+        guard case .secondFactor(let lockedOut) = await flow.useDeviceKey() else {
+            Issue.record("a locked-out prompt: \(await flow.state)")
+            return
+        }
+        #expect(lockedOut.problem == .deviceKey(.biometryLockout))
+        await phone.lockOutBiometry(false)
+        await phone.cancelNextPrompt()
+        guard case .secondFactor(let cancelled) = await flow.useDeviceKey() else {
+            Issue.record("a cancelled prompt: \(await flow.state)")
+            return
+        }
+        #expect(cancelled.problem == .cancelled)
+        guard case .signedIn(let user) = await flow.useDeviceKey() else {
+            Issue.record("the key did not sign in: \(await flow.state)")
+            return
+        }
+        #expect(user.username == "dee")
+
+        // Without a signer, the SDK does not offer the device key: with no other factor, what is
+        // left is recovery.
+        let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
+        #expect(await plain.signIn("dee", password: AuthEndToEndTests.password) == .recovery)
+    }
 }

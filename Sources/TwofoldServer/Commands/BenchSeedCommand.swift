@@ -94,7 +94,9 @@ struct BenchSeedCommand: AsyncCommand {
         try (okLines.joined(separator: "\n") + "\n").write(toFile: output + ".ok", atomically: true, encoding: .utf8)
         try (wrongLines.joined(separator: "\n") + "\n").write(
             toFile: output + ".wrong", atomically: true, encoding: .utf8)
-        context.console.print("Seeded \(count) users with TOTP and 2 login flows each (valid 5 minutes).")
+        context.console.print(
+            "Seeded \(count) users with TOTP and 2 login flows each "
+                + "(valid \(app.twofold.rules.loginFlowLifetime.inWords)).")
     }
 
     /// Users with an ES256 passkey (counter 0), a login flow and its challenge each, and the
