@@ -79,6 +79,18 @@ import TwofoldTestSupport
         }
     }
 
+    /// Every problem code `ErrorCode` declares is in the document's list of them (`Problem.code`'s
+    /// enum), so a client that checks answers against the document reads each one.
+    @Test func everyErrorCodeIsInTheDocumentsList() throws {
+        let root = BuildProducts.repositoryRoot
+        let source = try String(contentsOf: root.appendingPathComponent("Sources/TwofoldAPI/ErrorCode.swift"), encoding: .utf8)
+        let codes = source.matches(of: /ErrorCode\(rawValue: "([a-z_]+)"\)/).map { String($0.output.1) }
+        #expect(codes.count > 20, "the codes were read")
+        let document = try String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let listed = Set(document.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(codes.filter { !listed.contains("- \($0)") } == [])
+    }
+
     struct ScriptFailure: Error, CustomStringConvertible {
         let text: String
         var description: String { "the script failed: \(text)" }
