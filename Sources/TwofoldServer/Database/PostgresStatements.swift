@@ -146,10 +146,12 @@ protocol PreparedText {
 }
 
 extension PreparedText {
-    /// Runs `statement`, whose text is this one's, as PostgresNIO's prepared statement.
+    /// Runs `statement`, whose text is this one's, as PostgresNIO's prepared statement. The rows
+    /// come back as PostgresNIO's own sequence, a concrete type, so the loop that reads them is
+    /// compiled for it rather than run through an opaque type's witness tables on every row.
     static func execute(
         _ statement: Statement, on connection: PostgresConnection, logger: Logger
-    ) async throws -> some AsyncSequence<PostgresRow, any Error> {
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
         try await connection.execute(Prepared<Self>(statement), logger: logger)
     }
 }
