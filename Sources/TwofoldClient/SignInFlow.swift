@@ -274,7 +274,8 @@ public actor SignInFlow {
                 API.SecondStep.deviceKeyChallenge,
                 DeviceKeyChallengeRequest(deviceId: deviceKey.deviceID, otpFlowId: flow))
             guard let bytes = Data(base64Encoded: challenge.challenge) else {
-                return failed(step, UnreadableAnswer(endpoint: "device-key challenge", status: 200, reason: "not base64"))
+                return failed(
+                    step, UnreadableAnswer(endpoint: "device-key challenge", status: 200, reason: "not base64"))
             }
             let signature: Data
             do {

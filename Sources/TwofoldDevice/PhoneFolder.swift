@@ -86,7 +86,8 @@ public struct PhoneFolder: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             return Phone(
                 deviceID: UUID().uuidString.lowercased(),
-                state: DeviceCapabilities(secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true),
+                state: DeviceCapabilities(
+                    secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true),
                 biometryLockedOut: false, keys: [:], passkeys: [])
         }
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
@@ -107,7 +108,9 @@ public struct PhoneFolder: Sendable {
         let data = try encoder.encode(phone)
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".phone.json.\(getpid())")
         try? FileManager.default.removeItem(at: temporary)
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
         else { throw Failure.unwritable(file.path) }
         guard rename(temporary.path, file.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
@@ -116,7 +119,9 @@ public struct PhoneFolder: Sendable {
     }
 
     /// The phone and its passkey authenticator for pages of `origin`, as kept here.
-    public func open(origin: String) async throws -> (deviceID: String, phone: VirtualPhone, passkeys: VirtualAuthenticator) {
+    public func open(origin: String) async throws -> (
+        deviceID: String, phone: VirtualPhone, passkeys: VirtualAuthenticator
+    ) {
         let kept = try load()
         let phone = try VirtualPhone(kept)
         let passkeys = VirtualAuthenticator(origin: origin, passkeys: try kept.passkeys.map { try $0.passkey() })

@@ -1,7 +1,7 @@
 import Foundation
 import TwofoldAPI
-import TwofoldCore
 import TwofoldClient
+import TwofoldCore
 import WebAuthn
 
 /// A platform authenticator in software with a browser's checks in front of it, on one page

@@ -20,7 +20,9 @@ struct DeviceCommand: AsyncParsableCommand {
 
         var chosen: KeyProtection? {
             get throws {
-                if biometrics && passcodeOnly { throw ValidationError("give --biometrics or --passcode-only, not both") }
+                if biometrics && passcodeOnly {
+                    throw ValidationError("give --biometrics or --passcode-only, not both")
+                }
                 return biometrics ? .biometric : passcodeOnly ? .passcode : nil
             }
         }
@@ -79,7 +81,8 @@ struct DeviceCommand: AsyncParsableCommand {
             let chosen = try protection.chosen
             if sms && chosen != nil { throw ValidationError("--sms takes no key kind") }
             let enrolment = try await inWords {
-                sms ? try await phone.flows.enrollForSMS(username: username)
+                sms
+                    ? try await phone.flows.enrollForSMS(username: username)
                     : try await phone.flows.enroll(username: username, protection: chosen)
             }
             try await phone.keep()

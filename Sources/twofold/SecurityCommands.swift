@@ -12,7 +12,8 @@ struct TerminalStepUp: StepUpProviding {
         let offered = [FactorMethod.password] + methods.filter { $0 == .totp || $0 == .backup }
         let names = offered.map(\.rawValue).joined(separator: ", ")
         FileHandle.standardError.write(Data("The server asks you to confirm it is you (\(need ?? "step-up")).\n".utf8))
-        guard let typed = Terminal.ask("Confirm with (\(names)): "), let method = offered.first(where: { $0.rawValue == typed })
+        guard let typed = Terminal.ask("Confirm with (\(names)): "),
+            let method = offered.first(where: { $0.rawValue == typed })
         else { throw CommandFailure(description: "No confirmation given: choose one of \(names).") }
         if method == .password {
             return StepUpRequest(method: .password, password: try Terminal.password(fromStandardInput: false))

@@ -122,7 +122,8 @@ import TwofoldTestSupport
         }
         let notYet = try run(["passkey", "list"])
         #expect(notYet.status != 0 && notYet.errorText.contains("Not signed in"), "\(notYet.errorText)")
-        _ = try run(["register", "--username", "keys", "--email", "keys@example.com", "--password-stdin"], input: password)
+        _ = try run(
+            ["register", "--username", "keys", "--email", "keys@example.com", "--password-stdin"], input: password)
         #expect(try run(["login", "--username", "keys", "--password-stdin"], input: password).status == 0)
 
         // No terminal: the setup shows the URI and waits for `--code`.
@@ -189,7 +190,8 @@ import TwofoldTestSupport
         func run(_ arguments: [String], input: Data? = nil) throws -> ExternalTool.Output {
             try twofold.run(arguments, environment: environment, input: input)
         }
-        _ = try run(["register", "--username", "phone", "--email", "phone@example.com", "--password-stdin"], input: password)
+        _ = try run(
+            ["register", "--username", "phone", "--email", "phone@example.com", "--password-stdin"], input: password)
         #expect(try run(["login", "--username", "phone", "--password-stdin"], input: password).status == 0)
         let enrolled = try run(["device", "enroll", "--biometrics"])
         #expect(enrolled.status == 0 && enrolled.text.contains("behind biometrics"), "\(enrolled.errorText)")

@@ -83,7 +83,8 @@ import TwofoldTestSupport
     /// enum), so a client that checks answers against the document reads each one.
     @Test func everyErrorCodeIsInTheDocumentsList() throws {
         let root = BuildProducts.repositoryRoot
-        let source = try String(contentsOf: root.appendingPathComponent("Sources/TwofoldAPI/ErrorCode.swift"), encoding: .utf8)
+        let source = try String(
+            contentsOf: root.appendingPathComponent("Sources/TwofoldAPI/ErrorCode.swift"), encoding: .utf8)
         let codes = source.matches(of: /ErrorCode\(rawValue: "([a-z_]+)"\)/).map { String($0.output.1) }
         #expect(codes.count > 20, "the codes were read")
         let document = try String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)

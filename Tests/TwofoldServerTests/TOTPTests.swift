@@ -105,7 +105,8 @@ import VaporTesting
             #expect(sent.value - wrongFrom == 2)
             // The last before the lock goes step by step, and locks.
             for remaining in [3, 2, 1] {
-                #expect(try await TOTPSteps.validate(app, flow: again, code: "000000").1?.attemptsRemaining == remaining)
+                #expect(
+                    try await TOTPSteps.validate(app, flow: again, code: "000000").1?.attemptsRemaining == remaining)
             }
             let (locked, lockProblem) = try await TOTPSteps.validate(app, flow: again, code: "000000")
             #expect(locked == 429 && lockProblem?.code == "locked")

@@ -67,7 +67,8 @@ struct FactorGuard: Sendable {
             try await store.recordFailure(
                 id: SecureRandom.timeOrderedUUID(at: now), userID: userID, factor: factor, at: now)
         }
-        let tally = try await store.tally(userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
+        let tally = try await store.tally(
+            userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
         if countsTowardAccount, tally.failures >= rules.accountLockFailures {
             if try await users.lock(userID: userID, now: now) {
                 // A locked account's sessions end with it (issue S item 8): its tokens would

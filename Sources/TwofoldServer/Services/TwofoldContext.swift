@@ -130,7 +130,8 @@ final class TwofoldContext: Sendable {
             configuration: configuration, clock: clock)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
-            totp: totp, codeSignIns: codeSignIns, passkeySignIns: passkeySignIns, codes: codes, users: users, unitsOfWork: unitsOfWork,
+            totp: totp, codeSignIns: codeSignIns, passkeySignIns: passkeySignIns, codes: codes, users: users,
+            unitsOfWork: unitsOfWork,
             rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
         self.signIn = SignIn(
             clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,

@@ -63,7 +63,9 @@ import TwofoldTestSupport
         let controllers = try Self.lines(in: "Controllers")
         #expect(controllers.count > 500, "the walk found the controllers")
         let reachThroughs = controllers.filter {
-            $0.line.contains(/\.store\b|UnitsOfWork|unitsOfWork|CodeSignInStore|codeSignIns|PasskeySignInStore|passkeySignIns|TwofoldContext/)
+            $0.line.contains(
+                /\.store\b|UnitsOfWork|unitsOfWork|CodeSignInStore|codeSignIns|PasskeySignInStore|passkeySignIns|TwofoldContext/
+            )
         }
         #expect(reachThroughs.isEmpty, "controllers that reach past a service: \(reachThroughs.map(\.file))")
         // What a controller may call of the user store is reading the caller's own account; the
