@@ -98,11 +98,12 @@ import VaporTesting
             let (replayed, refusal) = try await TOTPSteps.validate(
                 app, flow: again, code: TOTPSteps.code(secret, clock))
             #expect(replayed == 409 && refusal?.code == "already_used")
-            // A wrong code that locks nothing: the read and one statement as well, counted.
+            // A wrong code that locks nothing: the read and one statement for its writes.
             let wrongFrom = sent.value
             let (wrong, wrongProblem) = try await TOTPSteps.validate(app, flow: again, code: "000000")
             #expect(wrong == 401 && wrongProblem?.attemptsRemaining == 4)
-            #expect(sent.value - wrongFrom == 2)
+            // The statement, then the day's count read again for the account's lock.
+            #expect(sent.value - wrongFrom == 3)
             // The last before the lock goes step by step, and locks.
             for remaining in [3, 2, 1] {
                 #expect(
@@ -110,6 +111,51 @@ import VaporTesting
             }
             let (locked, lockProblem) = try await TOTPSteps.validate(app, flow: again, code: "000000")
             #expect(locked == 429 && lockProblem?.code == "locked")
+        }
+    }
+
+    /// On PostgreSQL a wrong code that locks nothing is one statement, which counts the day's
+    /// failures as they stood when it started. Wrong codes in parallel at 18 failures each
+    /// counted 18 and none locked the account (found by an attacker's review): the count read
+    /// again once each is committed locks it. The guard row is held meanwhile, as a commit in
+    /// flight would hold it, so that all four start before any writes.
+    @Test func onPostgreSQLParallelWrongCodesAtTheDaysLimitLockTheAccount() async throws {
+        guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let userID = tokens.user.id
+            let guards = app.twofold.guards.store
+            for _ in 0..<18 {
+                try await guards.recordFailure(id: UUID(), userID: userID, factor: "backup", at: clock.now)
+            }
+            _ = try await guards.takeSlot(userID: userID, factor: "totp", limit: 5, now: clock.now)
+            try await guards.clear(userID: userID, factor: "totp")
+            var flows: [String] = []
+            for index in 0..<4 { flows.append(try await TOTPSteps.startLogin(app, from: "10.2.0.\(index)")) }
+
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await app.db.transaction { db in
+                    let sql = try #require(db as? any SQLDatabase)
+                    try await sql.raw(
+                        "SELECT 1 FROM factor_guards WHERE user_id = \(bind: userID) AND factor = 'totp' FOR UPDATE"
+                    ).run()
+                    holding.yield()
+                    try await Task.sleep(for: .seconds(2))
+                }
+            }
+            for await _ in held { break }
+            let answers = try await withThrowingTaskGroup(of: (UInt, ProblemBody?).self) { group in
+                for flow in flows { group.addTask { try await TOTPSteps.validate(app, flow: flow, code: "000000") } }
+                return try await group.reduce(into: [(UInt, ProblemBody?)]()) { $0.append($1) }
+            }
+            try await holder.value
+            let statuses = answers.map(\.0)
+            #expect(statuses.contains(403), "\(statuses)")
+            #expect(try await app.twofold.users.user(id: userID)?.status == .locked)
+            #expect(try await AuditQueries.count(type: "account.locked", on: app) == 1)
         }
     }
 

@@ -70,15 +70,7 @@ struct FactorGuard: Sendable {
         let tally = try await store.tally(
             userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
         if countsTowardAccount, tally.failures >= rules.accountLockFailures {
-            if try await users.lock(userID: userID, now: now) {
-                // A locked account's sessions end with it (issue S item 8): its tokens would
-                // otherwise work until they expire.
-                try await sessions.revokeAll(userID: userID, reason: "account locked")
-                try await audit.record(
-                    .accountLocked, user: userID, detail: "\(rules.accountLockFailures) wrong codes in 24 hours",
-                    origin: origin)
-            }
-            throw Problem.accountLocked
+            try await lockAccount(userID: userID, now: now, origin: origin)
         }
 
         // Fail closed: a guard row that cannot be read counts as the last attempt.
@@ -107,6 +99,32 @@ struct FactorGuard: Sendable {
         Problem(
             status: 401, code: .invalidCode, title: "Wrong code", detail: "That code is not right.",
             attemptsRemaining: rules.lockAfterFailures - attempts)
+    }
+
+    /// After a failure recorded by another statement (`CodeSignInStore.refuse`): locks the
+    /// account when the day's failures, counted now that it is committed, reach the limit. That
+    /// statement counted the day as it stood when it started, so parallel wrong codes each saw
+    /// the others' failures missing; the last of them to count here sees them all, as in `failed`.
+    func lockAccountIfDue(userID: UUID, factor: String, origin: RequestOrigin) async throws {
+        let now = clock.now()
+        let tally = try await store.tally(
+            userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
+        if tally.failures >= rules.accountLockFailures {
+            try await lockAccount(userID: userID, now: now, origin: origin)
+        }
+    }
+
+    /// Locks the account for the day's wrong codes and throws `account_locked`.
+    private func lockAccount(userID: UUID, now: Date, origin: RequestOrigin) async throws -> Never {
+        if try await users.lock(userID: userID, now: now) {
+            // A locked account's sessions end with it (issue S item 8): its tokens would
+            // otherwise work until they expire.
+            try await sessions.revokeAll(userID: userID, reason: "account locked")
+            try await audit.record(
+                .accountLocked, user: userID, detail: "\(rules.accountLockFailures) wrong codes in 24 hours",
+                origin: origin)
+        }
+        throw Problem.accountLocked
     }
 
     /// A wrong authenticator-app code of `userID` at `now` as `begin` and `failed` record it, for

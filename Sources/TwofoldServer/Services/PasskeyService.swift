@@ -287,6 +287,15 @@ struct PasskeyService: Sendable {
         challenge.expiresAt <= now ? challengeExpired : Self.challengeUsed
     }
 
+    /// A verified assertion whose writes were all refused together (`PasskeySignInStore`): its
+    /// challenge is used up all the same, as `commit` leaves it, so that sending the assertion
+    /// again is refused as a replay (`409`) rather than checked again against a counter another
+    /// use has moved, which would read as a cloned passkey.
+    func refused(_ verified: Verified, at now: Date) async throws -> Never {
+        _ = try await store.claimChallenge(id: verified.challenge.id, now: now)
+        throw refusal(verified.challenge, at: now)
+    }
+
     /// The challenge `clientDataJSON` carries, if this server issued it for this ceremony and it
     /// is still usable, and the client data as read (the ceremony checks the rest of it).
     private func issuedChallenge(

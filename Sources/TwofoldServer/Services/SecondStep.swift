@@ -199,9 +199,11 @@ struct SecondStep: Sendable {
         }
         if let codeSignIns, step == nil {
             // PostgreSQL: a wrong code that locks nothing, the most common refusal, as one
-            // statement too; one that locks goes through the unit below.
+            // statement too (then the day's count read again, committed); one that locks goes
+            // through the unit below.
             let guards = totp.guards
             if let attempts = try await codeSignIns.refuse(guards.refusal(userID: secret.userID, now: clock.now())) {
+                try await guards.lockAccountIfDue(userID: secret.userID, factor: TOTPService.factor, origin: origin)
                 throw guards.wrongCode(attempts: attempts)
             }
         }
@@ -258,7 +260,7 @@ struct SecondStep: Sendable {
                 return Completed(
                     session: session.recorded, backupCodesRemaining: nil, trustedDeviceToken: nil, signedTokens: tokens)
             case .flowUnavailable: try await loginFlows.explainUnavailable(flow, now: now)
-            case .assertionRefused: throw passkeys.refusal(verified.challenge, at: now)
+            case .assertionRefused: try await passkeys.refused(verified, at: now)
             }
         }
         var completed = try await unitsOfWork.run(on: eventLoop) {
