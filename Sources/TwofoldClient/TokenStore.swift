@@ -94,38 +94,19 @@ public struct FileTokenStore: TokenStore {
     /// Reads the session; a file others may read or write is refused (`TokenFileNotPrivate`),
     /// never trusted.
     public func load() throws -> StoredSession? {
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-        let mode = (attributes[.posixPermissions] as? Int) ?? 0o777
-        guard mode & 0o077 == 0, (attributes[.ownerAccountID] as? Int).map({ $0 == Int(getuid()) }) ?? false else {
+        let data: Data?
+        do {
+            data = try PrivateFile(file).read()
+        } catch is PrivateFile.NotPrivate {
             throw TokenFileNotPrivate(path: file.path)
         }
-        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        return try Wire.decoder().decode(StoredSession.self, from: data)
+        return try data.map { try Wire.decoder().decode(StoredSession.self, from: $0) }
     }
 
-    /// Writes the session (mode 0600). The folder is made owner-only when this store makes it;
-    /// a folder that exists already (a home folder, `/tmp`) is left as it is.
+    /// Writes the session (mode 0600, `PrivateFile`). The folder is made owner-only when this
+    /// store makes it; a folder that exists already (a home folder, `/tmp`) is left as it is.
     public func save(_ session: StoredSession) throws {
-        let folder = file.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: folder.path) {
-            try FileManager.default.createDirectory(
-                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
-        let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try Wire.encoder().encode(session),
-                attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
-        // rename(2) replaces the old file in one step (Foundation's `replaceItemAt` does not on
-        // Linux).
-        guard rename(temporary.path, file.path) == 0 else {
-            let code = errno
-            try? FileManager.default.removeItem(at: temporary)
-            throw CocoaError(
-                .fileWriteUnknown, userInfo: [NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
-        }
+        try PrivateFile(file).write(try Wire.encoder().encode(session))
     }
 
     public func clear() throws {

@@ -90,30 +90,25 @@ public struct PhoneFolder: Sendable {
                     secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true),
                 biometryLockedOut: false, keys: [:], passkeys: [])
         }
-        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-        if let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
+        let data: Data?
+        do {
+            data = try PrivateFile(file).read()
+        } catch is PrivateFile.NotPrivate {
             throw Failure.notPrivate(file.path)
         }
-        guard let data = FileManager.default.contents(atPath: file.path),
-            let phone = try? JSONDecoder().decode(Phone.self, from: data)
-        else { throw Failure.unreadable(file.path) }
+        guard let data, let phone = try? JSONDecoder().decode(Phone.self, from: data) else {
+            throw Failure.unreadable(file.path)
+        }
         return phone
     }
 
-    /// Writes `phone` in place of what was kept, owner-only from its first byte: a new file is
-    /// made 0600 beside the old and moved over it.
+    /// Writes `phone` in place of what was kept, owner-only from its first byte (`PrivateFile`).
     public func save(_ phone: Phone) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(phone)
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".phone.json.\(getpid())")
-        try? FileManager.default.removeItem(at: temporary)
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw Failure.unwritable(file.path) }
-        guard rename(temporary.path, file.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
+        do {
+            try PrivateFile(file).write(try encoder.encode(phone))
+        } catch is EncodingError {
             throw Failure.unwritable(file.path)
         }
     }

@@ -322,5 +322,9 @@ import TwofoldClient
         try await shared.save(session)
         #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int == 0o755)
         #expect(try await shared.load() == session)
+        // A link in the file's place is not followed, even to a private file.
+        let linked = FileTokenStore(file: folder.appendingPathComponent("linked.json"))
+        try FileManager.default.createSymbolicLink(at: linked.file, withDestinationURL: shared.file)
+        await #expect(throws: TokenFileNotPrivate.self) { _ = try await linked.load() }
     }
 }

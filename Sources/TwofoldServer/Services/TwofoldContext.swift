@@ -189,6 +189,7 @@ final class TwofoldContext: Sendable {
         static let prepared: [any PreparedText.Type] = [
             PendingSecondStep.PostgresText.self, SQLCodeSignInStore.PostgresText.self,
             SQLCodeSignInStore.RefusalText.self, SQLPasskeySignInStore.PostgresText.self,
+            SQLFactorGuardStore.TallyText.self,
         ]
 
         var audit: any AuditStore

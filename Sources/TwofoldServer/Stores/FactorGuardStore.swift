@@ -116,19 +116,37 @@ struct SQLFactorGuardStore: FactorGuardStore {
 
     func tally(userID: UUID, factor: String, since: Date) async throws -> FactorTally {
         try await database.rows(
-            Statement(
-                """
-                SELECT
-                  (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?) AS failures,
-                  (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?) AS attempts,
-                  (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?) AS lockouts
-                """, .uuid(userID), .date(since), .uuid(userID), .text(factor), .uuid(userID), .text(factor)),
+            Self.tallying(userID: userID, factor: factor, since: since),
             {
                 FactorTally(
                     failures: try $0.integer(0), attempts: try $0.optionalInteger(1),
                     lockouts: try $0.optionalInteger(2))
             }
         ).first ?? FactorTally(failures: 0, attempts: nil, lockouts: nil)
+    }
+
+    /// `tally`'s statement, named: on PostgreSQL every wrong app code sends it
+    /// (`FactorGuard.lockAccountIfDue`), so it is prepared once per connection.
+    static func tallying(userID: UUID, factor: String, since: Date) -> Statement {
+        Statement(
+            """
+            SELECT
+              (SELECT COUNT(*) FROM factor_failures WHERE user_id = ? AND occurred_at > ?) AS failures,
+              (SELECT attempts FROM factor_guards WHERE user_id = ? AND factor = ?) AS attempts,
+              (SELECT lockouts FROM factor_guards WHERE user_id = ? AND factor = ?) AS lockouts
+            """, .uuid(userID), .date(since), .uuid(userID), .text(factor), .uuid(userID), .text(factor)
+        ).named(tallyName)
+    }
+
+    static let tallyName = "twofold_factor_tally"
+
+    /// `tallying` as PostgreSQL prepares it.
+    enum TallyText: PreparedText {
+        private static let sample = SQLFactorGuardStore.tallying(
+            userID: UUID(), factor: "", since: Date(timeIntervalSince1970: 0))
+        static let name = SQLFactorGuardStore.tallyName
+        static let sql = PostgresStatements.numbered(sample.sql)
+        static let types = PostgresStatements.types(sample.values)
     }
 
     func lock(userID: UUID, factor: String, until: Date, limit: Int) async throws -> Bool {

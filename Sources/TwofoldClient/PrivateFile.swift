@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file only its owner may read or write, for secrets the command-line tool keeps (the
+/// session, the virtual phone's private keys): read only when it is the owner's and mode 0600
+/// (or stricter), written whole to a new file created 0600 from its first byte and renamed over
+/// the old one, so a crash leaves the old contents or the new and no other user ever reads them.
+public struct PrivateFile: Sendable {
+    public let url: URL
+
+    public init(_ url: URL) { self.url = url }
+
+    /// The file others may read or write, or that another user owns: its contents are not
+    /// trusted.
+    public struct NotPrivate: Error, Sendable, Equatable, CustomStringConvertible {
+        public let path: String
+        public var description: String { "\(path) may be read or written by others; remove it" }
+    }
+
+    /// The contents, `nil` when there is no file; throws `NotPrivate` for a file that is not
+    /// the owner's alone (a symbolic link included: it is not followed).
+    public func read() throws -> Data? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0 else {
+            if errno == ENOENT { return nil }
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 == 0, status.st_uid == getuid() else {
+            throw NotPrivate(path: url.path)
+        }
+        return try Data(contentsOf: url)
+    }
+
+    /// Replaces the contents with `data`. The folder is made 0700 when this makes it; a folder
+    /// that exists already is left as it is.
+    public func write(_ data: Data) throws {
+        let folder = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: folder.path) {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        // Created 0600 and exclusively: never readable by others, never through a link.
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let written = writeAll(data, to: descriptor)
+        let code = errno
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        // rename(2) replaces the old file in one step.
+        guard written, synced, rename(temporary.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: written ? errno : code) ?? .EIO)
+        }
+    }
+
+    public func remove() throws {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        try FileManager.default.removeItem(at: url)
+    }
+}
+
+/// Writes all of `data` to `descriptor` (at file scope, where `write` is the system call's).
+private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+    data.withUnsafeBytes { bytes in
+        guard let base = bytes.baseAddress else { return true }
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, base + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+}
