@@ -83,7 +83,7 @@ public actor DeviceSecondFactorFlow {
     private var verifiedPIN: PIN?
     /// The factor that proved the person in the first step of `changePIN`.
     private var verifiedWith: SecondFactorType?
-    private var watchers: [UUID: AsyncStream<SecondFactorFlowState>.Continuation] = [:]
+    private let watchers = StateWatchers<SecondFactorFlowState>(buffer: 16)
 
     public private(set) var state: SecondFactorFlowState = .processing
 
@@ -95,22 +95,12 @@ public actor DeviceSecondFactorFlow {
     }
 
     /// The state now, then each change.
-    public func states() -> AsyncStream<SecondFactorFlowState> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: SecondFactorFlowState.self, bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        watchers[id] = continuation
-        continuation.yield(state)
-        continuation.onTermination = { [weak self] _ in Task { await self?.unwatch(id) } }
-        return stream
-    }
-
-    private func unwatch(_ id: UUID) { watchers[id] = nil }
+    public func states() -> AsyncStream<SecondFactorFlowState> { watchers.stream(starting: state) }
 
     @discardableResult
     private func enter(_ new: SecondFactorFlowState) -> SecondFactorFlowState {
         state = new
-        for watcher in watchers.values { watcher.yield(new) }
+        watchers.yield(new)
         return new
     }
 

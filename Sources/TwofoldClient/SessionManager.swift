@@ -50,7 +50,7 @@ public actor SessionManager {
     private var unsaved = false
     /// A sign-out whose clearing of the store failed: retried at the next chance.
     private var uncleared = false
-    private var watchers: [UUID: AsyncStream<AuthState>.Continuation] = [:]
+    private let watchers = StateWatchers<AuthState>(buffer: 8)
 
     /// What the guard shows now.
     public private(set) var state: AuthState = .checking
@@ -101,23 +101,12 @@ public actor SessionManager {
     }
 
     /// The state now, then each change, until the stream is dropped.
-    public func states() -> AsyncStream<AuthState> {
-        let (stream, continuation) = AsyncStream.makeStream(of: AuthState.self, bufferingPolicy: .bufferingNewest(8))
-        let id = UUID()
-        watchers[id] = continuation
-        continuation.yield(state)
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unwatch(id) }
-        }
-        return stream
-    }
-
-    private func unwatch(_ id: UUID) { watchers[id] = nil }
+    public func states() -> AsyncStream<AuthState> { watchers.stream(starting: state) }
 
     private func update(_ new: AuthState) {
         guard new != state else { return }
         state = new
-        for watcher in watchers.values { watcher.yield(new) }
+        watchers.yield(new)
     }
 
     // MARK: The store, one write at a time

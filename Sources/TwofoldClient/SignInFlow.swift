@@ -111,7 +111,7 @@ public actor SignInFlow {
     private let now: @Sendable () -> Date
     private var flow: String?
     private var tried: Set<FactorMethod> = []
-    private var watchers: [UUID: AsyncStream<SignInState>.Continuation] = [:]
+    private let watchers = StateWatchers<SignInState>(buffer: 16)
 
     public private(set) var state: SignInState = .credentials(nil)
 
@@ -126,22 +126,12 @@ public actor SignInFlow {
     }
 
     /// The state now, then each change.
-    public func states() -> AsyncStream<SignInState> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: SignInState.self, bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        watchers[id] = continuation
-        continuation.yield(state)
-        continuation.onTermination = { [weak self] _ in Task { await self?.unwatch(id) } }
-        return stream
-    }
-
-    private func unwatch(_ id: UUID) { watchers[id] = nil }
+    public func states() -> AsyncStream<SignInState> { watchers.stream(starting: state) }
 
     @discardableResult
     private func enter(_ new: SignInState) -> SignInState {
         state = new
-        for watcher in watchers.values { watcher.yield(new) }
+        watchers.yield(new)
         return new
     }
 

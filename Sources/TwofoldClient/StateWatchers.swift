@@ -1,0 +1,32 @@
+import Foundation
+
+/// The streams watching an actor's state (`SessionManager`, `SignInFlow`,
+/// `DeviceSecondFactorFlow`): each gets the state at once, then every change, until it is
+/// dropped. The actor yields from its own isolation, so the streams see the changes in order.
+final class StateWatchers<State: Sendable>: @unchecked Sendable {
+    // Safe: `continuations` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var continuations: [UUID: AsyncStream<State>.Continuation] = [:]
+    private let buffer: Int
+
+    /// Each stream keeps the newest `buffer` states its reader has not taken yet.
+    init(buffer: Int) { self.buffer = buffer }
+
+    /// A stream that starts with `state`.
+    func stream(starting state: State) -> AsyncStream<State> {
+        let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(buffer))
+        let id = UUID()
+        lock.withLock { continuations[id] = continuation }
+        continuation.yield(state)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Tells every stream `state`.
+    func yield(_ state: State) {
+        for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(state) }
+    }
+}
