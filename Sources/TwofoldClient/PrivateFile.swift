@@ -67,6 +67,41 @@ public struct PrivateFile: Sendable {
     }
 }
 
+extension PrivateFile {
+    /// An exclusive lock between processes: `flock(2)` on a 0600 file, not followed through a
+    /// link. The system releases it when the holder exits, however it exits.
+    struct Lock {
+        let path: String
+        private let descriptor: Int32
+
+        init(path: String) throws {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !FileManager.default.fileExists(atPath: folder) {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            (self.path, self.descriptor) = (path, descriptor)
+        }
+
+        /// Waits for the lock, polling, for up to `wait`; throws `TokenStoreBusy` after.
+        func acquire(within wait: Duration) async throws {
+            let deadline = ContinuousClock.now + wait
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+                guard ContinuousClock.now < deadline else { throw TokenStoreBusy(path: path) }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+
+        /// Lets go of the lock (closing the file does).
+        func release() { close(descriptor) }
+    }
+}
+
 /// Writes all of `data` to `descriptor` (at file scope, where `write` is the system call's).
 private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
     data.withUnsafeBytes { bytes in

@@ -197,6 +197,8 @@ public actor SessionManager {
 
     private enum RefreshOutcome: Sendable {
         case refreshed(RefreshResponse, receivedAt: Date)
+        /// Another process sharing the store refreshed the same session first: its pair.
+        case adopted(StoredSession)
         /// The server refused the refresh token: the session is over.
         case refused
         case rateLimited(Int?)
@@ -209,7 +211,7 @@ public actor SessionManager {
         if let inFlight = refreshing, inFlight.from == presented {
             task = inFlight.task
         } else {
-            task = Task { [client, now] in await Self.exchange(presented, with: client, now: now) }
+            task = Task { [client, store, now] in await Self.refresh(session, with: client, store: store, now: now) }
             refreshing = (presented, task)
         }
         let outcome = await task.value
@@ -220,14 +222,13 @@ public actor SessionManager {
             guard let current, current.signIn == session.signIn else {
                 // Signed out or signed in again meanwhile: these tokens belong to no one now.
                 await Self.revoke(pair.refreshToken.token, with: client)
+                // A shared store took the pair under its lock: put back what this manager holds.
+                if store.isShared { await restoreStore() }
                 throw SessionError.signedOut
             }
             // Another caller of the same refresh has kept it already.
             guard current.refreshToken.token == presented else { return current }
-            var next = current
-            next.accessToken = pair.accessToken
-            next.refreshToken = pair.refreshToken
-            next.refreshAt = StoredSession.refreshTime(for: pair.accessToken, receivedAt: receivedAt)
+            let next = current.rotated(pair, receivedAt: receivedAt)
             self.current = next
             isOffline = false
             unsaved = true
@@ -235,6 +236,13 @@ public actor SessionManager {
             // Signed out while the store wrote: the sign-out's clear came after, and stands.
             guard self.current?.signIn == session.signIn else { throw SessionError.signedOut }
             return next
+        case .adopted(let stored):
+            // Another process refreshed while this one waited for the store: its pair is ours.
+            guard let current, current.signIn == session.signIn else { throw SessionError.signedOut }
+            guard current.refreshToken.token == presented else { return current }
+            self.current = stored
+            isOffline = false
+            return stored
         case .refused:
             if current?.signIn == session.signIn {
                 current = nil
@@ -248,6 +256,41 @@ public actor SessionManager {
         case .unreachable(let reason):
             if current?.signIn == session.signIn { isOffline = true }
             throw SessionError.offline(reason)
+        }
+    }
+
+    /// The refresh of `session`. With a store other processes share, it runs under the store's
+    /// lock: a pair another process stored meanwhile is taken instead of presenting the spent
+    /// token, and a new pair is stored before the lock is let go.
+    private static func refresh(
+        _ session: StoredSession, with client: APIClient, store: any TokenStore, now: @escaping @Sendable () -> Date
+    ) async -> RefreshOutcome {
+        guard store.isShared else { return await exchange(session.refreshToken.token, with: client, now: now) }
+        do {
+            return try await store.exclusively {
+                if let stored = try? await store.load(), stored.signIn == session.signIn,
+                    stored.refreshToken.token != session.refreshToken.token, stored.refreshAt >= session.refreshAt
+                {
+                    return .adopted(stored)
+                }
+                let outcome = await exchange(session.refreshToken.token, with: client, now: now)
+                if case .refreshed(let pair, let receivedAt) = outcome {
+                    try? await store.save(session.rotated(pair, receivedAt: receivedAt))
+                }
+                return outcome
+            }
+        } catch {
+            return .unreachable("\(error)")
+        }
+    }
+
+    /// Writes what this manager holds to the store again (a session, or none).
+    private func restoreStore() async {
+        if current != nil {
+            unsaved = true
+            await saveUnsaved()
+        } else {
+            uncleared = (try? await write { try await $0.clear() }) == nil
         }
     }
 

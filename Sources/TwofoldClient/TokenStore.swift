@@ -56,6 +56,34 @@ public protocol TokenStore: Sendable {
     func save(_ session: StoredSession) async throws
     /// Removes the stored session (nothing stored is not an error).
     func clear() async throws
+    /// Whether other processes may use the same store (a file two runs of the command-line tool
+    /// share): a refresh then runs `exclusively`, reads the store first, and stores its pair
+    /// before letting go. `false` by default.
+    var isShared: Bool { get }
+    /// Runs `body` while no other process sharing the store runs it. By default, at once.
+    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
+}
+
+extension TokenStore {
+    public var isShared: Bool { false }
+    public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T { try await body() }
+}
+
+extension StoredSession {
+    /// This session with the pair a refresh answered at `receivedAt`.
+    func rotated(_ pair: RefreshResponse, receivedAt: Date) -> StoredSession {
+        var next = self
+        next.accessToken = pair.accessToken
+        next.refreshToken = pair.refreshToken
+        next.refreshAt = StoredSession.refreshTime(for: pair.accessToken, receivedAt: receivedAt)
+        return next
+    }
+}
+
+/// Another process held the session file's lock for too long.
+public struct TokenStoreBusy: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public var description: String { "\(path) stayed locked by another process" }
 }
 
 /// A store in memory, for tests and previews; `readable` false plays a phone not yet unlocked.
@@ -112,5 +140,21 @@ public struct FileTokenStore: TokenStore {
     public func clear() throws {
         guard FileManager.default.fileExists(atPath: file.path) else { return }
         try FileManager.default.removeItem(at: file)
+    }
+
+    /// Two runs of the tool share the file: a refresh by one must not present the refresh token
+    /// the other just spent (the server takes that for a stolen token and ends the session).
+    public var isShared: Bool { true }
+
+    /// How long a refresh waits for another process's.
+    static let lockWait: Duration = .seconds(30)
+
+    /// Runs `body` holding an exclusive `flock(2)` on `<file>.lock` (0600, beside the file), which
+    /// the system lets go if the process dies.
+    public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        let lock = try PrivateFile.Lock(path: file.path + ".lock")
+        defer { lock.release() }
+        try await lock.acquire(within: Self.lockWait)
+        return try await body()
     }
 }

@@ -168,6 +168,39 @@ import TwofoldClient
         #expect(server.refreshCount == 1)
     }
 
+    /// Two runs of the command-line tool share one session file: while one refreshes, the other
+    /// waits for the file's lock and takes the pair it stored, never presenting the spent
+    /// refresh token (which the server would take for a stolen one).
+    @Test func twoProcessesSharingASessionFileRefreshOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("session.json")
+        try FileTokenStore(file: file).save(Self.stored(accessSeconds: -10))
+        let server = Server()
+        // Each manager with a store of its own on the one file, as two processes have.
+        let first = Self.manager(server, FileTokenStore(file: file))
+        let second = Self.manager(server, FileTokenStore(file: file))
+        await first.restore()
+        await second.restore()
+        server.hold()
+        let firstToken = Task { try await first.accessToken() }
+        await server.refreshArrived()
+        let secondToken = Task { try await second.accessToken() }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.refreshCount == 1, "the second waits for the first's refresh")
+        server.release()
+        #expect(try await firstToken.value == "access-1")
+        #expect(try await secondToken.value == "access-1")
+        #expect(server.refreshCount == 1)
+        #expect(try FileTokenStore(file: file).load()?.refreshToken.token == "refresh-1-from-refresh-0")
+        // And the next refresh of either presents the new refresh token.
+        _ = try await second.refresh()
+        #expect(server.refreshCount == 2)
+        #expect(try FileTokenStore(file: file).load()?.refreshToken.token == "refresh-2-from-refresh-1-from-refresh-0")
+        let lock = try #require(try? FileManager.default.attributesOfItem(atPath: file.path + ".lock"))
+        #expect((lock[.posixPermissions] as? Int) == 0o600)
+    }
+
     @Test func aRefreshThatCannotReachTheServerKeepsTheSession() async throws {
         for failure in [Server.Refresh.unreachable, .serverError, .proxyLogin] {
             let server = Server()
