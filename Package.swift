@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .library(name: "TwofoldClient", targets: ["TwofoldClient"]),
         .library(name: "TwofoldDevice", targets: ["TwofoldDevice"]),
+        .library(name: "TwofoldScenarios", targets: ["TwofoldScenarios"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -66,6 +67,16 @@ let package = Package(
             name: "TwofoldDevice",
             dependencies: [
                 "TwofoldAPI", "TwofoldClient", "TwofoldCore", "WebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // Seed 004's ten scenarios, seed 001's flows and seed 000's fallback chain on the SDK
+        // and the virtual phone, each step logged; the CLI, the tests and the dashboard run them.
+        .target(
+            name: "TwofoldScenarios",
+            dependencies: [
+                "TwofoldAPI", "TwofoldClient", "TwofoldCore", "TwofoldDevice",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -127,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "twofold",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "WebAuthn",
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "WebAuthn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -180,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldTestSupport",
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

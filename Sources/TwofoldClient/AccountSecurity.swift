@@ -28,7 +28,7 @@ public struct AuthenticatorSetup: Sendable, Equatable {
 /// The signed-in account's factors (seed 000's settings): authenticator app, passkeys, SMS and
 /// email codes, backup codes. Every call carries a current access token from the
 /// `SessionManager`; when the server asks for a step-up, the `StepUpProviding` gives a proof,
-/// the session is stepped up, and the call is made again, once.
+/// the session is stepped up, and the call is made again (`SessionManager.authorized`).
 public actor AccountSecurity {
     private let session: SessionManager
     private let stepUp: (any StepUpProviding)?
@@ -134,28 +134,9 @@ public actor AccountSecurity {
 
     // MARK: Calls
 
-    /// Runs `call` with a current access token. A `401` refreshes the session and runs it again;
-    /// a `403 step_up_required` steps the session up with a proof from `stepUp` and runs it
-    /// again; each once.
+    /// `call` with a current token, refreshed or stepped up when the server asks
+    /// (`SessionManager.authorized`).
     private func authorized<T: Sendable>(_ call: @Sendable (String) async throws -> T) async throws -> T {
-        var token = try await session.accessToken()
-        var refreshed = false
-        var steppedUp = false
-        while true {
-            do {
-                return try await call(token)
-            } catch let error as APIError where error.status == 401 && !refreshed {
-                refreshed = true
-                token = try await session.refresh().accessToken.token
-            } catch let error as APIError where error.code == .stepUpRequired && !steppedUp {
-                guard let stepUp else { throw error }
-                steppedUp = true
-                let methods = try await client.send(API.TwoFactor.mfaStatus, bearer: token).methods
-                let proof = try await stepUp.stepUpProof(need: error.problem?.errors?["stepUp"], methods: methods)
-                let answer = try await client.send(API.Auth.stepUp, proof, bearer: token)
-                await session.steppedUp(answer.accessToken)
-                token = answer.accessToken.token
-            }
-        }
+        try await session.authorized(stepUp: stepUp, call)
     }
 }

@@ -22,10 +22,20 @@ public enum DeviceEnrolment: Sendable, Equatable {
 public actor DeviceKeyFlows {
     private let session: SessionManager
     private let device: any DeviceSecurity
+    private let stepUp: (any StepUpProviding)?
     public nonisolated let deviceID: String
 
-    public init(session: SessionManager, device: any DeviceSecurity, deviceID: String) {
-        (self.session, self.device, self.deviceID) = (session, device, deviceID)
+    /// `stepUp` proves a factor again when the server asks before a change (adding, replacing
+    /// or removing the device's method); without it the refusal is thrown.
+    public init(
+        session: SessionManager, device: any DeviceSecurity, deviceID: String, stepUp: (any StepUpProviding)? = nil
+    ) {
+        (self.session, self.device, self.deviceID, self.stepUp) = (session, device, deviceID, stepUp)
+    }
+
+    /// `call` with the session's token, stepped up when the server asks.
+    private func authorized<T: Sendable>(_ call: @Sendable (String) async throws -> T) async throws -> T {
+        try await session.authorized(stepUp: stepUp, call)
     }
 
     private var client: APIClient { session.client }
@@ -72,9 +82,11 @@ public actor DeviceKeyFlows {
 
     /// Flow C: SMS codes to the account's verified phone sign this device in.
     public func enrollForSMS(username: String) async throws -> DeviceEnrolment {
-        _ = try await client.send(
-            API.DeviceKeys.enroll, DeviceEnrollRequest(username: username, method: "smsOTP", deviceId: deviceID),
-            bearer: try await session.accessToken())
+        _ = try await authorized { [client, deviceID] in
+            try await client.send(
+                API.DeviceKeys.enroll, DeviceEnrollRequest(username: username, method: "smsOTP", deviceId: deviceID),
+                bearer: $0)
+        }
         return .enrolledForSMS
     }
 
@@ -109,7 +121,7 @@ public actor DeviceKeyFlows {
             return error == .userCancel && protection == .biometric ? .offerPasscode(error) : .failed(error)
         }
         do {
-            try await register(key, try await session.accessToken())
+            try await authorized { try await register(key, $0) }
         } catch {
             await device.deleteKey(tag: pending)
             throw error
@@ -121,15 +133,17 @@ public actor DeviceKeyFlows {
     /// Scenario 8: the device's security is gone (and its key with it): SMS codes from now on.
     public func downgrade(username: String) async throws {
         await device.deleteKey(tag: tag(for: username))
-        _ = try await client.send(
-            API.DeviceKeys.downgrade, DeviceRequest(username: username, deviceId: deviceID),
-            bearer: try await session.accessToken())
+        _ = try await authorized { [client, deviceID] in
+            try await client.send(
+                API.DeviceKeys.downgrade, DeviceRequest(username: username, deviceId: deviceID), bearer: $0)
+        }
     }
 
     public func unenroll(username: String) async throws {
-        _ = try await client.send(
-            API.DeviceKeys.unenroll, DeviceRequest(username: username, deviceId: deviceID),
-            bearer: try await session.accessToken())
+        _ = try await authorized { [client, deviceID] in
+            try await client.send(
+                API.DeviceKeys.unenroll, DeviceRequest(username: username, deviceId: deviceID), bearer: $0)
+        }
         await device.deleteKey(tag: tag(for: username))
     }
 

@@ -38,6 +38,11 @@ public enum SignInProblem: Sendable, Equatable, Codable {
     case rateLimited(retryAfter: Int?)
     /// The sign-in outlived its flow, or was completed elsewhere: start again with the password.
     case flowExpired
+    /// The code (or passkey or key challenge) was used a moment ago: each works once; use
+    /// another, or ask for a new one.
+    case alreadyUsed
+    /// The code or challenge expired: ask for a new one.
+    case expired
     /// The server could not be reached.
     case offline
     /// The person cancelled the passkey or biometric prompt.
@@ -371,7 +376,11 @@ public actor SignInFlow {
                 return .wrongCode(attemptsRemaining: problem.attemptsRemaining)
             case .locked, .accountLocked: return .locked(until: problem.lockoutUntil)
             case .rateLimited: return .rateLimited(retryAfter: error.retryAfter)
-            case .expired, .alreadyUsed: return .flowExpired
+            // The flow's end names the flow; otherwise a code or challenge is what is used up,
+            // and the step goes on.
+            case .expired, .alreadyUsed:
+                if problem.errors?["otpFlowId"] != nil { return .flowExpired }
+                return problem.code == .expired ? .expired : .alreadyUsed
             // In a sign-in, the only thing to be unauthorised is the flow: unknown to the server.
             case .unauthorized: return .flowExpired
             case .serviceUnavailable: return .offline

@@ -83,6 +83,8 @@ enum Terminal {
         case .rateLimited(let seconds?): "Too many tries: wait \(seconds) seconds and try again."
         case .rateLimited(nil): "Too many tries: wait a little and try again."
         case .flowExpired: "This sign-in is over; sign in again with your password."
+        case .alreadyUsed: "That code was just used; each works once. Use another one."
+        case .expired: "That code expired; ask for a new one."
         case .offline: "The server cannot be reached."
         case .cancelled: "Cancelled."
         case .deviceKey(let reason): "\(reason.message)."

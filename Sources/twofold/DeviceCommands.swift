@@ -42,7 +42,7 @@ struct DeviceCommand: AsyncParsableCommand {
             folder = try options.phone
             (deviceID, phone, passkeys) = try await folder.open(origin: try options.origin)
             session = try options.session()
-            flows = DeviceKeyFlows(session: session, device: phone, deviceID: deviceID)
+            flows = DeviceKeyFlows(session: session, device: phone, deviceID: deviceID, stepUp: TerminalStepUp())
         }
 
         /// The signed-in account's username.

@@ -11,6 +11,11 @@ struct TerminalStepUp: StepUpProviding {
     func stepUpProof(need: String?, methods: [FactorMethod]) async throws -> StepUpRequest {
         let offered = [FactorMethod.password] + methods.filter { $0 == .totp || $0 == .backup }
         let names = offered.map(\.rawValue).joined(separator: ", ")
+        guard isatty(0) == 1 else {
+            throw CommandFailure(
+                description: "Step up required (\(need ?? "step-up")): the server asks you to confirm it is you, "
+                    + "and there is no terminal to ask on. Run the command in a terminal.")
+        }
         FileHandle.standardError.write(Data("The server asks you to confirm it is you (\(need ?? "step-up")).\n".utf8))
         guard let typed = Terminal.ask("Confirm with (\(names)): "),
             let method = offered.first(where: { $0.rawValue == typed })

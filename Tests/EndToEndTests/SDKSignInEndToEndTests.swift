@@ -107,10 +107,30 @@ import TwofoldTestSupport
             return
         }
         // The same backup code again, at once, signs nothing in: the server takes it for a
-        // duplicate of the sign-in it just made, and the SDK asks to start again.
+        // duplicate of the sign-in it just made. The step says so and goes on: another code
+        // signs in on the same flow.
         _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
         _ = await flow.choose(.backup)
-        #expect(await flow.submit(code: backupCodes[0]) == .credentials(.flowExpired))
+        guard case .secondFactor(let reused) = await flow.submit(code: backupCodes[0]) else {
+            Issue.record("a used backup code ended the step: \(await flow.state)")
+            return
+        }
+        #expect(reused.problem == .alreadyUsed && reused.method == .backup)
+        let flowID = try #require(await flow.pending?.flow)
+        guard case .signedIn = await flow.submit(code: backupCodes[1]) else {
+            Issue.record("another backup code did not sign in: \(await flow.state)")
+            return
+        }
+        // A flow completed is over, and its refusal names the flow (which the SDK reads as
+        // "start again"), unlike a used code's.
+        do {
+            _ = try await server.client.send(
+                API.SecondStep.verifyLogin,
+                MFAVerifyLoginRequest(code: backupCodes[2], method: .backup, otpFlowId: flowID))
+            Issue.record("a completed flow signed in again")
+        } catch let error as APIError {
+            #expect(error.code == .alreadyUsed && error.problem?.errors?["otpFlowId"] != nil, "\(error)")
+        }
 
         // Signing out ends the session on the server too.
         let last = try await session.accessToken()

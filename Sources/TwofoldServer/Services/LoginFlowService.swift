@@ -102,9 +102,13 @@ struct LoginFlowService: Sendable {
     var expired: Problem {
         Problem(
             status: 401, code: .expired, title: "Login flow expired",
-            detail: "More than \(lifetime.inWords) passed since the password; start again.")
+            detail: "More than \(lifetime.inWords) passed since the password; start again.",
+            errors: Self.flowField)
     }
     static let alreadyUsed = Problem(
         status: 409, code: .alreadyUsed, title: "Login flow already used",
-        detail: "This sign-in was already completed; start again.")
+        detail: "This sign-in was already completed; start again.", errors: flowField)
+    /// Names the flow as what is expired or used, so a client tells the flow's end from a code's
+    /// (a backup code used a moment ago is `already_used` too, and the flow goes on).
+    static let flowField = ["otpFlowId": "This sign-in is over."]
 }

@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldScenarios
+import TwofoldTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `twofold scenarios` against a freshly started server, on SQLite and PostgreSQL, codes read
+/// from the server's signed SMS webhook; and the scenarios catching a server that answers
+/// wrongly, through a transport that alters one answer.
+@Suite(.serialized) struct ScenariosEndToEndTests {
+    static let secret = "scenario-webhook-secret"
+
+    /// A server that sends SMS codes to the webhook at `webhookPort`, registrations not limited
+    /// (every scenario registers accounts of its own).
+    static func withServer(
+        _ database: String, webhookPort: Int, _ body: (ServerProcess) async throws -> Void
+    ) async throws {
+        guard var environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        environment.merge([
+            "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(webhookPort)/sms",
+            "TWOFOLD_SMS_WEBHOOK_SECRET": secret, "TWOFOLD_EMAIL_PROVIDER": "console",
+            "TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1",
+        ]) { $1 }
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-scenarios")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
+        defer { server.stop() }
+        try await body(server)
+    }
+
+    /// The passkeys' origin: the server's default one.
+    static func url(_ server: ServerProcess) -> URL { URL(string: "http://localhost:\(server.port)")! }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func everyScenarioPassesFromTheCommandLine(_ database: String) async throws {
+        let webhookPort = SMTPSink.freePort()
+        try await Self.withServer(database, webhookPort: webhookPort) { server in
+            let home = try BuildProducts.temporaryDirectory("twofold-e2e-scenarios-home")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let tool = ExternalTool(url: BuildProducts.executable("twofold"))
+            let environment = ProcessInfo.processInfo.environment.merging([
+                "TWOFOLD_SERVER": Self.url(server).absoluteString, "TWOFOLD_HOME": home.path,
+                "TWOFOLD_SMS_WEBHOOK_SECRET": Self.secret,
+            ]) { $1 }
+            let output = try tool.run(
+                ["scenarios", "--json", "--sms-webhook", "127.0.0.1:\(webhookPort)"], environment: environment)
+            let results = try Wire.decoder().decode([ScenarioResult].self, from: output.standardOutput)
+            #expect(output.status == 0, "\(output.errorText)\n\(Self.failures(results))")
+            #expect(results.map(\.number) == Array(1...12))
+            #expect(results.allSatisfy { $0.passed && $0.steps.count >= 3 }, "\(Self.failures(results))")
+            // The server's log holds no code and no full number.
+            for result in results {
+                for step in result.steps where step.outcome.contains("+1415555") {
+                    Issue.record("a full number in a step: \(step)")
+                }
+            }
+            #expect(!server.log.contains("+1415555"), "a full phone number in the server's log")
+
+            // Without the secret the webhook cannot be checked: refused before anything runs.
+            var unsigned = environment
+            unsigned["TWOFOLD_SMS_WEBHOOK_SECRET"] = nil
+            let refused = try tool.run(
+                ["scenarios", "--only", "5", "--sms-webhook", "127.0.0.1:\(webhookPort)"], environment: unsigned)
+            #expect(refused.status != 0 && refused.errorText.contains("TWOFOLD_SMS_WEBHOOK_SECRET"))
+            let outOfRange = try tool.run(["scenarios", "--only", "13"], environment: environment)
+            #expect(outOfRange.status != 0 && outOfRange.errorText.contains("--only"))
+        }
+    }
+
+    static func failures(_ results: [ScenarioResult]) -> String {
+        results.filter { !$0.passed }.map { result in
+            "\(result.number). \(result.name): "
+                + result.steps.map { "\($0.action) → \($0.outcome)" }.joined(separator: "; ")
+        }.joined(separator: "\n")
+    }
+
+    /// A transport that hands one kind of answer back altered.
+    struct Altering: Transport {
+        let alter: @Sendable (URLRequest, HTTPAnswer) -> HTTPAnswer
+        let wrapped = URLSessionTransport()
+        func send(_ request: URLRequest) async throws -> HTTPAnswer { alter(request, try await wrapped.send(request)) }
+    }
+
+    @Test func aServerThatTakesAReusedSignatureFailsScenarioSix() async throws {
+        let listener = try SMSWebhookListener(address: "127.0.0.1:0", secret: Self.secret)
+        defer { listener.stop() }
+        try await Self.withServer("sqlite", webhookPort: listener.port) { server in
+            // Turns the refusal of a signature already used into the success a broken server
+            // would give.
+            let broken = Altering { request, answer in
+                guard request.url?.path.hasSuffix(API.DeviceKeys.verifySignature.template) == true, answer.status == 409
+                else { return answer }
+                let body = try? Wire.encoder().encode(
+                    DeviceTokenResponse(token: "forged", message: "Authentication successful"))
+                return HTTPAnswer(status: 200, headers: ["Content-Type": Wire.json], body: body ?? Data())
+            }
+            let honest = ScenarioRunner(client: APIClient(baseURL: Self.url(server)), inbox: listener)
+            let passing = await honest.run(only: 6)
+            #expect(passing.map(\.passed) == [true], "\(Self.failures(passing))")
+            let fooled = ScenarioRunner(
+                client: APIClient(baseURL: Self.url(server), transport: broken), inbox: listener)
+            let failing = await fooled.run(only: 6)
+            #expect(failing.map(\.passed) == [false])
+            #expect(failing.first?.steps.last?.action == "send the same signature again", "\(Self.failures(failing))")
+        }
+    }
+
+    /// The hex HMAC-SHA256 the server signs a webhook's body with.
+    static func mac(_ body: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(body.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+            .map { String(format: "%02x", $0) }.joined()
+    }
+
+    @Test func theWebhookListenerKeepsOnlySignedMessages() async throws {
+        let listener = try SMSWebhookListener(address: "127.0.0.1:0", secret: Self.secret)
+        defer { listener.stop() }
+        @Sendable func post(_ body: String, signature: String?) async throws -> Int {
+            let transport = URLSessionTransport()
+            var request = URLRequest(url: URL(string: listener.url)!)
+            request.httpMethod = "POST"
+            request.httpBody = Data(body.utf8)
+            if let signature { request.setValue(signature, forHTTPHeaderField: "X-Twofold-Signature") }
+            return try await transport.send(request).status
+        }
+        let body = #"{"to":"+14155550100","message":"Your Twofold code is 123456."}"#
+        #expect(try await post(body, signature: nil) == 401)
+        #expect(try await post(body, signature: "sha256=" + String(repeating: "0", count: 64)) == 401)
+        #expect(listener.received.isEmpty && listener.refusedCount == 2)
+        let signed = try await listener.code(to: "+14155550100") {
+            let status = try await post(body, signature: "sha256=" + Self.mac(body))
+            #expect(status == 204)
+        }
+        #expect(signed == "123456")
+        let notJSON = try await post("not json", signature: "sha256=" + Self.mac("not json"))
+        #expect(notJSON == 400)
+    }
+}
