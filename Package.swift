@@ -145,7 +145,7 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "twofold-bench", dependencies: ["TwofoldCore"]),
+        .executableTarget(name: "twofold-bench", dependencies: ["TwofoldCore", "TwofoldAPI", "TwofoldClient"]),
 
         // MARK: Tests
         .target(name: "TwofoldTestSupport", path: "Tests/TwofoldTestSupport"),

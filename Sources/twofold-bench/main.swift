@@ -1,7 +1,9 @@
 import Foundation
 import TwofoldCore
 
-// Prints how fast the core primitives run. Build in release mode: `scripts/bench`.
+// Prints how fast the core primitives and the SDK's local work run; with
+// `--sdk-server URL [--clients N] [--seconds S]`, only the sign-ins a server answers to N SDK
+// clients at once. Build in release mode: `scripts/bench`.
 // Figures, not assertions: timing on shared machines is too noisy for pass/fail tests.
 
 func measure(_ name: String, iterations: Int, _ body: () throws -> Void) rethrows {
@@ -12,10 +14,7 @@ func measure(_ name: String, iterations: Int, _ body: () throws -> Void) rethrow
     }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let perOperation = seconds / Double(iterations) * 1e6
-    let name = name.padding(toLength: 44, withPad: " ", startingAt: 0)
-    print(
-        "\(name) \(String(format: "%10.2f", perOperation)) µs/op  \(String(format: "%12.0f", Double(iterations) / seconds)) op/s"
-    )
+    printFigure(name, perOperation: perOperation, perSecond: Double(iterations) / seconds)
 }
 
 let secret = Array("12345678901234567890".utf8)
@@ -24,6 +23,17 @@ let now: Int64 = 1_790_000_000
 let code = try totp.code(at: now)
 let uri =
     "otpauth://totp/eToro:user@email.com?secret=JBSWY3DPEHPK3PXP&issuer=eToro&algorithm=SHA1&digits=6&period=30"
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? {
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+if let server = option("--sdk-server").flatMap(URL.init(string:)) {
+    try await SDKBench.load(
+        server: server, clients: option("--clients").flatMap(Int.init) ?? 50,
+        seconds: option("--seconds").flatMap(Int.init) ?? 10)
+    exit(0)
+}
 
 print("Twofold core benchmarks")
 try measure("TOTP code (SHA-1, 6 digits)", iterations: 200_000) { _ = try totp.code(at: now) }
@@ -38,3 +48,5 @@ let long = String(repeating: "a", count: 2_900)
 try measure("QR encode 2900 bytes (version 40, L)", iterations: 20) {
     _ = try QRCode(text: long, errorCorrection: .low)
 }
+
+try await SDKBench.local()
