@@ -113,6 +113,7 @@ public actor SignInFlow {
     private let session: SessionManager
     private let passkeys: (any PasskeyAsserting)?
     private let deviceKey: (any DeviceKeySigning)?
+    private let rememberedDevices: (any RememberedDeviceStore)?
     private let now: @Sendable () -> Date
     private var flow: String?
     private var tried: Set<FactorMethod> = []
@@ -121,14 +122,20 @@ public actor SignInFlow {
     public private(set) var state: SignInState = .credentials(nil)
 
     /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key; without
-    /// them, passkeys and the device key are not offered.
+    /// them, passkeys and the device key are not offered. `rememberedDevices` keeps the token of
+    /// "remember this device" and sends it with the next password sign-in of the account, which
+    /// then skips the second step; without it, remembering is not offered.
     public init(
         client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil,
-        deviceKey: (any DeviceKeySigning)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        deviceKey: (any DeviceKeySigning)? = nil, rememberedDevices: (any RememberedDeviceStore)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        (self.client, self.session, self.passkeys, self.deviceKey, self.now) =
-            (client, session, passkeys, deviceKey, now)
+        (self.client, self.session, self.passkeys, self.deviceKey, self.rememberedDevices, self.now) =
+            (client, session, passkeys, deviceKey, rememberedDevices, now)
     }
+
+    /// Whether "remember this device" can be offered: a store keeps its token.
+    public nonisolated var canRememberDevice: Bool { rememberedDevices != nil }
 
     /// The state now, then each change.
     public func states() -> AsyncStream<SignInState> { watchers.stream(starting: state) }
@@ -171,8 +178,12 @@ public actor SignInFlow {
         let attempt =
             name.contains("@")
             ? LoginRequest(email: name, password: password) : LoginRequest(username: name, password: password)
+        var headers: [String: String] = [:]
+        if let remembered = await rememberedDevices?.token(for: name) {
+            headers[Wire.Header.trustedDevice] = remembered
+        }
         do {
-            switch try await client.send(API.Auth.login, attempt) {
+            switch try await client.send(API.Auth.login, attempt, headers: headers) {
             case .signedIn(let tokens):
                 await session.signedIn(tokens)
                 return finish(tokens.user)
@@ -228,9 +239,9 @@ public actor SignInFlow {
         do {
             let answer = try await client.send(
                 API.SecondStep.verifyLogin,
-                MFAVerifyLoginRequest(code: code, method: step.method, otpFlowId: flow, trustDevice: rememberDevice))
-            await session.signedIn(answer)
-            return finish(answer.user)
+                MFAVerifyLoginRequest(
+                    code: code, method: step.method, otpFlowId: flow, trustDevice: rememberDevice && canRememberDevice))
+            return await completed(answer)
         } catch {
             return failed(step, error)
         }
@@ -248,9 +259,9 @@ public actor SignInFlow {
             let credential = try await passkeys.assertion(for: options)
             let answer = try await client.send(
                 API.Passkeys.flowVerify,
-                PasskeyFlowVerifyRequest(otpFlowId: flow, credential: credential, trustDevice: rememberDevice))
-            await session.signedIn(answer)
-            return finish(answer.user)
+                PasskeyFlowVerifyRequest(
+                    otpFlowId: flow, credential: credential, trustDevice: rememberDevice && canRememberDevice))
+            return await completed(answer)
         } catch {
             return failed(step, error)
         }
@@ -281,10 +292,10 @@ public actor SignInFlow {
             let answer = try await client.send(
                 API.SecondStep.verifyLogin,
                 MFAVerifyLoginRequest(
-                    method: .deviceKey, otpFlowId: flow, trustDevice: rememberDevice, deviceId: deviceKey.deviceID,
+                    method: .deviceKey, otpFlowId: flow, trustDevice: rememberDevice && canRememberDevice,
+                    deviceId: deviceKey.deviceID,
                     challengeId: challenge.challengeId, signature: signature.base64EncodedString()))
-            await session.signedIn(answer)
-            return finish(answer.user)
+            return await completed(answer)
         } catch {
             return failed(step, error)
         }
@@ -332,6 +343,16 @@ public actor SignInFlow {
             if step.problem == .flowExpired { return enter(.credentials(.flowExpired)) }
         }
         return enter(.secondFactor(step))
+    }
+
+    /// The second step's answer: the device remembered when the server gave a token for it
+    /// (a store that cannot write loses only the remembering), then the session kept.
+    private func completed(_ answer: SecondStepResponse) async -> SignInState {
+        if let token = answer.trustedDeviceToken {
+            try? await rememberedDevices?.keep(token, for: [answer.user.username, answer.user.email])
+        }
+        await session.signedIn(answer)
+        return finish(answer.user)
     }
 
     private func finish(_ user: UserDTO) -> SignInState {

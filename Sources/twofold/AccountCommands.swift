@@ -41,6 +41,11 @@ struct ServerOptions: ParsableArguments {
         SessionManager(client: try client, store: FileTokenStore(file: try home.appendingPathComponent("session.json")))
     }
 
+    /// The tokens of "remember this device" (`login --trust-device`), per account: owner-only.
+    var rememberedDevices: FileRememberedDevices {
+        get throws { FileRememberedDevices(file: try home.appendingPathComponent("remembered-devices.json")) }
+    }
+
     /// Where `login` keeps a second step waiting for `login --code`.
     var pendingFile: URL { get throws { try home.appendingPathComponent("pending-sign-in.json") } }
 }
@@ -162,7 +167,9 @@ struct LoginCommand: AsyncParsableCommand {
         if let username, await phone.hasKey(tag: deviceKeys.tag(for: username)) {
             signer = deviceKeys.signer(username: username)
         }
-        let flow = SignInFlow(client: try options.client, session: session, deviceKey: signer)
+        let flow = SignInFlow(
+            client: try options.client, session: session, deviceKey: signer,
+            rememberedDevices: try options.rememberedDevices)
         let pendingFile = try options.pendingFile
         var state: SignInState
         if let name = email ?? username {

@@ -101,7 +101,7 @@ import TwofoldTestSupport
             let wrongCode = try run(["login", "--code", "000000"])
             #expect(wrongCode.status != 0 && wrongCode.errorText.contains("tries left"), "\(wrongCode.errorText)")
             let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
-            let second = try run(["login", "--code", code])
+            let second = try run(["login", "--code", code, "--trust-device"])
             #expect(second.status == 0 && second.text.contains("Signed in as cli"), "\(second.errorText)")
             #expect(!FileManager.default.fileExists(atPath: pendingFile.path))
             #expect(try status().methods?.contains(.totp) == true)
@@ -123,6 +123,16 @@ import TwofoldTestSupport
             }
             let again = try run(["login", "--code", code])
             #expect(again.status != 0, "no sign-in waits after logout")
+
+            // This device was remembered (--trust-device): the password alone signs in here.
+            let rememberedFile = home.appendingPathComponent("remembered-devices.json")
+            #expect(
+                try FileManager.default.attributesOfItem(atPath: rememberedFile.path)[.posixPermissions] as? Int
+                    == 0o600)
+            let trusted = try run(["login", "--username", "cli", "--password-stdin"], input: password)
+            #expect(
+                trusted.status == 0 && trusted.text.contains("Signed in as cli"), "\(trusted.text)\(trusted.errorText)")
+            #expect(!FileManager.default.fileExists(atPath: pendingFile.path), "no second step asked")
         }
     }
 

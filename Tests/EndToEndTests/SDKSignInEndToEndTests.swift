@@ -32,6 +32,48 @@ import TwofoldTestSupport
         return (0..<1_000_000).lazy.map { String(format: "%06d", $0) }.first { !near.contains($0) } ?? "000000"
     }
 
+    /// "Remember this device": the token the second step answers is kept, and the next password
+    /// sign-in of the account (by username or email, in any case) skips the second step.
+    @Test func aRememberedDeviceSkipsTheSecondStepNextTime() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-remember")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let client = server.client
+        let (secret, _) = try await Self.accountWithTOTP(client, "ray")
+        let remembered = MemoryRememberedDevices()
+        let session = SessionManager(client: client, store: MemoryTokenStore())
+        let flow = SignInFlow(client: client, session: session, rememberedDevices: remembered)
+        #expect(flow.canRememberDevice)
+        guard case .secondFactor = await flow.signIn("ray", password: AuthEndToEndTests.password) else {
+            Issue.record("no second step: \(await flow.state)")
+            return
+        }
+        let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
+        guard case .signedIn = await flow.submit(code: code, rememberDevice: true) else {
+            Issue.record("the code did not sign in: \(await flow.state)")
+            return
+        }
+        let token = try #require(await remembered.token(for: "ray"))
+        #expect(await remembered.token(for: "RAY@example.com") == token)
+        await session.signOut()
+
+        let again = SignInFlow(client: client, session: session, rememberedDevices: remembered)
+        guard case .signedIn(let user) = await again.signIn("Ray@Example.com", password: AuthEndToEndTests.password)
+        else {
+            Issue.record("the remembered device was asked for a second factor: \(await again.state)")
+            return
+        }
+        #expect(user.username == "ray")
+        // Another device (no token kept) is asked for the second factor.
+        let elsewhere = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
+        #expect(!elsewhere.canRememberDevice)
+        guard case .secondFactor = await elsewhere.signIn("ray", password: AuthEndToEndTests.password) else {
+            Issue.record("a device without the token skipped the second step: \(await elsewhere.state)")
+            return
+        }
+    }
+
     @Test(arguments: ["sqlite", "postgres"])
     func codesFallbackAndSessionThroughTheSDK(_ database: String) async throws {
         guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
