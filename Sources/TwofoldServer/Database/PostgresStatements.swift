@@ -53,35 +53,60 @@ struct PostgresStatements: Sendable {
     func rows<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
-        sent.add()
-        @Sendable func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [T]
-        where Rows.Element == PostgresRow {
-            var rows: [T] = []
-            for try await row in sequence {
-                rows.append(try read(StatementRow(PostgresColumns(row: row.makeRandomAccess()))))
-            }
-            return rows
+        try await leased { connection in try await run(statement, read, on: connection) }
+    }
+
+    /// `first`, then `second` once `first` is committed, on one connection: one lease from the
+    /// pool for both (`SQLExecutor.rows(_:_:then:_:)`).
+    func rows<A: Sendable, B: Sendable>(
+        _ first: Statement, _ readFirst: @escaping @Sendable (StatementRow) throws -> A,
+        then second: Statement, _ readSecond: @escaping @Sendable (StatementRow) throws -> B
+    ) async throws -> ([A], [B]) {
+        try await leased { connection in
+            let firstRows = try await run(first, readFirst, on: connection)
+            return (firstRows, try await run(second, readSecond, on: connection))
         }
+    }
+
+    /// Runs `body` on a connection of the pool, once the pool hands one out within the watch's
+    /// limit.
+    private func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws
+        -> T
+    {
         let ticket = watch.waiting()
         do {
-            return try await client.withConnection { [watch, logger, prepared] connection in
+            return try await client.withConnection { [watch] connection in
                 // Cut short just as the connection came: the task is cancelled, answer as for
                 // a wait that ended without one.
                 if watch.leased(ticket) { throw PostgresStatementsError.noConnection(within: watch.limit) }
                 // A connection PostgreSQL closed after the pool handed it out: a query written
                 // to it now would be lost (`ConnectionWatch.running`).
                 if connection.isClosed { throw PostgresStatementsError.connectionLost }
-                return try await watch.running(on: connection) {
-                    if let name = statement.name, let text = prepared[name] {
-                        return try await collect(text.execute(statement, on: connection, logger: logger))
-                    }
-                    return try await collect(connection.query(Self.query(statement), logger: logger))
-                }
+                return try await watch.running(on: connection) { try await body(connection) }
             }
         } catch {
             if watch.ended(ticket) { throw PostgresStatementsError.noConnection(within: watch.limit) }
             throw error
         }
+    }
+
+    /// One statement on `connection`: prepared when it is named and registered, its rows read.
+    private func run<T: Sendable>(
+        _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T,
+        on connection: PostgresConnection
+    ) async throws -> [T] {
+        sent.add()
+        var rows: [T] = []
+        if let name = statement.name, let text = prepared[name] {
+            for try await row in try await text.execute(statement, on: connection, logger: logger) {
+                rows.append(try read(StatementRow(PostgresColumns(row: row.makeRandomAccess()))))
+            }
+        } else {
+            for try await row in try await connection.query(Self.query(statement), logger: logger) {
+                rows.append(try read(StatementRow(PostgresColumns(row: row.makeRandomAccess()))))
+            }
+        }
+        return rows
     }
 
     /// `statement` as a PostgreSQL query: its `?`s numbered `$1`, `$2`, … in order, and its

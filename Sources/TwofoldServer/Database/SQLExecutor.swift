@@ -18,6 +18,13 @@ protocol SQLExecutor: Sendable {
     /// caller won it and none when another did (or the condition no longer held).
     func changes(_ statement: Statement) async throws -> Int
 
+    /// Runs `first`, then `second` once `first` is committed (each its own statement, not one
+    /// unit): on PostgreSQL on one connection, one lease from the pool for both.
+    func rows<A: Sendable, B: Sendable>(
+        _ first: Statement, _ readFirst: @escaping @Sendable (StatementRow) throws -> A,
+        then second: Statement, _ readSecond: @escaping @Sendable (StatementRow) throws -> B
+    ) async throws -> ([A], [B])
+
     /// Runs `statement`, which only reads, where the caller is: the last committed state, so not
     /// the writes of a unit of work still running (read before the unit, not inside it).
     func readCommitted<T: Sendable>(
@@ -30,6 +37,14 @@ extension SQLExecutor {
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
         try await rows(statement, read)
+    }
+
+    /// One after the other, each on its own.
+    func rows<A: Sendable, B: Sendable>(
+        _ first: Statement, _ readFirst: @escaping @Sendable (StatementRow) throws -> A,
+        then second: Statement, _ readSecond: @escaping @Sendable (StatementRow) throws -> B
+    ) async throws -> ([A], [B]) {
+        (try await rows(first, readFirst), try await rows(second, readSecond))
     }
 
     /// Runs `statement` and counts the rows it returns.
@@ -104,6 +119,14 @@ struct DatabaseExecutor: SQLExecutor {
     ) async throws -> [T] {
         if let direct { return try direct.readers.rows(statement, read) }
         return try await rows(statement, read)
+    }
+
+    func rows<A: Sendable, B: Sendable>(
+        _ first: Statement, _ readFirst: @escaping @Sendable (StatementRow) throws -> A,
+        then second: Statement, _ readSecond: @escaping @Sendable (StatementRow) throws -> B
+    ) async throws -> ([A], [B]) {
+        if direct == nil, let postgres { return try await postgres.rows(first, readFirst, then: second, readSecond) }
+        return (try await rows(first, readFirst), try await rows(second, readSecond))
     }
 
     func changes(_ statement: Statement) async throws -> Int {

@@ -102,15 +102,13 @@ struct FactorGuard: Sendable {
     }
 
     /// After a failure recorded by another statement (`CodeSignInStore.refuse`): locks the
-    /// account when the day's failures, counted now that it is committed, reach the limit. That
-    /// statement counted the day as it stood when it started, so parallel wrong codes each saw
-    /// the others' failures missing; the last of them to count here sees them all, as in `failed`.
-    func lockAccountIfDue(userID: UUID, factor: String, origin: RequestOrigin) async throws {
-        let now = clock.now()
-        let tally = try await store.tally(
-            userID: userID, factor: factor, since: now.addingTimeInterval(-Self.accountDay))
-        if tally.failures >= rules.accountLockFailures {
-            try await lockAccount(userID: userID, now: now, origin: origin)
+    /// account when the day's failures, counted once that statement was committed, reach the
+    /// limit. That statement counted the day as it stood when it started, so parallel wrong
+    /// codes each saw the others' failures missing; the last of them to count after its commit
+    /// sees them all, as in `failed`.
+    func lockAccountIfDue(userID: UUID, dayFailures: Int, origin: RequestOrigin) async throws {
+        if dayFailures >= rules.accountLockFailures {
+            try await lockAccount(userID: userID, now: clock.now(), origin: origin)
         }
     }
 

@@ -199,12 +199,13 @@ struct SecondStep: Sendable {
         }
         if let codeSignIns, step == nil {
             // PostgreSQL: a wrong code that locks nothing, the most common refusal, as one
-            // statement too (then the day's count read again, committed); one that locks goes
-            // through the unit below.
+            // statement too (then the day's count read again, committed, on the same
+            // connection); one that locks goes through the unit below.
             let guards = totp.guards
-            if let attempts = try await codeSignIns.refuse(guards.refusal(userID: secret.userID, now: clock.now())) {
-                try await guards.lockAccountIfDue(userID: secret.userID, factor: TOTPService.factor, origin: origin)
-                throw guards.wrongCode(attempts: attempts)
+            if let refused = try await codeSignIns.refuse(guards.refusal(userID: secret.userID, now: clock.now())) {
+                try await guards.lockAccountIfDue(
+                    userID: secret.userID, dayFailures: refused.dayFailures, origin: origin)
+                throw guards.wrongCode(attempts: refused.attempts)
             }
         }
         var completed = try await unitsOfWork.run(on: eventLoop) {

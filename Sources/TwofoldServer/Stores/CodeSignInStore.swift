@@ -50,9 +50,20 @@ protocol CodeSignInStore: Sendable {
     func complete(_ signIn: CodeSignIn) async throws -> CodeSignInOutcome
     /// Takes an attempt slot and records the failure in one statement, when that failure locks
     /// nothing: the factor has a slot left after it, and the account's day stays under its limit.
-    /// The attempts used then; `nil` when nothing was written (the factor is closed, or this
-    /// failure locks the factor or the account), for `FactorGuard` to take it step by step.
-    func refuse(_ refusal: CodeRefusal) async throws -> Int?
+    /// The attempts used then, and the account's failures of the day counted once that
+    /// statement is committed (parallel refusals each counted the day as their statement began;
+    /// the last to count here sees them all); `nil` when nothing was written (the factor is
+    /// closed, or this failure locks the factor or the account), for `FactorGuard` to take it
+    /// step by step.
+    func refuse(_ refusal: CodeRefusal) async throws -> CodeRefused?
+}
+
+/// What `CodeSignInStore.refuse` wrote and then counted.
+struct CodeRefused: Sendable, Equatable {
+    /// The factor's attempts, this one included.
+    let attempts: Int
+    /// The account's failures in the day, counted after the refusal was committed.
+    let dayFailures: Int
 }
 
 /// `CodeSignInStore` on PostgreSQL: data-modifying `WITH` clauses, one round trip and one
@@ -79,8 +90,15 @@ struct SQLCodeSignInStore: CodeSignInStore {
         return claimed.step == 1 ? .signedIn : .codeRefused
     }
 
-    func refuse(_ refusal: CodeRefusal) async throws -> Int? {
-        try await database.rows(Self.refusal(refusal)) { try $0.integer(0) }.first
+    /// The refusal, then the day's failures counted afresh, on one connection.
+    func refuse(_ refusal: CodeRefusal) async throws -> CodeRefused? {
+        let (slots, tallies) = try await database.rows(
+            Self.refusal(refusal), { try $0.integer(0) },
+            then: SQLFactorGuardStore.tallying(
+                userID: refusal.userID, factor: TOTPService.factor, since: refusal.since),
+            { try $0.integer(0) })
+        guard let attempts = slots.first else { return nil }
+        return CodeRefused(attempts: attempts, dayFailures: tallies.first ?? 0)
     }
 
     /// `refuse`'s statement: the day's failures counted first, then the slot taken (the guard
