@@ -107,6 +107,15 @@ public struct APIClient: Sendable {
         (self.baseURL, self.transport, self.headers) = (baseURL, transport, headers)
     }
 
+    /// The server's origin: the scheme, host and port of `baseURL`, lowercased. What a token
+    /// kept for this server is filed under.
+    public var origin: String {
+        var components = URLComponents()
+        (components.scheme, components.host, components.port) =
+            (baseURL.scheme?.lowercased(), baseURL.host?.lowercased(), baseURL.port)
+        return components.string ?? baseURL.absoluteString
+    }
+
     // MARK: Typed calls
 
     /// Sends `body` to `endpoint`; its answer.

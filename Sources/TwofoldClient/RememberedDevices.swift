@@ -1,20 +1,22 @@
 import Foundation
 import TwofoldAPI
 
-/// Where "remember this device" keeps its tokens, per account on this device: the Keychain on a
-/// phone (the iOS issue), an owner-only file for the command-line tool, memory in tests. A token
-/// lets its account's next password sign-in here skip the second step, until it expires or the
-/// account's owner forgets the device; it is a secret.
+/// Where "remember this device" keeps its tokens, per server and account on this device: the
+/// Keychain on a phone (the iOS issue), an owner-only file for the command-line tool, memory in
+/// tests. A token lets its account's next password sign-in here skip the second step, until it
+/// expires or the account's owner forgets the device; it is a secret, sent to its own server
+/// only (a password typed for another server never travels with it).
 public protocol RememberedDeviceStore: Sendable {
-    /// The token kept for `account` (a username or email address, in any case), if any.
-    func token(for account: String) async -> String?
-    /// Keeps `token` for each of `accounts` (the username and the email address: a person signs
-    /// in with either).
-    func keep(_ token: String, for accounts: [String]) async throws
+    /// The token kept for `account` (a username or email address, in any case) at `server` (an
+    /// origin, `APIClient.origin`), if any.
+    func token(for account: String, at server: String) async -> String?
+    /// Keeps `token` for each of `accounts` at `server` (the username and the email address: a
+    /// person signs in with either).
+    func keep(_ token: String, for accounts: [String], at server: String) async throws
 }
 
 extension RememberedDeviceStore {
-    static func key(_ account: String) -> String { account.lowercased() }
+    static func key(_ account: String, _ server: String) -> String { server + " " + account.lowercased() }
 }
 
 /// Tokens in memory, for tests and previews.
@@ -23,10 +25,10 @@ public actor MemoryRememberedDevices: RememberedDeviceStore {
 
     public init() {}
 
-    public func token(for account: String) -> String? { tokens[Self.key(account)] }
+    public func token(for account: String, at server: String) -> String? { tokens[Self.key(account, server)] }
 
-    public func keep(_ token: String, for accounts: [String]) {
-        for account in accounts { tokens[Self.key(account)] = token }
+    public func keep(_ token: String, for accounts: [String], at server: String) {
+        for account in accounts { tokens[Self.key(account, server)] = token }
     }
 }
 
@@ -42,11 +44,11 @@ public struct FileRememberedDevices: RememberedDeviceStore {
     }
 
     /// A file that cannot be read (or is not private) holds no token this client trusts.
-    public func token(for account: String) -> String? { (try? all())?[Self.key(account)] }
+    public func token(for account: String, at server: String) -> String? { (try? all())?[Self.key(account, server)] }
 
-    public func keep(_ token: String, for accounts: [String]) throws {
+    public func keep(_ token: String, for accounts: [String], at server: String) throws {
         var tokens = (try? all()) ?? [:]
-        for account in accounts { tokens[Self.key(account)] = token }
+        for account in accounts { tokens[Self.key(account, server)] = token }
         try PrivateFile(file).write(try JSONEncoder().encode(tokens))
     }
 }

@@ -84,6 +84,11 @@ public actor SessionManager {
             let stored = try await store.load()
             // A sign-in while the store was read wins.
             if current != nil { return state }
+            // A session of another server is not this manager's: left where it is, unused.
+            if let stored, let server = stored.server, server != client.origin {
+                update(.signedOut)
+                return state
+            }
             if let stored, stored.refreshToken.expiresAt > now() {
                 current = stored
                 update(.signedIn(stored.user))
@@ -116,7 +121,13 @@ public actor SessionManager {
         let previous = lastWrite
         let task = Task { [store] in
             _ = await previous?.result
-            try await operation(store)
+            // Another process's refresh reads and writes the same file under its lock: a
+            // sign-in or sign-out here waits for it, and is not overwritten by it after.
+            if store.isShared {
+                try await store.exclusively { try await operation(store) }
+            } else {
+                try await operation(store)
+            }
         }
         lastWrite = task
         try await task.value
@@ -133,15 +144,17 @@ public actor SessionManager {
     /// Keeps the tokens a sign-in flow ended with: a new sign-in, which replaces any session
     /// (that one is ended on the server). The store takes it now, or at the next chance.
     public func signedIn(_ tokens: AuthTokensResponse) async {
-        await start(StoredSession(tokens, receivedAt: now()))
+        var session = StoredSession(tokens, receivedAt: now())
+        session.server = client.origin
+        await start(session)
     }
 
     /// Keeps the tokens a second step ended with.
     public func signedIn(_ answer: SecondStepResponse) async {
-        await start(
-            StoredSession(
-                accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user,
-                receivedAt: now()))
+        var session = StoredSession(
+            accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user, receivedAt: now())
+        session.server = client.origin
+        await start(session)
     }
 
     private func start(_ session: StoredSession) async {
@@ -199,6 +212,9 @@ public actor SessionManager {
         case refreshed(RefreshResponse, receivedAt: Date)
         /// Another process sharing the store refreshed the same session first: its pair.
         case adopted(StoredSession)
+        /// Another process sharing the store signed in anew or signed out meanwhile: this
+        /// session is over here too (its token revoked, the store left to the other process).
+        case superseded
         /// The server refused the refresh token: the session is over.
         case refused
         case rateLimited(Int?)
@@ -236,6 +252,14 @@ public actor SessionManager {
             // Signed out while the store wrote: the sign-out's clear came after, and stands.
             guard self.current?.signIn == session.signIn else { throw SessionError.signedOut }
             return next
+        case .superseded:
+            await Self.revoke(presented, with: client)
+            if current?.signIn == session.signIn {
+                current = nil
+                unsaved = false
+                update(.signedOut)
+            }
+            throw SessionError.signedOut
         case .adopted(let stored):
             // Another process refreshed while this one waited for the store: its pair is ours.
             guard let current, current.signIn == session.signIn else { throw SessionError.signedOut }
@@ -268,9 +292,15 @@ public actor SessionManager {
         guard store.isShared else { return await exchange(session.refreshToken.token, with: client, now: now) }
         do {
             return try await store.exclusively {
-                if let stored = try? await store.load(), stored.signIn == session.signIn,
-                    stored.refreshToken.token != session.refreshToken.token, stored.refreshAt >= session.refreshAt
-                {
+                let stored: StoredSession?
+                do {
+                    stored = try await store.load()
+                } catch {
+                    return .unreachable("the session store: \(error)")
+                }
+                // Signed out, or signed in anew, by another process while this one waited.
+                guard let stored, stored.signIn == session.signIn else { return .superseded }
+                if stored.refreshToken.token != session.refreshToken.token, stored.refreshAt >= session.refreshAt {
                     return .adopted(stored)
                 }
                 let outcome = await exchange(session.refreshToken.token, with: client, now: now)

@@ -179,7 +179,7 @@ public actor SignInFlow {
             name.contains("@")
             ? LoginRequest(email: name, password: password) : LoginRequest(username: name, password: password)
         var headers: [String: String] = [:]
-        if let remembered = await rememberedDevices?.token(for: name) {
+        if let remembered = await rememberedDevices?.token(for: name, at: client.origin) {
             headers[Wire.Header.trustedDevice] = remembered
         }
         do {
@@ -349,7 +349,8 @@ public actor SignInFlow {
     /// (a store that cannot write loses only the remembering), then the session kept.
     private func completed(_ answer: SecondStepResponse) async -> SignInState {
         if let token = answer.trustedDeviceToken {
-            try? await rememberedDevices?.keep(token, for: [answer.user.username, answer.user.email])
+            try? await rememberedDevices?.keep(
+                token, for: [answer.user.username, answer.user.email], at: client.origin)
         }
         await session.signedIn(answer)
         return finish(answer.user)

@@ -13,6 +13,10 @@ public struct StoredSession: Codable, Sendable, Equatable {
     /// minute, or by half its life when that is shorter (a server may hand out one-minute
     /// tokens), so a token just received is never already due.
     public var refreshAt: Date
+    /// The server the session belongs to (`APIClient.origin`: scheme, host and port). A manager
+    /// for another server never uses it, so its tokens are never sent there. `nil` in sessions
+    /// kept before it was recorded.
+    public var server: String?
 
     public init(
         accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID(), receivedAt: Date = Date()

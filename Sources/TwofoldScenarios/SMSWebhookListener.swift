@@ -11,8 +11,10 @@ import TwofoldCore
 /// Listens for the server's SMS webhook (`TWOFOLD_SMS_PROVIDER=webhook`): each request is a
 /// `POST` of `{"to": "+1…", "message": "…"}` signed `X-Twofold-Signature: sha256=<hex HMAC-SHA256
 /// of the body>` with the shared secret. Messages whose signature holds are kept and answered
-/// 204; any other request is answered 401 or 400 and dropped. Requests are read one at a time,
-/// with bounded sizes and a read timeout, on one thread of its own, until `stop()`.
+/// 204; any other request is answered 401 or 400 and dropped. Until `stop()`, each connection
+/// is read on a thread of its own (at most `connectionLimit` at once; more are closed unread),
+/// with bounded sizes and one deadline for the whole request, so a slow or broken sender holds
+/// up nobody else; a peer that goes away never raises SIGPIPE.
 public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
     /// A message the server sent.
     public struct Message: Decodable, Sendable, Equatable {
@@ -48,6 +50,12 @@ public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
 
     static let headerLimit = 16 * 1024
     static let bodyLimit = 64 * 1024
+    /// How long one request may take to arrive, whole.
+    static let requestDeadline: TimeInterval = 5
+    /// Connections read at once.
+    static let connectionLimit = 16
+    // Safe: read and written under `lock` only.
+    private var open = 0
 
     /// Listens on `address` (`HOST:PORT`; port 0 lets the system choose) for webhooks signed
     /// with `secret`.
@@ -131,27 +139,63 @@ public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
         while true {
             let connection = accept(socket, nil, nil)
             if connection < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let status = handle(connection)
-            let reason = status == 204 ? "No Content" : status == 401 ? "Unauthorized" : "Bad Request"
-            let answer = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            _ = answer.utf8CString.withUnsafeBufferPointer { send(connection, $0.baseAddress, $0.count - 1, 0) }
-            close(connection)
+            #if canImport(Darwin)
+                var on: Int32 = 1
+                setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            let admitted = lock.withLock {
+                guard open < Self.connectionLimit else { return false }
+                open += 1
+                return true
+            }
+            guard admitted else {
+                close(connection)
+                continue
+            }
+            let thread = Thread { [self] in
+                answer(connection, status: handle(connection, until: Date().addingTimeInterval(Self.requestDeadline)))
+                close(connection)
+                lock.withLock { open -= 1 }
+            }
+            thread.name = "sms-webhook-connection"
+            thread.start()
         }
     }
 
-    /// Reads one request; its status: 204 kept, 401 unsigned or wrongly signed, 400 malformed.
-    private func handle(_ connection: Int32) -> Int {
+    private func answer(_ connection: Int32, status: Int) {
+        let reason = status == 204 ? "No Content" : status == 401 ? "Unauthorized" : "Bad Request"
+        let answer = Array("HTTP/1.1 \(status) \(reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        #if canImport(Glibc)
+            let flags = Int32(MSG_NOSIGNAL)
+        #else
+            let flags: Int32 = 0
+        #endif
+        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
+    }
+
+    /// Up to `buffer.count` bytes, waiting no later than `deadline`; 0 or less when none came.
+    private func receive(_ connection: Int32, into buffer: inout [UInt8], upTo count: Int, before deadline: Date) -> Int
+    {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0 else { return 0 }
+        var timeout = timeval(tv_sec: .init(left), tv_usec: .init((left - left.rounded(.down)) * 1_000_000))
+        if timeout.tv_sec == 0 && timeout.tv_usec == 0 { timeout.tv_usec = 1 }
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return recv(connection, &buffer, min(count, buffer.count), 0)
+    }
+
+    /// Reads one request by `deadline`; its status: 204 kept, 401 unsigned or wrongly signed,
+    /// 400 malformed, too big or too slow.
+    private func handle(_ connection: Int32, until deadline: Date) -> Int {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         var headerEnd: Range<Data.Index>?
         while headerEnd == nil {
             guard data.count < Self.headerLimit else { return refuse(400) }
-            let count = recv(connection, &buffer, buffer.count, 0)
+            let count = receive(connection, into: &buffer, upTo: buffer.count, before: deadline)
             guard count > 0 else { return refuse(400) }
             data.append(contentsOf: buffer[0..<count])
             headerEnd = data.range(of: Data("\r\n\r\n".utf8))
@@ -171,7 +215,7 @@ public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
         }
         var body = Data(data[headerEnd.upperBound...])
         while body.count < length {
-            let count = recv(connection, &buffer, min(buffer.count, length - body.count), 0)
+            let count = receive(connection, into: &buffer, upTo: length - body.count, before: deadline)
             guard count > 0 else { return refuse(400) }
             body.append(contentsOf: buffer[0..<count])
         }

@@ -23,15 +23,8 @@ public struct ScenarioRunner: Sendable {
     ) {
         self.client = client
         self.inbox = inbox
-        self.origin = origin ?? Self.origin(of: client.baseURL)
+        self.origin = origin ?? client.origin
         self.clock = clock
-    }
-
-    /// The scheme, host and port of `url`.
-    public static func origin(of url: URL) -> String {
-        var components = URLComponents()
-        (components.scheme, components.host, components.port) = (url.scheme, url.host, url.port)
-        return components.string ?? url.absoluteString
     }
 
     /// The scenarios by number, with their names.

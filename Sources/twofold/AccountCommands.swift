@@ -159,6 +159,8 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let session = try options.session()
+        // The session kept now, if any: a new sign-in ends it on its server.
+        await session.restore()
         // The virtual phone's key for this account, when it has one: a second factor to offer.
         let folder = try options.phone
         let (deviceID, phone, passkeys) = try await folder.open(origin: try options.origin)

@@ -46,16 +46,7 @@ extension ServerOptions {
 
     /// The origin the virtual passkey authenticator answers for: the server's (the server must
     /// list it in `TWOFOLD_WEBAUTHN_ORIGINS`).
-    var origin: String {
-        get throws {
-            let url = try url
-            var components = URLComponents()
-            components.scheme = url.scheme
-            components.host = url.host
-            components.port = url.port
-            return components.string ?? url.absoluteString
-        }
-    }
+    var origin: String { get throws { try client.origin } }
 }
 
 /// Runs `body`, turning a refusal of the server into the words of its problem.

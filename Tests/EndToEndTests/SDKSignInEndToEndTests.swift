@@ -54,8 +54,10 @@ import TwofoldTestSupport
             Issue.record("the code did not sign in: \(await flow.state)")
             return
         }
-        let token = try #require(await remembered.token(for: "ray"))
-        #expect(await remembered.token(for: "RAY@example.com") == token)
+        let token = try #require(await remembered.token(for: "ray", at: client.origin))
+        #expect(await remembered.token(for: "RAY@example.com", at: client.origin) == token)
+        // Filed under this server: another server is never sent it.
+        #expect(await remembered.token(for: "ray", at: "http://127.0.0.1:1") == nil)
         await session.signOut()
 
         let again = SignInFlow(client: client, session: session, rememberedDevices: remembered)

@@ -6,6 +6,10 @@ import TwofoldClient
 import TwofoldScenarios
 import TwofoldTestSupport
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -116,6 +120,55 @@ import TwofoldTestSupport
     static func mac(_ body: String) -> String {
         HMAC<SHA256>.authenticationCode(for: Data(body.utf8), using: SymmetricKey(data: Data(secret.utf8)))
             .map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A sender that stops half-way, or one that goes away without reading the answer, holds up
+    /// no one: the next signed message is taken at once, and the process lives on (no SIGPIPE).
+    @Test func aSlowOrBrokenSenderHoldsUpNoOne() async throws {
+        let listener = try SMSWebhookListener(address: "127.0.0.1:0", secret: Self.secret)
+        defer { listener.stop() }
+        func connect() throws -> Int32 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(listener.port).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            try #require(connected == 0)
+            return descriptor
+        }
+        // Broken: half a request, then a reset instead of reading the answer.
+        for _ in 0..<5 {
+            let broken = try connect()
+            _ = Array("POST /sms HTTP/1.1\r\nHost: x\r\n".utf8).withUnsafeBytes {
+                send(broken, $0.baseAddress, $0.count, 0)
+            }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(broken, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            close(broken)
+        }
+        // Slow: one byte, then nothing, held open.
+        let slow = try connect()
+        defer { close(slow) }
+        _ = Array("P".utf8).withUnsafeBytes { send(slow, $0.baseAddress, $0.count, 0) }
+        try await Task.sleep(for: .milliseconds(200))
+
+        let body = #"{"to":"+14155550101","message":"Your Twofold code is 654321."}"#
+        let started = ContinuousClock.now
+        let code = try await listener.code(to: "+14155550101") {
+            var request = URLRequest(url: URL(string: listener.url)!)
+            request.httpMethod = "POST"
+            request.httpBody = Data(body.utf8)
+            request.setValue("sha256=" + Self.mac(body), forHTTPHeaderField: "X-Twofold-Signature")
+            let status = try await URLSessionTransport().send(request).status
+            #expect(status == 204)
+        }
+        #expect(code == "654321")
+        #expect(ContinuousClock.now - started < .seconds(3), "the slow sender held the listener up")
     }
 
     @Test func theWebhookListenerKeepsOnlySignedMessages() async throws {

@@ -201,6 +201,49 @@ import TwofoldClient
         #expect((lock[.posixPermissions] as? Int) == 0o600)
     }
 
+    /// A session kept for another server is never used (its tokens are never sent to this one)
+    /// and is left in the store.
+    @Test func aSessionOfAnotherServerIsNotUsed() async throws {
+        var stored = Self.stored(accessSeconds: 600)
+        stored.server = "http://other.test"
+        let store = MemoryTokenStore(stored)
+        let server = Server()
+        let manager = Self.manager(server, store)
+        #expect(await manager.restore() == .signedOut)
+        await #expect(throws: SessionError.signedOut) { _ = try await manager.accessToken() }
+        #expect(server.requestCount == 0)
+        #expect(await store.session == stored, "left for the other server")
+        // A session signed in here is filed under this server.
+        await manager.signedIn(
+            AuthTokensResponse(
+                accessToken: TokenDTO(token: "a", expiresAt: Date().addingTimeInterval(600)),
+                refreshToken: TokenDTO(token: "r", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user))
+        #expect(await store.session?.server == "http://twofold.test")
+    }
+
+    /// Another process signed in anew while this one waited for the file's lock: this one's
+    /// older session ends here (its token revoked) instead of being written over the newer one.
+    @Test func aRefreshSupersededByAnotherProcesssSignInChangesNothingThere() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = FileTokenStore(file: folder.appendingPathComponent("session.json"))
+        try file.save(Self.stored(accessSeconds: -10))
+        let server = Server()
+        let older = Self.manager(server, FileTokenStore(file: file.file))
+        await older.restore()
+        // Another run of the tool signs in anew: a new sign-in, written to the file.
+        let newer = StoredSession(
+            accessToken: TokenDTO(token: "access-new", expiresAt: Date().addingTimeInterval(900)),
+            refreshToken: TokenDTO(token: "refresh-new", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user)
+        try file.save(newer)
+        await #expect(throws: SessionError.signedOut) { _ = try await older.accessToken() }
+        #expect(await older.state == .signedOut)
+        #expect(server.refreshCount == 0, "the spent session was not refreshed")
+        #expect(server.revoked == ["refresh-0"], "the older session ended on the server")
+        let kept = try file.load()
+        #expect(kept?.signIn == newer.signIn && kept?.refreshToken.token == "refresh-new", "the newer sign-in stays")
+    }
+
     @Test func aRefreshThatCannotReachTheServerKeepsTheSession() async throws {
         for failure in [Server.Refresh.unreachable, .serverError, .proxyLogin] {
             let server = Server()
