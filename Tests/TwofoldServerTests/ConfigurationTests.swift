@@ -12,7 +12,7 @@ import TwofoldServer
         #expect(configuration.mode == .development)
         #expect(configuration.dataDirectory.path == "/srv/twofold/twofold-data")
         #expect(configuration.database == .sqlite(path: "/srv/twofold/twofold-data/twofold.sqlite"))
-        #expect(configuration.postgresConnections == 32)
+        #expect(configuration.postgresConnections == 16)
         #expect(configuration.postgresConnectTimeout == .seconds(3))
         #expect(configuration.accessTokenLifetime == 900)
     }

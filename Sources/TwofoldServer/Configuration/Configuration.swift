@@ -23,7 +23,7 @@ public struct Configuration: Sendable {
     public var dataDirectory: URL
     public var database: Database
     /// How many connections this instance keeps to PostgreSQL for its requests
-    /// (`TWOFOLD_POSTGRES_CONNECTIONS`, 1 to 1,000, default 32; opened as needed). Every instance
+    /// (`TWOFOLD_POSTGRES_CONNECTIONS`, 1 to 1,000, default 16; opened as needed). Every instance
     /// also keeps up to one per core for its migrations (Fluent's), so instances × (this + cores) must
     /// stay below the server's `max_connections`. Not used with SQLite.
     public var postgresConnections: Int
@@ -179,7 +179,7 @@ public struct Configuration: Sendable {
 
     /// `TWOFOLD_POSTGRES_CONNECTIONS`' default (how it was chosen, and how to size it: the
     /// operations guide).
-    public static let defaultPostgresConnections = 32
+    public static let defaultPostgresConnections = 16
 
     /// Reads the configuration from environment variables. Relative paths are resolved against
     /// `workingDirectory`.
