@@ -13,4 +13,7 @@ struct Twofold: AsyncParsableCommand {
             WebAuthnCommand.self,
         ]
     )
+
+    /// `twofold --server URL <command>`: given here, it reaches the command's own `--server`.
+    @OptionGroup var options: ServerOptions
 }

@@ -73,6 +73,12 @@ import TwofoldTestSupport
             #expect(login.status == 0 && login.text.contains("Signed in as cli"), "\(login.errorText)")
             let signedIn = try status()
             #expect(signedIn.signedIn && signedIn.username == "cli" && signedIn.methods == [])
+            // `--server` goes before the command too; the session belongs to its own server, and
+            // another server is neither shown it nor sent its tokens.
+            let named = try run(["--server", server.baseURL.absoluteString, "status", "--json"])
+            #expect(named.status == 0 && named.text.contains("\"signedIn\":true"), "\(named.text)\(named.errorText)")
+            let elsewhere = try run(["--server", "http://127.0.0.1:9", "status", "--json"])
+            #expect(elsewhere.status == 0 && elsewhere.text.contains("\"signedIn\":false"), "\(elsewhere.text)")
             #expect((signedIn.expiresAt ?? .distantPast) > Date())
 
             // The state folder and the session file are the owner's alone, and hold no password.
