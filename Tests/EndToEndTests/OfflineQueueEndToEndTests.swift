@@ -9,8 +9,9 @@ import TwofoldTestSupport
     import FoundationNetworking
 #endif
 
-/// The SDK's offline queue against the built server: a change whose answer was lost is sent
-/// again with its `Idempotency-Key` and applied once; parallel replays of one key apply it once.
+/// The SDK's offline queue against the built server, on SQLite and PostgreSQL: a change whose
+/// answer was lost is sent again with its `Idempotency-Key` and applied once; parallel replays
+/// of one key apply it once.
 @Suite struct OfflineQueueEndToEndTests {
     /// The real transport, except that the first answer to `path` is lost after the server
     /// gave it (the network dropped on the way back); every answer to `path` is recorded.
@@ -39,6 +40,9 @@ import TwofoldTestSupport
         }
     }
 
+    /// A suffix that keeps a test's accounts apart from other runs' on a shared PostgreSQL.
+    static func suffix() -> String { String(UInt32.random(in: 0...UInt32.max), radix: 36) }
+
     /// Registers `name` (password only) and signs it in on `session`.
     static func signIn(_ name: String, on session: SessionManager, register: Bool = true) async throws {
         if register {
@@ -52,15 +56,18 @@ import TwofoldTestSupport
             ).tokens)
     }
 
-    @Test func aChangeWhoseAnswerWasLostIsAppliedOnce() async throws {
+    @Test(arguments: ["sqlite", "postgres"])
+    func aChangeWhoseAnswerWasLostIsAppliedOnce(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-queue")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         let transport = LosingTransport(losingFirstAnswerTo: API.TwoFactor.totpSetup.path())
         let client = APIClient(baseURL: server.baseURL, transport: transport)
         let session = SessionManager(client: client, store: MemoryTokenStore())
-        try await Self.signIn("ola", on: session)
+        try await Self.signIn("ola-\(Self.suffix())", on: session)
         let store = MemoryChangeQueueStore()
         let queue = OfflineQueue(session: session, store: store)
 
@@ -87,13 +94,16 @@ import TwofoldTestSupport
         #expect(enabled.backupCodes?.count == 10)
     }
 
-    @Test func twentyParallelReplaysOfOneKeyApplyItOnce() async throws {
+    @Test(arguments: ["sqlite", "postgres"])
+    func twentyParallelReplaysOfOneKeyApplyItOnce(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-queue-parallel")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         let session = SessionManager(client: server.client, store: MemoryTokenStore())
-        try await Self.signIn("pia", on: session)
+        try await Self.signIn("pia-\(Self.suffix())", on: session)
         let change = try await OfflineQueue(session: session, store: MemoryChangeQueueStore())
             .enqueue(API.TwoFactor.totpSetup, NoContent())
 
