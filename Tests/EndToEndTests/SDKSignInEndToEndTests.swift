@@ -192,15 +192,20 @@ import TwofoldTestSupport
 
     /// SMS codes through the SDK: the primary method's code goes out with the password, a resend
     /// inside the cooldown is a state that says when, and after it a new code signs in.
-    @Test func smsCodesWithResendAndItsCooldown() async throws {
-        try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_CODE_RESEND_SECONDS": "10"]) { target in
+    @Test(arguments: ["sqlite", "postgres"])
+    func smsCodesWithResendAndItsCooldown(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        let name = "sue-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        try await AttackEndToEndTests.withTarget(
+            environment: environment.merging(["TWOFOLD_CODE_RESEND_SECONDS": "10"]) { $1 }
+        ) { target in
             let phone = "+14155550177"
-            let token = try await target.register("sue")
+            let token = try await target.register(name)
             try await target.enableSMS(token, phone: phone)
             let flow = SignInFlow(
                 client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
             let before = try target.gateway.messages().count
-            guard case .secondFactor(let step) = await flow.signIn("sue", password: AuthEndToEndTests.password) else {
+            guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
                 Issue.record("no second step: \(await flow.state)")
                 return
             }
@@ -232,19 +237,24 @@ import TwofoldTestSupport
                 Issue.record("the resent code did not sign in: \(await flow.state)")
                 return
             }
-            #expect(user.username == "sue")
+            #expect(user.username == name)
         }
     }
 
-    @Test func wrongCodesLockTheMethodAndSayUntilWhen() async throws {
+    @Test(arguments: ["sqlite", "postgres"])
+    func wrongCodesLockTheMethodAndSayUntilWhen(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        // Accounts of their own: the PostgreSQL database is shared with other runs.
+        let name = "lee-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-lock")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
-        let (secret, _) = try await Self.accountWithTOTP(server.client, "lee")
+        let (secret, _) = try await Self.accountWithTOTP(server.client, name)
         let flow = SignInFlow(
             client: server.client, session: SessionManager(client: server.client, store: MemoryTokenStore()))
-        _ = await flow.signIn("lee", password: AuthEndToEndTests.password)
+        _ = await flow.signIn(name, password: AuthEndToEndTests.password)
         var left: [Int?] = []
         var locked: Date?
         for _ in 0..<6 where locked == nil {
@@ -270,18 +280,23 @@ import TwofoldTestSupport
         #expect(step.lockedUntil != nil, "\(String(describing: step.problem))")
     }
 
-    @Test func aPasskeyFromTheVirtualDeviceAsTheSecondFactor() async throws {
+    @Test(arguments: ["sqlite", "postgres"])
+    func aPasskeyFromTheVirtualDeviceAsTheSecondFactor(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        // Accounts of their own: the PostgreSQL database is shared with other runs.
+        let name = "kim-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-passkey")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         let client = server.client
         let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(server.port)"))
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: "kim", email: "kim@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
         let token = try await client.send(
-            API.Auth.login, LoginRequest(username: "kim", password: AuthEndToEndTests.password)
+            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
         ).tokens.accessToken.token
         let creation = try await client.send(
             API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
@@ -292,7 +307,7 @@ import TwofoldTestSupport
 
         let flow = SignInFlow(
             client: client, session: SessionManager(client: client, store: MemoryTokenStore()), passkeys: passkeys)
-        guard case .secondFactor(let step) = await flow.signIn("kim", password: AuthEndToEndTests.password) else {
+        guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
             Issue.record("no second step: \(await flow.state)")
             return
         }
@@ -309,11 +324,11 @@ import TwofoldTestSupport
             Issue.record("the passkey did not sign in: \(await flow.state)")
             return
         }
-        #expect(user.username == "kim")
+        #expect(user.username == name)
 
         // Without a passkey provider, the SDK does not offer passkeys.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
-        guard case .secondFactor(let codesOnly) = await plain.signIn("kim", password: AuthEndToEndTests.password)
+        guard case .secondFactor(let codesOnly) = await plain.signIn(name, password: AuthEndToEndTests.password)
         else {
             Issue.record("no second step: \(await plain.state)")
             return
@@ -324,27 +339,32 @@ import TwofoldTestSupport
     /// Seed 004's key as the second factor after the password: offered only with a signer, a
     /// locked-out or cancelled prompt is a problem on the step (not a sign-out), and the key
     /// signs in once the prompt works.
-    @Test func aDeviceKeyAsTheSecondFactor() async throws {
+    @Test(arguments: ["sqlite", "postgres"])
+    func aDeviceKeyAsTheSecondFactor(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        // Accounts of their own: the PostgreSQL database is shared with other runs.
+        let name = "dee-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-device-key")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         let client = server.client
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: "dee", email: "dee@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
         let enrolling = SessionManager(client: client, store: MemoryTokenStore())
         await enrolling.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: "dee", password: AuthEndToEndTests.password))
+            try await client.send(API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password))
                 .tokens)
         let phone = VirtualPhone()
         let keys = DeviceKeyFlows(session: enrolling, device: phone, deviceID: "sdk-phone-1")
-        #expect(try await keys.enroll(username: "dee") == .enrolled(.biometric))
+        #expect(try await keys.enroll(username: name) == .enrolled(.biometric))
 
         let flow = SignInFlow(
             client: client, session: SessionManager(client: client, store: MemoryTokenStore()),
-            deviceKey: keys.signer(username: "dee"))
-        guard case .secondFactor(let step) = await flow.signIn("dee", password: AuthEndToEndTests.password) else {
+            deviceKey: keys.signer(username: name))
+        guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
             Issue.record("no second step: \(await flow.state)")
             return
         }
@@ -366,11 +386,11 @@ import TwofoldTestSupport
             Issue.record("the key did not sign in: \(await flow.state)")
             return
         }
-        #expect(user.username == "dee")
+        #expect(user.username == name)
 
         // Without a signer, the SDK does not offer the device key: with no other factor, what is
         // left is recovery.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
-        #expect(await plain.signIn("dee", password: AuthEndToEndTests.password) == .recovery)
+        #expect(await plain.signIn(name, password: AuthEndToEndTests.password) == .recovery)
     }
 }
