@@ -249,6 +249,14 @@ import VaporTesting
             #expect(expired.1?.code == "expired")
             let fresh = try await TOTPSteps.startLogin(app)
             #expect(try await TOTPSteps.validate(app, flow: fresh, code: "000000").1?.attemptsRemaining == 4)
+            // A code out of bounds is named as such, counts nothing, and leaves the flow usable.
+            let long = try await TOTPSteps.validate(app, flow: fresh, code: String(repeating: "1", count: 65))
+            #expect(
+                long.0 == 422 && long.1?.errors?["code"] == "must be 1 to 64 characters",
+                "\(String(describing: long.1))")
+            let empty = try await TOTPSteps.validate(app, flow: fresh, code: "")
+            #expect(empty.0 == 422 && empty.1?.errors?["code"] == "is required")
+            #expect(try await TOTPSteps.validate(app, flow: fresh, code: "000000").1?.attemptsRemaining == 3)
         }
     }
 

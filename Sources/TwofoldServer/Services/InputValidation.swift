@@ -15,6 +15,18 @@ enum InputValidation {
 
     private static let allowedUsername = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789._-")
 
+    /// The longest code a second step or step-up reads (`openapi.yaml`'s `code`: 1 to 64).
+    static let codeLength = 1...64
+
+    /// A code given for a factor: present, and 1 to 64 characters; otherwise a 422 naming the
+    /// field and the bounds.
+    static func code(_ value: String?) throws -> String {
+        guard let value, codeLength.contains(value.count) else {
+            throw failure(["code": value == nil || value == "" ? "is required" : "must be 1 to 64 characters"])
+        }
+        return value
+    }
+
     /// A plausible address: one `@`, a local part of at most 64 characters, a dotted domain, no
     /// spaces, at most 254 characters in all; stored lower-case.
     static func email(_ value: String) -> String? {

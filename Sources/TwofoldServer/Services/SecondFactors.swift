@@ -100,9 +100,7 @@ struct SecondFactors: Sendable {
             try await deviceKeys.checkSecondFactor(deviceKey, userID: userID, flowID: flowID, origin: origin)
             return .verified(amr: "hwk", backupCodesRemaining: nil)
         }
-        guard let code, !code.isEmpty, code.count <= 64 else {
-            throw InputValidation.failure(["code": "is required"])
-        }
+        let code = try InputValidation.code(code)
         switch method {
         case .totp:
             guard let credential = secret else { return .notEnabled }

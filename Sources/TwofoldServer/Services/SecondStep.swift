@@ -165,9 +165,7 @@ struct SecondStep: Sendable {
         _ flow: PendingSecondStep, code: String?, trustDevice: Bool, origin: RequestOrigin, on eventLoop: any EventLoop
     ) async throws -> Completed {
         guard let secret = flow.totp else { throw methodNotAvailable(.totp) }
-        guard let code, !code.isEmpty, code.count <= 64 else {
-            throw InputValidation.failure(["code": "is required"])
-        }
+        let code = try InputValidation.code(code)
         let step = try totp.matchingStep(code, secret: secret)
         if step == nil, try totp.isUsedStep(code, secret: secret) {
             throw TOTPService.replayed
