@@ -7,10 +7,14 @@ import TwofoldAPI
 
 /// What came back for a request: the status, the headers and the body, as sent.
 public struct HTTPAnswer: Sendable {
+    /// The HTTP status code.
     public let status: Int
+    /// The answer's headers, as the transport gave them.
     public let headers: [String: String]
+    /// The answer's body, as sent.
     public let body: Data
 
+    /// An answer with `status`, `headers` and `body`.
     public init(status: Int, headers: [String: String], body: Data) {
         (self.status, self.headers, self.body) = (status, headers, body)
     }
@@ -20,6 +24,7 @@ public struct HTTPAnswer: Sendable {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
+    /// The body read as UTF-8 text.
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
@@ -32,8 +37,10 @@ public protocol Transport: Sendable {
 
 /// The live transport: a `URLSession` (ephemeral by default: no cookies or caches kept).
 public struct URLSessionTransport: Transport {
+    /// The session every request is sent on.
     public let session: URLSession
 
+    /// A transport on `session` (`ephemeral` unless given).
     public init(session: URLSession = URLSessionTransport.ephemeral) { self.session = session }
 
     /// An ephemeral session that allows many connections to one host (a client in a test may
@@ -45,6 +52,7 @@ public struct URLSessionTransport: Transport {
         return URLSession(configuration: configuration)
     }()
 
+    /// Sends `request` on the session; throws when no HTTP answer came.
     public func send(_ request: URLRequest) async throws -> HTTPAnswer {
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
@@ -57,21 +65,28 @@ public struct URLSessionTransport: Transport {
 /// A refusal from the server: its status and, when it sent one, its problem document (the
 /// stable `code`, attempts left, when to retry, when a lockout ends).
 public struct APIError: Error, Sendable, CustomStringConvertible {
+    /// The HTTP status the server refused with.
     public let status: Int
+    /// The server's problem document, when it sent one that could be read.
     public let problem: Problem?
     /// `Retry-After`, when the answer had it.
     public let retryAfterHeader: Int?
 
+    /// The problem's stable error code, when the server sent one.
     public var code: ErrorCode? { problem?.code }
+    /// Tries left before a lockout, when the server said.
     public var attemptsRemaining: Int? { problem?.attemptsRemaining }
     /// Seconds to wait before trying again: the problem's `retryAfter`, or `Retry-After`.
     public var retryAfter: Int? { problem?.retryAfter ?? retryAfterHeader }
+    /// When a lockout ends, when the server said.
     public var lockoutUntil: Date? { problem?.lockoutUntil }
 
+    /// A refusal with `status`, the server's `problem` and its `Retry-After` seconds.
     public init(status: Int, problem: Problem?, retryAfterHeader: Int? = nil) {
         (self.status, self.problem, self.retryAfterHeader) = (status, problem, retryAfterHeader)
     }
 
+    /// The status, with the problem's code and detail (or title) when there is one.
     public var description: String {
         guard let problem else { return "HTTP \(status)" }
         return "HTTP \(status) \(problem.code.rawValue): \(problem.detail ?? problem.title)"
@@ -80,16 +95,22 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
 /// An answer the client could not read as the endpoint's declared answer.
 public struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
+    /// The endpoint called, as it describes itself.
     public let endpoint: String
+    /// The HTTP status of the answer.
     public let status: Int
+    /// Why the body could not be decoded.
     public let reason: String
+    /// The endpoint, the status and the reason, in one line.
     public var description: String { "\(endpoint) answered \(status), unreadable: \(reason)" }
 }
 
 /// A resource endpoint called with an empty value: a path segment cannot be empty (servers
 /// drop it, and the request would reach another endpoint), so nothing is sent.
 public struct MissingResource: Error, Sendable, CustomStringConvertible {
+    /// The endpoint that was not called.
     public let endpoint: String
+    /// What was missing, naming the endpoint.
     public var description: String { "\(endpoint) needs a non-empty value for its parameter" }
 }
 
@@ -98,11 +119,14 @@ public struct MissingResource: Error, Sendable, CustomStringConvertible {
 /// definition: its method, its path under `baseURL` (a parameter escaped once), the JSON body
 /// written by `Wire.encoder()`, and the bearer token when given.
 public struct APIClient: Sendable {
+    /// The server's URL; each endpoint's path is resolved under it.
     public let baseURL: URL
+    /// How requests reach the server.
     public let transport: any Transport
     /// Headers every request carries (a test's `X-Forwarded-For`, an app's `User-Agent`).
     public var headers: [String: String]
 
+    /// A client for the server at `baseURL`, sending through `transport` with `headers` on every request.
     public init(baseURL: URL, transport: any Transport = URLSessionTransport(), headers: [String: String] = [:]) {
         (self.baseURL, self.transport, self.headers) = (baseURL, transport, headers)
     }

@@ -19,9 +19,13 @@ public protocol StepUpProviding: Sendable {
 /// What starting an authenticator app's setup gives the person: the secret to type or the QR
 /// code to scan, until `expiresAt`.
 public struct AuthenticatorSetup: Sendable, Equatable {
+    /// The shared secret in base32, for typing into the app.
     public let secret: String
+    /// The `otpauth://totp/…` URI the QR code holds.
     public let otpauthURI: String
+    /// The QR code of `otpauthURI`, as an SVG document.
     public let qrCodeSVG: String
+    /// When the pending setup lapses unless confirmed.
     public let expiresAt: Date
 }
 
@@ -34,6 +38,8 @@ public actor AccountSecurity {
     private let stepUp: (any StepUpProviding)?
     private let passkeyMaker: (any PasskeyCreating)?
 
+    /// Calls made with `session`'s tokens; `stepUp` proves a factor when the server asks, and `passkeys` makes
+    /// new passkeys (without it, `addPasskey(name:)` throws `PasskeyCancelled`).
     public init(
         session: SessionManager, stepUp: (any StepUpProviding)? = nil, passkeys: (any PasskeyCreating)? = nil
     ) {
@@ -44,6 +50,7 @@ public actor AccountSecurity {
 
     // MARK: Status
 
+    /// The account's second factors as the server has them (`GET /2fa/status`).
     public func status() async throws -> TwoFactorStatus {
         try await authorized { [client] in try await client.send(API.TwoFactor.status, bearer: $0) }
     }
@@ -67,6 +74,7 @@ public actor AccountSecurity {
         }.backupCodes
     }
 
+    /// Removes the authenticator app from the account.
     public func removeAuthenticator() async throws {
         _ = try await authorized { [client] in try await client.send(API.TwoFactor.totpDelete, bearer: $0) }
     }
@@ -87,16 +95,21 @@ public actor AccountSecurity {
         }
     }
 
+    /// Confirms SMS codes with the code `startSMS(phone:)` sent. When it is the account's first second factor,
+    /// the backup codes come back, once.
     public func confirmSMS(code: String) async throws -> [String]? {
         try await authorized { [client] in
             try await client.send(API.TwoFactor.smsVerify, CodeRequest(code: code), bearer: $0)
         }.backupCodes
     }
 
+    /// Sends a code to the account's email address to turn email codes on.
     public func startEmail() async throws -> CodeSentResponse {
         try await authorized { [client] in try await client.send(API.TwoFactor.emailSetup, bearer: $0) }
     }
 
+    /// Confirms email codes with the code `startEmail()` sent. When it is the account's first second factor,
+    /// the backup codes come back, once.
     public func confirmEmail(code: String) async throws -> [String]? {
         try await authorized { [client] in
             try await client.send(API.TwoFactor.emailVerify, CodeRequest(code: code), bearer: $0)
@@ -105,6 +118,7 @@ public actor AccountSecurity {
 
     // MARK: Passkeys
 
+    /// The account's passkeys.
     public func passkeys() async throws -> [PasskeyDTO] {
         try await authorized { [client] in try await client.send(API.Passkeys.list, bearer: $0) }.credentials
     }
@@ -122,12 +136,14 @@ public actor AccountSecurity {
         }
     }
 
+    /// Renames the passkey `id` to `name`; the passkey as the server now has it.
     public func renamePasskey(_ id: String, to name: String) async throws -> PasskeyDTO {
         try await authorized { [client] in
             try await client.send(API.Passkeys.rename, id, PasskeyRenameRequest(name: name), bearer: $0)
         }
     }
 
+    /// Removes the passkey `id` from the account.
     public func removePasskey(_ id: String) async throws {
         _ = try await authorized { [client] in try await client.send(API.Passkeys.delete, id, bearer: $0) }
     }

@@ -23,6 +23,7 @@ public actor DeviceKeyFlows {
     private let session: SessionManager
     private let device: any DeviceSecurity
     private let stepUp: (any StepUpProviding)?
+    /// The identifier the server knows this device by.
     public nonisolated let deviceID: String
 
     /// `stepUp` proves a factor again when the server asks before a change (adding, replacing
@@ -139,6 +140,7 @@ public actor DeviceKeyFlows {
         }
     }
 
+    /// Ends this device's enrolment for `username` on the server, then deletes its key on the phone.
     public func unenroll(username: String) async throws {
         _ = try await authorized { [client, deviceID] in
             try await client.send(
@@ -151,6 +153,7 @@ public actor DeviceKeyFlows {
 
     /// What a device sign-in came to.
     public enum SignIn: Sendable, Equatable {
+        /// Signed in as this user; the `SessionManager` keeps the session.
         case signedIn(UserDTO)
         /// The phone could not sign (cancelled, locked out, key gone): offer the SMS fallback.
         case useSMS(DeviceAuthFailure)

@@ -4,11 +4,13 @@ import TwofoldCore
 
 /// A device second factor of seed 001: the PIN or biometrics.
 public enum SecondFactorType: String, Sendable, Equatable, Codable {
+    /// The device PIN, or biometrics (a key behind the biometric prompt).
     case pin, biometrics
 }
 
 /// What a device second-factor flow asks the person for (seed 001's `CurrentUserInteraction`).
 public struct SecondFactorInteraction: Sendable, Equatable {
+    /// Whether the person sets a new factor or proves one the device has.
     public enum Kind: Sendable, Equatable {
         /// Choose a new factor (`SET_SECOND_FACTOR`): the PIN twice, or the biometric prompt.
         case setSecondFactor
@@ -16,12 +18,14 @@ public struct SecondFactorInteraction: Sendable, Equatable {
         case verifySecondFactor
     }
 
+    /// What is asked: to set a factor or to verify one.
     public var kind: Kind
     /// The factors the person may use now: the one required to set, or those allowed to verify.
     public var factors: [SecondFactorType]
     /// What went wrong with the last input, asked again.
     public var problem: SecondFactorProblem?
 
+    /// Asks for `kind` with `factors`; `problem` says what was wrong with the last input.
     public init(kind: Kind, factors: [SecondFactorType], problem: SecondFactorProblem? = nil) {
         (self.kind, self.factors, self.problem) = (kind, factors, problem)
     }
@@ -50,7 +54,9 @@ public enum SecondFactorProblem: Sendable, Equatable {
 /// A state of a device second-factor flow (seed 001's `FlowUpdate`): waiting for input,
 /// processing, done, or over with a problem.
 public enum SecondFactorFlowState: Sendable, Equatable {
+    /// Waiting for the person's input, as the interaction describes it.
     case waitForInput(SecondFactorInteraction)
+    /// A request is on its way.
     case processing
     /// Finished: the device's second factors as the server now has them.
     case done(DeviceSecondFactorResponse)
@@ -70,10 +76,13 @@ public enum SecondFactorFlowState: Sendable, Equatable {
 /// PINs are `PIN` containers, wiped once sent. The biometric key lives in the phone's key store
 /// (`DeviceSecurity`) under `biometricKeyTag`.
 public actor DeviceSecondFactorFlow {
+    /// Which of seed 001's four flows it runs.
     public enum Kind: Sendable, Equatable {
+        /// Set the first PIN, add biometrics, remove biometrics, or change the PIN.
         case setPIN, addBiometrics, removeBiometrics, changePIN
     }
 
+    /// The flow this runs.
     public nonisolated let kind: Kind
     private let session: SessionManager
     private let device: any DeviceSecurity
@@ -85,8 +94,11 @@ public actor DeviceSecondFactorFlow {
     private var verifiedWith: SecondFactorType?
     private let watchers = StateWatchers<SecondFactorFlowState>(buffer: 16)
 
+    /// The flow's state now; `processing` until `start()` asks for the first input.
     public private(set) var state: SecondFactorFlowState = .processing
 
+    /// A `kind` flow for the enrolled device `deviceID` on `session`, its biometric key kept in `device` under
+    /// `biometricKeyTag`.
     public init(
         _ kind: Kind, session: SessionManager, device: any DeviceSecurity, deviceID: String, biometricKeyTag: String
     ) {

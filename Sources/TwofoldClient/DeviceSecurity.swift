@@ -3,6 +3,7 @@ import TwofoldAPI
 
 /// The biometry a phone has (seed 004).
 public enum Biometry: String, Codable, Sendable {
+    /// Face ID, Touch ID, or no biometry at all.
     case faceID, touchID, none
 }
 
@@ -10,11 +11,16 @@ public enum Biometry: String, Codable, Sendable {
 /// or finger is enrolled), a passcode. The Apple adapter reads LocalAuthentication; the virtual
 /// phone has switches.
 public struct DeviceCapabilities: Codable, Sendable, Equatable {
+    /// Whether it has secure hardware for keys (a Secure Enclave).
     public var secureHardware: Bool
+    /// The biometry it has.
     public var biometry: Biometry
+    /// Whether a face or finger is enrolled for that biometry.
     public var biometryEnrolled: Bool
+    /// Whether a device passcode is set; without one the phone has no security for keys.
     public var passcodeSet: Bool
 
+    /// The capabilities as the phone reports them (or as a virtual phone is set).
     public init(secureHardware: Bool, biometry: Biometry, biometryEnrolled: Bool, passcodeSet: Bool) {
         (self.secureHardware, self.biometry, self.biometryEnrolled, self.passcodeSet) =
             (secureHardware, biometry, biometryEnrolled, passcodeSet)
@@ -40,17 +46,24 @@ public enum DeviceCapability: String, Codable, Sendable {
 /// How a device key is guarded: biometrics preferred (`.userPresence`) or the passcode alone
 /// (`.devicePasscode`).
 public enum KeyProtection: String, Codable, Sendable {
+    /// `biometric`: biometrics preferred; `passcode`: the passcode alone.
     case biometric, passcode
 }
 
 /// Why a phone could not create or use a key: LocalAuthentication's reasons, each with seed
 /// 004's words.
 public enum DeviceAuthFailure: Error, Codable, Sendable, Equatable {
+    /// The person cancelled the prompt: offer the passcode.
     case userCancel
+    /// Biometrics are unavailable or disabled: use the passcode.
     case biometryNotAvailable
+    /// No face or finger is enrolled for biometrics.
     case biometryNotEnrolled
+    /// No passcode is set: the device has no security.
     case passcodeNotSet
+    /// Biometrics are locked out after too many attempts: use the passcode.
     case biometryLockout
+    /// The person could not be authenticated (or the key could not sign): try again.
     case authenticationFailed
     /// The key is gone: the biometric set changed, or the device's security was removed.
     case keyInvalidated
@@ -72,6 +85,7 @@ public enum DeviceAuthFailure: Error, Codable, Sendable, Equatable {
 /// A phone's key store: the Secure Enclave on iOS (the next issue's adapter), the virtual
 /// phone in tests and the command-line tool. Keys are named by `tag` (per account and device).
 public protocol DeviceSecurity: Sendable {
+    /// What the phone offers now for keeping a device key.
     func capabilities() async -> DeviceCapabilities
     /// A new P-256 key under `tag` (replacing one there), guarded as `protection` asks; its
     /// public key as X9.63 (65 bytes, uncompressed).
@@ -79,6 +93,7 @@ public protocol DeviceSecurity: Sendable {
     /// A DER ECDSA-SHA256 signature over `message` with the key under `tag`, after the prompt
     /// its protection asks for.
     func sign(_ message: Data, tag: String) async throws(DeviceAuthFailure) -> Data
+    /// Deletes the key under `tag`, if there is one.
     func deleteKey(tag: String) async
     /// Puts the key under `pending` in the place of the one under `tag` (which is deleted): a
     /// new key takes over only once the server has taken it.

@@ -9,14 +9,19 @@ import TwofoldAPI
 /// and path template, and the value of its parameter), its JSON body, and the `Idempotency-Key`
 /// made for it when it was made, so however often it is sent, the server applies it once.
 public struct QueuedChange: Codable, Sendable, Equatable, Identifiable {
+    /// The change's identifier: the key of its outcome in `OfflineQueue.replay()`.
     public var id: UUID
+    /// The endpoint's HTTP method.
     public var method: HTTPVerb
     /// The endpoint's path template (`API`'s), looked up again when the change is sent.
     public var template: String
     /// The value of the path's parameter, for a resource endpoint.
     public var value: String?
+    /// The JSON body, `nil` for an endpoint that takes none.
     public var body: Data?
+    /// The `Idempotency-Key` sent with every send of this change.
     public var idempotencyKey: String
+    /// When the change was made, by this device's clock.
     public var madeAt: Date
     /// Whose change it is: sent only on that user's session, never on another's who signs in
     /// on the same device.
@@ -25,15 +30,21 @@ public struct QueuedChange: Codable, Sendable, Equatable, Identifiable {
 
 /// Where queued changes are kept between launches.
 public protocol ChangeQueueStore: Sendable {
+    /// The changes kept, oldest first.
     func load() async throws -> [QueuedChange]
+    /// Keeps `changes` in place of those kept before.
     func save(_ changes: [QueuedChange]) async throws
 }
 
 /// Queued changes in memory (tests).
 public actor MemoryChangeQueueStore: ChangeQueueStore {
+    /// The changes kept now, oldest first.
     public private(set) var changes: [QueuedChange] = []
+    /// A store that starts with `changes`.
     public init(_ changes: [QueuedChange] = []) { self.changes = changes }
+    /// The changes kept.
     public func load() -> [QueuedChange] { changes }
+    /// Keeps `changes` in place of those kept before.
     public func save(_ changes: [QueuedChange]) { self.changes = changes }
 }
 
@@ -57,6 +68,7 @@ public actor OfflineQueue {
     private var changes: [QueuedChange]?
     private var replaying: Task<[UUID: ChangeOutcome], any Error>?
 
+    /// A queue that sends with `session`'s tokens and keeps its changes in `store`.
     public init(session: SessionManager, store: any ChangeQueueStore) {
         (self.session, self.store) = (session, store)
     }

@@ -6,14 +6,19 @@ import TwofoldCore
 /// with no passkey, a sheet offers to set one up; "Maybe later" shows it again after 7 days, at
 /// most 3 times in all. The app keeps this value (it is `Codable`) per account.
 public struct PasskeyNudge: Codable, Sendable, Equatable {
+    /// How long after a "Maybe later" the nudge may show again: 7 days, in seconds.
     public static let again: TimeInterval = 7 * 24 * 3600
+    /// How many times in all the nudge shows.
     public static let maximumShows = 3
 
+    /// How many times the nudge has been shown.
     public private(set) var shows = 0
+    /// When the nudge was last shown, if ever.
     public private(set) var lastShown: Date?
     /// A passkey was set up: never again.
     public private(set) var settled = false
 
+    /// A nudge never shown yet.
     public init() {}
 
     /// Whether to show the nudge after a sign-in completed with `method`.
@@ -37,6 +42,7 @@ public struct PasskeyNudge: Codable, Sendable, Equatable {
 /// Seed 000: "show a warning if the device clock is more than 30 s off" — an authenticator
 /// app on a phone whose clock is off makes codes the server refuses.
 public enum ClockCheck {
+    /// How far off the clock may be before the warning shows, in seconds.
     public static let tolerance: TimeInterval = 30
 
     /// How far this device's clock is ahead of the server's (negative: behind), when that is more
@@ -49,9 +55,13 @@ public enum ClockCheck {
 
 /// Where a link opened in the app leads (seed 000's deep links and `otpauth://` URIs).
 public enum DeepLink: Sendable, Equatable {
+    /// The two-factor settings (`twofold://settings/2fa`).
     case twoFactorSettings
+    /// The authenticator app's setup (`twofold://settings/2fa/setup-totp`).
     case setUpAuthenticator
+    /// Adding a passkey (`twofold://settings/2fa/add-passkey`).
     case addPasskey
+    /// The backup codes (`twofold://settings/2fa/backup-codes`).
     case backupCodes
     /// Account recovery, with the token the recovery email carried.
     case recovery(token: String)

@@ -13,14 +13,18 @@ import Foundation
 /// (or stricter), written whole to a new file created 0600 from its first byte and renamed over
 /// the old one, so a crash leaves the old contents or the new and no other user ever reads them.
 public struct PrivateFile: Sendable {
+    /// Where the file is.
     public let url: URL
 
+    /// The private file at `url` (nothing is read or written yet).
     public init(_ url: URL) { self.url = url }
 
     /// The file others may read or write, or that another user owns: its contents are not
     /// trusted.
     public struct NotPrivate: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The file's path.
         public let path: String
+        /// The path, and what to do about it.
         public var description: String { "\(path) may be read or written by others; remove it" }
     }
 
@@ -61,6 +65,7 @@ public struct PrivateFile: Sendable {
         }
     }
 
+    /// Deletes the file; no file is not an error.
     public func remove() throws {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         try FileManager.default.removeItem(at: url)

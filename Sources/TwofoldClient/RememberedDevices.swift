@@ -21,12 +21,16 @@ extension RememberedDeviceStore {
 
 /// Tokens in memory, for tests and previews.
 public actor MemoryRememberedDevices: RememberedDeviceStore {
+    /// The tokens kept, by server and account.
     public private(set) var tokens: [String: String] = [:]
 
+    /// A store holding no token.
     public init() {}
 
+    /// The token kept for `account` at `server`, if any.
     public func token(for account: String, at server: String) -> String? { tokens[Self.key(account, server)] }
 
+    /// Keeps `token` for each of `accounts` at `server`.
     public func keep(_ token: String, for accounts: [String], at server: String) {
         for account in accounts { tokens[Self.key(account, server)] = token }
     }
@@ -35,8 +39,10 @@ public actor MemoryRememberedDevices: RememberedDeviceStore {
 /// Tokens in one owner-only file (`PrivateFile`: 0600, refused when others may read it), for the
 /// command-line tool.
 public struct FileRememberedDevices: RememberedDeviceStore {
+    /// The file the tokens are kept in.
     public let file: URL
 
+    /// Tokens kept in `file` (made when the first token is kept).
     public init(file: URL) { self.file = file }
 
     private func all() throws -> [String: String] {
@@ -46,6 +52,7 @@ public struct FileRememberedDevices: RememberedDeviceStore {
     /// A file that cannot be read (or is not private) holds no token this client trusts.
     public func token(for account: String, at server: String) -> String? { (try? all())?[Self.key(account, server)] }
 
+    /// Keeps `token` for each of `accounts` at `server`; throws when the file cannot be written.
     public func keep(_ token: String, for accounts: [String], at server: String) throws {
         var tokens = (try? all()) ?? [:]
         for account in accounts { tokens[Self.key(account, server)] = token }

@@ -5,8 +5,11 @@ import TwofoldAPI
 /// read, then `signedIn` or `signedOut`. Never `signedOut` before the check is done, so a
 /// signed-in user never sees the sign-in screen flash.
 public enum AuthState: Sendable, Equatable {
+    /// The stored session is being read: show neither screen yet.
     case checking
+    /// Signed in as this user.
     case signedIn(UserDTO)
+    /// No session: show the sign-in screen.
     case signedOut
     /// A session may be stored, but the store cannot be read yet (a phone not unlocked since it
     /// started): not signed out; `restore()` again once it can be.
@@ -36,6 +39,7 @@ public enum SessionError: Error, Sendable, Equatable {
 /// the user out (Amplify #3337), and a late refresh bringing back a signed-out session
 /// (supabase-swift #1371).
 public actor SessionManager {
+    /// The client for the server the session belongs to; refreshes and sign-outs go through it.
     public nonisolated let client: APIClient
     private let store: any TokenStore
     private let now: @Sendable () -> Date
@@ -57,6 +61,7 @@ public actor SessionManager {
     /// Whether the last refresh could not reach the server.
     public private(set) var isOffline = false
 
+    /// A manager for `client`'s server that keeps the session in `store`; `now` is its clock.
     public init(client: APIClient, store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) {
         (self.client, self.store, self.now) = (client, store, now)
     }

@@ -23,6 +23,7 @@ public protocol DeviceKeySigning: Sendable {
 
 /// The person dismissed the passkey prompt (or biometrics were cancelled).
 public struct PasskeyCancelled: Error, Sendable, Equatable {
+    /// A cancellation, as a `PasskeyCreating` or `PasskeyAsserting` throws it when the person declines.
     public init() {}
 }
 
@@ -62,6 +63,7 @@ public enum SignInState: Sendable, Equatable {
     case working
     /// The password was right; a second factor is needed.
     case secondFactor(SecondFactorStep)
+    /// Signed in as this user; the `SessionManager` keeps the session.
     case signedIn(UserDTO)
     /// Every method offered has been tried or set aside: account recovery is what is left
     /// (seed 000's fallback chain ends there).
@@ -74,7 +76,9 @@ public struct SecondFactorStep: Sendable, Equatable, Codable {
     public var methods: [FactorMethod]
     /// The method asked for now.
     public var method: FactorMethod
+    /// The account's phone number, masked, when the server sent it.
     public var maskedPhone: String?
+    /// The account's email address, masked, when the server sent it.
     public var maskedEmail: String?
     /// When the flow ends (the password must be typed again after).
     public var expiresAt: Date
@@ -96,7 +100,9 @@ public struct SecondFactorStep: Sendable, Equatable, Codable {
 /// A second step waiting for its code, as a process keeps it between two runs (the command-line
 /// tool's `login`, then `login --code`). It names a live login flow: keep it as a secret.
 public struct PendingSignIn: Sendable, Equatable, Codable {
+    /// The login flow's identifier (`otpFlowId`).
     public var flow: String
+    /// The second step as it was when kept.
     public var step: SecondFactorStep
 }
 
@@ -109,6 +115,7 @@ public actor SignInFlow {
     /// The methods this client can complete, in the fallback chain's order.
     public static let chain: [FactorMethod] = [.webauthn, .deviceKey, .totp, .sms, .email, .backup]
 
+    /// The client the sign-in's requests go through.
     public nonisolated let client: APIClient
     private let session: SessionManager
     private let passkeys: (any PasskeyAsserting)?
@@ -119,6 +126,7 @@ public actor SignInFlow {
     private var tried: Set<FactorMethod> = []
     private let watchers = StateWatchers<SignInState>(buffer: 16)
 
+    /// The sign-in's state now.
     public private(set) var state: SignInState = .credentials(nil)
 
     /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key; without

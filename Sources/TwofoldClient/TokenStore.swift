@@ -3,8 +3,11 @@ import TwofoldAPI
 
 /// What a signed-in client keeps between launches: the two tokens and whose they are.
 public struct StoredSession: Codable, Sendable, Equatable {
+    /// The access token, with its expiry.
     public var accessToken: TokenDTO
+    /// The refresh token, with its expiry.
     public var refreshToken: TokenDTO
+    /// The signed-in user.
     public var user: UserDTO
     /// One sign-in's mark, kept through its refreshes: a refresh that finishes after a newer
     /// sign-in (another mark) or a sign-out (none) changes nothing.
@@ -18,6 +21,8 @@ public struct StoredSession: Codable, Sendable, Equatable {
     /// kept before it was recorded.
     public var server: String?
 
+    /// A session of the two tokens for `user`, received at `receivedAt` (which sets `refreshAt`); `signIn`
+    /// marks the sign-in it comes from (a new one unless given).
     public init(
         accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID(), receivedAt: Date = Date()
     ) {
@@ -42,12 +47,15 @@ public struct StoredSession: Codable, Sendable, Equatable {
 /// The store cannot be read now, though it may hold a session: a phone locked since it started
 /// keeps its Keychain closed until the first unlock. Not the same as "signed out".
 public struct TokenStoreNotReadableYet: Error, Sendable, Equatable {
+    /// The error: the store may be read once the phone is unlocked.
     public init() {}
 }
 
 /// A token file that someone other than its owner may read or write: not used.
 public struct TokenFileNotPrivate: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The token file's path.
     public let path: String
+    /// The path, and what to do about it.
     public var description: String { "\(path) may be read or written by others; remove it and sign in again" }
 }
 
@@ -57,6 +65,7 @@ public protocol TokenStore: Sendable {
     /// The stored session, `nil` when there is none; throws `TokenStoreNotReadableYet` when the
     /// store cannot be read yet.
     func load() async throws -> StoredSession?
+    /// Keeps `session` in place of any stored before.
     func save(_ session: StoredSession) async throws
     /// Removes the stored session (nothing stored is not an error).
     func clear() async throws
@@ -69,7 +78,9 @@ public protocol TokenStore: Sendable {
 }
 
 extension TokenStore {
+    /// Not shared, by default.
     public var isShared: Bool { false }
+    /// Runs `body` at once: a store no other process shares needs no lock.
     public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T { try await body() }
 }
 
@@ -86,32 +97,41 @@ extension StoredSession {
 
 /// Another process held the session file's lock for too long.
 public struct TokenStoreBusy: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The path of the lock file.
     public let path: String
+    /// The path, and that another process held it.
     public var description: String { "\(path) stayed locked by another process" }
 }
 
 /// A store in memory, for tests and previews; `readable` false plays a phone not yet unlocked.
 public actor MemoryTokenStore: TokenStore {
+    /// The session stored now.
     public private(set) var session: StoredSession?
+    /// Whether the store can be read and written; `false` plays a phone locked since it started.
     public var readable = true
 
+    /// A store holding `session`, if given.
     public init(_ session: StoredSession? = nil) { self.session = session }
 
+    /// The stored session; throws `TokenStoreNotReadableYet` while not `readable`.
     public func load() throws -> StoredSession? {
         guard readable else { throw TokenStoreNotReadableYet() }
         return session
     }
 
+    /// Keeps `session`; throws `TokenStoreNotReadableYet` while not `readable`.
     public func save(_ session: StoredSession) throws {
         guard readable else { throw TokenStoreNotReadableYet() }
         self.session = session
     }
 
+    /// Removes the stored session; throws `TokenStoreNotReadableYet` while not `readable`.
     public func clear() throws {
         guard readable else { throw TokenStoreNotReadableYet() }
         session = nil
     }
 
+    /// Makes the store readable or not (the phone unlocked, or not yet).
     public func setReadable(_ readable: Bool) { self.readable = readable }
 }
 
@@ -119,8 +139,10 @@ public actor MemoryTokenStore: TokenStore {
 /// 0700), for the command-line tool. Written whole to a temporary file and renamed over the old
 /// one, so a crash leaves the old session or the new, never half of one.
 public struct FileTokenStore: TokenStore {
+    /// The session's file.
     public let file: URL
 
+    /// A store in `file` (made at the first save).
     public init(file: URL) { self.file = file }
 
     /// Reads the session; a file others may read or write is refused (`TokenFileNotPrivate`),
@@ -141,6 +163,7 @@ public struct FileTokenStore: TokenStore {
         try PrivateFile(file).write(try Wire.encoder().encode(session))
     }
 
+    /// Deletes the file; no file is not an error.
     public func clear() throws {
         guard FileManager.default.fileExists(atPath: file.path) else { return }
         try FileManager.default.removeItem(at: file)

@@ -8,6 +8,7 @@ import WebAuthn
 /// (`VirtualAuthenticator`), in one JSON file only its owner may read (0600), since it holds
 /// private keys. A file another user could read is refused, not used.
 public struct PhoneFolder: Sendable {
+    /// The phone's JSON file (`phone.json` in the folder).
     public let file: URL
 
     /// The phone's file in `folder`.
@@ -19,30 +20,45 @@ public struct PhoneFolder: Sendable {
     public struct Phone: Codable, Sendable {
         /// The device's identifier, made once (as `identifierForVendor` is on an iPhone).
         public var deviceID: String
+        /// The phone's security switches.
         public var state: DeviceCapabilities
+        /// Whether biometrics are locked out.
         public var biometryLockedOut: Bool
         /// Device keys by tag.
         public var keys: [String: Key]
+        /// The passkeys of the phone's authenticator.
         public var passkeys: [Passkey]
 
+        /// A device key as kept: its private key and what guards it.
         public struct Key: Codable, Sendable {
             /// The P-256 private key's raw representation.
             public var privateKey: Data
+            /// What guards the key.
             public var protection: KeyProtection
         }
 
         /// A `SoftwarePasskey`, every field of it.
         public struct Passkey: Codable, Sendable {
+            /// The P-256 private key's raw representation.
             public var privateKey: Data
+            /// The credential ID's bytes.
             public var credentialID: Data
+            /// The relying party the passkey is for.
             public var rpID: String
+            /// The page its ceremonies come from.
             public var origin: String
+            /// The authenticator data's flags, as their raw byte.
             public var flags: UInt8
+            /// The signature counter.
             public var signCount: UInt32
+            /// The attestation format: `none` or `packed`.
             public var format: String
+            /// The user handle the passkey was made for.
             public var userHandle: Data?
+            /// The authenticator model's AAGUID.
             public var aaguid: Data
 
+            /// The fields of `passkey`, to keep.
             public init(_ passkey: SoftwarePasskey) {
                 privateKey = passkey.key.rawRepresentation
                 credentialID = Data(passkey.credentialID)
@@ -55,6 +71,7 @@ public struct PhoneFolder: Sendable {
                 aaguid = Data(passkey.aaguid)
             }
 
+            /// The `SoftwarePasskey` these fields describe; throws when the private key is not a P-256 key.
             public func passkey() throws -> SoftwarePasskey {
                 SoftwarePasskey(
                     rpID: rpID, origin: origin, credentialID: Array(credentialID),
@@ -65,12 +82,16 @@ public struct PhoneFolder: Sendable {
         }
     }
 
+    /// Why the phone's file could not be used.
     public enum Failure: Error, Equatable, CustomStringConvertible {
         /// The file may be read by others than its owner: its keys are not to be trusted.
         case notPrivate(String)
+        /// The file is not a virtual phone's JSON.
         case unreadable(String)
+        /// The phone could not be encoded for the file.
         case unwritable(String)
 
+        /// What went wrong, naming the file.
         public var description: String {
             switch self {
             case .notPrivate(let path): "\(path) may be read by other users; remove it or make it 0600"

@@ -7,6 +7,7 @@ import Foundation
 /// `.ecdsaSignatureMessageX962SHA256` makes it (DER ECDSA over SHA-256 of the message, base64).
 /// The message is the challenge's bytes, as the server sends them (base64).
 public struct SoftwareDeviceKey: Sendable {
+    /// The P-256 private key.
     public let privateKey: P256.Signing.PrivateKey
 
     /// A new key.
@@ -31,7 +32,10 @@ public struct SoftwareDeviceKey: Sendable {
     }
 }
 
+/// Why a `SoftwareDeviceKey` could not sign.
 public enum SoftwareDeviceKeyError: Error, Equatable, CustomStringConvertible {
+    /// The challenge is not base64.
     case challengeNotBase64
+    /// What went wrong, in words.
     public var description: String { "the challenge is not base64" }
 }

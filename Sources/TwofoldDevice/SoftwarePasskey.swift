@@ -11,11 +11,15 @@ import WebAuthn
 /// and each step is public so a test can break exactly one thing. `VirtualAuthenticator` holds
 /// several and runs the ceremonies from a server's options.
 public struct SoftwarePasskey: Sendable {
+    /// The credential's P-256 private key.
     public let key: P256.Signing.PrivateKey
+    /// The credential ID's bytes.
     public var credentialID: [UInt8]
+    /// The relying party's ID, whose hash starts the authenticator data.
     public var rpID: String
     /// The page the ceremonies come from (`clientDataJSON.origin`).
     public var origin: String
+    /// The authenticator data's flags (user present and verified, backup state).
     public var flags: AuthenticatorData.Flags
     /// The counter the next assertion writes is one more than this; `0` keeps it at zero (an
     /// authenticator without a counter, as synced passkeys are).
@@ -27,6 +31,7 @@ public struct SoftwarePasskey: Sendable {
     /// The authenticator model's AAGUID (all zeros: no model named).
     public var aaguid: [UInt8]
 
+    /// A passkey for `rpID` on pages of `origin`; a fixed credential ID and a new key unless given.
     public init(
         rpID: String = "example.org", origin: String = "https://example.org",
         credentialID: [UInt8] = Array(repeating: 0xc1, count: 32),

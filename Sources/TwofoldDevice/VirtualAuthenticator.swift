@@ -31,6 +31,7 @@ public struct VirtualAuthenticator: Sendable {
         /// `TypeError`: the options cannot be read (a challenge or user handle not base64url).
         case malformedOptions(String)
 
+        /// The refusal, in words.
         public var description: String {
             switch self {
             case .rpIDNotAllowed(let rpID, let origin): "the page at \(origin) may not use the RP ID \(rpID)"
@@ -154,19 +155,26 @@ public struct VirtualAuthenticator: Sendable {
 /// A `VirtualAuthenticator` as the SDK's `PasskeyCreating` and `PasskeyAsserting`: the passkeys
 /// it makes stay in it, for the next ceremony and for a `PhoneFolder` to keep.
 public actor VirtualPasskeys: PasskeyCreating, PasskeyAsserting {
+    /// The authenticator, with the passkeys it holds.
     public private(set) var authenticator: VirtualAuthenticator
     /// The person declines every prompt (`PasskeyCancelled`) while this is set.
     public private(set) var cancels = false
 
+    /// Ceremonies run on `authenticator`.
     public init(_ authenticator: VirtualAuthenticator) { self.authenticator = authenticator }
 
+    /// Makes the person decline every prompt (`true`) or accept them again (`false`).
     public func setCancels(_ cancels: Bool) { self.cancels = cancels }
 
+    /// A new passkey's registration for `options`; throws `PasskeyCancelled` while `cancels` is set, or the
+    /// authenticator's `Refusal`.
     public func registration(for options: PasskeyCreationOptions) throws -> RegistrationCredential {
         if cancels { throw PasskeyCancelled() }
         return try authenticator.create(options)
     }
 
+    /// An assertion for `options`; throws `PasskeyCancelled` while `cancels` is set, or the authenticator's
+    /// `Refusal`.
     public func assertion(for options: PasskeyRequestOptions) throws -> AuthenticationCredential {
         if cancels { throw PasskeyCancelled() }
         return try authenticator.get(options)

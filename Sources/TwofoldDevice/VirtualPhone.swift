@@ -9,6 +9,7 @@ import TwofoldClient
 /// protection it was made with, and sign as the Secure Enclave does. The SDK's flows take it
 /// where the Apple adapter goes on a phone.
 public actor VirtualPhone: DeviceSecurity {
+    /// The phone's security: secure hardware, biometry and whether it is enrolled, a passcode.
     public var state: DeviceCapabilities
     /// The next prompt is cancelled ("Don't Allow", or the person dismissing it).
     public var cancelsNextPrompt = false
@@ -28,8 +29,11 @@ public actor VirtualPhone: DeviceSecurity {
 
     // MARK: Switches
 
+    /// Sets the phone's security to `state`; its keys stay as they are.
     public func set(_ state: DeviceCapabilities) { self.state = state }
+    /// Makes the person cancel the next prompt.
     public func cancelNextPrompt() { cancelsNextPrompt = true }
+    /// Locks biometrics out (or, with `false`, lets them in again).
     public func lockOutBiometry(_ locked: Bool = true) { biometryLockedOut = locked }
 
     /// The enrolled faces or fingers changed: keys guarded by biometrics stop working.
@@ -44,6 +48,7 @@ public actor VirtualPhone: DeviceSecurity {
         keys = [:]
     }
 
+    /// Whether a key is kept under `tag`.
     public func hasKey(tag: String) -> Bool { keys[tag] != nil }
 
     // MARK: Kept between runs
@@ -62,8 +67,11 @@ public actor VirtualPhone: DeviceSecurity {
 
     // MARK: DeviceSecurity
 
+    /// The phone's security as it is now.
     public func capabilities() -> DeviceCapabilities { state }
 
+    /// A new key under `tag` guarded as `protection`; its X9.63 public key. Throws without a passcode, and
+    /// for a biometric key without biometry enrolled.
     public func createKey(tag: String, protection: KeyProtection) throws(DeviceAuthFailure) -> Data {
         guard state.passcodeSet else { throw .passcodeNotSet }
         if protection == .biometric {
@@ -75,6 +83,8 @@ public actor VirtualPhone: DeviceSecurity {
         return key.privateKey.publicKey.x963Representation
     }
 
+    /// Signs `message` with the key under `tag` after its prompt; throws when the prompt is cancelled,
+    /// biometrics are locked out, the key is gone or there is no passcode.
     public func sign(_ message: Data, tag: String) throws(DeviceAuthFailure) -> Data {
         guard state.passcodeSet else { throw .passcodeNotSet }
         guard let entry = keys[tag] else { throw .keyInvalidated }
@@ -91,8 +101,10 @@ public actor VirtualPhone: DeviceSecurity {
         }
     }
 
+    /// Deletes the key under `tag`, if any.
     public func deleteKey(tag: String) { keys[tag] = nil }
 
+    /// Puts the key under `pending` in place of the one under `tag`; with no pending key, nothing changes.
     public func replaceKey(tag: String, with pending: String) {
         guard let key = keys.removeValue(forKey: pending) else { return }
         keys[tag] = key

@@ -10,8 +10,11 @@ public protocol CodeInbox: Sendable {
 
 /// No code came in time, or none could be read.
 public struct NoCodeArrived: Error, Sendable, CustomStringConvertible {
+    /// The number the code was to reach.
     public let destination: String
+    /// How long was waited, in seconds.
     public let waited: TimeInterval
+    /// What did not arrive, the number masked.
     public var description: String {
         "no code reached \(PhoneMask.masked(destination)) within \(Int(waited)) seconds"
     }
@@ -19,6 +22,7 @@ public struct NoCodeArrived: Error, Sendable, CustomStringConvertible {
 
 /// The code in a message's text: its first word that starts with six digits.
 public enum OneTimeCodeText {
+    /// The first six digits of `text`'s first word that starts with six, or `nil` when no word does.
     public static func code(in text: String) -> String? {
         let words: [Substring] = text.split(whereSeparator: { (character: Character) in character.isWhitespace })
         return words.first { $0.count >= 6 && $0.prefix(6).allSatisfy { $0.isASCII && $0.isNumber } }
@@ -28,6 +32,7 @@ public enum OneTimeCodeText {
 
 /// A phone number as a log may show it: the last two digits only.
 public enum PhoneMask {
+    /// `number` with all but its last two characters hidden; just `••` for four characters or fewer.
     public static func masked(_ number: String) -> String {
         number.count > 4 ? String(repeating: "•", count: number.count - 2) + number.suffix(2) : "••"
     }

@@ -50,6 +50,15 @@ enum Scenarios {
         }
     }
 
+    /// A device sign-in's outcome as the log shows it (no user record: it holds a phone number).
+    static func words(_ signIn: DeviceKeyFlows.SignIn) -> String {
+        switch signIn {
+        case .signedIn(let user): "signed in as \(user.username)"
+        case .useSMS(let failure): "the phone could not sign (\(failure)): offer SMS"
+        case .refused(let code, let words): "refused: \(code?.rawValue ?? "no code"): \(words)"
+        }
+    }
+
     static func reason(_ enrolment: DeviceEnrolment) -> String? {
         switch enrolment {
         case .offerPasscode(let failure), .failed(let failure): failure.message
@@ -183,13 +192,13 @@ enum Scenarios {
         let wrongCode = String(code.map { $0 == "9" ? "0" : Character(String(($0.wholeNumberValue ?? 0) + 1)) })
         let refused = try await signedOut.signIn(username: account.username, smsCode: wrongCode)
         guard case .refused = refused else {
-            try account.log.check("enter a wrong code", false, "\(refused)")
+            try account.log.check("enter a wrong code", false, words(refused))
             return
         }
-        account.log.record("enter a wrong code", "refused: \(refused)")
+        account.log.record("enter a wrong code", words(refused))
         let outcome = try await signedOut.signIn(username: account.username, smsCode: code)
         guard case .signedIn(let user) = outcome else {
-            try account.log.check("enter the code", false, "\(outcome)")
+            try account.log.check("enter the code", false, words(outcome))
             return
         }
         try account.log.check("enter the code", user.username == account.username, "signed in as \(user.username)")
@@ -205,7 +214,7 @@ enum Scenarios {
         try await launch(account, expecting: .none)
         let signIn = try await account.signedOut().signIn(username: account.username)
         try account.log.check(
-            "the critical alert: the key cannot sign", signIn == .useSMS(.passcodeNotSet), "\(signIn)",
+            "the critical alert: the key cannot sign", signIn == .useSMS(.passcodeNotSet), words(signIn),
             reason: DeviceAuthFailure.passcodeNotSet.message)
         // The app downgrades on the session it has; the key cannot vouch for its own removal.
         try await account.flows(on: keySession).downgrade(username: account.username)
@@ -231,7 +240,7 @@ enum Scenarios {
         }
         let signedIn = try await flows.signIn(username: account.username, smsCode: code)
         guard case .signedIn = signedIn else {
-            try account.log.check("sign in with an SMS code", false, "\(signedIn)")
+            try account.log.check("sign in with an SMS code", false, words(signedIn))
             return
         }
         account.log.record("sign in with an SMS code", "signed in")

@@ -18,14 +18,21 @@ import TwofoldCore
 public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
     /// A message the server sent.
     public struct Message: Decodable, Sendable, Equatable {
+        /// The number the message was sent to.
         public let to: String
+        /// The message's text.
         public let message: String
+        /// The one-time code in the text, if any.
         public var code: String? { OneTimeCodeText.code(in: message) }
     }
 
+    /// Why the listener could not start.
     public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// The address is not `HOST:PORT` with an IPv4 host (or `localhost`).
         case badAddress(String)
+        /// A socket call failed: the call, and its `errno`.
         case socket(String, Int32)
+        /// What went wrong, in words.
         public var description: String {
             switch self {
             case .badAddress(let text): "\(text) is not HOST:PORT with an IPv4 host (or localhost)"
@@ -36,6 +43,7 @@ public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
 
     /// The port it listens on (the one asked for, or the one the system chose for 0).
     public let port: Int
+    /// The IPv4 address it listens on (`localhost` is `127.0.0.1`).
     public let host: String
     // Safe: `socket` and `secret` are set once in `init`; `messages`, `refused` and `stopped`
     // are read and written under `lock` only.
@@ -121,6 +129,8 @@ public final class SMSWebhookListener: CodeInbox, @unchecked Sendable {
 
     // MARK: CodeInbox
 
+    /// Runs `trigger`, then waits up to `wait` seconds for a message with a code to `destination`; throws
+    /// `NoCodeArrived` when none came.
     public func code(to destination: String, sentBy trigger: @Sendable () async throws -> Void) async throws -> String {
         let mark = lock.withLock { messages.count }
         try await trigger()

@@ -3,11 +3,16 @@ import Foundation
 /// One step of a scenario as its log shows it: when, what was done, what came of it, and the
 /// phone's LocalAuthentication-like reason when it gave one.
 public struct ScenarioStep: Codable, Sendable, Equatable {
+    /// When the step was recorded.
     public var at: Date
+    /// What was done.
     public var action: String
+    /// What came of it (`FAILED: …` when a check did not hold).
     public var outcome: String
+    /// The phone's reason, when it gave one.
     public var reason: String?
 
+    /// A step at `at`: the `action`, its `outcome`, and the phone's `reason` if any.
     public init(at: Date, action: String, outcome: String, reason: String? = nil) {
         (self.at, self.action, self.outcome, self.reason) = (at, action, outcome, reason)
     }
@@ -16,11 +21,16 @@ public struct ScenarioStep: Codable, Sendable, Equatable {
 /// A scenario's run: whether every check held, and its steps in order (the last one says what
 /// failed, when one did).
 public struct ScenarioResult: Codable, Sendable, Equatable {
+    /// The scenario's number.
     public var number: Int
+    /// The scenario's name in its seed.
     public var name: String
+    /// Whether every check held.
     public var passed: Bool
+    /// Its steps, in order.
     public var steps: [ScenarioStep]
 
+    /// The run of scenario `number`, called `name`, with its `steps`.
     public init(number: Int, name: String, passed: Bool, steps: [ScenarioStep]) {
         (self.number, self.name, self.passed, self.steps) = (number, name, passed, steps)
     }
@@ -28,8 +38,11 @@ public struct ScenarioResult: Codable, Sendable, Equatable {
 
 /// A check of a scenario that did not hold: what was done and what came instead.
 public struct ScenarioFailure: Error, Sendable, CustomStringConvertible {
+    /// What was done.
     public let action: String
+    /// What came instead of what was expected.
     public let outcome: String
+    /// The action and its outcome, in one line.
     public var description: String { "\(action): \(outcome)" }
 }
 

@@ -10,13 +10,17 @@ import TwofoldDevice
 /// describes, drives the SDK's flows, and checks what the server answered as well as what the
 /// SDK returned. The command-line tool, the tests and the dashboard run this same code.
 public struct ScenarioRunner: Sendable {
+    /// The client for the server the scenarios run against.
     public let client: APIClient
+    /// Where the scenarios read the codes the server sends.
     public let inbox: any CodeInbox
     /// The origin the virtual passkey authenticator answers for (the server must list it in
     /// `TWOFOLD_WEBAUTHN_ORIGINS`).
     public let origin: String
     private let clock: @Sendable () -> Date
 
+    /// A runner against `client`'s server, reading codes from `inbox`; `origin` is the server's own unless
+    /// given, and `clock` stamps the steps.
     public init(
         client: APIClient, inbox: any CodeInbox, origin: String? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }
@@ -111,7 +115,7 @@ struct ScenarioContext: Sendable {
             phone: VirtualPhone(state), deviceID: "phone-\(suffix)")
         let state = await account.signInWithPassword(account.session)
         guard case .signedIn = state else {
-            throw ScenarioFailure(action: "sign in \(username) with the password", outcome: "\(state)")
+            throw ScenarioFailure(action: "sign in \(username) with the password", outcome: Scenarios.words(state))
         }
         log.record("register \(username) and sign in with the password", "signed in")
         return account
@@ -219,7 +223,7 @@ struct ScenarioAccount: Sendable {
         let again = try await context.inbox.code(to: phoneNumber) { [username, password] in
             let state = await flow.signIn(username, password: password)
             guard case .secondFactor(let step) = state, step.method == .sms else {
-                throw ScenarioFailure(action: "sign in again with the password", outcome: "\(state)")
+                throw ScenarioFailure(action: "sign in again with the password", outcome: Scenarios.words(state))
             }
         }
         let state = await flow.submit(code: again)
@@ -233,7 +237,7 @@ struct ScenarioAccount: Sendable {
         let fresh = SessionManager(client: client, store: MemoryTokenStore())
         let outcome = try await flows(on: fresh).signIn(username: username)
         guard case .signedIn(let user) = outcome else {
-            throw ScenarioFailure(action: "sign in with the device key", outcome: "\(outcome)")
+            throw ScenarioFailure(action: "sign in with the device key", outcome: Scenarios.words(outcome))
         }
         let prompt = await phone.prompts.last
         try log.check(
