@@ -41,8 +41,11 @@ public actor DeviceKeyFlows {
 
     private var client: APIClient { session.client }
 
-    /// The key's tag: one per account and device.
-    public nonisolated func tag(for username: String) -> String { "twofold.\(username.lowercased()).\(deviceID)" }
+    /// The key's tag: one per server, account and device, so that a key made for one server never
+    /// signs a challenge another server hands it.
+    public nonisolated func tag(for username: String) -> String {
+        "twofold.\(session.client.origin).\(username.lowercased()).\(deviceID)"
+    }
 
     /// This device's key for `username` as a second factor after the password (`SignInFlow`).
     public nonisolated func signer(username: String) -> some DeviceKeySigning {

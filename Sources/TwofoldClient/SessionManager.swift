@@ -60,6 +60,10 @@ public actor SessionManager {
     public private(set) var state: AuthState = .checking
     /// Whether the last refresh could not reach the server.
     public private(set) var isOffline = false
+    /// A session the store holds for another server (`StoredSession.server`), found by
+    /// `restore()`: never used here; a new sign-in here ends it at its own server, a sign-out
+    /// here leaves it.
+    public private(set) var otherServersSession: StoredSession?
 
     /// A manager for `client`'s server that keeps the session in `store`; `now` is its clock.
     public init(client: APIClient, store: any TokenStore, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -89,8 +93,10 @@ public actor SessionManager {
             let stored = try await store.load()
             // A sign-in while the store was read wins.
             if current != nil { return state }
-            // A session of another server is not this manager's: left where it is, unused.
-            if let stored, let server = stored.server, server != client.origin {
+            // A session of another server (or of a version that did not record its server) is
+            // not this manager's: left where it is, unused, its tokens never sent here.
+            if let stored, stored.server != client.origin {
+                otherServersSession = stored
                 update(.signedOut)
                 return state
             }
@@ -172,11 +178,26 @@ public actor SessionManager {
         update(.signedIn(session.user))
         await saveUnsaved()
         if let replaced { await Self.revoke(replaced.refreshToken.token, with: client) }
+        // The other server's session the store held is gone from it now: ended at its own
+        // server (never sent here), when the store said which.
+        if let other = otherServersSession {
+            otherServersSession = nil
+            if let server = other.server, let url = URL(string: server) {
+                await Self.revoke(
+                    other.refreshToken.token, with: APIClient(baseURL: url, transport: client.transport))
+            }
+        }
     }
 
     /// Signs out here at once (the store cleared, after any write on its way), then ends the
     /// session on the server; a server that cannot be reached lets the session lapse by itself.
     public func signOut() async {
+        // Not signed in here, and the store holds another server's session: nothing of ours to
+        // end, and theirs is left as it is.
+        if current == nil, otherServersSession != nil {
+            update(.signedOut)
+            return
+        }
         let ended = current
         current = nil
         refreshing = nil
@@ -214,7 +235,8 @@ public actor SessionManager {
     }
 
     private enum RefreshOutcome: Sendable {
-        case refreshed(RefreshResponse, receivedAt: Date)
+        /// A new pair; `stored` when it was written to a shared store under its lock.
+        case refreshed(RefreshResponse, receivedAt: Date, stored: Bool = false)
         /// Another process sharing the store refreshed the same session first: its pair.
         case adopted(StoredSession)
         /// Another process sharing the store signed in anew or signed out meanwhile: this
@@ -239,12 +261,12 @@ public actor SessionManager {
         if refreshing?.from == presented { refreshing = nil }
 
         switch outcome {
-        case .refreshed(let pair, let receivedAt):
+        case .refreshed(let pair, let receivedAt, let stored):
             guard let current, current.signIn == session.signIn else {
                 // Signed out or signed in again meanwhile: these tokens belong to no one now.
                 await Self.revoke(pair.refreshToken.token, with: client)
                 // A shared store took the pair under its lock: put back what this manager holds.
-                if store.isShared { await restoreStore() }
+                if stored { await restoreStore(replacing: session.signIn) }
                 throw SessionError.signedOut
             }
             // Another caller of the same refresh has kept it already.
@@ -252,8 +274,10 @@ public actor SessionManager {
             let next = current.rotated(pair, receivedAt: receivedAt)
             self.current = next
             isOffline = false
-            unsaved = true
-            await saveUnsaved()
+            // Stored under the shared store's lock already: writing it again, after the lock was
+            // let go, could put it back over another process's newer sign-in or sign-out.
+            unsaved = !stored
+            if unsaved { await saveUnsaved() }
             // Signed out while the store wrote: the sign-out's clear came after, and stands.
             guard self.current?.signIn == session.signIn else { throw SessionError.signedOut }
             return next
@@ -309,8 +333,10 @@ public actor SessionManager {
                     return .adopted(stored)
                 }
                 let outcome = await exchange(session.refreshToken.token, with: client, now: now)
-                if case .refreshed(let pair, let receivedAt) = outcome {
-                    try? await store.save(session.rotated(pair, receivedAt: receivedAt))
+                if case .refreshed(let pair, let receivedAt, _) = outcome,
+                    (try? await store.save(session.rotated(pair, receivedAt: receivedAt))) != nil
+                {
+                    return .refreshed(pair, receivedAt: receivedAt, stored: true)
                 }
                 return outcome
             }
@@ -319,13 +345,17 @@ public actor SessionManager {
         }
     }
 
-    /// Writes what this manager holds to the store again (a session, or none).
-    private func restoreStore() async {
+    /// After a refresh stored the pair of sign-in `replaced` under the lock and this manager
+    /// moved on: writes the newer sign-in it holds, or, signed out, clears the store only if it
+    /// still holds `replaced` (another process's sign-in there stands).
+    private func restoreStore(replacing replaced: UUID) async {
         if current != nil {
             unsaved = true
             await saveUnsaved()
         } else {
-            uncleared = (try? await write { try await $0.clear() }) == nil
+            _ = try? await write { store in
+                if (try? await store.load())?.signIn == replaced { try await store.clear() }
+            }
         }
     }
 

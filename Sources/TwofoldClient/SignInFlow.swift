@@ -104,6 +104,9 @@ public struct PendingSignIn: Sendable, Equatable, Codable {
     public var flow: String
     /// The second step as it was when kept.
     public var step: SecondFactorStep
+    /// The server the flow belongs to (`APIClient.origin`): it is taken up, and its code sent,
+    /// nowhere else.
+    public var server: String?
 }
 
 /// A sign-in as a state machine (seeds 003, 002, 000): credentials, then the second factor the
@@ -158,12 +161,14 @@ public actor SignInFlow {
     /// The second step waiting now, to take up again later with `resume(_:)`.
     public var pending: PendingSignIn? {
         guard case .secondFactor(let step) = state, let flow else { return nil }
-        return PendingSignIn(flow: flow, step: step)
+        return PendingSignIn(flow: flow, step: step, server: client.origin)
     }
 
-    /// Takes up a second step kept by `pending`.
+    /// Takes up a second step kept by `pending`, when it belongs to this flow's server;
+    /// otherwise the credentials are asked for (its flow and a code are never sent elsewhere).
     @discardableResult
     public func resume(_ pending: PendingSignIn) -> SignInState {
+        guard pending.server == client.origin else { return enter(.credentials(nil)) }
         flow = pending.flow
         tried = []
         return enter(.secondFactor(pending.step))

@@ -22,11 +22,13 @@ public struct StoredSession: Codable, Sendable, Equatable {
     public var server: String?
 
     /// A session of the two tokens for `user`, received at `receivedAt` (which sets `refreshAt`); `signIn`
-    /// marks the sign-in it comes from (a new one unless given).
+    /// marks the sign-in it comes from (a new one unless given); `server` is the origin it belongs to.
     public init(
-        accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID(), receivedAt: Date = Date()
+        accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, signIn: UUID = UUID(), receivedAt: Date = Date(),
+        server: String? = nil
     ) {
-        (self.accessToken, self.refreshToken, self.user, self.signIn) = (accessToken, refreshToken, user, signIn)
+        (self.accessToken, self.refreshToken, self.user, self.signIn, self.server) =
+            (accessToken, refreshToken, user, signIn, server)
         refreshAt = Self.refreshTime(for: accessToken, receivedAt: receivedAt)
     }
 

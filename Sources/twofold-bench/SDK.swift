@@ -32,7 +32,7 @@ enum SDKBench {
     static let session = StoredSession(
         accessToken: TokenDTO(token: String(repeating: "a", count: 400), expiresAt: Date().addingTimeInterval(900)),
         refreshToken: TokenDTO(token: String(repeating: "r", count: 43), expiresAt: Date().addingTimeInterval(86_400)),
-        user: user)
+        user: user, server: "http://127.0.0.1:9")
     /// Never reached: the local measures make no request.
     static let client = APIClient(baseURL: URL(string: "http://127.0.0.1:9")!)
 

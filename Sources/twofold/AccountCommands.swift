@@ -181,6 +181,11 @@ struct LoginCommand: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: pendingFile.path),
                 let pending = try? Wire.decoder().decode(PendingSignIn.self, from: data)
             else { throw CommandFailure(description: "No sign-in is waiting for a code: sign in with your password.") }
+            guard pending.server == (try options.client).origin else {
+                throw CommandFailure(
+                    description: "The sign-in waiting for a code is for \(pending.server ?? "another server"): "
+                        + "sign in with your password here.")
+            }
             state = await flow.resume(pending)
         }
         if case .secondFactor(let step) = state, let method {
@@ -290,6 +295,11 @@ struct LogoutCommand: AsyncParsableCommand {
     func run() async throws {
         let session = try options.session()
         await session.restore()
+        if let other = await session.otherServersSession {
+            throw CommandFailure(
+                description: "Not signed in at \((try options.client).origin): the session kept is for "
+                    + "\(other.server ?? "a server an earlier version did not record"); log out there.")
+        }
         await session.signOut()
         try? FileManager.default.removeItem(at: try options.pendingFile)
         print("Signed out.")

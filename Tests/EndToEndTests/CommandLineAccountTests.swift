@@ -104,6 +104,11 @@ import TwofoldTestSupport
             let pendingFile = home.appendingPathComponent("pending-sign-in.json")
             #expect(
                 try FileManager.default.attributesOfItem(atPath: pendingFile.path)[.posixPermissions] as? Int == 0o600)
+            // The waiting sign-in belongs to its server: another is sent neither its flow nor a code.
+            let pendingElsewhere = try run(["--server", "http://127.0.0.1:9", "login", "--code", "000000"])
+            #expect(
+                pendingElsewhere.status != 0 && pendingElsewhere.errorText.contains("is for"),
+                "\(pendingElsewhere.errorText)")
             let wrongCode = try run(["login", "--code", "000000"])
             #expect(wrongCode.status != 0 && wrongCode.errorText.contains("tries left"), "\(wrongCode.errorText)")
             let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))

@@ -117,7 +117,7 @@ import TwofoldClient
         StoredSession(
             accessToken: TokenDTO(token: "access-0", expiresAt: Date().addingTimeInterval(accessSeconds)),
             refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(refreshSeconds)),
-            user: user)
+            user: user, server: "http://twofold.test")
     }
 
     static func manager(_ server: Server, _ store: any TokenStore) -> SessionManager {
@@ -219,6 +219,22 @@ import TwofoldClient
                 accessToken: TokenDTO(token: "a", expiresAt: Date().addingTimeInterval(600)),
                 refreshToken: TokenDTO(token: "r", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user))
         #expect(await store.session?.server == "http://twofold.test")
+        // The other server's session, gone from the store, was ended at its own server.
+        #expect(server.revoked == [stored.refreshToken.token])
+    }
+
+    /// A session kept by a version that did not record its server belongs to no server it can
+    /// be proven to: it is not used (sign in again), and a sign-out here leaves it.
+    @Test func aSessionWithoutItsServerIsNotUsed() async throws {
+        var legacy = Self.stored(accessSeconds: 600)
+        legacy.server = nil
+        let store = MemoryTokenStore(legacy)
+        let server = Server()
+        let manager = Self.manager(server, store)
+        #expect(await manager.restore() == .signedOut)
+        #expect(await manager.otherServersSession == legacy)
+        await manager.signOut()
+        #expect(await store.session == legacy && server.requestCount == 0)
     }
 
     /// Another process signed in anew while this one waited for the file's lock: this one's
@@ -234,7 +250,8 @@ import TwofoldClient
         // Another run of the tool signs in anew: a new sign-in, written to the file.
         let newer = StoredSession(
             accessToken: TokenDTO(token: "access-new", expiresAt: Date().addingTimeInterval(900)),
-            refreshToken: TokenDTO(token: "refresh-new", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user)
+            refreshToken: TokenDTO(token: "refresh-new", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user,
+            server: "http://twofold.test")
         try file.save(newer)
         await #expect(throws: SessionError.signedOut) { _ = try await older.accessToken() }
         #expect(await older.state == .signedOut)
@@ -355,7 +372,8 @@ import TwofoldClient
         let server = Server()
         let fresh = StoredSession(
             accessToken: TokenDTO(token: "access-0", expiresAt: Date().addingTimeInterval(60)),
-            refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user)
+            refreshToken: TokenDTO(token: "refresh-0", expiresAt: Date().addingTimeInterval(86_400)), user: Self.user,
+            server: "http://twofold.test")
         #expect(abs(fresh.refreshAt.timeIntervalSinceNow - 30) < 2)
         let manager = Self.manager(server, MemoryTokenStore(fresh))
         await manager.restore()
