@@ -33,6 +33,18 @@ public struct DeviceCapabilities: Codable, Sendable, Equatable {
     }
 }
 
+extension DeviceCapabilities {
+    /// Face ID enrolled and a passcode set: flow A.
+    public static let faceID = DeviceCapabilities(
+        secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true)
+    /// Face ID hardware with no face enrolled, and a passcode: flow B.
+    public static let biometryNotEnrolled = DeviceCapabilities(
+        secureHardware: true, biometry: .faceID, biometryEnrolled: false, passcodeSet: true)
+    /// No passcode (and so no biometrics): flow C.
+    public static let noSecurity = DeviceCapabilities(
+        secureHardware: true, biometry: .faceID, biometryEnrolled: false, passcodeSet: false)
+}
+
 /// Seed 004's `DeviceCapability`.
 public enum DeviceCapability: String, Codable, Sendable {
     /// Flow A: "Use Face ID" or "Use Passcode Only".

@@ -107,8 +107,7 @@ public struct PhoneFolder: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             return Phone(
                 deviceID: UUID().uuidString.lowercased(),
-                state: DeviceCapabilities(
-                    secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true),
+                state: .faceID,
                 biometryLockedOut: false, keys: [:], passkeys: [])
         }
         let data: Data?

@@ -20,10 +20,7 @@ public actor VirtualPhone: DeviceSecurity {
     public private(set) var prompts: [KeyProtection] = []
 
     /// A phone with Face ID enrolled and a passcode (flow A).
-    public init(
-        _ state: DeviceCapabilities = DeviceCapabilities(
-            secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true)
-    ) {
+    public init(_ state: DeviceCapabilities = .faceID) {
         self.state = state
     }
 

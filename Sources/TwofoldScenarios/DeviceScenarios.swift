@@ -70,7 +70,7 @@ enum Scenarios {
     // MARK: Seed 004
 
     static func happyPath(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await launch(account, expecting: .biometricsAvailable)
         try await account.expectServerDevice(nil)
         try await enroll(
@@ -82,7 +82,7 @@ enum Scenarios {
     }
 
     static func declinesBiometrics(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         await account.phone.cancelNextPrompt()
         try await enroll(
             account, "tap \"Enroll with Face ID\"; the person taps \"Don't Allow\"", protection: .biometric,
@@ -97,7 +97,7 @@ enum Scenarios {
     }
 
     static func choosesPasscode(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await launch(account, expecting: .biometricsAvailable)
         try await enroll(account, "tap \"Use Passcode Only\"", protection: .passcode, expecting: .enrolled(.passcode))
         try await account.expectServerDevice("secureEnclave")
@@ -108,7 +108,7 @@ enum Scenarios {
     }
 
     static func noBiometricsEnrolled(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.noBiometricsEnrolled)
+        let account = try await context.newAccount(phone: DeviceCapabilities.biometryNotEnrolled)
         try await launch(account, expecting: .passcodeOnly)
         try await enroll(
             account, "ask for a Face ID key anyway", protection: .biometric, expecting: .failed(.biometryNotEnrolled))
@@ -119,7 +119,7 @@ enum Scenarios {
     }
 
     static func noDeviceSecurity(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.noSecurity)
+        let account = try await context.newAccount(phone: DeviceCapabilities.noSecurity)
         try await launch(account, expecting: .none)
         try await enroll(
             account, "enrol a key", protection: nil, expecting: .blocked("Please set up device passcode in Settings"))
@@ -132,7 +132,7 @@ enum Scenarios {
     }
 
     static func authenticationSuccess(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await enroll(account, "enrol with Face ID", protection: .biometric, expecting: .enrolled(.biometric))
         let method = try await account.serverMethod()
         try account.log.check("enter the username: the server's challenge", method == "secureEnclave", method)
@@ -178,7 +178,7 @@ enum Scenarios {
     }
 
     static func smsFallback(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.noSecurity)
+        let account = try await context.newAccount(phone: DeviceCapabilities.noSecurity)
         try await account.verifyPhone()
         _ = try await account.flows.enrollForSMS(username: account.username)
         try await account.expectServerDevice("smsOTP")
@@ -205,7 +205,7 @@ enum Scenarios {
     }
 
     static func securityRemoved(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await account.verifyPhone()
         try await enroll(account, "enrol with Face ID", protection: .biometric, expecting: .enrolled(.biometric))
         let keySession = try await account.signInWithKey(expecting: .biometric)
@@ -225,11 +225,11 @@ enum Scenarios {
     }
 
     static func securityRestored(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.noSecurity)
+        let account = try await context.newAccount(phone: DeviceCapabilities.noSecurity)
         try await account.verifyPhone()
         _ = try await account.flows.enrollForSMS(username: account.username)
         try await account.expectServerDevice("smsOTP")
-        await account.phone.set(ScenarioContext.faceID)
+        await account.phone.set(DeviceCapabilities.faceID)
         account.log.record("Settings: set a passcode and Face ID", "the phone has security again")
         try await launch(account, expecting: .biometricsAvailable)
         // The user signs in with SMS, then accepts "Upgrade to biometric security?".
@@ -252,7 +252,7 @@ enum Scenarios {
     }
 
     static func methodSwitching(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await enroll(account, "enrol with Face ID", protection: .biometric, expecting: .enrolled(.biometric))
         let oldKey = try account.log.require(
             "keep the Face ID key's public half", await account.phone.savedKeys()[account.tag], "kept")

@@ -33,7 +33,7 @@ extension Scenarios {
     }
 
     static func devicePINAndBiometrics(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         try await enroll(account, "enrol the device", protection: .passcode, expecting: .enrolled(.passcode))
         let log = account.log
         let biometricTag = account.tag + ".second-factor"
@@ -139,7 +139,7 @@ extension Scenarios {
     }
 
     static func fallbackChain(_ context: ScenarioContext) async throws {
-        let account = try await context.newAccount(phone: ScenarioContext.faceID)
+        let account = try await context.newAccount(phone: DeviceCapabilities.faceID)
         let log = account.log
         let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: context.origin))
         let security = AccountSecurity(

@@ -81,14 +81,6 @@ struct ScenarioContext: Sendable {
     let origin: String
     let log: ScenarioLog
 
-    /// The phones of seed 004's scenarios.
-    static let faceID = DeviceCapabilities(
-        secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true)
-    static let noBiometricsEnrolled = DeviceCapabilities(
-        secureHardware: true, biometry: .faceID, biometryEnrolled: false, passcodeSet: true)
-    static let noSecurity = DeviceCapabilities(
-        secureHardware: true, biometry: .faceID, biometryEnrolled: false, passcodeSet: false)
-
     /// A new account on the server (registered, signed in with its password), with a virtual
     /// phone in `state`. A registration refused for its rate waits as the server asks, up to
     /// three times.

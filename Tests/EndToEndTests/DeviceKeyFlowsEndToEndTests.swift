@@ -8,13 +8,6 @@ import TwofoldTestSupport
 /// Seed 004's scenarios on the SDK's device flows and the virtual phone, against the built
 /// server: what the phone did and what the server answered.
 @Suite struct DeviceKeyFlowsEndToEndTests {
-    static let faceID = DeviceCapabilities(
-        secureHardware: true, biometry: .faceID, biometryEnrolled: true, passcodeSet: true)
-    static let passcodeOnly = DeviceCapabilities(
-        secureHardware: true, biometry: .faceID, biometryEnrolled: false, passcodeSet: true)
-    static let noSecurity = DeviceCapabilities(
-        secureHardware: true, biometry: .none, biometryEnrolled: false, passcodeSet: false)
-
     /// `name` signed in on a fresh session of `target`'s server.
     static func session(_ target: AttackEndToEndTests.Target, _ name: String) async throws -> SessionManager {
         let session = SessionManager(client: target.client, store: MemoryTokenStore())
@@ -28,7 +21,7 @@ import TwofoldTestSupport
     @Test func scenariosOneTwoThreeAndSixWithAKey() async throws {
         try await AttackEndToEndTests.withTarget { target in
             _ = try await target.register("dee")
-            let phone = VirtualPhone(Self.faceID)
+            let phone = VirtualPhone(DeviceCapabilities.faceID)
             let session = try await Self.session(target, "dee")
             let flows = DeviceKeyFlows(session: session, device: phone, deviceID: "iphone-1")
 
@@ -86,13 +79,14 @@ import TwofoldTestSupport
             let session = try await Self.session(target, "eve")
 
             // Scenario 4: no biometrics enrolled: biometrics are refused, the passcode enrols.
-            let phone = VirtualPhone(Self.passcodeOnly)
+            let phone = VirtualPhone(DeviceCapabilities.biometryNotEnrolled)
             let flows = DeviceKeyFlows(session: session, device: phone, deviceID: "iphone-2")
             #expect(try await flows.enroll(username: "eve", protection: .biometric) == .failed(.biometryNotEnrolled))
             #expect(try await flows.enroll(username: "eve") == .enrolled(.passcode))
 
             // Scenario 5: no device security: a key is blocked (the server hears nothing), SMS is offered.
-            let insecure = DeviceKeyFlows(session: session, device: VirtualPhone(Self.noSecurity), deviceID: "iphone-3")
+            let insecure = DeviceKeyFlows(
+                session: session, device: VirtualPhone(DeviceCapabilities.noSecurity), deviceID: "iphone-3")
             #expect(try await insecure.enroll(username: "eve") == .blocked("Please set up device passcode in Settings"))
             let devices = try await target.client.send(
                 API.DeviceKeys.devices, "eve", bearer: try await session.accessToken())

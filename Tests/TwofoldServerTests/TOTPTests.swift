@@ -242,11 +242,15 @@ import VaporTesting
             let again = try await TOTPSteps.validate(app, flow: used, code: try TOTPSteps.code(secret, clock))
             #expect(again.0 == 409)
             #expect(again.1?.code == "already_used")
+            // The flow itself is what is over, and the problem names it (a client tells it from a
+            // code used up while the flow goes on).
+            #expect(again.1?.errors?["otpFlowId"] != nil)
             let late = try await TOTPSteps.startLogin(app)
             clock.advance(by: 5 * 60)
             let expired = try await TOTPSteps.validate(app, flow: late, code: try TOTPSteps.code(secret, clock))
             #expect(expired.0 == 401)
             #expect(expired.1?.code == "expired")
+            #expect(expired.1?.errors?["otpFlowId"] != nil)
             let fresh = try await TOTPSteps.startLogin(app)
             #expect(try await TOTPSteps.validate(app, flow: fresh, code: "000000").1?.attemptsRemaining == 4)
             // A code out of bounds is named as such, counts nothing, and leaves the flow usable.
