@@ -172,6 +172,49 @@ public enum API {
         public static let unlock = ResourceEndpoint<NoContent, UserDTO>(
             .post, "api/v1/admin/users/{userID}/unlock", .admin)
         public static let audit = Endpoint<NoContent, AuditEventsResponse>(.get, "api/v1/admin/audit", .admin)
+        /// Removes every second factor of the user (the admin steps up first).
+        public static let resetMFA = ResourceEndpoint<NoContent, UserDTO>(
+            .post, "api/v1/admin/users/{userID}/reset-mfa", .admin)
+        /// Recovery requests whose email was proven, waiting for review first.
+        public static let recoveryRequests = Endpoint<NoContent, AdminRecoveryResponse>(
+            .get, "api/v1/admin/recovery", .admin)
+        /// The document attached to a recovery request, while it is kept.
+        public static let recoveryDocument = ResourceEndpoint<NoContent, FileContents>(
+            .get, "api/v1/admin/recovery/{recoveryID}/document", .admin)
+        public static let approveRecovery = ResourceEndpoint<RecoveryDecisionRequest, AdminRecoveryRequest>(
+            .post, "api/v1/admin/recovery/{recoveryID}/approve", .admin)
+        public static let denyRecovery = ResourceEndpoint<RecoveryDecisionRequest, AdminRecoveryRequest>(
+            .post, "api/v1/admin/recovery/{recoveryID}/deny", .admin)
+    }
+
+    /// Account recovery when every factor is lost (seed 000; NIST SP 800-63B rev 4 §4.2): a code
+    /// to the account's email address, review by an administrator, then a single-use pass sent
+    /// to that address.
+    public enum Recovery {
+        public static let start = Endpoint<RecoveryStartRequest, RecoveryStatus>(
+            .post, "api/v1/2fa/recovery", .anyone, success: [202])
+        public static let status = ResourceEndpoint<NoContent, RecoveryStatus>(
+            .get, "api/v1/2fa/recovery/{recoveryID}", .anyone)
+        /// The code sent to the account's email address: the request then waits for review.
+        public static let verifyEmail = ResourceEndpoint<CodeRequest, RecoveryStatus>(
+            .post, "api/v1/2fa/recovery/{recoveryID}/verify", .anyone)
+        /// "This wasn't me": the token of the link in every recovery notice.
+        public static let cancel = Endpoint<RecoveryCancelRequest, RecoveryStatus>(
+            .post, "api/v1/2fa/recovery/cancel", .anyone)
+        /// The approved pass: signs in once; the session sets up a factor before anything else.
+        public static let redeem = Endpoint<RecoveryRedeemRequest, AuthTokensResponse>(
+            .post, "api/v1/2fa/recovery/redeem", .anyone)
+
+        /// What a session a recovery pass began may call while the account has no second factor:
+        /// read its state, set up a factor, sign out. Everything else is refused with
+        /// `factor_setup_required`.
+        public static let beforeFactorSetup: Set<AnyEndpoint> = [
+            TwoFactor.status.erased, TwoFactor.mfaStatus.erased, TwoFactor.totpSetup.erased,
+            TwoFactor.totpVerify.erased, TwoFactor.smsSetup.erased, TwoFactor.smsVerify.erased,
+            TwoFactor.emailSetup.erased, TwoFactor.emailVerify.erased, Passkeys.registerOptions.erased,
+            Passkeys.registerVerify.erased, DeviceKeys.enroll.erased, Account.show.erased, Auth.sessions.erased,
+            Auth.revokeSession.erased, Auth.logoutAll.erased,
+        ]
     }
 
     /// Every endpoint above.
@@ -200,8 +243,22 @@ public enum API {
         DeviceFactors.addBiometrics.erased, DeviceFactors.biometricChallenge.erased,
         DeviceFactors.verifyBiometrics.erased, DeviceFactors.removeBiometrics.erased,
         DeviceFactors.biometricsInvalidated.erased,
-        Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased,
+        Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased, Admin.resetMFA.erased,
+        Admin.recoveryRequests.erased, Admin.recoveryDocument.erased, Admin.approveRecovery.erased,
+        Admin.denyRecovery.erased,
+        Recovery.start.erased, Recovery.status.erased, Recovery.verifyEmail.erased, Recovery.cancel.erased,
+        Recovery.redeem.erased,
     ]
+}
+
+/// An answer that is a file, not JSON (a recovery request's document): its bytes and type.
+public struct FileContents: Sendable, Equatable {
+    public var data: Data
+    public var contentType: String
+    public init(data: Data, contentType: String) {
+        self.data = data
+        self.contentType = contentType
+    }
 }
 
 /// An answer that is text, not JSON (`/metrics`, `/openapi.yaml`).

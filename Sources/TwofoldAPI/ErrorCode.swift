@@ -32,6 +32,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     /// A passkey ceremony refused: `errors.credential` holds the stable reason
     /// (`origin_not_allowed`, `user_not_verified`, `unknown_credential`, …), `detail` a sentence.
     public static let webauthnRefused = ErrorCode(rawValue: "webauthn_refused")
+    /// A session a recovery pass began, before the account has a second factor again: it may
+    /// only set one up (`API.Recovery.beforeFactorSetup`).
+    public static let factorSetupRequired = ErrorCode(rawValue: "factor_setup_required")
+    /// A recovery pass inside its waiting period: `retryAfter` says when it works.
+    public static let notYetValid = ErrorCode(rawValue: "not_yet_valid")
     public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")
     public static let internalError = ErrorCode(rawValue: "internal_error")
 }

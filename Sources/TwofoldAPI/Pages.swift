@@ -31,7 +31,11 @@ public enum Pages {
     public static let signIn = Page("", title: "Sign in")
     public static let accountSecurity = Page("account/security", title: "Account security")
     public static let recovery = Page("recovery", title: "Account recovery")
+    /// The approved pass, from the link in its email (`?token=`): signs in once.
+    public static let recoveryPass = Page("recovery/pass", title: "Recover your account")
+    /// "This wasn't me", from the link in every recovery notice (`?token=`).
+    public static let recoveryCancel = Page("recovery/cancel", title: "Cancel account recovery")
     public static let admin = Page("admin", title: "Administration")
 
-    public static let all: [Page] = [signIn, accountSecurity, recovery, admin]
+    public static let all: [Page] = [signIn, accountSecurity, recovery, recoveryPass, recoveryCancel, admin]
 }

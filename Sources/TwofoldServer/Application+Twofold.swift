@@ -107,6 +107,7 @@ public func configure(
     let routes = EndpointRoutes(
         app.routes,
         bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
+        recoveryGate: RecoveryGate(users: context.users, secondFactors: context.secondFactors),
         adminOnly: AdminOnly(users: context.users),
         idempotency: IdempotencyMiddleware(
             idempotency: context.idempotency, maxBodyBytes: context.configuration.maxBodyBytes))
@@ -120,7 +121,8 @@ public func configure(
         AccountController(changes: context.accountChanges, users: context.users),
         DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
         DeviceSecondFactorController(factors: context.deviceFactors, users: context.users),
-        AdminController(administration: context.administration),
+        AdminController(administration: context.administration, users: context.users),
+        RecoveryController(recovery: context.recovery, users: context.users),
         TwoFactorController(settings: context.factorSettings, users: context.users),
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,

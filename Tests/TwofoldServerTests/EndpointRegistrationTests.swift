@@ -78,6 +78,7 @@ import VaporTesting
             app.routes,
             bearer: BearerAuthentication(
                 tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock),
+            recoveryGate: RecoveryGate(users: app.twofold.users, secondFactors: app.twofold.secondFactors),
             adminOnly: AdminOnly(users: app.twofold.users),
             idempotency: IdempotencyMiddleware(idempotency: app.twofold.idempotency, maxBodyBytes: 4096))
         root.on(fixed) { _, _ in SuccessResponse() }

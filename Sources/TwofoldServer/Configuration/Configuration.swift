@@ -413,6 +413,14 @@ extension Configuration.Mode: CaseIterable {}
 extension Configuration.LogFormat: CaseIterable {}
 
 extension Configuration {
+    /// Where people reach this server's pages, for the links in its messages: the first web
+    /// origin passkeys are served at (`TWOFOLD_WEBAUTHN_ORIGINS`), without a trailing slash.
+    var publicURL: String {
+        let web = webAuthn.origins.first { $0.hasPrefix("https://") || $0.hasPrefix("http://") }
+        let origin = web ?? "http://localhost:\(port)"
+        return origin.hasSuffix("/") ? String(origin.dropLast()) : origin
+    }
+
     /// Whether this server delivers `channel` (its provider is not `disabled`).
     func delivers(_ channel: DeliveryChannel) -> Bool {
         channel == .sms ? smsProvider != .disabled : emailProvider != .disabled

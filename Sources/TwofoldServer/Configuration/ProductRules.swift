@@ -65,6 +65,23 @@ public struct ProductRules: Sendable, Equatable {
     /// Backup codes left at which the answer warns (`TWOFOLD_BACKUP_CODES_WARN_AT`).
     public var backupCodesWarnAt = 3
 
+    /// How long an approved recovery's pass works (`TWOFOLD_RECOVERY_PASS_SECONDS`, a day).
+    public var recoveryPassLifetime: TimeInterval = 24 * 3600
+    /// A waiting period between approval and when the pass starts to work
+    /// (`TWOFOLD_RECOVERY_WAIT_SECONDS`, none by default): time for the owner to answer "this
+    /// wasn't me" to the notices.
+    public var recoveryWait: TimeInterval = 0
+    /// How long a request whose email was proven waits for review before it expires
+    /// (`TWOFOLD_RECOVERY_REVIEW_DAYS`, 14).
+    public var recoveryReviewLifetime: TimeInterval = 14 * 86_400
+    /// How long a "this wasn't me" link works after the request started (10 days).
+    public var recoveryCancelWindow: TimeInterval = 10 * 86_400
+    /// Recovery requests started from one client address (`TWOFOLD_THROTTLE_RECOVERY_PER_ADDRESS`).
+    public var recoveryPerAddress = Throttle(burst: 5, refillSeconds: 720)
+    /// Recovery requests started for one email address, whether an account has it or not
+    /// (`TWOFOLD_THROTTLE_RECOVERY_PER_ACCOUNT`).
+    public var recoveryPerAccount = Throttle(burst: 3, refillSeconds: 28_800)
+
     public init() {}
 
     /// Reads every rule; unset variables keep the defaults.
@@ -113,6 +130,16 @@ public struct ProductRules: Sendable, Equatable {
         rules.pinAttempts = try reader.integer("TWOFOLD_PIN_ATTEMPTS", default: rules.pinAttempts, in: 1...10)
         rules.backupCodesWarnAt = try reader.integer(
             "TWOFOLD_BACKUP_CODES_WARN_AT", default: rules.backupCodesWarnAt, in: 0...10)
+        rules.recoveryPassLifetime = try reader.seconds(
+            "TWOFOLD_RECOVERY_PASS_SECONDS", default: rules.recoveryPassLifetime, in: 300...(30 * 86_400))
+        rules.recoveryWait = try reader.seconds(
+            "TWOFOLD_RECOVERY_WAIT_SECONDS", default: rules.recoveryWait, in: 0...(30 * 86_400))
+        rules.recoveryReviewLifetime =
+            TimeInterval(try reader.integer("TWOFOLD_RECOVERY_REVIEW_DAYS", default: 14, in: 1...90)) * 86_400
+        rules.recoveryPerAddress = try reader.throttle(
+            "TWOFOLD_THROTTLE_RECOVERY_PER_ADDRESS", default: rules.recoveryPerAddress)
+        rules.recoveryPerAccount = try reader.throttle(
+            "TWOFOLD_THROTTLE_RECOVERY_PER_ACCOUNT", default: rules.recoveryPerAccount)
         return rules
     }
 }

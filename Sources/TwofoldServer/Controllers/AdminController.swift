@@ -6,12 +6,14 @@ import Vapor
 /// needs an admin's token.
 struct AdminController: EndpointCollection {
     let administration: Administration
+    let users: any UserStore
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Admin.users, use: users)
         routes.on(API.Admin.user, use: user)
         routes.on(API.Admin.unlock, use: unlock)
         routes.on(API.Admin.audit, use: audit)
+        routes.on(API.Admin.resetMFA, use: resetMFA)
     }
 
     @Sendable func users(request: Request, _: NoContent) async throws -> AdminUsersResponse {
@@ -25,6 +27,12 @@ struct AdminController: EndpointCollection {
     @Sendable func unlock(request: Request, _: NoContent) async throws -> UserDTO {
         let id = request.parameters.get("userID", as: UUID.self)
         return try await administration.unlock(id, by: try request.caller, origin: request.origin)
+    }
+
+    @Sendable func resetMFA(request: Request, _: NoContent) async throws -> UserDTO {
+        try await administration.resetMFA(
+            request.parameters.get("userID", as: UUID.self), by: try request.caller,
+            adminUser: try await request.currentUser(in: users), origin: request.origin)
     }
 
     @Sendable func audit(request: Request, _: NoContent) async throws -> AuditEventsResponse {

@@ -48,29 +48,35 @@ extension SecondStepResponse: HandWrittenJSON {}
 struct EndpointRoutes {
     let anyone: any RoutesBuilder
     let signedIn: any RoutesBuilder
+    /// Signed-in endpoints a session a recovery pass began may call before it sets up a factor
+    /// (`API.Recovery.beforeFactorSetup`): without the `RecoveryGate` the others have.
+    let settingUp: any RoutesBuilder
     let admin: any RoutesBuilder
     /// In front of every change, after the access checks (`Idempotency-Key`).
     let idempotency: IdempotencyMiddleware
 
     init(
-        _ routes: any RoutesBuilder, bearer: BearerAuthentication, adminOnly: AdminOnly,
+        _ routes: any RoutesBuilder, bearer: BearerAuthentication, recoveryGate: RecoveryGate, adminOnly: AdminOnly,
         idempotency: IdempotencyMiddleware
     ) {
         anyone = routes
-        signedIn = routes.grouped(bearer)
-        admin = routes.grouped(bearer, adminOnly)
+        settingUp = routes.grouped(bearer)
+        signedIn = routes.grouped(bearer, recoveryGate)
+        admin = routes.grouped(bearer, recoveryGate, adminOnly)
         self.idempotency = idempotency
     }
 
     /// Registers `handler` for `endpoint`, which has one success status: its answer goes with it.
     /// `before` runs ahead of reading the body (a check whose refusal does not depend on it).
+    /// `bodyLimit` raises the largest body read for this endpoint above the server's
+    /// (`TWOFOLD_MAX_BODY_BYTES`), for the one that takes a file.
     func on<E: EndpointDefinition>(
-        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil,
+        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil, bodyLimit: Int? = nil,
         use handler: @escaping @Sendable (Request, E.Body) async throws -> E.Answer
     ) where E.Body: Decodable, E.Answer: Encodable {
         precondition(endpoint.success.count == 1, "\(endpoint) has several success statuses: register a reply")
         let status = HTTPResponseStatus(statusCode: endpoint.success.first ?? 200)
-        on(endpoint, before: check) { request, body in
+        on(endpoint, before: check, bodyLimit: bodyLimit) { request, body in
             Reply(answer: try await handler(request, body), status: status)
         }
     }
@@ -78,12 +84,12 @@ struct EndpointRoutes {
     /// Registers `handler` for `endpoint`; its reply says which of the endpoint's success
     /// statuses it is (a status outside them is the server's fault: `500`, logged).
     func on<E: EndpointDefinition>(
-        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil,
+        _ endpoint: E, before check: (@Sendable (Request) throws -> Void)? = nil, bodyLimit: Int? = nil,
         reply handler: @escaping @Sendable (Request, E.Body) async throws -> Reply<E.Answer>
     ) where E.Body: Decodable, E.Answer: Encodable {
         let success = endpoint.success
         let name = endpoint.description
-        route(endpoint) { request in
+        route(endpoint, bodyLimit: bodyLimit) { request in
             try check?(request)
             let reply = try await handler(request, try Self.body(of: request, as: E.Body.self))
             guard success.contains(Int(reply.status.code)) else {
@@ -116,6 +122,24 @@ struct EndpointRoutes {
         }
     }
 
+    /// Registers `handler` for an endpoint that answers a file (`FileContents`): its bytes as
+    /// an attachment of its type, which no browser renders in this server's origin.
+    func on(
+        _ endpoint: ResourceEndpoint<NoContent, FileContents>,
+        use handler: @escaping @Sendable (Request, NoContent) async throws -> FileContents
+    ) {
+        route(endpoint) { request in
+            let file = try await handler(request, NoContent())
+            return Response(
+                status: .ok,
+                headers: [
+                    "Content-Type": file.contentType, "Content-Disposition": "attachment",
+                    "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
+                    "Cache-Control": "no-store",
+                ], body: .init(data: file.data))
+        }
+    }
+
     /// `request`'s body as `Body`: nothing read for `NoContent`, `init()` for a missing body a
     /// client may leave out, else the JSON read by `decodeJSONBody`.
     private static func body<Body: Decodable>(of request: Request, as type: Body.Type) throws -> Body {
@@ -137,21 +161,28 @@ struct EndpointRoutes {
 
     /// The route for `endpoint`: its method and path, behind what its access needs.
     private func route(
-        _ endpoint: some EndpointDefinition, _ responder: @escaping @Sendable (Request) async throws -> Response
+        _ endpoint: some EndpointDefinition, bodyLimit: Int? = nil,
+        _ responder: @escaping @Sendable (Request) async throws -> Response
     ) {
         var builder: any RoutesBuilder
         switch endpoint.access {
         case .anyone: builder = anyone
-        case .signedIn: builder = signedIn
+        case .signedIn: builder = API.Recovery.beforeFactorSetup.contains(endpoint.erased) ? settingUp : signedIn
         case .admin: builder = admin
         }
-        if endpoint.method != .get { builder = builder.grouped(idempotency) }
+        if endpoint.method != .get {
+            builder = builder.grouped(
+                bodyLimit.map { IdempotencyMiddleware(idempotency: idempotency.idempotency, maxBodyBytes: $0) }
+                    ?? idempotency)
+        }
         let path = endpoint.components.map { component -> PathComponent in
             switch component {
             case .constant(let text): .constant(text)
             case .parameter(let name): .parameter(name)
             }
         }
-        builder.on(HTTPMethod(rawValue: endpoint.method.rawValue), path, use: responder)
+        builder.on(
+            HTTPMethod(rawValue: endpoint.method.rawValue), path,
+            body: bodyLimit.map { .collect(maxSize: ByteCount(value: $0)) } ?? .collect, use: responder)
     }
 }

@@ -26,5 +26,7 @@ enum Migrations {
         UpdateSessionsAddProofs(),
         CreateIdempotentRequests(),
         CreateIdempotentRequestsExpiryIndex(),
+        CreateRecoveryRequests(),
+        CreateRecoveryRequestsIndexes(),
     ]
 }

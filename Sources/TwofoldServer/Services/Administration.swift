@@ -10,6 +10,8 @@ struct Administration: Sendable {
     let sessions: SessionService
     let guards: FactorGuard
     let users: any UserStore
+    let reset: AccountReset
+    let policy: SignInPolicy
 
     func users(_ page: PageQuery) async throws -> AdminUsersResponse {
         AdminUsersResponse(
@@ -33,6 +35,18 @@ struct Administration: Sendable {
             .userUnlocked, user: user.id, actor: admin.userID, detail: wasLocked ? "unlocked" : "was not locked",
             origin: origin)
         return user.dto
+    }
+
+    /// Removes every second factor of the user and signs them out everywhere (they lost their
+    /// factors and cannot recover on their own); the administrator steps up first.
+    func resetMFA(_ id: UUID?, by admin: AuthenticatedUser, adminUser: User, origin: RequestOrigin) async throws
+        -> UserDTO
+    {
+        try await policy.require(.administer, caller: admin, user: adminUser)
+        let user = try await find(id)
+        try await reset.removeEverySecondFactor(
+            of: user, actor: admin.userID, why: "reset by an administrator", origin: origin)
+        return try await find(id).dto
     }
 
     func events(_ query: AuditQuery) async throws -> AuditEventsResponse {

@@ -5,7 +5,8 @@ import Foundation
 /// `SessionStore.deleteExpiredRefreshTokens`), idle rate-limit buckets, wrong-code records older
 /// than the 24-hour rule needs, and device-key challenges a day after they expired (until then a
 /// late signature is told "expired", not "unknown"), and passkey challenges likewise; the
-/// answers kept for `Idempotency-Key`s once their 24 hours are over. Runs every minute on each instance; every
+/// answers kept for `Idempotency-Key`s once their 24 hours are over; the documents of recovery
+/// requests that closed or ran out of time. Runs every minute on each instance; every
 /// statement is idempotent, so instances never conflict. Each statement reads an index on the time
 /// it deletes by (`CreateExpiryIndexes`), so a sweep costs what it deletes.
 struct Housekeeping: Sendable {
@@ -17,6 +18,7 @@ struct Housekeeping: Sendable {
     let guards: any FactorGuardStore
     let devices: any DeviceStore
     let passkeys: any PasskeyStore
+    let recovery: any RecoveryStore
 
     func sweep(now: Date) async throws {
         let day = now.addingTimeInterval(-24 * 3600)
@@ -28,5 +30,6 @@ struct Housekeeping: Sendable {
         try await devices.deleteChallenges(expiredBefore: day)
         try await passkeys.deleteChallenges(expiredBefore: day)
         try await idempotency.deleteExpired(before: now)
+        _ = try await recovery.deleteStaleDocuments(now: now)
     }
 }

@@ -69,8 +69,7 @@ struct OneTimeCodeService: Sendable {
                     detail: "A new code can be sent in \(retryAfter) seconds.", retryAfter: retryAfter)
             }
         }
-        var generator = SystemRandomNumberGenerator()
-        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+        let code = Self.newCode()
         let id = SecureRandom.timeOrderedUUID(at: now)
         let text = "Your Twofold code is \(code). It expires in \(lifetime.inWords). Never share it."
         try await store.supersede(
@@ -93,6 +92,12 @@ struct OneTimeCodeService: Sendable {
             nextAllowedAt: now.addingTimeInterval(rules.codeResendAfter),
             maskedDestination: Masking.destination(destination, channel: channel),
             expiresAt: now.addingTimeInterval(lifetime))
+    }
+
+    /// A fresh 6-digit code from the system's CSPRNG (the one way codes sent to people are made).
+    static func newCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
     }
 
     /// The channel of the newest code sent for a login flow, if one was sent.

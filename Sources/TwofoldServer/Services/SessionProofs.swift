@@ -10,6 +10,9 @@ import TwofoldAPI
 /// session's latest (issue T).
 enum SessionProofs {
     static let password = FactorMethod.password.rawValue
+    /// A session a recovery pass began: it proves the email address and a reviewer's approval,
+    /// no factor; until the account has a factor again it may only set one up (`RecoveryGate`).
+    static let recovery = "recovery"
 
     /// The kind of a proof: the method named up to the first `:` (`webauthn:abc` → `webauthn`).
     static func kind(_ name: String) -> FactorMethod {

@@ -83,6 +83,10 @@ enum SignInChange: Sendable, Equatable {
     case signOut
     /// The current password is in the request, and proves itself.
     case changePassword
+    /// An administrator's decision over another account (a recovery approved or denied, every
+    /// factor reset): the administrator's own second factor, recently, or the password when
+    /// the administrator has none.
+    case administer
 }
 
 /// What the caller must still do.
@@ -144,6 +148,11 @@ struct SignInPolicy: Sendable {
         case .signOut, .changePassword, .configure:
             return .allowed
         case .add, .changeDestination:
+            // A session a recovery pass began vouches for a first factor: the reviewer decided.
+            let recovered = recent.contains(SessionProofs.recovery)
+            if kinds.isEmpty { return passwordRecent || recovered ? .allowed : .stepUp(.recentPassword) }
+            return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
+        case .administer:
             if kinds.isEmpty { return passwordRecent ? .allowed : .stepUp(.recentPassword) }
             return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
         case .remove(let removed), .downgrade(let removed):

@@ -52,6 +52,7 @@ final class TwofoldContext: Sendable {
     let passwordlessSignIn: PasswordlessSignIn
     let deviceFactors: DeviceFactors
     let administration: Administration
+    let recovery: AccountRecovery
     let signOut: SignOut
     let idempotency: Idempotency
     /// The attributes of the cookies the server sets, from the origins it serves.
@@ -171,8 +172,16 @@ final class TwofoldContext: Sendable {
         self.deviceFactors = DeviceFactors(
             configuration: configuration, passwords: passwords, audit: audit, deviceKeys: deviceKeys,
             rules: configuration.rules, policy: policy)
+        let reset = AccountReset(
+            clock: clock, audit: audit, users: users, totp: totp, backupCodes: backupCodes, deviceKeys: deviceKeys,
+            passkeys: passkeys, trustedDevices: trustedDevices, sessions: sessions, guards: guards,
+            factorChanges: factorChanges)
         self.administration = Administration(
-            clock: clock, audit: audit, sessions: sessions, guards: guards, users: users)
+            clock: clock, audit: audit, sessions: sessions, guards: guards, users: users, reset: reset, policy: policy)
+        self.recovery = AccountRecovery(
+            configuration: configuration, clock: clock, store: stores.recovery, users: users,
+            rateLimiter: rateLimiter, outbox: outbox, secrets: secrets, audit: audit, sessions: sessions,
+            reset: reset, policy: policy, factorChanges: factorChanges)
         self.signOut = SignOut(
             audit: audit, sessions: sessions, trustedDevices: trustedDevices, policy: policy,
             factorChanges: factorChanges)
@@ -180,7 +189,8 @@ final class TwofoldContext: Sendable {
         self.housekeeping = Housekeeping(
             idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
             sessions: stores.sessions,
-            rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys)
+            rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys,
+            recovery: stores.recovery)
     }
 
     /// Every store the services keep their state in.
@@ -206,6 +216,7 @@ final class TwofoldContext: Sendable {
         var devices: any DeviceStore
         var passkeys: any PasskeyStore
         var idempotency: any IdempotencyStore
+        var recovery: any RecoveryStore
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
@@ -223,6 +234,7 @@ final class TwofoldContext: Sendable {
                 backupCodes: SQLBackupCodeStore(database: database), outbox: SQLOutboxStore(database: database),
                 oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
                 passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
+                recovery: SQLRecoveryStore(database: database),
                 codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database),
                 passkeySignIns: database.postgres == nil ? nil : SQLPasskeySignInStore(database: database))
         }

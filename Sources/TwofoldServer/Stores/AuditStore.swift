@@ -34,6 +34,16 @@ enum AuditEvent: String, Sendable {
     case passkeyPossibleClone = "passkey.possible_clone"
     /// A passkey's BE or BS flag changed between ceremonies (recorded, not refused).
     case passkeyBackupStateChanged = "passkey.backup_state_changed"
+    /// Every second factor removed: an administrator's reset, or a completed recovery.
+    case factorsReset = "account.factors_reset"
+    case recoveryStarted = "recovery.started"
+    case recoveryEmailProven = "recovery.email_proven"
+    case recoveryApproved = "recovery.approved"
+    case recoveryDenied = "recovery.denied"
+    case recoveryCancelled = "recovery.cancelled"
+    case recoveryCompleted = "recovery.completed"
+    /// "This wasn't me" after the pass was used: the account is locked for an administrator.
+    case recoveryDisowned = "recovery.disowned"
 }
 
 /// Where a request came from, as the audit log and remembered devices record it.

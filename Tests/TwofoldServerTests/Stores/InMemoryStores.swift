@@ -731,3 +731,104 @@ actor InMemoryIdempotencyStore: IdempotencyStore {
         records = records.filter { $0.value.expiresAt > before }
     }
 }
+
+actor InMemoryRecoveryStore: RecoveryStore {
+    private var requests: [UUID: RecoveryRecord] = [:]
+    private var documents: [UUID: RecoveryDocumentRecord] = [:]
+
+    func insert(_ request: RecoveryRecord, document: RecoveryDocumentRecord?) async throws {
+        requests[request.id] = request
+        if let document { documents[request.id] = document }
+    }
+
+    func request(id: UUID) async throws -> RecoveryRecord? { requests[id] }
+
+    func request(cancelTokenHash: String) async throws -> RecoveryRecord? {
+        requests.values.first { $0.cancelTokenHash == cancelTokenHash }
+    }
+
+    func request(passHash: String) async throws -> RecoveryRecord? {
+        requests.values.first { $0.passHash == passHash }
+    }
+
+    func addCodeFailure(id: UUID, maximum: Int) async throws -> Int? {
+        guard var request = requests[id], request.state == .pendingEmail, request.codeFailures < maximum else {
+            return nil
+        }
+        request.codeFailures += 1
+        requests[id] = request
+        return request.codeFailures
+    }
+
+    func proveEmail(id: UUID, now: Date, reviewUntil: Date, maximumFailures: Int) async throws -> Bool {
+        guard var request = requests[id], request.state == .pendingEmail, request.userID != nil,
+            request.codeFailures < maximumFailures, request.expiresAt > now
+        else { return false }
+        request.state = .pendingReview
+        request.emailVerifiedAt = now
+        request.expiresAt = reviewUntil
+        requests[id] = request
+        return true
+    }
+
+    func decide(
+        id: UUID, approved: Bool, passHash: String?, usableFrom: Date?, expiresAt: Date, by admin: UUID,
+        note: String, now: Date
+    ) async throws -> Bool {
+        guard var request = requests[id], request.state == .pendingReview, request.expiresAt > now else { return false }
+        request.state = approved ? .approved : .denied
+        request.passHash = passHash
+        request.usableFrom = usableFrom
+        request.expiresAt = expiresAt
+        request.decidedAt = now
+        request.decidedBy = admin
+        request.note = note
+        request.closedAt = approved ? nil : now
+        requests[id] = request
+        return true
+    }
+
+    func cancel(id: UUID, now: Date) async throws -> Bool {
+        guard var request = requests[id], RecoveryRecord.openStates.contains(request.state), request.expiresAt > now
+        else { return false }
+        request.state = .cancelled
+        request.closedAt = now
+        requests[id] = request
+        return true
+    }
+
+    func complete(passHash: String, now: Date) async throws -> UUID? {
+        guard
+            var request = requests.values.first(where: {
+                $0.passHash == passHash && $0.state == .approved && $0.expiresAt > now && ($0.usableFrom ?? now) <= now
+            })
+        else { return nil }
+        request.state = .completed
+        request.closedAt = now
+        requests[request.id] = request
+        return request.userID
+    }
+
+    func document(requestID: UUID) async throws -> RecoveryDocumentRecord? { documents[requestID] }
+
+    func deleteDocument(requestID: UUID) async throws { documents[requestID] = nil }
+
+    func list(states: [RecoveryState], now: Date, offset: Int, limit: Int) async throws
+        -> [(RecoveryRecord, username: String, document: (type: String, bytes: Int)?)]
+    {
+        let wanted = requests.values.filter { states.contains($0.state) && $0.expiresAt > now && $0.userID != nil }
+            .sorted { $0.createdAt < $1.createdAt }.dropFirst(offset).prefix(limit)
+        return wanted.map { record in
+            (record, "", documents[record.id].map { ($0.contentType, $0.bytes) })
+        }
+    }
+
+    func deleteStaleDocuments(now: Date) async throws -> Int {
+        let stale = documents.keys.filter { id in
+            guard let request = requests[id] else { return true }
+            return !(request.state == .pendingEmail || request.state == .pendingReview) || request.expiresAt <= now
+        }
+        for id in stale { documents[id] = nil }
+        return stale.count
+    }
+}
