@@ -4,20 +4,32 @@ import Foundation
 /// `API`: its path from the root and what a person calls it. Pages live outside `/api/`; a
 /// refusal on one is answered as an HTML page, not a problem document.
 public struct Page: Sendable, Hashable, CustomStringConvertible {
-    /// The path from the root, without its leading slash (`""` is the root).
+    /// The path from the root, without its leading slash (`""` is the root); `{name}` for a
+    /// parameter, as in `Endpoint`.
     public let path: String
     /// The page's title, as its `<title>` and headings name it.
     public let title: String
+    /// `GET` for a page, `POST` for the form that posts to it.
+    public let method: HTTPVerb
 
-    public init(_ path: String, title: String) {
+    public init(_ path: String, title: String, method: HTTPVerb = .get) {
         precondition(!path.hasPrefix("/") && !path.hasPrefix("api/"), "a page's path is relative and outside /api/")
         self.path = path
         self.title = title
+        self.method = method
     }
 
     /// The route, as `Endpoint.route` writes one (`GET /account/security`).
-    public var route: String { "GET /\(path)" }
+    public var route: String { "\(method.rawValue) /\(path)" }
     public var description: String { route }
+
+    /// The path from the root with its leading slash, `value` in its parameter if it has one.
+    public func href(_ value: String? = nil) -> String {
+        "/" + Escaping.path(EndpointComponent.parse(path), value: value)
+    }
+
+    /// The form that posts to this page's path.
+    public var form: Page { Page(path, title: title, method: .post) }
 
     /// The page's URL under `base` (a server's root).
     public func url(relativeTo base: URL) -> URL {
@@ -25,17 +37,62 @@ public struct Page: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Every page, defined once: the server registers each from here, and a test checks that the
-/// routes it serves are `API.all` and these, and nothing else. The sign-in page is the root.
+/// Every page and form, defined once: the server registers each from here, and a test checks
+/// that the routes it serves are `API.all` and these, and nothing else. The sign-in page is the
+/// root.
 public enum Pages {
     public static let signIn = Page("", title: "Sign in")
+    /// The second step of a sign-in, posted from the sign-in page's answer.
+    public static let secondStep = Page("sign-in/verify", title: "Confirm it's you", method: .post)
+    public static let resendCode = Page("sign-in/resend", title: "Send another code", method: .post)
+    public static let register = Page("register", title: "Create an account")
+    public static let signOut = Page("sign-out", title: "Sign out", method: .post)
     public static let accountSecurity = Page("account/security", title: "Account security")
+    public static let totpSetup = Page("account/security/totp", title: "Set up an authenticator app", method: .post)
+    public static let totpConfirm = Page(
+        "account/security/totp/confirm", title: "Save your backup codes", method: .post)
+    public static let forgetDevice = Page(
+        "account/security/remembered-devices/{deviceID}/forget", title: "Forget a remembered device", method: .post)
+    public static let signOutEverywhere = Page(
+        "account/security/sign-out-everywhere", title: "Sign out everywhere", method: .post)
     public static let recovery = Page("recovery", title: "Account recovery")
+    /// A recovery request's state, and the form for its email code.
+    public static let recoveryStatus = Page("recovery/requests/{recoveryID}", title: "Your recovery request")
+    public static let recoveryVerify = Page(
+        "recovery/requests/{recoveryID}", title: "Your recovery request", method: .post)
     /// The approved pass, from the link in its email (`?token=`): signs in once.
     public static let recoveryPass = Page("recovery/pass", title: "Recover your account")
     /// "This wasn't me", from the link in every recovery notice (`?token=`).
     public static let recoveryCancel = Page("recovery/cancel", title: "Cancel account recovery")
     public static let admin = Page("admin", title: "Administration")
+    public static let adminUser = Page("admin/users/{userID}", title: "User")
+    public static let adminUnlock = Page("admin/users/{userID}/unlock", title: "Unlock", method: .post)
+    public static let adminResetMFA = Page(
+        "admin/users/{userID}/reset-mfa", title: "Reset sign-in methods", method: .post)
+    public static let adminRecovery = Page("admin/recovery", title: "Recovery requests")
+    public static let adminRecoveryDecide = Page(
+        "admin/recovery/{recoveryID}/decide", title: "Decide a recovery request", method: .post)
+    public static let adminRecoveryDocument = Page("admin/recovery/{recoveryID}/document", title: "Document")
+    public static let adminAudit = Page("admin/audit", title: "Audit log")
+    /// Confirm it's you: the password again (and a code, where the account has a factor).
+    public static let stepUp = Page("step-up", title: "Confirm it's you", method: .post)
+    /// The pages' passkey ceremonies, called by their script with JSON and the page's CSRF
+    /// token in `X-CSRF-Token`: options, then the credential, which signs the browser in (or
+    /// adds the passkey) with its cookie.
+    public static let passkeySignInOptions = Page("sign-in/passkey/options", title: "Passkey options", method: .post)
+    public static let passkeySignIn = Page("sign-in/passkey", title: "Sign in with a passkey", method: .post)
+    public static let passkeyAddOptions = Page(
+        "account/security/passkeys/options", title: "Passkey options", method: .post)
+    public static let passkeyAdd = Page("account/security/passkeys", title: "Add a passkey", method: .post)
+    /// The pages' one stylesheet and their script (passkeys need script; nothing else does).
+    public static let stylesheet = Page("assets/twofold.css", title: "Stylesheet")
+    public static let script = Page("assets/twofold.js", title: "Script")
 
-    public static let all: [Page] = [signIn, accountSecurity, recovery, recoveryPass, recoveryCancel, admin]
+    public static let all: [Page] = [
+        signIn, signIn.form, secondStep, resendCode, register, register.form, signOut, accountSecurity, totpSetup,
+        totpConfirm, forgetDevice, signOutEverywhere, recovery, recovery.form, recoveryStatus, recoveryVerify,
+        recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
+        adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUp,
+        passkeySignInOptions, passkeySignIn, passkeyAddOptions, passkeyAdd, stylesheet, script,
+    ]
 }

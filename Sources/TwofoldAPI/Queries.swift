@@ -63,21 +63,42 @@ public struct AuditQuery: EndpointQuery, Equatable {
     public var userId: UUID?
     /// An audit event type (`login.succeeded`, …), 1 to 64 characters.
     public var type: String?
+    /// Events at or after `from` and before `to` (ISO-8601 date-times).
+    public var from: Date?
+    public var to: Date?
     public var page: PageQuery
 
-    public init(userId: UUID? = nil, type: String? = nil, page: PageQuery = PageQuery()) {
-        (self.userId, self.type, self.page) = (userId, type, page)
+    public init(
+        userId: UUID? = nil, type: String? = nil, from: Date? = nil, to: Date? = nil, page: PageQuery = PageQuery()
+    ) {
+        (self.userId, self.type, self.from, self.to, self.page) = (userId, type, from, to, page)
     }
 
     public var items: [URLQueryItem] {
         var items: [URLQueryItem] = []
         if let userId { items.append(URLQueryItem(name: "userId", value: userId.uuidString)) }
         if let type { items.append(URLQueryItem(name: "type", value: type)) }
+        if let from { items.append(URLQueryItem(name: "from", value: Self.text(from))) }
+        if let to { items.append(URLQueryItem(name: "to", value: Self.text(to))) }
         return items + page.items
     }
 
+    static func text(_ date: Date) -> String {
+        ISO8601DateFormatter.string(from: date, timeZone: .gmt, formatOptions: [.withInternetDateTime])
+    }
+
+    /// An ISO-8601 date-time (`2026-11-26T10:00:00Z`), or a date alone (its midnight, UTC).
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withFullDate]
+        return formatter.date(from: text)
+    }
+
     public init(items: [URLQueryItem]) throws(QueryRefusal) {
-        let query = try QueryItems(items, reading: ["userId", "type"])
+        // An empty filter is no filter (a form's blank field).
+        let query = try QueryItems(
+            items.filter { !($0.value ?? "").isEmpty }, reading: ["userId", "type", "from", "to"])
         var errors: [String: String] = [:]
         do {
             page = try PageQuery(items: items)
@@ -98,6 +119,53 @@ public struct AuditQuery: EndpointQuery, Equatable {
                 return nil
             }
             return text
+        }
+        func date(_ name: String) -> Date? {
+            query.values[name].flatMap { text in
+                guard text.count <= 40, let date = Self.date(text) else {
+                    errors[name] = "must be an ISO-8601 date or date-time, like 2026-11-26T10:00:00Z"
+                    return nil
+                }
+                return date
+            }
+        }
+        from = date("from")
+        to = date("to")
+        guard errors.isEmpty else { throw QueryRefusal(errors) }
+    }
+}
+
+/// `GET /admin/users`: a search over usernames and email addresses (`q`, 1 to 254
+/// characters, matched anywhere, case-insensitively), and a page.
+public struct UserQuery: EndpointQuery, Equatable {
+    public var q: String?
+    public var page: PageQuery
+
+    public init(q: String? = nil, page: PageQuery = PageQuery()) {
+        (self.q, self.page) = (q, page)
+    }
+
+    public var items: [URLQueryItem] {
+        (q.map { [URLQueryItem(name: "q", value: $0)] } ?? []) + page.items
+    }
+
+    public init(items: [URLQueryItem]) throws(QueryRefusal) {
+        let query = try QueryItems(items, reading: ["q"])
+        var errors: [String: String] = [:]
+        do {
+            page = try PageQuery(items: items)
+        } catch {
+            page = PageQuery()
+            errors.merge(error.errors) { $1 }
+        }
+        q = query.values["q"].flatMap { text in
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { return nil }
+            guard trimmed.unicodeScalars.count <= 254 else {
+                errors["q"] = "must be at most 254 characters"
+                return nil
+            }
+            return trimmed
         }
         guard errors.isEmpty else { throw QueryRefusal(errors) }
     }

@@ -132,6 +132,19 @@ public func configure(
             origins: context.configuration.webAuthn.origins),
     ]
     for controller in controllers { controller.boot(routes: routes) }
+    PagesController(
+        browser: BrowserSessions(
+            sessions: context.sessions, users: context.users, secondFactors: context.secondFactors,
+            secrets: context.secrets, cookies: context.cookies, origins: configuration.webAuthn.origins,
+            lifetime: configuration.refreshTokenLifetime),
+        signIn: context.signIn, registration: context.registration, secondStep: context.secondStep,
+        factorSettings: context.factorSettings, signOut: context.signOut, sessions: context.sessions,
+        stepUp: context.stepUp, recovery: context.recovery, administration: context.administration,
+        users: context.users, passkeys: context.passkeys, passkeyManagement: context.passkeyManagement,
+        passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys, cookies: context.cookies,
+        trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
+        registrationEnabled: configuration.registrationEnabled
+    ).boot(app.routes)
 
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(

@@ -16,13 +16,15 @@ import TwofoldAPI
     @Test func everyBadParameterIsNamedAtOnce() {
         let items = [
             URLQueryItem(name: "limit", value: "500"), URLQueryItem(name: "offset", value: "-1"),
-            URLQueryItem(name: "userId", value: "nobody"), URLQueryItem(name: "type", value: ""),
+            URLQueryItem(name: "userId", value: "nobody"),
+            URLQueryItem(name: "type", value: String(repeating: "t", count: 65)),
+            URLQueryItem(name: "from", value: "yesterday"),
         ]
         #expect(throws: QueryRefusal.self) { try AuditQuery(items: items) }
         do {
             _ = try AuditQuery(items: items)
         } catch {
-            #expect(Set(error.errors.keys) == ["limit", "offset", "userId", "type"])
+            #expect(Set(error.errors.keys) == ["limit", "offset", "userId", "type", "from"])
             #expect(error.errors["limit"] == "must be a whole number from 1 to 200")
         }
     }

@@ -90,9 +90,10 @@ import VaporTesting
                 (API.Admin.users.path() + "?offset=1&offset=2", "offset"),
                 (API.Admin.users.path() + "?offset=1000001", "offset"),
                 (API.Admin.users.path() + "?limit=201", "limit"),
-                (API.Admin.audit.path() + "?userId=", "userId"),
                 (API.Admin.audit.path() + "?userId=alice", "userId"),
-                (API.Admin.audit.path() + "?type=", "type"),
+                (API.Admin.audit.path() + "?type=" + String(repeating: "t", count: 65), "type"),
+                (API.Admin.audit.path() + "?from=yesterday", "from"),
+                (API.Admin.audit.path() + "?to=2026-13-40", "to"),
             ]
             for (path, field) in refused {
                 try await app.testing().test(.GET, path, headers: .bearer(admin.accessToken.token)) { response in

@@ -27,7 +27,7 @@ struct FactorGuardAgreementTests {
     @Test func theSwiftAndSQLLockoutRulesAgree() async throws {
         try await withTestApp { app in
             _ = try await AuthFlowTests.signUp(app)
-            let user = try #require(try await app.twofold.users.users(offset: 0, limit: 1).first?.id)
+            let user = try #require(try await app.twofold.users.users(matching: nil, offset: 0, limit: 1).first?.id)
             let database = app.twofold.database
             // Whole seconds, as both databases store them.
             let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded(.down))

@@ -195,20 +195,35 @@ import VaporTesting
 
     @Test func aRefusedPageIsAPageAndTheAPIStaysJSON() async throws {
         try await withTestApp { app in
-            for page in Pages.all.map(\.route) + ["GET /no/such/page"] {
-                let path = String(page.dropFirst("GET ".count))
-                try await app.testing().test(.GET, path, headers: Self.browser) { response in
-                    #expect(response.status == .notFound, "\(path)")
+            // Every page a link reaches answers a page (or, signed out, the way to the sign-in
+            // page), under the policy; a path that is no page, a page that says so.
+            for page in Pages.all
+            where page.method == .get && !page.path.contains("{") && !page.path.hasPrefix("assets/") {
+                try await app.testing().test(.GET, page.href(), headers: Self.browser) { response in
+                    #expect([.ok, .seeOther].contains(response.status), "\(page)")
+                    guard response.status == .ok else {
+                        #expect(response.headers.first(name: .location)?.hasPrefix("/?next=") == true, "\(page)")
+                        return
+                    }
                     #expect(response.headers.first(name: .contentType) == "text/html; charset=utf-8")
                     let csp = response.headers.first(name: "Content-Security-Policy") ?? ""
                     #expect(csp.contains("default-src 'none'") && !csp.contains("unsafe-inline"))
                     let html = response.body.string
-                    #expect(html.hasPrefix("<!doctype html>") && html.contains("<h1>Not found</h1>"))
-                    #expect(html.contains("(not_found)") && !html.contains("<script") && !html.contains("style="))
+                    #expect(html.hasPrefix("<!doctype html>") && html.contains("<h1>"), "\(page)")
+                    #expect(!html.contains("<script>") && !html.contains("style="), "\(page)")
                 }
             }
+            try await app.testing().test(.GET, "no/such/page", headers: Self.browser) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers.first(name: .contentType) == "text/html; charset=utf-8")
+                let csp = response.headers.first(name: "Content-Security-Policy") ?? ""
+                #expect(csp.contains("default-src 'none'") && !csp.contains("unsafe-inline"))
+                let html = response.body.string
+                #expect(html.hasPrefix("<!doctype html>") && html.contains("<h1>Not found</h1>"))
+                #expect(html.contains("(not_found)") && !html.contains("<script") && !html.contains("style="))
+            }
             // The same path for a client that wants JSON, and an API path for a browser: problems.
-            try await app.testing().test(.GET, "account/security", headers: .client("10.9.9.9")) { response in
+            try await app.testing().test(.GET, "no/such/page", headers: .client("10.9.9.9")) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
             for path in ["api/v1/no/such/endpoint", "/api/v1/no/such/endpoint", "api/v1/auth/login"] {
@@ -221,7 +236,7 @@ import VaporTesting
             // `q=0` refuses HTML.
             var noHTML = Self.browser
             noHTML.replaceOrAdd(name: .accept, value: "text/html;q=0, application/json")
-            try await app.testing().test(.GET, "account/security", headers: noHTML) { response in
+            try await app.testing().test(.GET, "no/such/page", headers: noHTML) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
         }

@@ -22,7 +22,7 @@ struct StatementChangesTests {
 
     static func userID(_ app: Application) async throws -> UUID {
         _ = try await AuthFlowTests.signUp(app)
-        return try #require(try await app.twofold.users.users(offset: 0, limit: 1).first?.id)
+        return try #require(try await app.twofold.users.users(matching: nil, offset: 0, limit: 1).first?.id)
     }
 
     static func attempts(_ user: UUID, _ request: Request) async throws -> [Int] {

@@ -30,8 +30,10 @@ enum HTML {
         return String(escaped)
     }
 
-    /// A whole document: `title` (escaped here) and `main`, HTML already escaped by its maker.
-    static func document(title: String, main: String) -> String {
+    /// A whole document: `title` (escaped here) and `main`, HTML already escaped by its maker;
+    /// `nav`, the links of the header (escaped by its maker); `script` loads the pages' one
+    /// script (passkeys need it; nothing else does).
+    static func document(title: String, main: String, nav: String = "", script: Bool = false) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -39,9 +41,12 @@ enum HTML {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(escape(title)) · Twofold</title>
-        </head>
+        <link rel="stylesheet" href="\(Pages.stylesheet.href())">
+        \(script ? "<script src=\"\(Pages.script.href())\" defer></script>\n" : "")</head>
         <body>
-        <main>
+        <a class="skip" href="#main">Skip to the content</a>
+        <header><nav aria-label="Main"><a class="brand" href="/">Twofold</a>\(nav)</nav></header>
+        <main id="main">
         \(main)
         </main>
         </body>

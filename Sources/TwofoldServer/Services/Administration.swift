@@ -13,9 +13,11 @@ struct Administration: Sendable {
     let reset: AccountReset
     let policy: SignInPolicy
 
-    func users(_ page: PageQuery) async throws -> AdminUsersResponse {
+    func users(_ query: UserQuery) async throws -> AdminUsersResponse {
         AdminUsersResponse(
-            users: try await users.users(offset: page.range.lowerBound, limit: page.range.count).map(\.dto))
+            users: try await users.users(
+                matching: query.q, offset: query.page.range.lowerBound, limit: query.page.range.count
+            ).map(\.dto))
     }
 
     func user(_ id: UUID?) async throws -> AdminUserDetail {
@@ -52,8 +54,8 @@ struct Administration: Sendable {
     func events(_ query: AuditQuery) async throws -> AuditEventsResponse {
         AuditEventsResponse(
             events: try await audit.events(
-                userID: query.userId, type: query.type, offset: query.page.range.lowerBound,
-                limit: query.page.range.count))
+                userID: query.userId, type: query.type, from: query.from, to: query.to,
+                offset: query.page.range.lowerBound, limit: query.page.range.count))
     }
 
     private func find(_ id: UUID?) async throws -> User {

@@ -24,9 +24,9 @@ struct Auditor: Sendable {
     }
 
     /// Events, newest first (the admin's audit trail).
-    func events(userID: UUID? = nil, type: String? = nil, offset: Int = 0, limit: Int = 50) async throws
-        -> [AuditEventDTO]
-    {
-        try await store.events(userID: userID, type: type, offset: offset, limit: limit)
+    func events(
+        userID: UUID? = nil, type: String? = nil, from: Date? = nil, to: Date? = nil, offset: Int = 0, limit: Int = 50
+    ) async throws -> [AuditEventDTO] {
+        try await store.events(userID: userID, type: type, from: from, to: to, offset: offset, limit: limit)
     }
 }

@@ -71,7 +71,9 @@ protocol AuditStore: Sendable {
     func append(_ entry: AuditEntry) async throws
     /// Events, newest first, of one user and of one type when given, `limit` of them after the
     /// first `offset`.
-    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO]
+    /// Events, newest first; each filter that is given narrows them (`from` inclusive, `to` not).
+    func events(userID: UUID?, type: String?, from: Date?, to: Date?, offset: Int, limit: Int) async throws
+        -> [AuditEventDTO]
 }
 
 /// `AuditStore` on the server's database.
@@ -92,9 +94,19 @@ struct SQLAuditStore: AuditStore {
             .text(entry.detail))
     }
 
-    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO] {
+    func events(userID: UUID?, type: String?, from: Date?, to: Date?, offset: Int, limit: Int) async throws
+        -> [AuditEventDTO]
+    {
         var conditions: [String] = []
         var values: [Statement.Value] = []
+        if let from {
+            conditions.append("occurred_at >= ?")
+            values.append(.date(from))
+        }
+        if let to {
+            conditions.append("occurred_at < ?")
+            values.append(.date(to))
+        }
         if let userID {
             conditions.append("user_id = ?")
             values.append(.uuid(userID))

@@ -9,8 +9,9 @@ protocol UserStore: Sendable {
     func user(id: UUID) async throws -> User?
     /// The user whose (canonical, lower-case) email address or username is `identifier`.
     func user(identifier: String) async throws -> User?
-    /// Users in the order they registered, `limit` of them after the first `offset`.
-    func users(offset: Int, limit: Int) async throws -> [User]
+    /// Users in the order they registered, `limit` of them after the first `offset`; with `query`,
+    /// only those whose username or email address holds it (case-insensitively).
+    func users(matching query: String?, offset: Int, limit: Int) async throws -> [User]
     /// Writes a new account; `false` when its username or email address is taken.
     func insert(_ user: User) async throws -> Bool
     /// Many new accounts at once (`twofold-server bench-seed`); fails on any name taken.
@@ -90,11 +91,24 @@ struct SQLUserStore: UserStore {
         ).first
     }
 
-    func users(offset: Int, limit: Int) async throws -> [User] {
-        try await database.rows(
+    func users(matching query: String?, offset: Int, limit: Int) async throws -> [User] {
+        guard let query else {
+            return try await database.rows(
+                Statement(
+                    "SELECT \(Self.columns) FROM users ORDER BY created_at LIMIT ? OFFSET ?", .integer(limit),
+                    .integer(offset)), Self.user)
+        }
+        // Usernames and addresses are stored lower-case; `\` escapes the pattern's own characters.
+        let pattern =
+            "%"
+            + query.lowercased().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await database.rows(
             Statement(
-                "SELECT \(Self.columns) FROM users ORDER BY created_at LIMIT ? OFFSET ?", .integer(limit),
-                .integer(offset)), Self.user)
+                """
+                SELECT \(Self.columns) FROM users WHERE username LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'
+                ORDER BY created_at LIMIT ? OFFSET ?
+                """, .text(pattern), .text(pattern), .integer(limit), .integer(offset)), Self.user)
     }
 
     func insert(_ user: User) async throws -> Bool {

@@ -138,7 +138,8 @@ import TwofoldCore
         #expect(outcomes.filter { $0 == "invalid_code" }.count == attempts - 1, "\(outcomes)")
         #expect(outcomes.filter { $0 == "pin_blocked" }.count == 12 - (attempts - 1))
         #expect(try await devices.device(id: device.id)?.pinBlocked == true)
-        let blocked = try await audit.events(userID: alice, type: "device.pin_blocked", offset: 0, limit: 10)
+        let blocked = try await audit.events(
+            userID: alice, type: "device.pin_blocked", from: nil, to: nil, offset: 0, limit: 10)
         #expect(blocked.count == 1, "blocked once")
         await #expect(throws: DeviceKeyService.pinBlocked(attempts), "even the right PIN") {
             try await service.checkPIN("482915", device: device, origin: .none)

@@ -10,15 +10,20 @@ actor InMemoryAuditStore: AuditStore {
 
     func append(_ entry: AuditEntry) async throws { entries.append(entry) }
 
-    func events(userID: UUID?, type: String?, offset: Int, limit: Int) async throws -> [AuditEventDTO] {
-        entries.filter { (userID == nil || $0.userID == userID) && (type == nil || $0.event.rawValue == type) }
-            .sorted { ($0.occurredAt, $0.id.uuidString) > ($1.occurredAt, $1.id.uuidString) }.dropFirst(offset)
-            .prefix(limit).map {
-                AuditEventDTO(
-                    id: $0.id, occurredAt: $0.occurredAt, type: $0.event.rawValue, userId: $0.userID,
-                    actorId: $0.actorID, ipAddress: $0.origin.address, userAgent: $0.origin.userAgent, detail: $0.detail
-                )
-            }
+    func events(userID: UUID?, type: String?, from: Date?, to: Date?, offset: Int, limit: Int) async throws
+        -> [AuditEventDTO]
+    {
+        entries.filter { entry in
+            (userID == nil || entry.userID == userID) && (type == nil || entry.event.rawValue == type)
+                && (from.map { entry.occurredAt >= $0 } ?? true) && (to.map { entry.occurredAt < $0 } ?? true)
+        }
+        .sorted { ($0.occurredAt, $0.id.uuidString) > ($1.occurredAt, $1.id.uuidString) }.dropFirst(offset)
+        .prefix(limit).map {
+            AuditEventDTO(
+                id: $0.id, occurredAt: $0.occurredAt, type: $0.event.rawValue, userId: $0.userID,
+                actorId: $0.actorID, ipAddress: $0.origin.address, userAgent: $0.origin.userAgent, detail: $0.detail
+            )
+        }
     }
 }
 
@@ -247,9 +252,12 @@ actor InMemoryUserStore: UserStore {
     func user(identifier: String) async throws -> User? {
         accounts.first { $0.email == identifier || $0.username == identifier }
     }
-    func users(offset: Int, limit: Int) async throws -> [User] {
+    func users(matching query: String?, offset: Int, limit: Int) async throws -> [User] {
         // Appended in the order they registered, which is the order asked for.
-        Array(accounts.dropFirst(offset).prefix(limit))
+        let needle = query?.lowercased()
+        return Array(
+            accounts.filter { user in needle.map { user.username.contains($0) || user.email.contains($0) } ?? true }
+                .dropFirst(offset).prefix(limit))
     }
     func insert(_ user: User) async throws -> Bool {
         guard !accounts.contains(where: { $0.username == user.username || $0.email == user.email }) else {

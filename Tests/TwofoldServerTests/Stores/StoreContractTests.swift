@@ -468,16 +468,19 @@ import VaporTesting
                     id: UUID(), occurredAt: now.addingTimeInterval(offset), event: event, userID: user, actorID: nil,
                     origin: RequestOrigin(address: "10.0.0.1", userAgent: "ua"), detail: "d\(Int(offset))"))
         }
-        let mine = try await store.events(userID: alice, type: nil, offset: 0, limit: 10).filter {
+        let mine = try await store.events(userID: alice, type: nil, from: nil, to: nil, offset: 0, limit: 10).filter {
             $0.occurredAt >= now
         }
         #expect(mine.map(\.detail) == ["d3", "d2", "d1"], "newest first")
         #expect(mine.first?.ipAddress == "10.0.0.1" && mine.first?.userAgent == "ua")
-        let failed = try await store.events(userID: nil, type: "login.failed", offset: 0, limit: 10).filter {
-            $0.occurredAt >= now
-        }
+        let failed = try await store.events(userID: nil, type: "login.failed", from: nil, to: nil, offset: 0, limit: 10)
+            .filter {
+                $0.occurredAt >= now
+            }
         #expect(failed.map(\.detail) == ["d2", "d0"])
-        #expect(try await store.events(userID: alice, type: nil, offset: 1, limit: 1).first?.detail == "d2")
+        #expect(
+            try await store.events(userID: alice, type: nil, from: nil, to: nil, offset: 1, limit: 1).first?.detail
+                == "d2")
     }
 
     @Test func auditInMemory() async throws { try await Self.auditContract(InMemoryAuditStore(), alice: UUID()) }

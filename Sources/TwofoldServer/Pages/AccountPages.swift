@@ -1,0 +1,225 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+struct CodeForm: Content, CSRFCarrying {
+    var csrf: String?
+    var code: String?
+}
+
+extension PagesController {
+    /// Seed 000's settings hub: where the account stands, and each way in with its actions.
+    @Sendable func securityPage(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request, settingUp: true) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        return try await securityPage(request, visitor: visitor)
+    }
+
+    func securityPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, problem: Problem? = nil, notice: String? = nil,
+        status: HTTPResponseStatus = .ok
+    ) async throws -> Response {
+        let csrf = browser.csrf(request)
+        let user = visitor.user
+        let state = try await factorSettings.status(of: user)
+        var main = "<h1>Account security</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        if let notice { main += Self.note(notice) }
+        if visitor.mustSetUpFactor {
+            main += """
+                <div class="alert" role="alert"><h2>Set up a sign-in method first</h2>\
+                <p>You signed in with a recovery pass. Every earlier sign-in method was removed; set up a new one \
+                before anything else.</p></div>
+                """
+        }
+        main += """
+            <section aria-labelledby="s-status"><h2 id="s-status">Status</h2>
+            <p>Two-step verification is <strong>\(state.isEnabled ? "on" : "off")</strong> for \(HTML.escape(user.username)) \
+            (\(HTML.escape(user.email))).</p></section>
+            <section aria-labelledby="s-totp"><h2 id="s-totp">Authenticator app</h2>
+            """
+        if state.totp.enabled {
+            main += "<p>On, set up \(PageTime.text(state.totp.configuredAt)).</p>"
+        } else {
+            main += """
+                <p>Codes from an app such as Google Authenticator, 1Password or Authy.</p>
+                <form method="post" action="\(Pages.totpSetup.href())">\(Self.csrfField(csrf.token))\
+                <button type="submit">Set up an authenticator app</button></form>
+                """
+        }
+        main += "</section>"
+        main += """
+            <section aria-labelledby="s-passkeys"><h2 id="s-passkeys">Passkeys</h2>
+            """
+        if state.webauthn.credentials.isEmpty {
+            main += "<p>No passkeys yet.</p>"
+        } else {
+            main +=
+                "<table><caption>Your passkeys</caption><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Provider</th><th scope=\"col\">Kind</th><th scope=\"col\">Last used</th></tr></thead><tbody>"
+            for passkey in state.webauthn.credentials {
+                main += """
+                    <tr><td>\(HTML.escape(passkey.name))</td><td>\(HTML.escape(passkey.provider ?? "Unknown"))</td>\
+                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td>\(PageTime.text(passkey.lastUsedAt))</td></tr>
+                    """
+            }
+            main += "</tbody></table>"
+        }
+        main += """
+            <div data-passkey-register hidden><button type="button" data-passkey-button>Add a passkey</button>
+            <p class="field-error" role="alert" data-passkey-error></p></div></section>
+            """
+        if !visitor.mustSetUpFactor {
+            main += """
+                <section aria-labelledby="s-backup"><h2 id="s-backup">Backup codes</h2>
+                <p>\(state.backupCodes.remaining) unused backup codes.</p></section>
+                <section aria-labelledby="s-codes"><h2 id="s-codes">SMS and email codes</h2>
+                <p>SMS codes: \(state.sms.enabled ? "on" : "off"). Email codes: \(state.email.enabled ? "on" : "off").</p></section>
+                """
+            let devices = try await factorSettings.rememberedDevices(userID: user.id).devices
+            main += "<section aria-labelledby=\"s-remembered\"><h2 id=\"s-remembered\">Remembered devices</h2>"
+            if devices.isEmpty {
+                main += "<p>No remembered devices.</p>"
+            } else {
+                main += "<ul>"
+                for device in devices {
+                    main += """
+                        <li>\(HTML.escape(device.name)), remembered \(PageTime.text(device.createdAt)) \
+                        <form class="inline" method="post" action="\(Pages.forgetDevice.href(device.id.uuidString))">\
+                        \(Self.csrfField(csrf.token))<button type="submit" class="secondary">Forget</button></form></li>
+                        """
+                }
+                main += "</ul>"
+            }
+            main += "</section>"
+            let sessionList = try await sessions.list(userID: user.id, current: visitor.caller.sessionID)
+            main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
+            for session in sessionList {
+                main += """
+                    <li>\(HTML.escape(session.userAgent ?? "Unknown browser")), signed in \(PageTime.text(session.createdAt))\
+                    \(session.current ? " (this one)" : "")</li>
+                    """
+            }
+            main += """
+                </ul><form method="post" action="\(Pages.signOutEverywhere.href())">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Sign out everywhere</button></form></section>
+                """
+        }
+        return render(
+            request, csrf, title: "Account security", main: main, visitor: visitor, status: status, script: true)
+    }
+
+    /// A new authenticator-app secret: its QR code, the secret to copy, and the field for its
+    /// first code.
+    @Sendable func totpSetup(request: Request) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request, settingUp: true) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        do {
+            let setup = try await factorSettings.setupTOTP(user: visitor.user, caller: visitor.caller)
+            return totpSetupPage(request, visitor: visitor, setup: setup, problem: nil)
+        } catch let problem as Problem where problem.code == .stepUpRequired {
+            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), problem: nil)
+        } catch let problem as Problem where problem.status < 500 {
+            return try await securityPage(
+                request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    func totpSetupPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, setup: TOTPSetupResponse?, problem: Problem?
+    ) -> Response {
+        let csrf = browser.csrf(request)
+        var main = "<h1>Set up an authenticator app</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        if let setup {
+            main += """
+                <ol><li>Open your authenticator app and scan this code.
+                <div class="qr" role="img" aria-label="QR code for your authenticator app">\(setup.qrCodeSvg)</div></li>
+                <li>Or type this secret into the app: <code id="secret">\(HTML.escape(setup.secret))</code> \
+                <button type="button" class="secondary" data-copy="secret" hidden>Copy the secret</button></li>
+                <li>Enter the 6-digit code the app shows.</li></ol>
+                """
+        }
+        main += """
+            <form method="post" action="\(Pages.totpConfirm.href())" novalidate>\(Self.csrfField(csrf.token))
+            \(Self.field("Code from the app", name: "code", autocomplete: "one-time-code", inputmode: "numeric", error: problem?.title))
+            <button type="submit">Turn on</button></form>
+            <p><a href="\(Pages.accountSecurity.href())">Cancel</a></p>
+            """
+        return render(
+            request, csrf, title: "Set up an authenticator app", main: main, visitor: visitor,
+            status: problem.map { HTTPResponseStatus(statusCode: $0.status) } ?? .ok, script: true)
+    }
+
+    /// The first code confirms the app; a first factor's backup codes are shown once.
+    @Sendable func totpConfirm(request: Request) async throws -> Response {
+        let form = try form(request, as: CodeForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request, settingUp: true) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        do {
+            let enabled = try await factorSettings.confirmTOTP(
+                form.code ?? "", user: visitor.user, caller: visitor.caller, origin: request.origin)
+            guard let codes = enabled.backupCodes else {
+                return try await securityPage(request, visitor: visitor, notice: "Your authenticator app is on.")
+            }
+            let csrf = browser.csrf(request)
+            var main = """
+                <h1>Save your backup codes</h1>
+                <p role="status">Your authenticator app is on.</p>
+                <p>Each of these codes signs you in once if you lose your phone. They are shown only now: print them \
+                or keep them in a password manager.</p>
+                <ul class="codes" id="codes">
+                """
+            for code in codes { main += "<li><code>\(HTML.escape(code))</code></li>" }
+            main += """
+                </ul>
+                <p><button type="button" class="secondary" data-copy="codes" hidden>Copy the codes</button> \
+                <button type="button" class="secondary" data-print hidden>Print</button></p>
+                <p><a class="button" href="\(Pages.accountSecurity.href())">I have saved these</a></p>
+                """
+            return render(request, csrf, title: "Save your backup codes", main: main, visitor: visitor, script: true)
+        } catch let problem as Problem where problem.status < 500 {
+            return totpSetupPage(request, visitor: visitor, setup: nil, problem: problem)
+        }
+    }
+
+    @Sendable func forgetDevice(request: Request) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        do {
+            try await factorSettings.forgetRememberedDevice(
+                request.parameters.get("deviceID", as: UUID.self), user: visitor.user, caller: visitor.caller,
+                origin: request.origin)
+            return try await securityPage(request, visitor: visitor, notice: "The device was forgotten.")
+        } catch let problem as Problem where problem.status < 500 {
+            return try await securityPage(
+                request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    @Sendable func signOutEverywhere(request: Request) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        try await signOut.everywhere(user: visitor.user, caller: visitor.caller, origin: request.origin)
+        let response = Self.redirect(Pages.signIn.href())
+        browser.clear(on: response)
+        return response
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+struct DecisionForm: Content, CSRFCarrying {
+    var csrf: String?
+    var decision: String?
+    var note: String?
+}
+
+extension PagesController {
+    /// The visitor when an active administrator, else the sign-in page or a refusal: the same
+    /// test as the API's `AdminOnly` (`User.isActiveAdmin`).
+    func administrator(_ request: Request) async throws -> Result<BrowserSessions.Visitor, Detour> {
+        switch try await signedIn(request) {
+        case .failure(let detour): return .failure(detour)
+        case .success(let visitor):
+            guard visitor.user.isActiveAdmin else {
+                return .failure(
+                    Detour(
+                        response: refusal(
+                            request,
+                            Problem(
+                                status: 403, code: .forbidden, title: "Administrators only",
+                                detail: "This page is for administrators. Your account is not one."),
+                            visitor: visitor)))
+            }
+            return .success(visitor)
+        }
+    }
+
+    private var adminNav: String {
+        """
+        <nav aria-label="Administration" class="subnav"><a href="\(Pages.admin.href())">Users</a>\
+        <a href="\(Pages.adminRecovery.href())">Recovery requests</a><a href="\(Pages.adminAudit.href())">Audit log</a></nav>
+        """
+    }
+
+    @Sendable func adminUsers(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        let csrf = browser.csrf(request)
+        let query: UserQuery
+        do {
+            query = try request.query()
+        } catch let problem as Problem {
+            return refusal(request, problem, visitor: visitor)
+        }
+        let page = query.page.range
+        let listed = try await administration.users(
+            UserQuery(q: query.q, page: PageQuery(limit: page.count + 1, offset: page.lowerBound))
+        ).users
+        var main =
+            "<h1>Administration</h1>\n" + adminNav + """
+                <form method="get" action="\(Pages.admin.href())" role="search">
+                \(Self.field("Search users by name or email", name: "q", type: "search", value: query.q ?? "", required: false))
+                <button type="submit">Search</button></form>
+                <table><caption>Users</caption><thead><tr><th scope="col">Username</th><th scope="col">Email</th>\
+                <th scope="col">Role</th><th scope="col">Status</th><th scope="col">Registered</th></tr></thead><tbody>
+                """
+        for user in listed.prefix(page.count) {
+            main += """
+                <tr><td><a href="\(Pages.adminUser.href(user.id.uuidString))">\(HTML.escape(user.username))</a></td>\
+                <td>\(HTML.escape(user.email))</td><td>\(HTML.escape(user.role))</td><td>\(HTML.escape(user.status))</td>\
+                <td>\(PageTime.text(user.createdAt))</td></tr>
+                """
+        }
+        main += "</tbody></table>"
+        if listed.isEmpty { main += "<p>No users match.</p>" }
+        main += "<nav aria-label=\"Pages\" class=\"paging\">"
+        let search =
+            query.q.map { "q=\(($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))&" } ?? ""
+        if page.lowerBound > 0 {
+            main +=
+                "<a href=\"\(Pages.admin.href())?\(search)offset=\(max(0, page.lowerBound - page.count))\">Previous</a>"
+        }
+        if listed.count > page.count {
+            main += "<a href=\"\(Pages.admin.href())?\(search)offset=\(page.upperBound)\">Next</a>"
+        }
+        main += "</nav>"
+        return render(request, csrf, title: "Administration", main: main, visitor: visitor)
+    }
+
+    @Sendable func adminUser(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        do {
+            return try await adminUserPage(
+                request, visitor: visitor, id: request.parameters.get("userID", as: UUID.self))
+        } catch let problem as Problem where problem.status < 500 {
+            return refusal(request, problem, visitor: visitor)
+        }
+    }
+
+    func adminUserPage(_ request: Request, visitor: BrowserSessions.Visitor, id: UUID?, notice: String? = nil)
+        async throws -> Response
+    {
+        let csrf = browser.csrf(request)
+        let detail = try await administration.user(id)
+        let user = detail.user
+        guard let stored = try await users.user(id: user.id) else {
+            throw Problem(status: 404, code: .notFound, title: "No such user")
+        }
+        let state = try await factorSettings.status(of: stored)
+        let devices = try await deviceKeys.store.devices(userID: user.id)
+        var main = "<h1>\(HTML.escape(user.username))</h1>\n" + adminNav
+        if let notice { main += Self.note(notice) }
+        main += """
+            <dl><dt>Email</dt><dd>\(HTML.escape(user.email))</dd><dt>Role</dt><dd>\(HTML.escape(user.role))</dd>\
+            <dt>Status</dt><dd>\(HTML.escape(user.status))\(user.status == "locked" ? " (locked: 20 wrong codes in a day, or a disowned recovery)" : "")</dd>\
+            <dt>Registered</dt><dd>\(PageTime.text(user.createdAt))</dd></dl>
+            <h2>Sign-in methods</h2><ul>
+            <li>Authenticator app: \(state.totp.enabled ? "on" : "off")</li>
+            <li>Passkeys: \(state.webauthn.credentials.count)</li>
+            <li>SMS codes: \(state.sms.enabled ? "on" : "off"); email codes: \(state.email.enabled ? "on" : "off")</li>
+            <li>Backup codes left: \(state.backupCodes.remaining)</li>
+            <li>Remembered devices: \(state.trustedDevices.count)</li></ul>
+            <h2>Devices with keys</h2>
+            """
+        if devices.isEmpty {
+            main += "<p>None.</p>"
+        } else {
+            main += "<ul>"
+            for device in devices {
+                main += """
+                    <li>\(HTML.escape(device.deviceModel ?? "Unknown model")) (\(HTML.escape(device.method.rawValue))), \
+                    enrolled \(PageTime.text(device.enrolledAt))</li>
+                    """
+            }
+            main += "</ul>"
+        }
+        main += "<h2>Sessions</h2><ul>"
+        for session in detail.sessions {
+            main +=
+                "<li>\(HTML.escape(session.userAgent ?? "Unknown browser")), \(HTML.escape(session.ipAddress ?? "")), signed in \(PageTime.text(session.createdAt))</li>"
+        }
+        main += "</ul>"
+        main += """
+            <h2>Actions</h2>
+            <form class="inline" method="post" action="\(Pages.adminUnlock.href(user.id.uuidString))">\(Self.csrfField(csrf.token))\
+            <button type="submit" class="secondary">Unlock</button></form>
+            <form class="inline" method="post" action="\(Pages.adminResetMFA.href(user.id.uuidString))">\(Self.csrfField(csrf.token))\
+            <button type="submit" class="danger">Reset every sign-in method</button></form>
+            <h2>Audit trail</h2>
+            """ + Self.auditTable(detail.audit)
+        main += "<p><a href=\"\(Pages.adminAudit.href())?userId=\(user.id.uuidString)\">The whole trail</a></p>"
+        return render(request, csrf, title: user.username, main: main, visitor: visitor)
+    }
+
+    static func auditTable(_ events: [AuditEventDTO]) -> String {
+        var html = """
+            <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Event</th>\
+            <th scope="col">Address</th><th scope="col">Detail</th></tr></thead><tbody>
+            """
+        for event in events {
+            html += """
+                <tr><td>\(PageTime.text(event.occurredAt))</td><td>\(HTML.escape(event.type))</td>\
+                <td>\(HTML.escape(event.ipAddress ?? ""))</td><td>\(HTML.escape(event.detail))</td></tr>
+                """
+        }
+        return html + "</tbody></table>" + (events.isEmpty ? "<p>No events.</p>" : "")
+    }
+
+    @Sendable func adminUnlock(request: Request) async throws -> Response {
+        try await adminAction(request) { visitor, id in
+            _ = try await administration.unlock(id, by: visitor.caller, origin: request.origin)
+            return "Unlocked."
+        }
+    }
+
+    @Sendable func adminResetMFA(request: Request) async throws -> Response {
+        try await adminAction(request) { visitor, id in
+            _ = try await administration.resetMFA(
+                id, by: visitor.caller, adminUser: visitor.user, origin: request.origin)
+            return "Every sign-in method was removed and every session signed out; the user was told."
+        }
+    }
+
+    private func adminAction(
+        _ request: Request, _ action: (BrowserSessions.Visitor, UUID?) async throws -> String
+    ) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        let id = request.parameters.get("userID", as: UUID.self)
+        do {
+            let notice = try await action(visitor, id)
+            return try await adminUserPage(request, visitor: visitor, id: id, notice: notice)
+        } catch let problem as Problem where problem.code == .stepUpRequired {
+            return try await stepUpPage(
+                request, visitor: visitor, next: Pages.adminUser.href(id?.uuidString ?? ""), problem: nil)
+        } catch let problem as Problem where problem.status < 500 {
+            return refusal(request, problem, visitor: visitor)
+        }
+    }
+
+    @Sendable func adminRecovery(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        return try await adminRecoveryPage(request, visitor: visitor)
+    }
+
+    func adminRecoveryPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, notice: String? = nil, problem: Problem? = nil,
+        status: HTTPResponseStatus = .ok
+    ) async throws -> Response {
+        let csrf = browser.csrf(request)
+        let queue = try await recovery.queue(PageQuery(limit: 100))
+        var main = "<h1>Recovery requests</h1>\n" + adminNav
+        if let notice { main += Self.note(notice) }
+        if let problem { main += Self.alert(problem) }
+        main += """
+            <p>Check that the person is the account's owner before approving: their message against what you know \
+            of them, the document, the address and time of the request. An approved request sends a single-use \
+            link to the account's email address; using it removes every sign-in method.</p>
+            """
+        if queue.requests.isEmpty { main += "<p>No request waits for review.</p>" }
+        for item in queue.requests {
+            let id = item.id.uuidString
+            main += """
+                <article class="request" aria-labelledby="r-\(id)"><h2 id="r-\(id)">\(HTML.escape(item.username)) \
+                (\(HTML.escape(item.email)))</h2>
+                <dl><dt>State</dt><dd>\(HTML.escape(item.state.rawValue.replacingOccurrences(of: "_", with: " ")))</dd>\
+                <dt>Asked</dt><dd>\(PageTime.text(item.createdAt)) from \(HTML.escape(item.ipAddress ?? "an unknown address"))</dd>\
+                <dt>Email proven</dt><dd>\(PageTime.text(item.emailVerifiedAt))</dd>\
+                <dt>Browser</dt><dd>\(HTML.escape(item.userAgent ?? "unknown"))</dd></dl>
+                <h3>Their message</h3><p class="message">\(HTML.escape(item.message).replacingOccurrences(of: "\n", with: "<br>"))</p>
+                """
+            if let type = item.documentType {
+                main += """
+                    <p><a href="\(Pages.adminRecoveryDocument.href(id))">Download the document</a> \
+                    (\(HTML.escape(type)), \(item.documentBytes ?? 0) bytes)</p>
+                    """
+            }
+            if item.state == .pendingReview {
+                main += """
+                    <form method="post" action="\(Pages.adminRecoveryDecide.href(id))">\(Self.csrfField(csrf.token))
+                    <div class="field"><label for="note-\(id)">Your note (kept with the decision)</label>\
+                    <textarea id="note-\(id)" name="note" rows="2" required maxlength="\(RecoveryDecisionRequest.maximumNoteLength)"></textarea></div>
+                    <button type="submit" name="decision" value="approve">Approve</button>
+                    <button type="submit" name="decision" value="deny" class="danger">Deny</button></form>
+                    """
+            }
+            main += "</article>"
+        }
+        return render(request, csrf, title: "Recovery requests", main: main, visitor: visitor, status: status)
+    }
+
+    @Sendable func adminRecoveryDecide(request: Request) async throws -> Response {
+        let form = try form(request, as: DecisionForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        guard let decision = form.decision, ["approve", "deny"].contains(decision) else {
+            return try await adminRecoveryPage(
+                request, visitor: visitor,
+                problem: InputValidation.failure(["decision": "must be approve or deny"]), status: .unprocessableEntity)
+        }
+        do {
+            let decided = try await recovery.decide(
+                request.parameters.get("recoveryID", as: UUID.self), approve: decision == "approve",
+                note: form.note ?? "", by: visitor.caller, adminUser: visitor.user, origin: request.origin)
+            return try await adminRecoveryPage(
+                request, visitor: visitor,
+                notice: "The request of \(decided.username) was \(decision == "approve" ? "approved" : "denied").")
+        } catch let problem as Problem where problem.code == .stepUpRequired {
+            return try await stepUpPage(request, visitor: visitor, next: Pages.adminRecovery.href(), problem: nil)
+        } catch let problem as Problem where problem.status < 500 {
+            return try await adminRecoveryPage(
+                request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    @Sendable func adminRecoveryDocument(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        do {
+            let file = try await recovery.document(request.parameters.get("recoveryID", as: UUID.self))
+            return Response(
+                status: .ok,
+                headers: [
+                    "Content-Type": file.contentType, "Content-Disposition": "attachment",
+                    "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
+                    "Cache-Control": "no-store",
+                ], body: .init(data: file.data))
+        } catch let problem as Problem where problem.status < 500 {
+            return refusal(request, problem, visitor: visitor)
+        }
+    }
+
+    @Sendable func adminAudit(request: Request) async throws -> Response {
+        let visitor: BrowserSessions.Visitor
+        switch try await administrator(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        let csrf = browser.csrf(request)
+        var main = "<h1>Audit log</h1>\n" + adminNav
+        let query: AuditQuery
+        do {
+            query = try request.query()
+        } catch let problem as Problem {
+            main += Self.alert(problem)
+            query = AuditQuery()
+        }
+        let day = { (date: Date?) in
+            date.map { ISO8601DateFormatter.string(from: $0, timeZone: .gmt, formatOptions: [.withFullDate]) } ?? ""
+        }
+        main += """
+            <form method="get" action="\(Pages.adminAudit.href())" class="filters">
+            \(Self.field("User id", name: "userId", value: query.userId?.uuidString ?? "", required: false))
+            \(Self.field("Event type", name: "type", value: query.type ?? "", required: false, hint: "Such as login.failed or recovery.approved."))
+            \(Self.field("From (UTC)", name: "from", type: "date", value: day(query.from), required: false))
+            \(Self.field("Before (UTC)", name: "to", type: "date", value: day(query.to), required: false))
+            <button type="submit">Filter</button></form>
+            """
+        let events = try await administration.events(query).events
+        main += Self.auditTable(events)
+        return render(request, csrf, title: "Audit log", main: main, visitor: visitor)
+    }
+}

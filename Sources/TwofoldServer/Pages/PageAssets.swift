@@ -1,0 +1,212 @@
+/// The pages' stylesheet and their one script, served as files (`Pages.stylesheet`,
+/// `Pages.script`): the Content-Security-Policy allows no inline style or script.
+enum PageAssets {
+    static let stylesheet = """
+        :root { color-scheme: light; --ink: #1a1a1a; --muted: #4a4a4a; --line: #b8b8b8; --accent: #0b57d0;
+          --danger: #a50e0e; --paper: #ffffff; --soft: #f3f5f8; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 17px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+          background: var(--paper); }
+        .skip { position: absolute; left: -999px; top: 0; background: var(--ink); color: #fff; padding: .5rem 1rem; }
+        .skip:focus { left: 0; }
+        header { background: var(--soft); border-bottom: 1px solid var(--line); }
+        header nav { max-width: 46rem; margin: 0 auto; padding: .6rem 1rem; display: flex; flex-wrap: wrap;
+          gap: .4rem 1.2rem; align-items: center; }
+        header .brand { font-weight: 700; margin-right: auto; }
+        main { max-width: 46rem; margin: 0 auto; padding: 1rem 1rem 3rem; }
+        a { color: var(--accent); }
+        a:focus, button:focus, input:focus, textarea:focus { outline: 3px solid #f5b400; outline-offset: 2px; }
+        h1 { font-size: 1.7rem; margin: .6rem 0 1rem; }
+        h2 { font-size: 1.25rem; margin: 1.6rem 0 .5rem; }
+        .field { margin: 0 0 1rem; }
+        label { display: block; font-weight: 600; margin-bottom: .25rem; }
+        input[type=text], input[type=email], input[type=password], input[type=search], input[type=date], textarea {
+          width: 100%; max-width: 28rem; font: inherit; padding: .55rem .6rem; border: 2px solid #5f5f5f;
+          border-radius: 6px; background: #fff; color: var(--ink); }
+        input[aria-invalid=true], textarea[aria-invalid=true] { border-color: var(--danger); }
+        .check { display: flex; gap: .5rem; align-items: center; margin: 0 0 1rem; }
+        .check label { font-weight: 400; margin: 0; }
+        .check input { width: 1.2rem; height: 1.2rem; }
+        button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .55rem 1.1rem;
+          border-radius: 6px; border: 2px solid var(--accent); background: var(--accent); color: #fff;
+          cursor: pointer; text-decoration: none; margin: .2rem .3rem .2rem 0; }
+        button.secondary { background: #fff; color: var(--accent); }
+        button.danger { background: var(--danger); border-color: var(--danger); }
+        button.link { background: none; border: none; color: var(--accent); text-decoration: underline;
+          padding: 0; font-weight: 400; }
+        form.inline { display: inline; }
+        .hint { color: var(--muted); margin: 0 0 .3rem; font-size: .95rem; }
+        .field-error { color: var(--danger); font-weight: 600; margin: 0 0 .3rem; }
+        .field-error:empty { display: none; }
+        .alert { border: 2px solid var(--danger); border-left-width: 8px; padding: .6rem 1rem; margin: 0 0 1rem;
+          background: #fff6f6; }
+        .alert h2 { margin: 0 0 .3rem; font-size: 1.1rem; }
+        .note { border-left: 6px solid #1e7b34; padding: .4rem .8rem; background: #f2fbf4; }
+        table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
+        caption { text-align: left; font-weight: 600; padding: .3rem 0; }
+        th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top;
+          overflow-wrap: anywhere; }
+        .codes { columns: 2; font-size: 1.15rem; }
+        .qr svg { width: 220px; height: 220px; background: #fff; }
+        .subnav { display: flex; flex-wrap: wrap; gap: 1rem; margin: 0 0 1rem; }
+        .paging { display: flex; gap: 1rem; }
+        .request { border: 1px solid var(--line); border-radius: 8px; padding: .3rem 1rem 1rem; margin: 0 0 1rem; }
+        .message { white-space: normal; background: var(--soft); padding: .5rem; overflow-wrap: anywhere; }
+        dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+        dt { font-weight: 600; }
+        dd { margin: 0; overflow-wrap: anywhere; }
+        code { overflow-wrap: anywhere; }
+        @media (max-width: 30rem) { .codes { columns: 1; } dl { grid-template-columns: 1fr; } }
+        """
+
+    /// Passkeys (the only thing that needs script), and small conveniences that the pages work
+    /// without: copy and print buttons, and counting down a wait.
+    static let script = #"""
+        "use strict";
+        (function () {
+          function csrf() {
+            var field = document.querySelector("input[name=csrf]");
+            return field ? field.value : "";
+          }
+          function post(path, body) {
+            return fetch(path, {
+              method: "POST", credentials: "same-origin",
+              headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+              body: JSON.stringify(body || {})
+            }).then(function (response) {
+              return response.json().catch(function () { return {}; }).then(function (json) {
+                if (!response.ok) { throw new Error(json.detail || json.title || "That did not work."); }
+                return json;
+              });
+            });
+          }
+          function supported() {
+            return window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON;
+          }
+          function show(box) { box.hidden = false; }
+          function fail(box, error) {
+            var out = box.querySelector("[data-passkey-error]");
+            if (out && error && error.name !== "AbortError") { out.textContent = error.message || String(error); }
+          }
+          function assert(options, mediation, signal) {
+            var request = { publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options) };
+            if (mediation) { request.mediation = mediation; }
+            if (signal) { request.signal = signal; }
+            return navigator.credentials.get(request);
+          }
+          // Sign in with a passkey: the button, and the username field's autofill.
+          var signIn = document.querySelector("[data-passkey-sign-in]");
+          if (signIn && supported()) {
+            show(signIn);
+            var controller = null;
+            var finish = function (credential) {
+              return post("/sign-in/passkey", { credential: credential.toJSON() }).then(function () {
+                window.location.assign(signIn.getAttribute("data-next") || "/account/security");
+              });
+            };
+            var conditional = function () {
+              if (!PublicKeyCredential.isConditionalMediationAvailable) { return; }
+              PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
+                if (!available) { return; }
+                controller = new AbortController();
+                post("/sign-in/passkey/options").then(function (options) {
+                  return assert(options, "conditional", controller.signal);
+                }).then(finish).catch(function (error) { fail(signIn, error); });
+              });
+            };
+            signIn.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              if (controller) { controller.abort(); }
+              post("/sign-in/passkey/options").then(function (options) {
+                return assert(options);
+              }).then(finish).catch(function (error) { fail(signIn, error); conditional(); });
+            });
+            conditional();
+          }
+          // A passkey as the second step of a sign-in.
+          var flow = document.querySelector("[data-passkey-flow]");
+          if (flow && supported()) {
+            show(flow);
+            flow.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              var token = flow.getAttribute("data-passkey-flow");
+              post("/sign-in/passkey/options", { flow: token }).then(function (options) {
+                return assert(options);
+              }).then(function (credential) {
+                var trust = document.getElementById("f-trust");
+                return post("/sign-in/passkey", {
+                  flow: token, credential: credential.toJSON(), trustDevice: !!(trust && trust.checked)
+                });
+              }).then(function () {
+                window.location.assign(flow.getAttribute("data-next") || "/account/security");
+              }).catch(function (error) { fail(flow, error); });
+            });
+          }
+          // Add a passkey on the security page.
+          var register = document.querySelector("[data-passkey-register]");
+          if (register && window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
+            show(register);
+            register.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              post("/account/security/passkeys/options").then(function (options) {
+                return navigator.credentials.create({
+                  publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options)
+                });
+              }).then(function (credential) {
+                return post("/account/security/passkeys", { credential: credential.toJSON() });
+              }).then(function (answer) {
+                if (!answer.backupCodes) { window.location.assign(answer.location || "/account/security"); return; }
+                // A first factor brings backup codes: shown once, here.
+                var main = document.getElementById("main");
+                main.textContent = "";
+                var heading = document.createElement("h1");
+                heading.textContent = "Save your backup codes";
+                var said = document.createElement("p");
+                said.setAttribute("role", "status");
+                said.textContent = "Your passkey was added. Each of these codes signs you in once if you lose it; "
+                  + "they are shown only now.";
+                var list = document.createElement("ul");
+                list.className = "codes";
+                answer.backupCodes.forEach(function (code) {
+                  var item = document.createElement("li");
+                  var text = document.createElement("code");
+                  text.textContent = code;
+                  item.appendChild(text);
+                  list.appendChild(item);
+                });
+                var done = document.createElement("a");
+                done.className = "button";
+                done.href = answer.location || "/account/security";
+                done.textContent = "I have saved these";
+                main.append(heading, said, list, done);
+                heading.setAttribute("tabindex", "-1");
+                heading.focus();
+              }).catch(function (error) { fail(register, error); });
+            });
+          }
+          // Copy and print.
+          document.querySelectorAll("[data-copy]").forEach(function (button) {
+            if (!navigator.clipboard) { return; }
+            button.hidden = false;
+            button.addEventListener("click", function () {
+              var source = document.getElementById(button.getAttribute("data-copy"));
+              navigator.clipboard.writeText(source ? source.innerText : "").then(function () {
+                button.textContent = "Copied";
+              });
+            });
+          });
+          document.querySelectorAll("[data-print]").forEach(function (button) {
+            button.hidden = false;
+            button.addEventListener("click", function () { window.print(); });
+          });
+          // Count a wait down, once a second.
+          document.querySelectorAll("[data-countdown]").forEach(function (out) {
+            var left = parseInt(out.getAttribute("data-countdown"), 10);
+            var timer = setInterval(function () {
+              left -= 1;
+              out.textContent = String(Math.max(left, 0));
+              if (left <= 0) { clearInterval(timer); }
+            }, 1000);
+          });
+          var problem = document.getElementById("problem");
+          if (problem) { problem.focus(); }
+        })();
+        """#
+}

@@ -1,0 +1,248 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// The pages (`Pages`): rendered here, on the same services as the JSON API, so no sign-in,
+/// second-step, factor, recovery or administration rule is written twice. Each handler reads
+/// its form, asks `BrowserSessions` whether the form and the visitor may, calls a service,
+/// and renders its answer or its refusal in words.
+struct PagesController: Sendable {
+    let browser: BrowserSessions
+    let signIn: SignIn
+    let registration: Registration
+    let secondStep: SecondStep
+    let factorSettings: FactorSettings
+    let signOut: SignOut
+    let sessions: SessionService
+    let stepUp: StepUp
+    let recovery: AccountRecovery
+    let administration: Administration
+    let users: any UserStore
+    let passkeys: PasskeyService
+    let passkeyManagement: PasskeyManagement
+    let passwordless: PasswordlessSignIn
+    let deviceKeys: DeviceKeyService
+    let cookies: CookieRules
+    let trustedDeviceLifetime: TimeInterval
+    let registrationEnabled: Bool
+
+    func boot(_ routes: any RoutesBuilder) {
+        on(routes, Pages.stylesheet) { _ in Self.asset(PageAssets.stylesheet, type: "text/css; charset=utf-8") }
+        on(routes, Pages.script) { _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
+        on(routes, Pages.signIn, use: signInPage)
+        on(routes, Pages.signIn.form, use: signInSubmit)
+        on(routes, Pages.secondStep, use: secondStepSubmit)
+        on(routes, Pages.resendCode, use: resendCode)
+        on(routes, Pages.register, use: registerPage)
+        on(routes, Pages.register.form, use: registerSubmit)
+        on(routes, Pages.signOut, use: signOutSubmit)
+        on(routes, Pages.stepUp, use: stepUpSubmit)
+        on(routes, Pages.accountSecurity, use: securityPage)
+        on(routes, Pages.totpSetup, use: totpSetup)
+        on(routes, Pages.totpConfirm, use: totpConfirm)
+        on(routes, Pages.forgetDevice, use: forgetDevice)
+        on(routes, Pages.signOutEverywhere, use: signOutEverywhere)
+        on(routes, Pages.recovery, use: recoveryPage)
+        on(routes, Pages.recovery.form, use: recoveryStart)
+        on(routes, Pages.recoveryStatus, use: recoveryStatusPage)
+        on(routes, Pages.recoveryVerify, use: recoveryVerify)
+        on(routes, Pages.recoveryPass, use: recoveryPassPage)
+        on(routes, Pages.recoveryPass.form, use: recoveryPassSubmit)
+        on(routes, Pages.recoveryCancel, use: recoveryCancelPage)
+        on(routes, Pages.recoveryCancel.form, use: recoveryCancelSubmit)
+        on(routes, Pages.admin, use: adminUsers)
+        on(routes, Pages.adminUser, use: adminUser)
+        on(routes, Pages.adminUnlock, use: adminUnlock)
+        on(routes, Pages.adminResetMFA, use: adminResetMFA)
+        on(routes, Pages.adminRecovery, use: adminRecovery)
+        on(routes, Pages.adminRecoveryDecide, use: adminRecoveryDecide)
+        on(routes, Pages.adminRecoveryDocument, use: adminRecoveryDocument)
+        on(routes, Pages.adminAudit, use: adminAudit)
+        on(routes, Pages.passkeySignInOptions, use: passkeySignInOptions)
+        on(routes, Pages.passkeySignIn, use: passkeySignIn)
+        on(routes, Pages.passkeyAddOptions, use: passkeyAddOptions)
+        on(routes, Pages.passkeyAdd, use: passkeyAdd)
+    }
+
+    /// Registers `handler` for `page` (the only way a page is registered). A form's body may
+    /// hold a recovery document, so forms read up to that much.
+    private func on(
+        _ routes: any RoutesBuilder, _ page: Page, use handler: @escaping @Sendable (Request) async throws -> Response
+    ) {
+        let path = EndpointComponent.parse(page.path).map { component -> PathComponent in
+            switch component {
+            case .constant(let text): .constant(text)
+            case .parameter(let name): .parameter(name)
+            }
+        }
+        let limit = ByteCount(value: (RecoveryDocument.maximumBytes / 3 + 1) * 4 + 64 * 1024)
+        routes.on(
+            HTTPMethod(rawValue: page.method.rawValue), path,
+            body: page.method == .get ? .collect : .collect(maxSize: limit), use: handler)
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                "Content-Type": type, "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=300",
+            ], body: .init(string: text))
+    }
+
+    // MARK: Rendering
+
+    /// A page for `request`: its header (with the visitor's links), `main`, the CSRF cookie
+    /// when the browser has none.
+    func render(
+        _ request: Request, _ csrf: (token: String, cookie: HTTPCookies.Value?), title: String, main: String,
+        visitor: BrowserSessions.Visitor?, status: HTTPResponseStatus = .ok, script: Bool = false
+    ) -> Response {
+        var nav = ""
+        if let visitor {
+            nav += link(Pages.accountSecurity)
+            if visitor.user.isActiveAdmin, !visitor.mustSetUpFactor { nav += link(Pages.admin) }
+            nav += """
+                <form class="inline" method="post" action="\(Pages.signOut.href())">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="link">Sign out \(HTML.escape(visitor.user.username))</button></form>
+                """
+        } else {
+            nav += link(Pages.signIn)
+            if registrationEnabled { nav += link(Pages.register) }
+        }
+        let response = Response.page(
+            HTML.document(title: title, main: main, nav: nav, script: script), status: status)
+        if let cookie = csrf.cookie { response.cookies[cookies.name(BrowserSessions.csrfCookie)] = cookie }
+        return response
+    }
+
+    private func link(_ page: Page) -> String { "<a href=\"\(page.href())\">\(HTML.escape(page.title))</a>" }
+
+    /// `303 See Other` to `location` (a path of this server).
+    static func redirect(_ location: String) -> Response {
+        let response = Response(status: .seeOther)
+        response.headers.replaceOrAdd(name: .location, value: location)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return response
+    }
+
+    /// To the sign-in page, coming back to `request`'s page after it.
+    static func signInFirst(_ request: Request) -> Response {
+        redirect(
+            Pages.signIn.href() + "?next="
+                + (request.url.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+    }
+
+    /// Where to go after signing in: a path of this server only (never another site's).
+    static func safeNext(_ next: String?) -> String? {
+        guard let next, next.count <= 512, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"),
+            !next.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
+        else { return nil }
+        return next
+    }
+
+    static func csrfField(_ token: String) -> String {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(token))\">"
+    }
+
+    /// A problem as the message a form shows above itself.
+    static func alert(_ problem: Problem) -> String {
+        var text = HTML.escape(problem.detail ?? problem.title)
+        if let attempts = problem.attemptsRemaining {
+            text += " " + (attempts == 1 ? "1 attempt left." : "\(attempts) attempts left.")
+        }
+        if let wait = problem.retryAfter {
+            text += " Try again in <span data-countdown=\"\(wait)\">\(wait)</span> seconds."
+        }
+        return """
+            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(HTML.escape(problem.title))</h2>\
+            <p>\(text)</p></div>
+            """
+    }
+
+    static func note(_ text: String) -> String { "<p class=\"note\" role=\"status\">\(HTML.escape(text))</p>" }
+
+    /// One labelled input; `error` marks it invalid and says why, announced with it.
+    static func field(
+        _ label: String, name: String, type: String = "text", value: String = "", autocomplete: String? = nil,
+        inputmode: String? = nil, required: Bool = true, error: String? = nil, hint: String? = nil,
+        extra: String = ""
+    ) -> String {
+        let id = "f-" + name
+        var described: [String] = []
+        var after = ""
+        if let hint {
+            described.append(id + "-hint")
+            after += "<p class=\"hint\" id=\"\(id)-hint\">\(HTML.escape(hint))</p>"
+        }
+        if let error {
+            described.append(id + "-error")
+            after += "<p class=\"field-error\" id=\"\(id)-error\">\(HTML.escape(error))</p>"
+        }
+        var attributes = "id=\"\(id)\" name=\"\(name)\" type=\"\(type)\""
+        if !value.isEmpty { attributes += " value=\"\(HTML.escape(value))\"" }
+        if let autocomplete { attributes += " autocomplete=\"\(autocomplete)\"" }
+        if let inputmode { attributes += " inputmode=\"\(inputmode)\"" }
+        if required { attributes += " required" }
+        if error != nil { attributes += " aria-invalid=\"true\"" }
+        if !described.isEmpty { attributes += " aria-describedby=\"\(described.joined(separator: " "))\"" }
+        return
+            "<div class=\"field\"><label for=\"\(id)\">\(HTML.escape(label))</label>\(after)<input \(attributes)\(extra)></div>"
+    }
+
+    /// The visitor, or the way to the sign-in page; a session a recovery pass began goes to
+    /// the security page until it has set up a factor.
+    func signedIn(_ request: Request, settingUp: Bool = false) async throws -> Result<BrowserSessions.Visitor, Detour> {
+        guard let visitor = try await browser.visitor(request) else {
+            return .failure(Detour(response: Self.signInFirst(request)))
+        }
+        if visitor.mustSetUpFactor, !settingUp {
+            return .failure(Detour(response: Self.redirect(Pages.accountSecurity.href())))
+        }
+        return .success(visitor)
+    }
+
+    /// A refusal page: the problem in words, with its status.
+    func refusal(_ request: Request, _ problem: Problem, visitor: BrowserSessions.Visitor?) -> Response {
+        let csrf = browser.csrf(request)
+        var main = "<h1>\(HTML.escape(problem.title))</h1>\n" + Self.alert(problem)
+        main += "<p><a href=\"\(Pages.signIn.href())\">Back to the start</a></p>"
+        return render(
+            request, csrf, title: problem.title, main: main, visitor: visitor,
+            status: HTTPResponseStatus(statusCode: problem.status))
+    }
+
+    /// Reads a form; its CSRF token and origin checked first.
+    func form<Form: Decodable & CSRFCarrying>(_ request: Request, as type: Form.Type) throws -> Form {
+        let form: Form
+        do {
+            form = try request.content.decode(Form.self)
+        } catch {
+            // Checked before saying anything about the form itself.
+            try browser.checkForm(request, token: nil)
+            throw Problem(
+                status: 422, code: .validationFailed, title: "Incomplete form",
+                detail: "Some of the form's fields were missing. Go back, fill it in and send it again.")
+        }
+        try browser.checkForm(request, token: form.csrf)
+        return form
+    }
+}
+
+/// Where a page sends a visitor instead of showing itself (the sign-in page, a refusal).
+struct Detour: Error, @unchecked Sendable {
+    // Unchecked: a response made for this request and handed back to it, never shared.
+    let response: Response
+}
+
+/// A form that carries its CSRF token in `csrf`.
+protocol CSRFCarrying {
+    var csrf: String? { get }
+}
+
+/// Date and time as a page shows them.
+enum PageTime {
+    static func text(_ date: Date?) -> String {
+        guard let date else { return "never" }
+        return FactorChanges.moment(date)
+    }
+}

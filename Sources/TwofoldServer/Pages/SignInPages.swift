@@ -1,0 +1,360 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+struct SignInForm: Content, CSRFCarrying {
+    var csrf: String?
+    var account: String?
+    var password: String?
+    var next: String?
+}
+
+struct SecondStepForm: Content, CSRFCarrying {
+    var csrf: String?
+    var flow: String?
+    var method: String?
+    var code: String?
+    var trustDevice: String?
+    var next: String?
+    /// The methods the account offered, kept so a refusal can show the same choice again.
+    var methods: String?
+}
+
+struct RegisterForm: Content, CSRFCarrying {
+    var csrf: String?
+    var username: String?
+    var email: String?
+    var password: String?
+}
+
+struct StepUpForm: Content, CSRFCarrying {
+    var csrf: String?
+    var method: String?
+    var password: String?
+    var code: String?
+    var next: String?
+}
+
+struct CSRFOnlyForm: Content, CSRFCarrying {
+    var csrf: String?
+}
+
+extension PagesController {
+    // MARK: Sign in
+
+    @Sendable func signInPage(request: Request) async throws -> Response {
+        let next = Self.safeNext(try? request.query.get(String.self, at: "next"))
+        if try await browser.visitor(request) != nil { return Self.redirect(next ?? Pages.accountSecurity.href()) }
+        return signInForm(request, next: next)
+    }
+
+    func signInForm(
+        _ request: Request, next: String?, account: String = "", problem: Problem? = nil,
+        status: HTTPResponseStatus = .ok
+    ) -> Response {
+        let csrf = browser.csrf(request)
+        var main = "<h1>Sign in</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        main += """
+            <form method="post" action="\(Pages.signIn.form.href())" novalidate>
+            \(Self.csrfField(csrf.token))\(Self.nextField(next))
+            \(Self.field("Email or username", name: "account", value: account, autocomplete: "username webauthn", error: problem == nil ? nil : ""))
+            \(Self.field("Password", name: "password", type: "password", autocomplete: "current-password"))
+            <button type="submit">Sign in</button>
+            </form>
+            <div class="passkey" data-passkey-sign-in data-next="\(HTML.escape(next ?? Pages.accountSecurity.href()))" hidden>
+            <p>Or, with no password:</p>
+            <button type="button" data-passkey-button>Sign in with a passkey</button>
+            <p class="field-error" role="alert" data-passkey-error></p>
+            </div>
+            <p><a href="\(Pages.recovery.href())">Lost access to every sign-in method? Recover your account</a></p>
+            """
+        return render(request, csrf, title: "Sign in", main: main, visitor: nil, status: status, script: true)
+    }
+
+    static func nextField(_ next: String?) -> String {
+        guard let next else { return "" }
+        return "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape(next))\">"
+    }
+
+    @Sendable func signInSubmit(request: Request) async throws -> Response {
+        let form = try form(request, as: SignInForm.self)
+        let next = Self.safeNext(form.next)
+        do {
+            let outcome = try await signIn.start(
+                LoginRequest(email: form.account ?? "", password: form.password ?? ""),
+                from: request.signInSource(cookies), logger: request.logger)
+            switch outcome {
+            case .signedIn(let tokens):
+                let response = Self.redirect(next ?? Pages.accountSecurity.href())
+                browser.begin(tokens, on: response)
+                return response
+            case .secondStep(let challenge):
+                return secondStepPage(
+                    request, flow: challenge.otpFlowId, methods: challenge.availableMethods,
+                    chosen: challenge.availableMethods.first { $0 != .webauthn }, next: next,
+                    sentTo: challenge.maskedPhone ?? challenge.maskedEmail)
+            }
+        } catch let problem as Problem where problem.status < 500 {
+            return signInForm(
+                request, next: next, account: form.account ?? "", problem: problem,
+                status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    // MARK: The second step
+
+    /// The second step: the methods the account has, passkey first; a code field for the chosen
+    /// code method; remember this device; the fallback chain down to recovery.
+    func secondStepPage(
+        _ request: Request, flow: String, methods: [FactorMethod], chosen: FactorMethod?, next: String?,
+        sentTo: String? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
+    ) -> Response {
+        let csrf = browser.csrf(request)
+        let codeMethods = methods.filter { [.totp, .sms, .email, .backup].contains($0) }
+        let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
+        var main = "<h1>Confirm it's you</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        if methods.contains(.webauthn) {
+            main += """
+                <div class="passkey" data-passkey-flow="\(HTML.escape(flow))" data-next="\(HTML.escape(next ?? Pages.accountSecurity.href()))" hidden>
+                <button type="button" data-passkey-button>Use your passkey</button>
+                <p class="field-error" role="alert" data-passkey-error></p>
+                </div>
+                """
+        }
+        if let method {
+            let label =
+                switch method {
+                case .totp: "Code from your authenticator app"
+                case .sms: "Code sent by text message" + (sentTo.map { " to \($0)" } ?? "")
+                case .email: "Code sent by email" + (sentTo.map { " to \($0)" } ?? "")
+                default: "Backup code"
+                }
+            main += """
+                <form method="post" action="\(Pages.secondStep.href())" novalidate>
+                \(Self.csrfField(csrf.token))\(Self.nextField(next))
+                <input type="hidden" name="flow" value="\(HTML.escape(flow))">
+                <input type="hidden" name="method" value="\(HTML.escape(method.rawValue))">
+                <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric", error: problem == nil ? nil : problem?.title))
+                <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for 30 days</label></div>
+                <button type="submit">Continue</button>
+                </form>
+                """
+            if method == .sms || method == .email {
+                main += """
+                    <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
+                    <input type="hidden" name="flow" value="\(HTML.escape(flow))"><input type="hidden" name="method" value="\(method.rawValue)">
+                    <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                    <button type="submit" class="secondary">Send another code</button></form>
+                    """
+            }
+        }
+        let others = codeMethods.filter { $0 != method }
+        if !others.isEmpty {
+            main += "<h2>Other ways</h2><ul class=\"others\">"
+            for other in others {
+                let name =
+                    switch other {
+                    case .totp: "Use your authenticator app"
+                    case .sms: "Get a code by text message"
+                    case .email: "Get a code by email"
+                    default: "Use a backup code"
+                    }
+                main += """
+                    <li><form method="post" action="\(other == .sms || other == .email ? Pages.resendCode.href() : Pages.secondStep.href())">\
+                    \(Self.csrfField(csrf.token))\(Self.nextField(next))<input type="hidden" name="flow" value="\(HTML.escape(flow))">\
+                    <input type="hidden" name="method" value="\(other.rawValue)"><input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">\
+                    <input type="hidden" name="switch" value="1">\
+                    <button type="submit" class="link">\(name)</button></form></li>
+                    """
+            }
+            main += "</ul>"
+        }
+        main += "<p><a href=\"\(Pages.recovery.href())\">Lost every sign-in method? Recover your account</a></p>"
+        return render(
+            request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status,
+            script: methods.contains(.webauthn))
+    }
+
+    @Sendable func secondStepSubmit(request: Request) async throws -> Response {
+        let form = try form(request, as: SecondStepForm.self)
+        let next = Self.safeNext(form.next)
+        let methods = (form.methods ?? "").split(separator: ",").map { FactorMethod(rawValue: String($0)) }
+        let method = FactorMethod(rawValue: form.method ?? "")
+        let flow = form.flow ?? ""
+        // Choosing another method shows its field; nothing is checked yet.
+        if (try? request.content.get(String.self, at: "switch")) == "1" {
+            return secondStepPage(request, flow: flow, methods: methods, chosen: method, next: next)
+        }
+        do {
+            let trust = form.trustDevice == "on"
+            let signedIn: SecondStep.SignedIn
+            if method == .sms || method == .email {
+                signedIn = try await secondStep.completeWithSentCode(
+                    flow: flow, code: form.code ?? "", trustDevice: trust, origin: request.origin,
+                    on: request.eventLoop)
+            } else {
+                guard [.totp, .backup].contains(method) else {
+                    throw InputValidation.failure(["method": "must be totp, sms, email or backup"])
+                }
+                signedIn = try await secondStep.complete(
+                    .init(flow: flow, method: method, code: form.code, trustDevice: trust), origin: request.origin,
+                    on: request.eventLoop)
+            }
+            let response = Self.redirect(next ?? Pages.accountSecurity.href())
+            let answer = signedIn.answer
+            browser.begin(
+                AuthTokensResponse(
+                    accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user),
+                on: response)
+            if let deviceToken = signedIn.trustedDeviceToken {
+                response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
+            }
+            return response
+        } catch let problem as Problem where problem.status < 500 {
+            // The flow itself is over (expired, used, locked out): back to the password.
+            if problem.errors?["otpFlowId"] != nil || problem.code == .unauthorized {
+                return signInForm(
+                    request, next: next, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
+            }
+            return secondStepPage(
+                request, flow: flow, methods: methods, chosen: method, next: next, problem: problem,
+                status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    @Sendable func resendCode(request: Request) async throws -> Response {
+        let form = try form(request, as: SecondStepForm.self)
+        let next = Self.safeNext(form.next)
+        let methods = (form.methods ?? "").split(separator: ",").map { FactorMethod(rawValue: String($0)) }
+        let method = FactorMethod(rawValue: form.method ?? "")
+        let flow = form.flow ?? ""
+        do {
+            let sent = try await secondStep.resendCode(flow: flow, method: method)
+            return secondStepPage(
+                request, flow: flow, methods: methods, chosen: method, next: next, sentTo: sent.maskedDestination)
+        } catch let problem as Problem where problem.status < 500 {
+            return secondStepPage(
+                request, flow: flow, methods: methods, chosen: method, next: next, problem: problem,
+                status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    // MARK: Registration
+
+    @Sendable func registerPage(request: Request) async throws -> Response {
+        guard registrationEnabled else { return refusal(request, Self.registrationClosed, visitor: nil) }
+        return registerForm(request)
+    }
+
+    static let registrationClosed = Problem(
+        status: 404, code: .notFound, title: "Registration is closed",
+        detail: "This server does not take new accounts. Ask its administrator for one.")
+
+    func registerForm(
+        _ request: Request, form: RegisterForm? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
+    ) -> Response {
+        let csrf = browser.csrf(request)
+        var main = "<h1>Create an account</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        let errors = problem?.errors ?? [:]
+        main += """
+            <form method="post" action="\(Pages.register.form.href())" novalidate>
+            \(Self.csrfField(csrf.token))
+            \(Self.field("Username", name: "username", value: form?.username ?? "", autocomplete: "username", error: errors["username"], hint: "3 to 32 letters, digits, dots, dashes or underscores."))
+            \(Self.field("Email address", name: "email", type: "email", value: form?.email ?? "", autocomplete: "email", error: errors["email"]))
+            \(Self.field("Password", name: "password", type: "password", autocomplete: "new-password", error: errors["password"], hint: "At least 8 characters; not a common password."))
+            <button type="submit">Create account</button>
+            </form>
+            """
+        return render(request, csrf, title: "Create an account", main: main, visitor: nil, status: status)
+    }
+
+    @Sendable func registerSubmit(request: Request) async throws -> Response {
+        guard registrationEnabled else { return refusal(request, Self.registrationClosed, visitor: nil) }
+        let form = try form(request, as: RegisterForm.self)
+        do {
+            let source = request.signInSource(cookies)
+            _ = try await registration.register(
+                RegisterRequest(username: form.username ?? "", email: form.email ?? "", password: form.password ?? ""),
+                from: source)
+            // Signed in at once with what was just registered (the account has no factor yet).
+            let outcome = try await signIn.start(
+                LoginRequest(username: form.username ?? "", password: form.password ?? ""), from: source,
+                logger: request.logger)
+            guard case .signedIn(let tokens) = outcome else { return Self.redirect(Pages.signIn.href()) }
+            let response = Self.redirect(Pages.accountSecurity.href())
+            browser.begin(tokens, on: response)
+            return response
+        } catch let problem as Problem where problem.status < 500 {
+            var kept = form
+            kept.password = nil
+            return registerForm(
+                request, form: kept, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
+        }
+    }
+
+    // MARK: Sign out and step up
+
+    @Sendable func signOutSubmit(request: Request) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let response = Self.redirect(Pages.signIn.href())
+        if let visitor = try await browser.visitor(request) {
+            try await browser.end(visitor, request: request, on: response)
+        } else {
+            browser.clear(on: response)
+        }
+        return response
+    }
+
+    /// "Confirm it's you" for a change the policy asked a step-up for: the password, or a code
+    /// of one of the account's factors, on this session.
+    func stepUpPage(_ request: Request, visitor: BrowserSessions.Visitor, next: String, problem: Problem?) async throws
+        -> Response
+    {
+        let csrf = browser.csrf(request)
+        let methods = try await factorSettings.secondFactors.available(for: visitor.user).filter {
+            [.totp, .backup].contains($0)
+        }
+        var main = "<h1>Confirm it's you</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        main += "<p>This change needs a recent proof that it is you.</p>"
+        if let method = methods.first {
+            main += """
+                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(Self.csrfField(csrf.token))\(Self.nextField(next))
+                <input type="hidden" name="method" value="\(method.rawValue)">
+                \(Self.field(method == .totp ? "Code from your authenticator app" : "Backup code", name: "code", autocomplete: "one-time-code", inputmode: method == .totp ? "numeric" : "text"))
+                <button type="submit">Confirm</button></form>
+                """
+        } else {
+            main += """
+                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(Self.csrfField(csrf.token))\(Self.nextField(next))
+                <input type="hidden" name="method" value="password">
+                \(Self.field("Password", name: "password", type: "password", autocomplete: "current-password"))
+                <button type="submit">Confirm</button></form>
+                """
+        }
+        return render(request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden)
+    }
+
+    @Sendable func stepUpSubmit(request: Request) async throws -> Response {
+        let form = try form(request, as: StepUpForm.self)
+        let visitor: BrowserSessions.Visitor
+        switch try await signedIn(request) {
+        case .success(let found): visitor = found
+        case .failure(let detour): return detour.response
+        }
+        let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
+        do {
+            _ = try await stepUp.prove(
+                StepUpRequest(
+                    method: FactorMethod(rawValue: form.method ?? "password"), code: form.code, password: form.password),
+                caller: visitor.caller, origin: request.origin)
+            return Self.redirect(next)
+        } catch let problem as Problem where problem.status < 500 {
+            return try await stepUpPage(request, visitor: visitor, next: next, problem: problem)
+        }
+    }
+}

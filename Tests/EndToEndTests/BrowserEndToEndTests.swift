@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import TwofoldTestSupport
+
+/// The pages as people use them: `scripts/browser_check.py` drives one headless Chromium (with
+/// the DevTools virtual authenticator for passkeys, oathtool for authenticator codes, axe-core on
+/// every page at two widths) against the built server, whose email goes to a real SMTP sink.
+/// Screenshots of every page are kept in `.build/browser-screenshots`.
+@Suite struct BrowserEndToEndTests {
+    static let chromium = "/usr/bin/chromium"
+    static let chromedriver = "/usr/bin/chromedriver"
+
+    @Test(.timeLimit(.minutes(10))) func threePeopleSignInRecoverAndAdministerInABrowser() async throws {
+        guard let python = TestPython.find() else { return }
+        guard FileManager.default.isExecutableFile(atPath: Self.chromium),
+            FileManager.default.isExecutableFile(atPath: Self.chromedriver)
+        else {
+            if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
+                Issue.record(
+                    "no Chromium and chromedriver; scripts/test installs Debian's chromium and chromium-driver")
+            }
+            return
+        }
+        let root = try BuildProducts.temporaryDirectory("browser")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let sink = try SMTPSink(python: python, security: "none")
+        defer { sink.stop() }
+        let environment = [
+            "TWOFOLD_BCRYPT_COST": "4", "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "127.0.0.1",
+            "TWOFOLD_SMTP_PORT": String(sink.port), "TWOFOLD_SMTP_SECURITY": "none",
+            "TWOFOLD_EMAIL_FROM": "twofold@example.com",
+        ]
+        // The administrator, made as an operator makes one (the password on standard input).
+        let adminPassword = "an administrator's long password"
+        var command = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TWOFOLD_") }
+        command.merge(environment) { $1 }
+        command["TWOFOLD_DATA_DIR"] = data.path
+        let created = try ExternalTool(url: BuildProducts.executable("twofold-server")).run(
+            ["admin", "create", "--username", "ada", "--email", "ada@example.com"], environment: command,
+            input: Data((adminPassword + "\n").utf8))
+        try #require(created.status == 0, "admin create: \(created.errorText)")
+
+        let server = try await ServerProcess(dataDirectory: data, environment: environment)
+        defer { server.stop() }
+        let shots = BuildProducts.repositoryRoot.appendingPathComponent(".build/browser-screenshots")
+        try? FileManager.default.removeItem(at: shots)
+        // `localhost`, the relying party's ID the server takes from its port when no origin is set.
+        let run = try python.run([
+            BuildProducts.repositoryRoot.appendingPathComponent("scripts/browser_check.py").path,
+            "--base", "http://localhost:\(server.port)", "--mail-dir",
+            sink.directory.appendingPathComponent("messages").path, "--shots", shots.path, "--admin", "ada",
+            "--admin-password", adminPassword, "--chromium", Self.chromium, "--chromedriver", Self.chromedriver,
+        ])
+        let output = String(decoding: run.standardOutput, as: UTF8.self)
+        #expect(
+            run.status == 0,
+            "browser_check.py failed:\n\(output)\n\(run.errorText.suffix(3000))\nserver log:\n\(server.log.suffix(3000))"
+        )
+        #expect(output.contains("step: rae signs in with the pass and must set up a factor first"))
+        #expect(output.contains("ok: "))
+        let saved = (try? FileManager.default.contentsOfDirectory(atPath: shots.path)) ?? []
+        #expect(saved.filter { $0.hasSuffix("-phone.png") }.count >= 15, "screenshots: \(saved.count)")
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// A browser in the tests: its cookies, and forms posted as a browser posts them.
+final class TestBrowser: @unchecked Sendable {
+    // Safe: one test drives one browser, one request at a time.
+    let app: Application
+    var cookies: [String: String] = [:]
+    var userAgent = "TestBrowser/1.0"
+    var address = "10.7.0.1"
+
+    init(_ app: Application) { self.app = app }
+
+    struct Page {
+        let status: HTTPStatus
+        let headers: HTTPHeaders
+        let body: String
+
+        /// The CSRF token of the page's first form.
+        var csrf: String? {
+            guard let range = body.range(of: "name=\"csrf\" value=\"") else { return nil }
+            return String(body[range.upperBound...].prefix { $0 != "\"" })
+        }
+    }
+
+    private var headers: HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "Accept": "text/html", "User-Agent": userAgent, "X-Forwarded-For": address, "Host": "localhost:8080",
+        ]
+        if !cookies.isEmpty {
+            headers.add(name: .cookie, value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        return headers
+    }
+
+    private func keep(_ response: TestingHTTPResponse) {
+        for header in response.headers[.setCookie] {
+            let pair = header.split(separator: ";")[0].split(
+                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2 else { continue }
+            let (name, value) = (String(pair[0]), String(pair[1]))
+            if value.isEmpty || header.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
+        }
+    }
+
+    func get(_ path: String) async throws -> Page {
+        var page: Page?
+        try await app.testing().test(.GET, path, headers: headers) { response in
+            keep(response)
+            page = Page(status: response.status, headers: response.headers, body: response.body.string)
+        }
+        return try #require(page)
+    }
+
+    func post(_ path: String, _ form: [String: String], extra: HTTPHeaders = [:]) async throws -> Page {
+        var headers = headers
+        headers.replaceOrAdd(name: .contentType, value: "application/x-www-form-urlencoded")
+        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
+        let body = form.map {
+            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        }
+        .joined(separator: "&")
+        var page: Page?
+        try await app.testing().test(.POST, path, headers: headers, body: ByteBuffer(string: body)) { response in
+            keep(response)
+            page = Page(status: response.status, headers: response.headers, body: response.body.string)
+        }
+        return try #require(page)
+    }
+
+    /// Signs in through the sign-in page with a password alone (an account with no factor).
+    func signIn(_ account: String, password: String = AuthFlowTests.password) async throws -> Page {
+        let form = try await get("/")
+        return try await post("/", ["csrf": form.csrf ?? "", "account": account, "password": password])
+    }
+}
+
+/// The pages under attack: CSRF, other origins, markup in what people typed, cookies, redirects,
+/// and who may see the console.
+@Suite struct PageSecurityTests {
+    @Test func formsWithoutTheirTokenOrFromAnotherSiteAreRefusedAndChangeNothing() async throws {
+        try await withTestApp { app in
+            _ = try await AuthFlowTests.signUp(app, "bob")
+            let browser = TestBrowser(app)
+            let page = try await browser.get("/")
+            let csrf = try #require(page.csrf)
+            let attempts: [([String: String], HTTPHeaders)] = [
+                (["account": "bob", "password": AuthFlowTests.password], [:]),
+                (["account": "bob", "password": AuthFlowTests.password, "csrf": "0" + csrf.dropFirst()], [:]),
+                (
+                    ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                    ["Origin": "https://evil.example"]
+                ),
+                (
+                    ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                    ["Sec-Fetch-Site": "cross-site"]
+                ),
+            ]
+            for (form, extra) in attempts {
+                let refused = try await browser.post("/", form, extra: extra)
+                #expect(refused.status == .forbidden, "\(extra) \(form.keys.sorted())")
+                #expect(refused.body.contains("<h1>"), "a page, not JSON")
+                #expect(refused.headers.first(name: "Content-Security-Policy")?.contains("default-src 'none'") == true)
+                #expect(browser.cookies["twofold_session"] == nil)
+            }
+            // Nothing was tried: no sign-in, no failure recorded.
+            let events = try await app.twofold.audit.events(type: "login.succeeded").count
+            #expect(events == 1)  // bob's own, at sign-up
+            // With its token, from this site, it works, and the cookie carries its attributes.
+            var setCookie = ""
+            let signedIn = try await browser.post(
+                "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                extra: ["Origin": "http://localhost:8080", "Sec-Fetch-Site": "same-origin"])
+            #expect(signedIn.status == .seeOther)
+            #expect(signedIn.headers.first(name: .location) == "/account/security")
+            setCookie = signedIn.headers[.setCookie].first { $0.hasPrefix("twofold_session=") } ?? ""
+            #expect(
+                setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Path=/"))
+            #expect(!setCookie.contains("Secure"), "plain HTTP on localhost")
+            let security = try await browser.get("/account/security")
+            #expect(security.status == .ok && security.body.contains("Sign out bob"))
+            // Signing out is a form too, and revokes the session the cookie names.
+            let token = try #require(browser.cookies["twofold_session"])
+            let out = try await browser.post("/sign-out", ["csrf": security.csrf ?? ""])
+            #expect(out.status == .seeOther && browser.cookies["twofold_session"] == nil)
+            #expect(try await app.twofold.sessions.browserSession(refreshToken: token) == nil)
+            browser.cookies["twofold_session"] = token
+            #expect(try await browser.get("/account/security").status == .seeOther, "a revoked cookie signs nobody in")
+        }
+    }
+
+    @Test func productionCookiesAreSecureWithTheHostPrefix() async throws {
+        try await withTestApp(
+            mode: .production,
+            adjust: {
+                $0.smsProvider = .disabled
+                $0.emailProvider = .disabled
+                $0.webAuthn.origins = ["https://id.example.com"]
+            }
+        ) { app in
+            _ = try await AuthFlowTests.signUp(app, "bob")
+            let browser = TestBrowser(app)
+            let page = try await browser.get("/")
+            #expect(page.headers[.setCookie].contains { $0.hasPrefix("__Host-twofold_csrf=") && $0.contains("Secure") })
+            let signedIn = try await browser.post(
+                "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": page.csrf ?? ""])
+            #expect(signedIn.status == .seeOther, "\(signedIn.headers[.setCookie])")
+            let setCookies: [String] = signedIn.headers[.setCookie]
+            var cookie = ""
+            for candidate in setCookies where candidate.hasPrefix("__Host-twofold_session=") { cookie = candidate }
+            #expect(
+                setCookies.count == 1 && setCookies[0].hasPrefix("__Host-twofold_session="),
+                "\(setCookies[0].hasPrefix("__Host"))")
+            #expect(
+                cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+                "cookie=[\(cookie)] all=\(setCookies)")
+            #expect(cookie.contains("Path=/") && !cookie.contains("Domain="))
+        }
+    }
+
+    @Test func signedOutPagesGoToSignInAndComeBackButNeverElsewhere() async throws {
+        try await withTestApp { app in
+            _ = try await AuthFlowTests.signUp(app, "bob")
+            let browser = TestBrowser(app)
+            for path in ["/account/security", "/admin", "/admin/recovery", "/admin/audit"] {
+                let page = try await browser.get(path)
+                #expect(page.status == .seeOther, "\(path)")
+                #expect(page.headers.first(name: .location)?.hasPrefix("/?next=") == true, "\(path)")
+            }
+            let form = try await browser.get("/?next=%2Faccount%2Fsecurity")
+            #expect(form.body.contains("name=\"next\" value=\"/account/security\""))
+            for next in ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"] {
+                browser.cookies["twofold_session"] = nil
+                let fresh = try await browser.get("/")
+                let page = try await browser.post(
+                    "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": fresh.csrf ?? "", "next": next])
+                #expect(page.headers.first(name: .location) == "/account/security", "\(next)")
+            }
+        }
+    }
+
+    @Test func whatPeopleTypedIsShownAsTextEverywhere() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            _ = try await AdminTests.adminTokens(app)
+            let markup = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            // A device model, through seed 004's enrolment.
+            try await app.testing().test(
+                .POST, API.DeviceKeys.enroll.path(), headers: .bearer(bob.accessToken.token),
+                body: RecoveryTests.body([
+                    "username": "bob", "deviceId": "device-1", "method": "smsOTP", "phoneNumber": "+14155550123",
+                    "deviceModel": markup,
+                ])
+            ) { _ in }
+            // A recovery message, waiting for review.
+            let (_, started, _) = try await RecoveryTests.start(app, "bob@example.com", message: markup)
+            let mail = try #require(
+                try await RecoveryTests.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("Your code is")
+                })
+            let (proven, _) = try await RecoveryTests.post(
+                app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"),
+                ["code": try RecoveryTests.code(in: mail)])
+            #expect(proven == .ok)
+            // bob's browser's User-Agent becomes his session's and remembered device's name.
+            let bobBrowser = TestBrowser(app)
+            bobBrowser.userAgent = markup
+            _ = try await bobBrowser.signIn("bob")
+            let security = try await bobBrowser.get("/account/security")
+            #expect(security.status == .ok)
+            let adminBrowser = TestBrowser(app)
+            _ = try await adminBrowser.signIn("alice")
+            var pages = [security]
+            pages.append(try await adminBrowser.get("/admin/users/\(bob.user.id)"))
+            pages.append(try await adminBrowser.get("/admin/audit"))
+            pages.append(try await adminBrowser.get("/admin?q=bob"))
+            pages.append(try await adminBrowser.get("/admin/recovery"))
+            for page in pages {
+                #expect(page.status == .ok)
+                #expect(!page.body.contains("<script>alert") && !page.body.contains("<img src=x"))
+            }
+            #expect(pages[0].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the session's browser")
+            #expect(pages[1].body.contains("&lt;img src=x onerror=alert(2)&gt;"), "the device model or session")
+            #expect(pages[4].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the recovery message")
+        }
+    }
+
+    @Test func theConsoleRefusesNonAdminsAndLockedAdmins() async throws {
+        try await withTestApp { app in
+            let admin = try await AdminTests.adminTokens(app)
+            _ = try await AuthFlowTests.signUp(app, "bob")
+            let bob = TestBrowser(app)
+            _ = try await bob.signIn("bob")
+            for path in ["/admin", "/admin/recovery", "/admin/audit", "/admin/users/\(admin.user.id)"] {
+                let page = try await bob.get(path)
+                #expect(page.status == .forbidden, "\(path)")
+                #expect(page.body.contains("Administrators only"))
+            }
+            let refused = try await bob.post(
+                "/admin/users/\(admin.user.id)/reset-mfa", ["csrf": try await bob.get("/account/security").csrf ?? ""])
+            #expect(refused.status == .forbidden)
+            let alice = TestBrowser(app)
+            _ = try await alice.signIn("alice")
+            #expect(try await alice.get("/admin").status == .ok)
+            // Locked, her session's cookie no longer opens the console (as `AdminOnly` in the API).
+            #expect(try await app.twofold.users.lock(userID: admin.user.id, now: Date()))
+            #expect(try await alice.get("/admin").status == .forbidden)
+        }
+    }
+
+    @Test func everyPageAndFormAnswerCarriesThePolicy() async throws {
+        try await withTestApp { app in
+            let browser = TestBrowser(app)
+            let page = try await browser.get("/")
+            let wrong = try await browser.post("/", ["csrf": page.csrf ?? "", "account": "nobody", "password": "x"])
+            #expect(wrong.status == .unauthorized)
+            #expect(wrong.body.contains("role=\"alert\""))
+            for answer in [page, wrong] {
+                let policy = answer.headers.first(name: "Content-Security-Policy") ?? ""
+                #expect(policy.contains("script-src 'self'") && policy.contains("style-src 'self'"))
+                #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
+                #expect(!answer.body.contains("<script>") && !answer.body.contains(" style="))
+                #expect(!answer.body.contains(" on") || !answer.body.contains("onclick"))
+            }
+            let script = try await browser.get("/assets/twofold.js")
+            #expect(script.headers.first(name: .contentType)?.hasPrefix("text/javascript") == true)
+            #expect(!script.body.contains("eval(") && !script.body.contains("innerHTML"))
+        }
+    }
+}

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Twofold's pages as a person uses them, in headless Chromium (one browser for the whole run).
+
+Run by `BrowserEndToEndTests` against the real built server, whose email goes to
+`scripts/smtp_sink.py` (`--mail-dir`). Three people:
+
+1. a new user registers, adds a passkey on the security page (the DevTools virtual
+   authenticator), signs out, signs in with the "Sign in with a passkey" button, signs out, and
+   signs in by picking the passkey from the username field's autofill (conditional mediation);
+2. another signs in with a password and an authenticator code computed by `oathtool`, ticks
+   "remember this device", and is not asked for a code the next time;
+3. a third loses everything, starts recovery (a message with markup in it, and a document), an
+   administrator approves it in the console, and the user gets back in with the pass and must
+   set up a factor before anything else.
+
+Every page visited is checked with axe-core (no serious or critical violation) at a desktop and
+a phone width, and saved as a screenshot. Prints one line per step; exits non-zero on the first
+failure, naming it.
+
+Usage: browser_check.py --base URL --mail-dir DIR --shots DIR --admin NAME --admin-password PW
+       [--chromium PATH] [--chromedriver PATH]
+"""
+
+import argparse
+import email
+import email.policy
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+from selenium.webdriver.support.ui import WebDriverWait
+from selenium_axe_python import Axe
+
+PASSWORD = "correct horse battery staple"
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+
+
+class Check:
+    def __init__(self, args):
+        self.base = args.base.rstrip("/")
+        self.mail_dir = args.mail_dir
+        self.shots = args.shots
+        self.admin = args.admin
+        self.admin_password = args.admin_password
+        self.seen_mail = 0
+        self.audited = set()
+        self.shot = 0
+        options = Options()
+        options.binary_location = args.chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--password-store=basic", "--no-first-run"):
+            options.add_argument(flag)
+        options.add_argument(f"--window-size={DESKTOP[0]},{DESKTOP[1]}")
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(args.chromedriver), options=options)
+        self.driver.set_page_load_timeout(30)
+
+    def step(self, text):
+        print(f"step: {text}", flush=True)
+
+    def fail(self, text):
+        raise AssertionError(text)
+
+    # Pages
+
+    def go(self, path):
+        self.driver.get(self.base + path)
+        self.page_checks()
+
+    def page_checks(self):
+        """Screenshots at both widths and axe-core at both, once per page (by path and title)."""
+        url = self.driver.current_url
+        path = url[len(self.base):].split("?")[0] or "/"
+        key = (re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}", "{id}", path), self.driver.title)
+        self.shot += 1
+        name = re.sub(r"[^a-z0-9]+", "-", f"{self.shot:02d}-{path}-{self.driver.title}".lower()).strip("-")
+        for label, (width, height) in (("desktop", DESKTOP), ("phone", PHONE)):
+            self.driver.set_window_size(width, height)
+            self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{label}.png"))
+            if key in self.audited:
+                continue
+            axe = Axe(self.driver)
+            axe.inject()
+            results = axe.run()
+            bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+            if bad:
+                detail = "; ".join(f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}" for v in bad)
+                self.fail(f"axe-core on {path} ({self.driver.title}) at {label} width: {detail}")
+        self.audited.add(key)
+        self.driver.set_window_size(*DESKTOP)
+        # The page broke none of its Content-Security-Policy.
+        errors = [e for e in self.driver.get_log("browser") if "Content Security Policy" in e.get("message", "")]
+        if errors:
+            self.fail(f"{path}: Content-Security-Policy violations: {errors}")
+
+    def fill(self, name, value):
+        field = self.driver.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+
+    def submit(self, text=None):
+        """Presses the main form's button (or the one whose text is `text`), then checks the page."""
+        if text:
+            button = self.driver.find_element(By.XPATH, f"//button[normalize-space()={json.dumps(text)}]")
+        else:
+            button = self.driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]")
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        button.click()
+        WebDriverWait(self.driver, 15).until(lambda d: self.stale(old))
+        self.page_checks()
+
+    @staticmethod
+    def stale(element):
+        try:
+            element.is_enabled()
+            return False
+        except Exception:
+            return True
+
+    def expect_path(self, path):
+        current = self.driver.current_url[len(self.base):].split("?")[0]
+        if current != path:
+            self.fail(f"expected to be at {path}, at {self.driver.current_url}: {self.text()[:400]}")
+
+    def text(self):
+        return self.driver.find_element(By.TAG_NAME, "main").text
+
+    def expect_text(self, words):
+        if words not in self.text():
+            self.fail(f"expected {words!r} on {self.driver.current_url}; the page says: {self.text()[:600]}")
+
+    def wait_for_path(self, path, seconds=15):
+        try:
+            WebDriverWait(self.driver, seconds).until(
+                lambda d: d.current_url[len(self.base):].split("?")[0] == path)
+        except TimeoutException:
+            self.fail(f"never reached {path}; at {self.driver.current_url}: {self.text()[:600]}")
+        self.page_checks()
+
+    # Mail
+
+    def mail(self, to, containing, seconds=20):
+        """The newest message to `to` whose text holds `containing`, waiting for it."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            for path in sorted(glob.glob(os.path.join(self.mail_dir, "*.json")), reverse=True):
+                with open(path) as f:
+                    record = json.load(f)
+                if to not in record["rcpt_tos"]:
+                    continue
+                message = email.message_from_string(record["data"], policy=email.policy.default)
+                body = message.get_body(preferencelist=("plain",)).get_content()
+                if containing in body and path not in getattr(self, "used_mail", set()):
+                    self.used_mail = getattr(self, "used_mail", set()) | {path}
+                    return body
+            time.sleep(0.3)
+        self.fail(f"no message to {to} holding {containing!r}")
+
+    # Codes
+
+    def totp(self, secret, fresh_after=None):
+        """The app's code now, from oathtool; a code of a step after `fresh_after`'s when given
+        (a step once used is never accepted again)."""
+        while True:
+            code = subprocess.run(["oathtool", "--totp", "-b", secret], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+            if code != fresh_after:
+                return code
+            time.sleep(1)
+
+    # The people
+
+    def register(self, name):
+        self.go("/register")
+        self.fill("username", name)
+        self.fill("email", f"{name}@example.com")
+        self.fill("password", PASSWORD)
+        self.submit()
+        self.expect_path("/account/security")
+
+    def sign_out(self):
+        self.submit(f"Sign out {self.username}")
+        self.expect_path("/")
+
+    def sign_in_password(self, account, password=PASSWORD):
+        self.go("/")
+        self.fill("account", account)
+        self.fill("password", password)
+        self.submit("Sign in")
+
+    def passkey_person(self):
+        self.username = "pia"
+        self.step("pia registers")
+        self.register("pia")
+        options = VirtualAuthenticatorOptions()
+        options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+        options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+        options.has_resident_key = True
+        options.has_user_verification = True
+        options.is_user_verified = True
+        options.is_user_consenting = True
+        self.driver.add_virtual_authenticator(options)
+        self.step("pia adds a passkey")
+        self.driver.find_element(By.XPATH, "//button[normalize-space()='Add a passkey']").click()
+        WebDriverWait(self.driver, 15).until(lambda d: "Save your backup codes" in self.text())
+        self.page_checks()
+        codes = self.driver.find_elements(By.CSS_SELECTOR, "ul.codes code")
+        if len(codes) != 10:
+            self.fail(f"expected 10 backup codes after the first passkey, saw {len(codes)}")
+        self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
+        self.wait_for_path("/account/security")
+        self.expect_text("This device only")
+
+        self.step("pia signs in with the passkey button")
+        # Until the button is pressed, the authenticator answers nothing (no touch), so the
+        # username field's pending autofill request does not complete on its own.
+        self.presence(False)
+        self.sign_out()
+        button = self.driver.find_element(By.XPATH, "//button[normalize-space()='Sign in with a passkey']")
+        WebDriverWait(self.driver, 10).until(lambda d: button.is_displayed())
+        button.click()
+        self.presence(True)
+        self.wait_for_path("/account/security")
+        self.expect_text("Two-step verification is on")
+
+        self.step("pia signs in from the username field's autofill (conditional mediation)")
+        self.submit(f"Sign out {self.username}")
+        # The sign-in page asks for a passkey with mediation "conditional" as it loads; the
+        # authenticator answers as a person picking the passkey from the field's autofill would.
+        self.wait_for_path("/account/security", seconds=20)
+        self.expect_text("Two-step verification is on")
+        self.presence(False)
+        self.sign_out()
+        self.driver.remove_virtual_authenticator()
+
+    def presence(self, on):
+        """Whether the virtual authenticator answers as if touched (DevTools' WebAuthn domain)."""
+        self.driver.execute_cdp_cmd("WebAuthn.setAutomaticPresenceSimulation", {
+            "authenticatorId": self.driver.virtual_authenticator_id, "enabled": on})
+
+    def authenticator_person(self):
+        self.username = "tom"
+        self.step("tom registers and sets up an authenticator app")
+        self.register("tom")
+        self.submit("Set up an authenticator app")
+        secret = self.driver.find_element(By.ID, "secret").text.strip()
+        first = self.totp(secret)
+        self.fill("code", first)
+        self.submit("Turn on")
+        self.expect_text("Save your backup codes")
+        self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
+        self.wait_for_path("/account/security")
+        self.expect_text("Two-step verification is on")
+        self.sign_out()
+
+        self.step("tom signs in with a code and asks to be remembered")
+        self.sign_in_password("tom@example.com")
+        self.expect_text("Code from your authenticator app")
+        self.fill("code", "000000" if first != "000000" else "111111")
+        self.submit("Continue")
+        self.expect_text("attempts left")
+        self.fill("code", self.totp(secret, fresh_after=first))
+        self.driver.find_element(By.ID, "f-trust").click()
+        self.submit("Continue")
+        self.expect_path("/account/security")
+        self.expect_text("Remembered devices")
+        self.sign_out()
+
+        self.step("tom is not asked for a code on this device again")
+        self.sign_in_password("tom")
+        self.expect_path("/account/security")
+
+        self.sign_out()
+
+    def recovering_person(self):
+        self.username = "rae"
+        self.step("rae registers and sets up an authenticator app")
+        self.register("rae")
+        self.submit("Set up an authenticator app")
+        secret = self.driver.find_element(By.ID, "secret").text.strip()
+        self.fill("code", self.totp(secret))
+        self.submit("Turn on")
+        self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
+        self.wait_for_path("/account/security")
+        self.sign_out()
+
+        self.step("rae lost her phone and codes: she starts recovery from the second step")
+        self.sign_in_password("rae")
+        self.driver.find_element(By.PARTIAL_LINK_TEXT, "Recover your account").click()
+        self.wait_for_path("/recovery")
+        self.fill("email", "rae@example.com")
+        self.fill("message", "<script>alert('rae')</script> I lost my phone on the train.")
+        document = os.path.join(self.shots, "id.png")
+        with open(document, "wb") as f:
+            # A 1x1 PNG.
+            f.write(bytes.fromhex(
+                "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                "1f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082"))
+        self.driver.find_element(By.NAME, "document").send_keys(document)
+        self.submit("Start recovery")
+        self.expect_text("we sent it a code")
+        code = re.search(r"Your code is (\d{6})", self.mail("rae@example.com", "Your code is")).group(1)
+        self.fill("code", code)
+        self.submit("Confirm")
+        self.expect_text("An administrator will review your request")
+
+        self.step("the administrator approves it in the console")
+        self.username = self.admin
+        self.sign_in_password(self.admin, self.admin_password)
+        self.go("/admin")
+        self.expect_text("rae@example.com")
+        self.go("/admin/recovery")
+        self.expect_text("I lost my phone on the train")
+        self.expect_text("<script>alert('rae')</script>")  # shown as text, never run
+        if "<script>alert" in self.driver.page_source:
+            self.fail("the message's markup reached the console's HTML unescaped")
+        self.driver.find_element(By.CSS_SELECTOR, "article.request textarea").send_keys(
+            "Matched the ID and the phone model she named.")
+        self.submit("Approve")
+        self.expect_text("was approved")
+        self.go("/admin/audit?type=recovery.approved")
+        self.expect_text("recovery.approved")
+        self.sign_out()
+
+        self.step("rae signs in with the pass and must set up a factor first")
+        link = re.search(r"(https?://\S+/recovery/pass\?token=\S+)", self.mail("rae@example.com", "approved")).group(1)
+        self.driver.get(link.replace("http://localhost", self.base.split(":")[0] + "://localhost"))
+        self.page_checks()
+        self.submit("Sign in and set up a new method")
+        self.expect_path("/account/security")
+        self.expect_text("Set up a sign-in method first")
+        self.username = "rae"
+        self.go("/admin")
+        self.expect_path("/account/security")  # nothing else before a factor
+        self.submit("Set up an authenticator app")
+        secret = self.driver.find_element(By.ID, "secret").text.strip()
+        self.fill("code", self.totp(secret))
+        self.submit("Turn on")
+        self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
+        self.wait_for_path("/account/security")
+        self.expect_text("Two-step verification is on")
+        if "Set up a sign-in method first" in self.text():
+            self.fail("the recovery session is still held to setting up a factor after one was set up")
+        self.sign_out()
+
+    def run(self):
+        try:
+            self.passkey_person()
+            self.authenticator_person()
+            self.recovering_person()
+        finally:
+            self.driver.quit()
+        print(f"ok: {self.shot} pages, {len(self.audited)} checked with axe-core at two widths", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--mail-dir", required=True)
+    parser.add_argument("--shots", required=True)
+    parser.add_argument("--admin", required=True)
+    parser.add_argument("--admin-password", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    parser.add_argument("--only", choices=["passkey", "authenticator", "recovery"])
+    args = parser.parse_args()
+    os.makedirs(args.shots, exist_ok=True)
+    check = Check(args)
+    try:
+        if args.only:
+            try:
+                getattr(check, {"passkey": "passkey_person", "authenticator": "authenticator_person",
+                                "recovery": "recovering_person"}[args.only])()
+            finally:
+                check.driver.quit()
+        else:
+            check.run()
+    except AssertionError as error:
+        print(f"FAILED: {error}", flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
