@@ -53,6 +53,23 @@ public enum Pages {
         "account/security/totp/confirm", title: "Save your backup codes", method: .post)
     public static let forgetDevice = Page(
         "account/security/remembered-devices/{deviceID}/forget", title: "Forget a remembered device", method: .post)
+    public static let totpRemove = Page(
+        "account/security/totp/remove", title: "Turn off the authenticator app", method: .post)
+    public static let backupCodesRegenerate = Page(
+        "account/security/backup-codes", title: "New backup codes", method: .post)
+    public static let passkeyRename = Page(
+        "account/security/passkeys/{credentialID}/rename", title: "Rename a passkey", method: .post)
+    public static let passkeyDelete = Page(
+        "account/security/passkeys/{credentialID}/delete", title: "Delete a passkey", method: .post)
+    /// SMS (`sms`) or email (`email`) codes: send a code to turn them on, confirm it, turn them off.
+    public static let codesSetup = Page(
+        "account/security/codes/{channel}", title: "Turn on sign-in codes", method: .post)
+    public static let codesConfirm = Page(
+        "account/security/codes/{channel}/confirm", title: "Turn on sign-in codes", method: .post)
+    public static let codesDisable = Page(
+        "account/security/codes/{channel}/disable", title: "Turn off sign-in codes", method: .post)
+    public static let passwordChange = Page(
+        "account/security/password", title: "Change your password", method: .post)
     public static let signOutEverywhere = Page(
         "account/security/sign-out-everywhere", title: "Sign out everywhere", method: .post)
     public static let recovery = Page("recovery", title: "Account recovery")
@@ -90,7 +107,9 @@ public enum Pages {
 
     public static let all: [Page] = [
         signIn, signIn.form, secondStep, resendCode, register, register.form, signOut, accountSecurity, totpSetup,
-        totpConfirm, forgetDevice, signOutEverywhere, recovery, recovery.form, recoveryStatus, recoveryVerify,
+        totpConfirm, totpRemove, backupCodesRegenerate, passkeyRename, passkeyDelete, codesSetup, codesConfirm,
+        codesDisable, passwordChange, forgetDevice, signOutEverywhere, recovery, recovery.form, recoveryStatus,
+        recoveryVerify,
         recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
         adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUp,
         passkeySignInOptions, passkeySignIn, passkeyAddOptions, passkeyAdd, stylesheet, script,

@@ -112,3 +112,37 @@ import VaporTesting
         }
     }
 }
+
+@Suite struct AdminSearchTests {
+    @Test func usersAreFoundByNameOrAddressAndEventsByTime() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            _ = try await AuthFlowTests.signUp(app, "bob_smith")
+            clock.advance(by: 3600)
+            _ = try await AuthFlowTests.signUp(app, "carol")
+            let admin = try await AdminTests.adminTokens(app)
+            for (query, names) in [
+                ("BOB", ["bob_smith"]), ("example.com", ["bob_smith", "carol", "alice"]),
+                ("b_s", ["bob_smith"]), ("%", [String]()), ("_", ["bob_smith"]),
+            ] {
+                let path = API.Admin.users.url(
+                    relativeTo: URL(string: "http://x/")!, query: [URLQueryItem(name: "q", value: query)])
+                try await app.testing().test(
+                    .GET, String(path.absoluteString.dropFirst("http://x/".count)),
+                    headers: .bearer(admin.accessToken.token)
+                ) { response in
+                    #expect(response.status == .ok, "\(query): \(response.body.string)")
+                    let users = try response.decode(AdminUsersResponse.self).users
+                    #expect(users.map(\.username) == names, "\(query)")
+                }
+            }
+            let since = ISO8601DateFormatter().string(from: clock.now.addingTimeInterval(-60))
+            try await app.testing().test(
+                .GET, "api/v1/admin/audit?type=user.registered&from=\(since)", headers: .bearer(admin.accessToken.token)
+            ) { response in
+                let events = try response.decode(AuditEventsResponse.self).events
+                #expect(events.count == 2, "carol's and alice's registrations, not bob's an hour before")
+            }
+        }
+    }
+}

@@ -273,3 +273,80 @@ final class TestBrowser: @unchecked Sendable {
         }
     }
 }
+
+/// The security page's changes, as a person makes them: each asks the policy, a stale session
+/// confirms it's them first, and the change lands.
+@Suite struct SecurityPageTests {
+    @Test func changesAskForAStepUpThenWork() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
+            let browser = TestBrowser(app)
+            let second = try await browser.signIn("bob")
+            #expect(second.status == .ok && second.body.contains("Code from your authenticator app"))
+            let flow = try #require(
+                second.body.range(of: "name=\"flow\" value=\"").map {
+                    String(second.body[$0.upperBound...].prefix { $0 != "\"" })
+                })
+            let signedIn = try await browser.post(
+                "/sign-in/verify",
+                [
+                    "csrf": second.csrf ?? "", "flow": flow, "method": "totp", "methods": "totp,backup",
+                    "code": try TOTPSteps.code(secret, clock),
+                ])
+            #expect(signedIn.status == .seeOther)
+            var page = try await browser.get("/account/security")
+            #expect(page.body.contains("Sign in faster next time"), "the passkey nudge after a code sign-in")
+
+            // Six minutes on, new backup codes need a fresh proof: "Confirm it's you", then they come.
+            clock.advance(by: 6 * 60)
+            let asked = try await browser.post("/account/security/backup-codes", ["csrf": page.csrf ?? ""])
+            #expect(asked.status == .forbidden && asked.body.contains("Confirm it"))
+            clock.advance(by: 30)
+            let stepped = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": asked.csrf ?? "", "method": "totp", "code": try TOTPSteps.code(secret, clock),
+                    "next": "/account/security",
+                ])
+            #expect(stepped.status == .seeOther)
+            let codes = try await browser.post("/account/security/backup-codes", ["csrf": page.csrf ?? ""])
+            #expect(codes.status == .ok && codes.body.components(separatedBy: "<li><code>").count == 11)
+
+            // SMS codes: a code to the number, confirmed.
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let sent = try await browser.post(
+                "/account/security/codes/sms", ["csrf": page.csrf ?? "", "phoneNumber": "+14155550123"])
+            #expect(sent.status == .ok && sent.body.contains("We sent a code by text message"))
+            let code = try #require(try await CodeFactorTests.deliver(app, clock: clock).first).1
+            let on = try await browser.post(
+                "/account/security/codes/sms/confirm", ["csrf": page.csrf ?? "", "code": code])
+            #expect(on.status == .ok && on.body.contains("SMS codes are on"))
+
+            // A wrong current password is said on the page and changes nothing.
+            let wrong = try await browser.post(
+                "/account/security/password",
+                ["csrf": page.csrf ?? "", "currentPassword": "not it", "newPassword": "a brand new password 7"])
+            #expect(wrong.status == .unauthorized && wrong.body.contains("The current password is wrong"))
+
+            // Turning the app off: the app proven a moment ago does not vouch for its own removal,
+            // and the SMS codes this session added vouch for nothing; the password again does.
+            let refused = try await browser.post("/account/security/totp/remove", ["csrf": page.csrf ?? ""])
+            #expect(refused.status == .forbidden && refused.body.contains("Confirm it"))
+            let password = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": page.csrf ?? "", "method": "password", "password": AuthFlowTests.password,
+                    "next": "/account/security",
+                ])
+            #expect(password.status == .seeOther)
+            let off = try await browser.post("/account/security/totp/remove", ["csrf": page.csrf ?? ""])
+            #expect(off.status == .ok && off.body.contains("The authenticator app was removed"))
+            page = try await browser.get("/account/security")
+            #expect(page.body.contains("Set up an authenticator app"))
+            let events = try await app.twofold.audit.events(userID: bob.user.id).map(\.type)
+            #expect(events.filter { $0 == "factor.removed" }.count == 1)
+        }
+    }
+}

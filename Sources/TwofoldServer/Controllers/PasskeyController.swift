@@ -71,9 +71,6 @@ struct PasskeyController: EndpointCollection {
     }
 
     private func credentialID(_ request: Request) throws -> String {
-        guard let text = request.parameters.get("credentialID"), !text.isEmpty, text.count <= 1400 else {
-            throw PasskeyService.notFound
-        }
-        return PasskeyService.canonicalID(text)
+        try PasskeyService.credentialID(request.parameters.get("credentialID"))
     }
 }

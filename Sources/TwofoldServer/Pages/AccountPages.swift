@@ -42,7 +42,11 @@ extension PagesController {
             <section aria-labelledby="s-totp"><h2 id="s-totp">Authenticator app</h2>
             """
         if state.totp.enabled {
-            main += "<p>On, set up \(PageTime.text(state.totp.configuredAt)).</p>"
+            main += """
+                <p>On, set up \(PageTime.text(state.totp.configuredAt)).</p>
+                <form method="post" action="\(Pages.totpRemove.href())">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Turn off the authenticator app</button></form>
+                """
         } else {
             main += """
                 <p>Codes from an app such as Google Authenticator, 1Password or Authy.</p>
@@ -54,15 +58,31 @@ extension PagesController {
         main += """
             <section aria-labelledby="s-passkeys"><h2 id="s-passkeys">Passkeys</h2>
             """
+        // After a sign-in with a code, offer the faster and phishing-resistant way (seed 000).
+        let signedInWithCode = !visitor.caller.methods.contains { ["hwk", "swk"].contains($0) }
+        if state.webauthn.credentials.isEmpty, signedInWithCode, !visitor.mustSetUpFactor {
+            main += """
+                <p class="note" data-passkey-nudge>Sign in faster next time, with nothing to type: add a passkey. \
+                Your device unlocks it with your face, fingerprint or screen lock.</p>
+                """
+        }
         if state.webauthn.credentials.isEmpty {
             main += "<p>No passkeys yet.</p>"
         } else {
-            main +=
-                "<table><caption>Your passkeys</caption><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Provider</th><th scope=\"col\">Kind</th><th scope=\"col\">Last used</th></tr></thead><tbody>"
-            for passkey in state.webauthn.credentials {
+            main += """
+                <table><caption>Your passkeys</caption><thead><tr><th scope="col">Name</th><th scope="col">Provider</th>\
+                <th scope="col">Kind</th><th scope="col">Last used</th><th scope="col">Change</th></tr></thead><tbody>
+                """
+            for (index, passkey) in state.webauthn.credentials.enumerated() {
                 main += """
                     <tr><td>\(HTML.escape(passkey.name))</td><td>\(HTML.escape(passkey.provider ?? "Unknown"))</td>\
-                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td>\(PageTime.text(passkey.lastUsedAt))</td></tr>
+                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td>\(PageTime.text(passkey.lastUsedAt))</td>\
+                    <td><form method="post" action="\(Pages.passkeyRename.href(passkey.id))">\(Self.csrfField(csrf.token))\
+                    <label for="rename-\(index)">New name for \(HTML.escape(passkey.name))</label>\
+                    <input id="rename-\(index)" name="name" type="text" maxlength="64" required value="\(HTML.escape(passkey.name))">\
+                    <button type="submit" class="secondary">Rename</button></form>\
+                    <form method="post" action="\(Pages.passkeyDelete.href(passkey.id))">\(Self.csrfField(csrf.token))\
+                    <button type="submit" class="danger">Delete \(HTML.escape(passkey.name))</button></form></td></tr>
                     """
             }
             main += "</tbody></table>"
@@ -70,13 +90,41 @@ extension PagesController {
         main += """
             <div data-passkey-register hidden><button type="button" data-passkey-button>Add a passkey</button>
             <p class="field-error" role="alert" data-passkey-error></p></div></section>
+            <section aria-labelledby="s-codes"><h2 id="s-codes">SMS and email codes</h2>
             """
+        if state.sms.enabled {
+            main += """
+                <p>SMS codes are on, to \(HTML.escape(state.sms.maskedDestination ?? "your phone")).</p>
+                <form method="post" action="\(Pages.codesDisable.href("sms"))">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Turn off SMS codes</button></form>
+                """
+        } else {
+            main += """
+                <form method="post" action="\(Pages.codesSetup.href("sms"))" novalidate>\(Self.csrfField(csrf.token))
+                \(Self.field("Phone number for SMS codes", name: "phoneNumber", type: "tel", value: user.phone ?? "", autocomplete: "tel", required: false, hint: "In international form, like +14155550123."))
+                <button type="submit" class="secondary">Send a code to turn on SMS codes</button></form>
+                """
+        }
+        if state.email.enabled {
+            main += """
+                <p>Email codes are on, to \(HTML.escape(state.email.maskedDestination ?? "your address")).</p>
+                <form method="post" action="\(Pages.codesDisable.href("email"))">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Turn off email codes</button></form>
+                """
+        } else {
+            main += """
+                <form method="post" action="\(Pages.codesSetup.href("email"))">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Send a code to turn on email codes</button></form>
+                """
+        }
+        main += "</section>"
         if !visitor.mustSetUpFactor {
+            let low = state.backupCodes.remaining <= 3 && state.isEnabled
             main += """
                 <section aria-labelledby="s-backup"><h2 id="s-backup">Backup codes</h2>
-                <p>\(state.backupCodes.remaining) unused backup codes.</p></section>
-                <section aria-labelledby="s-codes"><h2 id="s-codes">SMS and email codes</h2>
-                <p>SMS codes: \(state.sms.enabled ? "on" : "off"). Email codes: \(state.email.enabled ? "on" : "off").</p></section>
+                <p>\(state.backupCodes.remaining) unused backup codes\(low ? ": make new ones soon" : "").</p>
+                <form method="post" action="\(Pages.backupCodesRegenerate.href())">\(Self.csrfField(csrf.token))\
+                <button type="submit" class="secondary">Make new backup codes</button></form></section>
                 """
             let devices = try await factorSettings.rememberedDevices(userID: user.id).devices
             main += "<section aria-labelledby=\"s-remembered\"><h2 id=\"s-remembered\">Remembered devices</h2>"
@@ -94,6 +142,22 @@ extension PagesController {
                 main += "</ul>"
             }
             main += "</section>"
+            let keyDevices = try await deviceKeys.store.devices(userID: user.id)
+            main += "<section aria-labelledby=\"s-devices\"><h2 id=\"s-devices\">Devices with keys</h2>"
+            if keyDevices.isEmpty {
+                main += "<p>No phone signs in with a device key. The Twofold app adds one.</p>"
+            } else {
+                main += "<ul>"
+                for device in keyDevices {
+                    main += """
+                        <li>\(HTML.escape(device.deviceModel ?? "A device")) \
+                        (\(device.method == .secureEnclave ? "secure hardware key" : "SMS sign-in")), \
+                        enrolled \(PageTime.text(device.enrolledAt)), last used \(PageTime.text(device.lastUsedAt))</li>
+                        """
+                }
+                main += "</ul>"
+            }
+            main += "</section>"
             let sessionList = try await sessions.list(userID: user.id, current: visitor.caller.sessionID)
             main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
             for session in sessionList {
@@ -105,6 +169,11 @@ extension PagesController {
             main += """
                 </ul><form method="post" action="\(Pages.signOutEverywhere.href())">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Sign out everywhere</button></form></section>
+                <section aria-labelledby="s-password"><h2 id="s-password">Password</h2>
+                <form method="post" action="\(Pages.passwordChange.href())" novalidate>\(Self.csrfField(csrf.token))
+                \(Self.field("Current password", name: "currentPassword", type: "password", autocomplete: "current-password"))
+                \(Self.field("New password", name: "newPassword", type: "password", autocomplete: "new-password", hint: "At least 8 characters; not a common password."))
+                <button type="submit" class="secondary">Change password</button></form></section>
                 """
         }
         return render(

@@ -20,7 +20,8 @@ enum PageAssets {
         h2 { font-size: 1.25rem; margin: 1.6rem 0 .5rem; }
         .field { margin: 0 0 1rem; }
         label { display: block; font-weight: 600; margin-bottom: .25rem; }
-        input[type=text], input[type=email], input[type=password], input[type=search], input[type=date], textarea {
+        input[type=text], input[type=email], input[type=password], input[type=search], input[type=date], input[type=tel],
+        textarea {
           width: 100%; max-width: 28rem; font: inherit; padding: .55rem .6rem; border: 2px solid #5f5f5f;
           border-radius: 6px; background: #fff; color: var(--ink); }
         input[aria-invalid=true], textarea[aria-invalid=true] { border-color: var(--danger); }

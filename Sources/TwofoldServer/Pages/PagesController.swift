@@ -12,6 +12,7 @@ struct PagesController: Sendable {
     let registration: Registration
     let secondStep: SecondStep
     let factorSettings: FactorSettings
+    let accountChanges: AccountChanges
     let signOut: SignOut
     let sessions: SessionService
     let stepUp: StepUp
@@ -41,6 +42,14 @@ struct PagesController: Sendable {
         on(routes, Pages.totpSetup, use: totpSetup)
         on(routes, Pages.totpConfirm, use: totpConfirm)
         on(routes, Pages.forgetDevice, use: forgetDevice)
+        on(routes, Pages.totpRemove, use: totpRemove)
+        on(routes, Pages.backupCodesRegenerate, use: backupCodesRegenerate)
+        on(routes, Pages.passkeyRename, use: passkeyRename)
+        on(routes, Pages.passkeyDelete, use: passkeyDelete)
+        on(routes, Pages.codesSetup, use: codesSetup)
+        on(routes, Pages.codesConfirm, use: codesConfirm)
+        on(routes, Pages.codesDisable, use: codesDisable)
+        on(routes, Pages.passwordChange, use: passwordChange)
         on(routes, Pages.signOutEverywhere, use: signOutEverywhere)
         on(routes, Pages.recovery, use: recoveryPage)
         on(routes, Pages.recovery.form, use: recoveryStart)

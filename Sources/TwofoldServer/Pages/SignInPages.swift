@@ -108,7 +108,7 @@ extension PagesController {
     /// code method; remember this device; the fallback chain down to recovery.
     func secondStepPage(
         _ request: Request, flow: String, methods: [FactorMethod], chosen: FactorMethod?, next: String?,
-        sentTo: String? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
+        sentTo: String? = nil, resendIn: Int? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
         let codeMethods = methods.filter { [.totp, .sms, .email, .backup].contains($0) }
@@ -143,6 +143,12 @@ extension PagesController {
                 </form>
                 """
             if method == .sms || method == .email {
+                if let resendIn, resendIn > 0 {
+                    main += """
+                        <p class="hint" role="status">A new code went to \(HTML.escape(sentTo ?? "you")). You can ask \
+                        for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
+                        """
+                }
                 main += """
                     <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
                     <input type="hidden" name="flow" value="\(HTML.escape(flow))"><input type="hidden" name="method" value="\(method.rawValue)">
@@ -234,7 +240,8 @@ extension PagesController {
         do {
             let sent = try await secondStep.resendCode(flow: flow, method: method)
             return secondStepPage(
-                request, flow: flow, methods: methods, chosen: method, next: next, sentTo: sent.maskedDestination)
+                request, flow: flow, methods: methods, chosen: method, next: next, sentTo: sent.maskedDestination,
+                resendIn: max(0, Int(sent.nextAllowedAt.timeIntervalSinceNow.rounded(.up))))
         } catch let problem as Problem where problem.status < 500 {
             return secondStepPage(
                 request, flow: flow, methods: methods, chosen: method, next: next, problem: problem,

@@ -48,6 +48,12 @@ struct PasskeyService: Sendable {
         withUnsafeBytes(of: userID.uuid) { Array($0) }
     }
 
+    /// A credential id from a path: 1 to 1,400 characters, canonical; `404` otherwise.
+    static func credentialID(_ text: String?) throws -> String {
+        guard let text, !text.isEmpty, text.count <= 1400 else { throw notFound }
+        return canonicalID(text)
+    }
+
     /// A credential ID as this server writes it (canonical unpadded base64url), for comparing IDs
     /// a client spelled; `text` itself when it is not base64url.
     static func canonicalID(_ text: String) -> String {
