@@ -222,6 +222,17 @@ class Check:
         self.wait_for_path("/account/security")
         self.expect_text("This device only")
 
+        self.step("pia names her passkey with markup in it, and sees it as text")
+        name = "<img src=x onerror=alert(1)> laptop"
+        field = self.driver.find_element(By.CSS_SELECTOR, "input[name=name]")
+        field.clear()
+        field.send_keys(name)
+        self.submit("Rename")
+        self.expect_text("The passkey was renamed")
+        self.expect_text(name)
+        if "<img src=x" in self.driver.page_source:
+            self.fail("the passkey's name reached the page's HTML unescaped")
+
         self.step("pia signs in with the passkey button")
         # Until the button is pressed, the authenticator answers nothing (no touch), so the
         # username field's pending autofill request does not complete on its own.

@@ -200,10 +200,10 @@ public enum API {
             .post, "api/v1/2fa/recovery/{recoveryID}/verify", .anyone)
         /// "This wasn't me": the token of the link in every recovery notice.
         public static let cancel = Endpoint<RecoveryCancelRequest, RecoveryStatus>(
-            .post, "api/v1/2fa/recovery/cancel", .anyone)
+            .post, "api/v1/2fa/recovery-cancel", .anyone)
         /// The approved pass: signs in once; the session sets up a factor before anything else.
         public static let redeem = Endpoint<RecoveryRedeemRequest, AuthTokensResponse>(
-            .post, "api/v1/2fa/recovery/redeem", .anyone)
+            .post, "api/v1/2fa/recovery-pass", .anyone)
 
         /// What a session a recovery pass began may call while the account has no second factor:
         /// read its state, set up a factor, sign out. Everything else is refused with

@@ -90,15 +90,17 @@ public struct AuditQuery: EndpointQuery, Equatable {
     /// An ISO-8601 date-time (`2026-11-26T10:00:00Z`), or a date alone (its midnight, UTC).
     static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withFullDate]
-        return formatter.date(from: text)
+        for options in [
+            formatter.formatOptions, [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
+        ] as [ISO8601DateFormatter.Options] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
     }
 
     public init(items: [URLQueryItem]) throws(QueryRefusal) {
-        // An empty filter is no filter (a form's blank field).
-        let query = try QueryItems(
-            items.filter { !($0.value ?? "").isEmpty }, reading: ["userId", "type", "from", "to"])
+        let query = try QueryItems(items, reading: ["userId", "type", "from", "to"])
         var errors: [String: String] = [:]
         do {
             page = try PageQuery(items: items)

@@ -74,13 +74,13 @@ public struct RecoveryStatus: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /2fa/recovery/cancel`: the token of a "this wasn't me" link.
+/// `POST /2fa/recovery-cancel`: the token of a "this wasn't me" link.
 public struct RecoveryCancelRequest: Codable, Sendable {
     public var token: String
     public init(token: String) { self.token = token }
 }
 
-/// `POST /2fa/recovery/redeem`: the pass an approval sent to the account's email address.
+/// `POST /2fa/recovery-pass`: the pass an approval sent to the account's email address.
 public struct RecoveryRedeemRequest: Codable, Sendable {
     public var pass: String
     public init(pass: String) { self.pass = pass }
@@ -114,11 +114,17 @@ public struct AdminRecoveryRequest: Codable, Sendable, Equatable {
     public var note: String?
     public var ipAddress: String?
     public var userAgent: String?
+    /// The account's state now (`active`, `locked`, `disabled`): a locked account may be one its
+    /// owner locked by disowning an earlier recovery.
+    public var accountStatus: String
+    /// How many earlier recoveries of this account its owner disowned ("this wasn't me").
+    public var disownedRecoveries: Int
 
     public init(
         id: UUID, state: RecoveryState, userId: UUID, username: String, email: String, message: String,
         documentType: String?, documentBytes: Int?, createdAt: Date, emailVerifiedAt: Date?, expiresAt: Date,
-        decidedAt: Date?, decidedBy: UUID?, note: String?, ipAddress: String?, userAgent: String?
+        decidedAt: Date?, decidedBy: UUID?, note: String?, ipAddress: String?, userAgent: String?,
+        accountStatus: String, disownedRecoveries: Int
     ) {
         self.id = id
         self.state = state
@@ -136,6 +142,8 @@ public struct AdminRecoveryRequest: Codable, Sendable, Equatable {
         self.note = note
         self.ipAddress = ipAddress
         self.userAgent = userAgent
+        self.accountStatus = accountStatus
+        self.disownedRecoveries = disownedRecoveries
     }
 }
 

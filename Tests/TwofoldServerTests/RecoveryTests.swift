@@ -432,4 +432,107 @@ import VaporTesting
             #expect(events.contains { $0.type == "account.factors_reset" && $0.actorId == admin.user.id })
         }
     }
+
+    /// A completed recovery, from bob's request to the pass used: the recovered session's token,
+    /// and the request's "this wasn't me" token.
+    static func recovered(_ app: Application, clock: TestClock) async throws -> (
+        bob: AuthTokensResponse, session: String, cancel: String
+    ) {
+        let admin = try await Self.admin(app)
+        let (bob, id, cancel) = try await Self.pendingReview(app, clock: clock)
+        #expect(try await Self.approve(app, id, admin: admin) == .ok)
+        let mail = try #require(
+            try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") })
+        let (status, body) = try await Self.post(
+            app, API.Recovery.redeem.path(), ["pass": try Self.token(of: Pages.recoveryPass, in: mail)])
+        #expect(status == .ok)
+        return (bob, try decodeJSON(AuthTokensResponse.self, from: body).accessToken.token, cancel)
+    }
+
+    @Test func disowningARecoveryRemovesWhatItAddedAndTheReviewerIsWarned() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (bob, session, cancel) = try await Self.recovered(app, clock: clock)
+            // Whoever recovered adds an authenticator app, a while later (the recovery proof
+            // vouches for a first factor however old it is).
+            clock.advance(by: 10 * 60)
+            let fresh = AuthTokensResponse(
+                accessToken: TokenDTO(token: session, expiresAt: clock.now),
+                refreshToken: TokenDTO(token: "", expiresAt: clock.now), user: bob.user)
+            _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
+            #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
+            // The owner says it was not them: the app goes, the account locks, sessions end.
+            let (disowned, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            #expect(disowned == .ok)
+            #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
+            #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
+            #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
+            // A new request for the account shows its reviewer the lock and the disowned one.
+            clock.advance(by: 60)
+            let (_, started, _) = try await Self.start(app, "bob@example.com")
+            let mail = try #require(try await Self.messages(app, clock: clock, to: "bob@example.com").last)
+            _ = try await Self.post(
+                app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"),
+                ["code": try Self.code(in: mail)])
+            let queued = try #require(try await app.twofold.recovery.queue(PageQuery()).requests.first)
+            #expect(queued.accountStatus == "locked" && queued.disownedRecoveries == 1)
+        }
+    }
+
+    @Test func thePasswordAloneWaitsWhileTheRecoveredSessionSetsUpAFactor() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (bob, session, _) = try await Self.recovered(app, clock: clock)
+            // Someone with bob's password races him: refused, for the hold's seven days.
+            try await app.testing().test(
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
+                body: json(["username": "bob", "password": AuthFlowTests.password])
+            ) { response in
+                #expect(response.status == .forbidden)
+                let problem = try response.problem()
+                #expect(problem.code == "factor_setup_required")
+            }
+            // bob's recovered session sets up the app; then the password asks for it as usual.
+            let fresh = AuthTokensResponse(
+                accessToken: TokenDTO(token: session, expiresAt: clock.now),
+                refreshToken: TokenDTO(token: "", expiresAt: clock.now), user: bob.user)
+            _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
+            try await app.testing().test(
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
+                body: json(["username": "bob", "password": AuthFlowTests.password])
+            ) { response in
+                #expect(response.status == .ok)
+                let outcome = try response.decode(LoginOutcome.self)
+                guard case .secondStep = outcome else {
+                    Issue.record("expected a second step")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test func aCancelRacingTheRedeemNeverLeavesASession() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let admin = try await Self.admin(app)
+            let (bob, id, cancel) = try await Self.pendingReview(app, clock: clock)
+            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let mail = try #require(
+                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+            )
+            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
+            async let redeemed = Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            async let cancelled = Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let (redeem, cancelAnswer) = try await (redeemed, cancelled)
+            #expect(cancelAnswer.0 == .ok)
+            let state = try #require(try await app.twofold.recovery.status(id)).state
+            if state == .cancelled {
+                #expect(redeem.0 != .ok, "a cancelled request's pass signs nobody in")
+            } else {
+                #expect(state == .completed)
+                #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
+            }
+            #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
+        }
+    }
 }

@@ -153,6 +153,16 @@ extension PagesController {
         return render(request, csrf, title: user.username, main: main, visitor: visitor)
     }
 
+    /// What a reviewer must know first: the owner said earlier recoveries were not them.
+    static func disownedWarning(_ count: Int) -> String {
+        guard count > 0 else { return "" }
+        let earlier = count == 1 ? "an earlier recovery of this account was" : "\(count) earlier recoveries were"
+        return """
+            <div class="alert" role="note"><h4>Warning</h4><p>The owner said \(earlier) not them. Check with them \
+            by other means before approving.</p></div>
+            """
+    }
+
     static func auditTable(_ events: [AuditEventDTO]) -> String {
         var html = """
             <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Event</th>\
@@ -235,7 +245,9 @@ extension PagesController {
                 <dl><dt>State</dt><dd>\(HTML.escape(item.state.rawValue.replacingOccurrences(of: "_", with: " ")))</dd>\
                 <dt>Asked</dt><dd>\(PageTime.text(item.createdAt)) from \(HTML.escape(item.ipAddress ?? "an unknown address"))</dd>\
                 <dt>Email proven</dt><dd>\(PageTime.text(item.emailVerifiedAt))</dd>\
-                <dt>Browser</dt><dd>\(HTML.escape(item.userAgent ?? "unknown"))</dd></dl>
+                <dt>Browser</dt><dd>\(HTML.escape(item.userAgent ?? "unknown"))</dd>\
+                <dt>Account</dt><dd>\(HTML.escape(item.accountStatus))</dd></dl>
+                \(Self.disownedWarning(item.disownedRecoveries))
                 <h3>Their message</h3><p class="message">\(HTML.escape(item.message).replacingOccurrences(of: "\n", with: "<br>"))</p>
                 """
             if let type = item.documentType {
@@ -315,9 +327,11 @@ extension PagesController {
         var main = "<h1>Audit log</h1>\n" + adminNav
         let query: AuditQuery
         do {
-            query = try request.query()
-        } catch let problem as Problem {
-            main += Self.alert(problem)
+            // A blank field of the form is no filter (the API refuses a blank one).
+            let items = URLComponents(string: "?" + (request.url.query ?? ""))?.queryItems ?? []
+            query = try AuditQuery(items: items.filter { !($0.value ?? "").isEmpty })
+        } catch {
+            main += Self.alert(InputValidation.failure(error.errors))
             query = AuditQuery()
         }
         let day = { (date: Date?) in

@@ -169,12 +169,18 @@ struct AccountRecovery: Sendable {
                 detail: "This link worked for \(rules.recoveryCancelWindow.inWords). Contact your administrator.")
         }
         let user = try await record.userID.asyncMap { try await users.user(id: $0) } ?? nil
-        switch record.state(at: now) {
-        case .pendingEmail, .pendingReview, .approved:
-            if try await store.cancel(id: record.id, now: now) {
-                try await store.deleteDocument(requestID: record.id)
+        var current = record
+        // Twice at most: an open request the pass completes meanwhile is disowned instead.
+        for _ in 0..<2 {
+            switch current.state(at: now) {
+            case .pendingEmail, .pendingReview, .approved:
+                guard try await store.cancel(id: current.id, now: now) else {
+                    current = try await find(current.id)
+                    continue
+                }
+                try await store.deleteDocument(requestID: current.id)
                 try await audit.record(
-                    .recoveryCancelled, user: record.userID, detail: "request \(record.id)", origin: origin)
+                    .recoveryCancelled, user: current.userID, detail: "request \(current.id)", origin: origin)
                 if let user {
                     try await factorChanges.notify(
                         user, subject: "Account recovery cancelled",
@@ -182,23 +188,34 @@ struct AccountRecovery: Sendable {
                             + "Nothing changed. If someone else started it, they know your email address; consider "
                             + "changing its password.")
                 }
+            case .completed:
+                if let user { try await disown(current, user: user, origin: origin) }
+            case .denied, .cancelled, .expired:
+                break
             }
-        case .completed:
-            guard let user else { break }
-            _ = try await users.lock(userID: user.id, now: now)
-            _ = try await sessions.revokeAll(userID: user.id, reason: "recovery disowned")
-            try await audit.record(
-                .recoveryDisowned, user: user.id,
-                detail: "request \(record.id): \"this wasn't me\" after the pass was used; account locked",
-                origin: origin)
-            try await factorChanges.notify(
-                user, subject: "Your account is locked",
-                body: "Twofold: you said the recovery of your account was not you. The account is locked and every "
-                    + "session signed out; an administrator will unlock it with you.")
-        case .denied, .cancelled, .expired:
             break
         }
         return try await status(record.id)
+    }
+
+    /// "This wasn't me" after the pass was used: whatever the recovered session added goes (as
+    /// every factor went when the pass was used), every session ends, and the account is locked
+    /// for an administrator, who sees why in the audit trail and the review queue.
+    private func disown(_ record: RecoveryRecord, user: User, origin: RequestOrigin) async throws {
+        // The mark first (once): a redeem still under way sees it after starting its session.
+        guard try await store.disown(id: record.id, now: clock.now()) else { return }
+        _ = try await users.lock(userID: user.id, now: clock.now())
+        try await reset.removeEverySecondFactor(
+            of: user, actor: nil, why: "recovery disowned", unlock: false, origin: origin)
+        try await audit.record(
+            .recoveryDisowned, user: user.id,
+            detail: "request \(record.id): \"this wasn't me\" after the pass was used; factors removed, account locked",
+            origin: origin)
+        try await factorChanges.notify(
+            user, subject: "Your account is locked",
+            body: "Twofold: you said the recovery of your account was not you. Everything the recovery added was "
+                + "removed, every session signed out, and the account locked; an administrator will unlock it with "
+                + "you.")
     }
 
     /// The pass: signs in once, after every factor, session and remembered device of the
@@ -209,7 +226,7 @@ struct AccountRecovery: Sendable {
         }
         let hash = SecureToken.hash(pass)
         let now = clock.now()
-        guard let userID = try await store.complete(passHash: hash, now: now) else {
+        guard let (requestID, userID) = try await store.complete(passHash: hash, now: now) else {
             throw try await passRefusal(hash: hash, now: now)
         }
         guard let user = try await users.user(id: userID) else { throw Self.invalidPass }
@@ -217,8 +234,18 @@ struct AccountRecovery: Sendable {
         try await audit.record(
             .recoveryCompleted, user: userID, detail: "signed in with the recovery pass", origin: origin)
         let current = try await users.user(id: userID) ?? user
-        return try await sessions.start(
+        let tokens = try await sessions.start(
             user: current.dto, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery], origin: origin)
+        // "This wasn't me" may have landed meanwhile: its mark is set before it signs every
+        // session out, so either it saw this session or this check sees the mark.
+        if try await store.request(id: requestID)?.disownedAt != nil {
+            _ = try await users.lock(userID: userID, now: clock.now())
+            _ = try await sessions.revokeAll(userID: userID, reason: "recovery disowned")
+            throw Problem(
+                status: 403, code: .accountLocked, title: "Recovery disowned",
+                detail: "The account's owner said this recovery was not them. The account is locked.")
+        }
+        return tokens
     }
 
     private func passRefusal(hash: String, now: Date) async throws -> Problem {
@@ -253,11 +280,11 @@ struct AccountRecovery: Sendable {
             states: [.pendingReview, .approved], now: clock.now(), offset: page.range.lowerBound,
             limit: page.range.count)
         return AdminRecoveryResponse(
-            requests: try rows.sorted {
+            requests: try await rows.sorted {
                 ($0.0.state == .pendingReview ? 0 : 1) < ($1.0.state == .pendingReview ? 0 : 1)
-            }
-            .compactMap { row in
-                try row.0.userID.map { try dto(row.0, userID: $0, username: row.username, document: row.document) }
+            }.asyncCompactMap { row in
+                guard let userID = row.0.userID else { return nil }
+                return try await dto(row.0, userID: userID, username: row.username, document: row.document)
             })
     }
 
@@ -329,7 +356,7 @@ struct AccountRecovery: Sendable {
         }
         let decided = try await find(record.id)
         let username = try await users.user(id: userID)?.username ?? ""
-        return try dto(decided, userID: userID, username: username, document: nil)
+        return try await dto(decided, userID: userID, username: username, document: nil)
     }
 
     // MARK: Parts
@@ -347,16 +374,21 @@ struct AccountRecovery: Sendable {
             expiresAt: record.expiresAt, usableFrom: record.usableFrom, decidedAt: record.decidedAt)
     }
 
+    /// A request as the reviewer sees it, with what weighs on it: the account's state and how
+    /// often its owner disowned a recovery.
     private func dto(
         _ record: RecoveryRecord, userID: UUID, username: String, document: (type: String, bytes: Int)?
-    ) throws -> AdminRecoveryRequest {
-        AdminRecoveryRequest(
+    ) async throws -> AdminRecoveryRequest {
+        let status = try await users.user(id: userID)?.status.rawValue ?? "disabled"
+        let disowned = try await store.disowned(userID: userID)
+        return AdminRecoveryRequest(
             id: record.id, state: record.state(at: clock.now()), userId: userID, username: username,
             email: record.email,
             message: String(decoding: try secrets.open(record.messageCiphertext, boundTo: record.id), as: UTF8.self),
             documentType: document?.type, documentBytes: document?.bytes, createdAt: record.createdAt,
             emailVerifiedAt: record.emailVerifiedAt, expiresAt: record.expiresAt, decidedAt: record.decidedAt,
-            decidedBy: record.decidedBy, note: record.note, ipAddress: record.ipAddress, userAgent: record.userAgent)
+            decidedBy: record.decidedBy, note: record.note, ipAddress: record.ipAddress, userAgent: record.userAgent,
+            accountStatus: status, disownedRecoveries: disowned)
     }
 
     /// The code's keyed hash, bound to its request.
@@ -440,6 +472,37 @@ struct AccountRecovery: Sendable {
             return .failure(.init(reason: "is not a \(document.contentType) file"))
         }
         return .success((document.contentType, Array(data)))
+    }
+}
+
+/// After a recovery's pass is used, and until the account has a second factor again, only the
+/// session the pass began may give it one: the password alone neither signs in nor sets up a
+/// factor (the password may be what an attacker holds, racing the owner). For seven days; after
+/// that the owner who never finished starts recovery again, or signs in with the password.
+struct RecoveryHold: Sendable {
+    static let duration: TimeInterval = 7 * 86_400
+
+    let store: any RecoveryStore
+    let clock: ServerClock
+
+    func holds(userID: UUID) async throws -> Bool {
+        try await store.completed(userID: userID, since: clock.now().addingTimeInterval(-Self.duration))
+    }
+
+    static let passwordRefused = Problem(
+        status: 403, code: .factorSetupRequired, title: "Finish your recovery first",
+        detail: "This account was just recovered. Set up a sign-in method in the session the recovery link "
+            + "opened, or start recovery again.")
+}
+
+extension Sequence {
+    /// The non-`nil` results of an asynchronous transform, in order.
+    fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self {
+            if let result = try await transform(element) { results.append(result) }
+        }
+        return results
     }
 }
 

@@ -22,7 +22,10 @@ struct AccountReset: Sendable {
     /// Removes every second factor of `user` and signs every session out. `actor` is the
     /// administrator, or `nil` for the owner's own recovery; `why` goes into the audit trail
     /// and the notice.
-    func removeEverySecondFactor(of user: User, actor: UUID?, why: String, origin: RequestOrigin) async throws {
+    /// `unlock: false` leaves a lock in place (a disowned recovery locks the account first).
+    func removeEverySecondFactor(
+        of user: User, actor: UUID?, why: String, unlock: Bool = true, origin: RequestOrigin
+    ) async throws {
         let userID = user.id
         let now = clock.now()
         // Sessions first: whoever holds one must not add a factor while the others go.
@@ -46,8 +49,10 @@ struct AccountReset: Sendable {
         try await users.setPrimaryMethod(nil, userID: userID, now: now)
         try await backupCodes.deleteAll(for: userID)
         try await trustedDevices.revokeAll(userID: userID, origin: origin)
-        _ = try await users.unlock(userID: userID, now: now)
-        try await guards.reset(userID: userID)
+        if unlock {
+            _ = try await users.unlock(userID: userID, now: now)
+            try await guards.reset(userID: userID)
+        }
         try await audit.record(
             .factorsReset, user: userID, actor: actor,
             detail: "\(why); removed: \(removed.isEmpty ? "nothing" : Self.counted(removed))", origin: origin)

@@ -27,6 +27,7 @@ struct SignIn: Sendable {
     let users: any UserStore
     let rules: ProductRules
     let secondFactors: SecondFactors
+    let recoveryHold: RecoveryHold
 
     /// What is trimmed from a typed account name: spaces and tabs (the document's `pattern`).
     static let blanks = CharacterSet(charactersIn: " \t")
@@ -80,6 +81,11 @@ struct SignIn: Sendable {
         }
 
         let methods = try await secondFactors.available(for: user)
+        if methods.isEmpty, try await recoveryHold.holds(userID: user.id) {
+            try await audit.record(
+                .loginFailed, user: user.id, detail: "password alone during a recovery's hold", origin: source.origin)
+            throw RecoveryHold.passwordRefused
+        }
         if methods.isEmpty || remembered {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.

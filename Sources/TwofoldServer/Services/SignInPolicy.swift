@@ -105,6 +105,9 @@ enum SignInNeed: String, Sendable, Equatable {
     case recentSecondFactor
     /// Removing: another factor, or the password with a fresh code.
     case otherProof
+    /// The account was just recovered: only the session the recovery pass began sets up its
+    /// first factor.
+    case recoverySession
 }
 
 /// The sign-in policy (issue T): for every change to how an account signs in, what the calling
@@ -117,6 +120,7 @@ struct SignInPolicy: Sendable {
     let clock: ServerClock
     /// How recent a proof must be (`ProductRules.stepUpWindow`, seed 000: 5 minutes).
     let window: TimeInterval
+    let recoveryHold: RecoveryHold
 
     /// Proofs that are a code sent to a phone or a mailbox.
     static let codeProofs: Set<String> = [FactorMethod.sms.rawValue, FactorMethod.email.rawValue]
@@ -124,15 +128,21 @@ struct SignInPolicy: Sendable {
     /// Throws `403 step_up_required` unless the caller may make `change` to `user`'s account.
     /// Reads the session afresh, so an addition recorded since the request came in counts.
     func require(_ change: SignInChange, caller: AuthenticatedUser, user: User) async throws {
+        let account = try await secondFactors.credentials(for: user)
+        // Asked only of an account with no factor, the one state a recovery's hold matters in.
+        let held = account.secondFactorKinds.isEmpty ? try await recoveryHold.holds(userID: user.id) : false
         let decision = Self.decide(
-            change, proof: try await sessions.proof(of: caller),
-            account: try await secondFactors.credentials(for: user), now: clock.now(), window: window)
+            change, proof: try await sessions.proof(of: caller), account: account, now: clock.now(), window: window,
+            recoveryHold: held)
         if case .stepUp(let need) = decision { throw Self.problem(need, window: window) }
     }
 
     /// The rules, as `docs/security.md`'s table states them.
+    /// `recoveryHold`: a recovery's pass was used lately and the account has no factor yet, so
+    /// only the session the pass began may add one (`RecoveryHold`).
     static func decide(
-        _ change: SignInChange, proof: SessionProof, account: SignInCredentials, now: Date, window: TimeInterval
+        _ change: SignInChange, proof: SessionProof, account: SignInCredentials, now: Date, window: TimeInterval,
+        recoveryHold: Bool = false
     ) -> SignInDecision {
         switch change {
         case .signOut, .changePassword: return .allowed
@@ -148,9 +158,13 @@ struct SignInPolicy: Sendable {
         case .signOut, .changePassword, .configure:
             return .allowed
         case .add, .changeDestination:
-            // A session a recovery pass began vouches for a first factor: the reviewer decided.
-            let recovered = recent.contains(SessionProofs.recovery)
-            if kinds.isEmpty { return passwordRecent || recovered ? .allowed : .stepUp(.recentPassword) }
+            // A session a recovery pass began vouches for a first factor, however long ago it
+            // began (it exists for that, and may do nothing else): the reviewer decided.
+            if kinds.isEmpty {
+                if proof.proofs[SessionProofs.recovery] != nil { return .allowed }
+                if recoveryHold { return .stepUp(.recoverySession) }
+                return passwordRecent ? .allowed : .stepUp(.recentPassword)
+            }
             return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
         case .administer:
             if kinds.isEmpty { return passwordRecent ? .allowed : .stepUp(.recentPassword) }
@@ -181,6 +195,10 @@ struct SignInPolicy: Sendable {
             detail = "Step up with your password, then repeat the request \(within)."
         case .recentSecondFactor:
             detail = "Step up with a second factor you had before this session, then repeat the request \(within)."
+        case .recoverySession:
+            detail =
+                "This account was just recovered: set up a sign-in method in the session the recovery link opened, "
+                + "or start recovery again."
         case .otherProof:
             detail =
                 "Step up with another factor, or with your password and a fresh code, then repeat the request "

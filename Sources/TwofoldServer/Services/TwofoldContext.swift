@@ -124,8 +124,10 @@ final class TwofoldContext: Sendable {
         self.secondFactors = SecondFactors(
             users: users, totp: totp, codes: codes, backupCodes: backupCodes, deviceKeys: deviceKeys,
             trustedDevices: trustedDevices, passkeys: passkeys)
+        let recoveryHold = RecoveryHold(store: stores.recovery, clock: clock)
         self.policy = SignInPolicy(
-            secondFactors: secondFactors, sessions: sessions, clock: clock, window: configuration.rules.stepUpWindow)
+            secondFactors: secondFactors, sessions: sessions, clock: clock, window: configuration.rules.stepUpWindow,
+            recoveryHold: recoveryHold)
         self.factorChanges = FactorChanges(
             sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
             configuration: configuration, clock: clock)
@@ -137,7 +139,7 @@ final class TwofoldContext: Sendable {
         self.signIn = SignIn(
             clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,
             sessions: sessions, loginFlows: loginFlows, codes: codes, users: users, rules: configuration.rules,
-            secondFactors: secondFactors)
+            secondFactors: secondFactors, recoveryHold: recoveryHold)
         self.registration = Registration(
             enabled: configuration.registrationEnabled, clock: clock, passwords: passwords, audit: audit,
             rateLimiter: rateLimiter, users: users, rules: configuration.rules)

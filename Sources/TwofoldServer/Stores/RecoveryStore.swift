@@ -29,6 +29,8 @@ struct RecoveryRecord: Sendable, Equatable {
     var closedAt: Date?
     var ipAddress: String?
     var userAgent: String?
+    /// When the owner said "this wasn't me" after the pass was used.
+    var disownedAt: Date?
 
     /// The states in which a request still waits for something.
     static let openStates: [RecoveryState] = [.pendingEmail, .pendingReview, .approved]
@@ -68,9 +70,15 @@ protocol RecoveryStore: Sendable {
     ) async throws -> Bool
     /// An open request → `cancelled`, if it was still open at `now`.
     func cancel(id: UUID, now: Date) async throws -> Bool
-    /// `approved` → `completed` for the pass `passHash`, if it works at `now`; the request's
-    /// user when this call used it.
-    func complete(passHash: String, now: Date) async throws -> UUID?
+    /// `approved` → `completed` for the pass `passHash`, if it works at `now`; the request and
+    /// its user when this call used it.
+    func complete(passHash: String, now: Date) async throws -> (id: UUID, userID: UUID)?
+    /// Marks a completed request disowned ("this wasn't me"), once; whether this call did.
+    func disown(id: UUID, now: Date) async throws -> Bool
+    /// How many recoveries of `userID` its owner disowned.
+    func disowned(userID: UUID) async throws -> Int
+    /// Whether a recovery of `userID` was completed (its pass used) after `since`.
+    func completed(userID: UUID, since: Date) async throws -> Bool
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord?
     func deleteDocument(requestID: UUID) async throws
     /// Requests of accounts in `states`, the oldest waiting first, with each account's username.
@@ -87,7 +95,7 @@ struct SQLRecoveryStore: RecoveryStore {
     private static let columns = """
         id, user_id, email, message_ciphertext, state, code_hash, code_failures, cancel_token_hash, pass_hash, \
         usable_from, created_at, expires_at, email_verified_at, decided_at, decided_by, note, closed_at, \
-        ip_address, user_agent
+        ip_address, user_agent, disowned_at
         """
 
     private static func record(_ row: StatementRow) throws -> RecoveryRecord {
@@ -101,7 +109,8 @@ struct SQLRecoveryStore: RecoveryStore {
             usableFrom: try row.optionalDate(9), createdAt: try row.date(10), expiresAt: try row.date(11),
             emailVerifiedAt: try row.optionalDate(12), decidedAt: try row.optionalDate(13),
             decidedBy: try row.optionalUUID(14), note: try row.optionalText(15), closedAt: try row.optionalDate(16),
-            ipAddress: try row.optionalText(17), userAgent: try row.optionalText(18))
+            ipAddress: try row.optionalText(17), userAgent: try row.optionalText(18),
+            disownedAt: try row.optionalDate(19))
     }
 
     private static let open = RecoveryRecord.openStates.map { "'\($0.rawValue)'" }.joined(separator: ", ")
@@ -109,13 +118,13 @@ struct SQLRecoveryStore: RecoveryStore {
     func insert(_ request: RecoveryRecord, document: RecoveryDocumentRecord?) async throws {
         try await database.run(
             Statement(
-                "INSERT INTO recovery_requests (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO recovery_requests (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 .uuid(request.id), .uuid(request.userID), .text(request.email), .text(request.messageCiphertext),
                 .text(request.state.rawValue), .text(request.codeHash), .integer(request.codeFailures),
                 .text(request.cancelTokenHash), .text(request.passHash), .date(request.usableFrom),
                 .date(request.createdAt), .date(request.expiresAt), .date(request.emailVerifiedAt),
                 .date(request.decidedAt), .uuid(request.decidedBy), .text(request.note), .date(request.closedAt),
-                .text(request.ipAddress), .text(request.userAgent)))
+                .text(request.ipAddress), .text(request.userAgent), .date(request.disownedAt)))
         if let document {
             try await database.run(
                 Statement(
@@ -187,15 +196,35 @@ struct SQLRecoveryStore: RecoveryStore {
                 """, .date(now), .uuid(id), .date(now))) > 0
     }
 
-    func complete(passHash: String, now: Date) async throws -> UUID? {
+    func complete(passHash: String, now: Date) async throws -> (id: UUID, userID: UUID)? {
         try await database.rows(
             Statement(
                 """
                 UPDATE recovery_requests SET state = 'completed', closed_at = ?
                 WHERE pass_hash = ? AND state = 'approved' AND expires_at > ? AND usable_from <= ?
-                RETURNING user_id
-                """, .date(now), .text(passHash), .date(now), .date(now)), { try $0.optionalUUID(0) }
-        ).first ?? nil
+                AND user_id IS NOT NULL
+                RETURNING id, user_id
+                """, .date(now), .text(passHash), .date(now), .date(now)), { (try $0.uuid(0), try $0.uuid(1)) }
+        ).first
+    }
+
+    func disown(id: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                "UPDATE recovery_requests SET disowned_at = ? WHERE id = ? AND state = 'completed' AND disowned_at IS NULL",
+                .date(now), .uuid(id))) > 0
+    }
+
+    func disowned(userID: UUID) async throws -> Int {
+        try await database.count(
+            Statement("SELECT id FROM recovery_requests WHERE user_id = ? AND disowned_at IS NOT NULL", .uuid(userID)))
+    }
+
+    func completed(userID: UUID, since: Date) async throws -> Bool {
+        try await database.count(
+            Statement(
+                "SELECT id FROM recovery_requests WHERE user_id = ? AND state = 'completed' AND closed_at > ? LIMIT 1",
+                .uuid(userID), .date(since))) > 0
     }
 
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? {
@@ -231,8 +260,8 @@ struct SQLRecoveryStore: RecoveryStore {
                 """, .date(now), .integer(limit), .integer(offset))
         ) { row in
             let record = try Self.record(row)
-            let document: (type: String, bytes: Int)? = try row.optionalText(20).map { ($0, try row.integer(21)) }
-            return (record, try row.text(19), document)
+            let document: (type: String, bytes: Int)? = try row.optionalText(21).map { ($0, try row.integer(22)) }
+            return (record, try row.text(20), document)
         }
     }
 

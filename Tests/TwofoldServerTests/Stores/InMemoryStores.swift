@@ -805,16 +805,33 @@ actor InMemoryRecoveryStore: RecoveryStore {
         return true
     }
 
-    func complete(passHash: String, now: Date) async throws -> UUID? {
+    func complete(passHash: String, now: Date) async throws -> (id: UUID, userID: UUID)? {
         guard
             var request = requests.values.first(where: {
                 $0.passHash == passHash && $0.state == .approved && $0.expiresAt > now && ($0.usableFrom ?? now) <= now
-            })
+            }), let userID = request.userID
         else { return nil }
         request.state = .completed
         request.closedAt = now
         requests[request.id] = request
-        return request.userID
+        return (request.id, userID)
+    }
+
+    func disown(id: UUID, now: Date) async throws -> Bool {
+        guard var request = requests[id], request.state == .completed, request.disownedAt == nil else { return false }
+        request.disownedAt = now
+        requests[id] = request
+        return true
+    }
+
+    func disowned(userID: UUID) async throws -> Int {
+        requests.values.filter { $0.userID == userID && $0.disownedAt != nil }.count
+    }
+
+    func completed(userID: UUID, since: Date) async throws -> Bool {
+        requests.values.contains {
+            $0.userID == userID && $0.state == .completed && ($0.closedAt ?? .distantPast) > since
+        }
     }
 
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? { documents[requestID] }

@@ -23,6 +23,8 @@ struct CreateRecoveryRequests: AsyncMigration {
             .field("decided_by", .uuid)
             .field("note", .string)
             .field("closed_at", .datetime)
+            // "This wasn't me" after the pass was used.
+            .field("disowned_at", .datetime)
             .field("ip_address", .string)
             .field("user_agent", .string)
             .unique(on: "cancel_token_hash")
