@@ -331,6 +331,10 @@ class Check:
         self.sign_in_password(self.admin, self.admin_password)
         self.go("/admin")
         self.expect_text("rae@example.com")
+        self.driver.find_element(By.LINK_TEXT, "rae").click()
+        WebDriverWait(self.driver, 15).until(lambda d: "/admin/users/" in d.current_url)
+        self.page_checks()
+        self.expect_text("Audit trail")
         self.go("/admin/recovery")
         self.expect_text("I lost my phone on the train")
         self.expect_text("<script>alert('rae')</script>")  # shown as text, never run
@@ -343,6 +347,11 @@ class Check:
         self.go("/admin/audit?type=recovery.approved")
         self.expect_text("recovery.approved")
         self.sign_out()
+
+        self.step("the pages a link opens render for anyone: cancel, and a bad pass")
+        self.go("/recovery/cancel?token=not-a-token")
+        self.submit("This wasn't me: cancel it")
+        self.expect_text("This link is not valid")
 
         self.step("rae signs in with the pass and must set up a factor first")
         link = re.search(r"(https?://\S+/recovery/pass\?token=\S+)", self.mail("rae@example.com", "approved")).group(1)

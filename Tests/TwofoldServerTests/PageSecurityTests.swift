@@ -90,7 +90,13 @@ final class TestBrowser: @unchecked Sendable {
             let csrf = try #require(page.csrf)
             let attempts: [([String: String], HTTPHeaders)] = [
                 (["account": "bob", "password": AuthFlowTests.password], [:]),
-                (["account": "bob", "password": AuthFlowTests.password, "csrf": "0" + csrf.dropFirst()], [:]),
+                // Another token of the same shape (its first digit changed, never to itself).
+                (
+                    [
+                        "account": "bob", "password": AuthFlowTests.password,
+                        "csrf": (csrf.first == "0" ? "1" : "0") + csrf.dropFirst(),
+                    ], [:]
+                ),
                 (
                     ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
                     ["Origin": "https://evil.example"]

@@ -128,16 +128,7 @@ struct EndpointRoutes {
         _ endpoint: ResourceEndpoint<NoContent, FileContents>,
         use handler: @escaping @Sendable (Request, NoContent) async throws -> FileContents
     ) {
-        route(endpoint) { request in
-            let file = try await handler(request, NoContent())
-            return Response(
-                status: .ok,
-                headers: [
-                    "Content-Type": file.contentType, "Content-Disposition": "attachment",
-                    "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
-                    "Cache-Control": "no-store",
-                ], body: .init(data: file.data))
-        }
+        route(endpoint) { request in .attachment(try await handler(request, NoContent())) }
     }
 
     /// `request`'s body as `Body`: nothing read for `NoContent`, `init()` for a missing body a

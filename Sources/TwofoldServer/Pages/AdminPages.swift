@@ -304,14 +304,7 @@ extension PagesController {
         case .failure(let detour): return detour.response
         }
         do {
-            let file = try await recovery.document(request.parameters.get("recoveryID", as: UUID.self))
-            return Response(
-                status: .ok,
-                headers: [
-                    "Content-Type": file.contentType, "Content-Disposition": "attachment",
-                    "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
-                    "Cache-Control": "no-store",
-                ], body: .init(data: file.data))
+            return .attachment(try await recovery.document(request.parameters.get("recoveryID", as: UUID.self)))
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: visitor)
         }

@@ -83,6 +83,18 @@ enum HTML {
 }
 
 extension Response {
+    /// A file a person downloads and no browser renders in this server's origin (a recovery
+    /// document): an attachment of its type, `nosniff`, a sandboxing policy, never cached.
+    static func attachment(_ file: FileContents) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                "Content-Type": file.contentType, "Content-Disposition": "attachment",
+                "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
+                "Cache-Control": "no-store",
+            ], body: .init(data: file.data))
+    }
+
     /// `html` as a page, with the pages' security headers.
     static func page(_ html: String, status: HTTPResponseStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
         var headers = headers
