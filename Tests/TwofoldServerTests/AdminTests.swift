@@ -20,6 +20,17 @@ import VaporTesting
         return try #require(tokens)
     }
 
+    /// Signs in `name` (registering it first when asked, and making it an administrator then).
+    static func signIn(_ app: Application, _ name: String, register: Bool = false) async throws -> AuthTokensResponse {
+        if register { return try await adminTokens(app) }
+        var tokens: AuthTokensResponse?
+        try await app.testing().test(
+            .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
+            body: json(["username": name, "password": AuthFlowTests.password])
+        ) { response in tokens = try response.decode(AuthTokensResponse.self) }
+        return try #require(tokens)
+    }
+
     @Test func nonAdminsAreForbidden() async throws {
         try await withTestApp { app in
             let bob = try await AuthFlowTests.signUp(app, "bob")

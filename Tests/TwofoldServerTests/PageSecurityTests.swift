@@ -177,8 +177,15 @@ final class TestBrowser: @unchecked Sendable {
                 #expect(page.status == .seeOther, "\(path)")
                 #expect(page.headers.first(name: .location)?.hasPrefix("/?next=") == true, "\(path)")
             }
-            let form = try await browser.get("/?next=%2Faccount%2Fsecurity")
-            #expect(form.body.contains("name=\"next\" value=\"/account/security\""))
+            let form = try await browser.get("/?next=%2Fadmin%2Faudit")
+            #expect(form.body.contains("name=\"next\" value=\"/admin/audit\""))
+            let back = try await browser.post(
+                "/",
+                [
+                    "account": "bob", "password": AuthFlowTests.password, "csrf": form.csrf ?? "",
+                    "next": "/admin/audit",
+                ])
+            #expect(back.headers.first(name: .location) == "/admin/audit", "comes back where it was sent from")
             for next in ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"] {
                 browser.cookies["twofold_session"] = nil
                 let fresh = try await browser.get("/")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldCore
 import TwofoldSQLite
 import VaporTesting
 
@@ -533,6 +534,49 @@ import VaporTesting
                 #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
             }
             #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
+        }
+    }
+
+    @Test func anAdminLiftsTheHoldAndAnUnlockAfterADisownRemovesWhatSlippedIn() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (bob, _, cancel) = try await Self.recovered(app, clock: clock)
+            // The reset took the phone's proof with it.
+            #expect(try await app.twofold.users.user(id: bob.user.id)?.verifiedPhone == nil)
+            let (disowned, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            #expect(disowned == .ok)
+            // A factor an in-flight request added while the account was being locked.
+            let setup = try await app.twofold.totp.setup(userID: bob.user.id, account: "bob@example.com")
+            let secret = try Base32.decode(setup.secret)
+            try await app.twofold.totp.confirm(
+                try TOTPSteps.code(secret, clock), userID: bob.user.id, origin: .none)
+            #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
+            // The administrator unlocks: it goes first, and the password works again (a disowned
+            // recovery holds nothing).
+            let stepped = try await AuthFlowTests.stepUpWithPassword(
+                app, token: try await AdminTests.signIn(app, "alice").accessToken.token)
+            try await app.testing().test(
+                .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(stepped)
+            ) { response in #expect(response.status == .ok) }
+            #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
+            try await app.testing().test(
+                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
+                body: json(["username": "bob", "password": AuthFlowTests.password])
+            ) { response in #expect(response.status == .ok) }
+        }
+    }
+
+    @Test func theCancelLinkWorksTenDaysFromTheDecision() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (_, id, cancel) = try await Self.pendingReview(app, clock: clock)
+            clock.advance(by: 11 * 86_400)
+            let admin = try await AdminTests.signIn(app, "alice", register: true)
+            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            clock.advance(by: 3600)
+            let (cancelled, body) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            #expect(cancelled == .ok)
+            #expect(try decodeJSON(RecoveryStatus.self, from: body).state == .cancelled)
         }
     }
 }

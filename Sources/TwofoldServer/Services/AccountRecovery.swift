@@ -163,7 +163,11 @@ struct AccountRecovery: Sendable {
             throw Problem(status: 404, code: .notFound, title: "No such recovery request", detail: Self.badLink)
         }
         let now = clock.now()
-        guard now < record.createdAt.addingTimeInterval(rules.recoveryCancelWindow) else {
+        // Ten days from the request's last news to its owner: the start, the decision, or the
+        // pass used (an approval on day 11 of a review still gets a working link).
+        let lastNews =
+            [record.createdAt, record.decidedAt, record.closedAt].compactMap { $0 }.max() ?? record.createdAt
+        guard now < lastNews.addingTimeInterval(rules.recoveryCancelWindow) else {
             throw Problem(
                 status: 401, code: .expired, title: "Link expired",
                 detail: "This link worked for \(rules.recoveryCancelWindow.inWords). Contact your administrator.")

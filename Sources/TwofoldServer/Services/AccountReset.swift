@@ -47,6 +47,9 @@ struct AccountReset: Sendable {
             removed.append(channel == .sms ? "SMS codes" : "email codes")
         }
         try await users.setPrimaryMethod(nil, userID: userID, now: now)
+        // The number on file must be proven again before it signs in or receives step-up codes:
+        // the phone may be what was lost, or what an attacker put there.
+        try await users.unverifyPhone(userID: userID, now: now)
         try await backupCodes.deleteAll(for: userID)
         try await trustedDevices.revokeAll(userID: userID, origin: origin)
         if unlock {

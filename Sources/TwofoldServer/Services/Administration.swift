@@ -12,6 +12,7 @@ struct Administration: Sendable {
     let users: any UserStore
     let reset: AccountReset
     let policy: SignInPolicy
+    let recoveries: any RecoveryStore
 
     func users(_ query: UserQuery) async throws -> AdminUsersResponse {
         AdminUsersResponse(
@@ -30,6 +31,12 @@ struct Administration: Sendable {
     /// Unlocks the account; its factor lockouts and 24-hour failure count start again too.
     func unlock(_ id: UUID?, by admin: AuthenticatedUser, origin: RequestOrigin) async throws -> UserDTO {
         var user = try await find(id)
+        // A recovery its owner disowned: whatever an in-flight request of the recovered session
+        // added while the account was being locked goes before the lock lifts.
+        if try await recoveries.release(userID: user.id, now: clock.now()) > 0 {
+            try await reset.removeEverySecondFactor(
+                of: user, actor: admin.userID, why: "unlocked after a disowned recovery", unlock: false, origin: origin)
+        }
         let wasLocked = try await users.unlock(userID: user.id, now: clock.now())
         if wasLocked { user = try await find(id) }
         try await guards.reset(userID: user.id)
@@ -46,6 +53,7 @@ struct Administration: Sendable {
     {
         try await policy.require(.administer, caller: admin, user: adminUser)
         let user = try await find(id)
+        _ = try await recoveries.release(userID: user.id, now: clock.now())
         try await reset.removeEverySecondFactor(
             of: user, actor: admin.userID, why: "reset by an administrator", origin: origin)
         return try await find(id).dto

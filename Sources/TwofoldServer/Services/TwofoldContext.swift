@@ -179,7 +179,8 @@ final class TwofoldContext: Sendable {
             passkeys: passkeys, trustedDevices: trustedDevices, sessions: sessions, guards: guards,
             factorChanges: factorChanges)
         self.administration = Administration(
-            clock: clock, audit: audit, sessions: sessions, guards: guards, users: users, reset: reset, policy: policy)
+            clock: clock, audit: audit, sessions: sessions, guards: guards, users: users, reset: reset, policy: policy,
+            recoveries: stores.recovery)
         self.recovery = AccountRecovery(
             configuration: configuration, clock: clock, store: stores.recovery, users: users,
             rateLimiter: rateLimiter, outbox: outbox, secrets: secrets, audit: audit, sessions: sessions,

@@ -77,8 +77,12 @@ protocol RecoveryStore: Sendable {
     func disown(id: UUID, now: Date) async throws -> Bool
     /// How many recoveries of `userID` its owner disowned.
     func disowned(userID: UUID) async throws -> Int
-    /// Whether a recovery of `userID` was completed (its pass used) after `since`.
+    /// Whether a recovery of `userID` was completed (its pass used) after `since`, and neither
+    /// disowned nor released by an administrator since (`RecoveryHold`).
     func completed(userID: UUID, since: Date) async throws -> Bool
+    /// An administrator unlocked or reset `userID`: every completed recovery of the account is
+    /// released from its hold. How many of them had been disowned and not released before.
+    func release(userID: UUID, now: Date) async throws -> Int
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord?
     func deleteDocument(requestID: UUID) async throws
     /// Requests of accounts in `states`, the oldest waiting first, with each account's username.
@@ -223,8 +227,21 @@ struct SQLRecoveryStore: RecoveryStore {
     func completed(userID: UUID, since: Date) async throws -> Bool {
         try await database.count(
             Statement(
-                "SELECT id FROM recovery_requests WHERE user_id = ? AND state = 'completed' AND closed_at > ? LIMIT 1",
-                .uuid(userID), .date(since))) > 0
+                """
+                SELECT id FROM recovery_requests WHERE user_id = ? AND state = 'completed' AND closed_at > ?
+                AND disowned_at IS NULL AND released_at IS NULL LIMIT 1
+                """, .uuid(userID), .date(since))) > 0
+    }
+
+    func release(userID: UUID, now: Date) async throws -> Int {
+        try await database.rows(
+            Statement(
+                """
+                UPDATE recovery_requests SET released_at = ?
+                WHERE user_id = ? AND state = 'completed' AND released_at IS NULL
+                RETURNING disowned_at
+                """, .date(now), .uuid(userID)), { try $0.optionalDate(0) }
+        ).compactMap { $0 }.count
     }
 
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? {

@@ -29,6 +29,8 @@ protocol UserStore: Sendable {
     func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws
     /// Makes `phone` the verified number on file.
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws
+    /// Keeps the number on file but no longer as proven (a reset: it must be proven again).
+    func unverifyPhone(userID: UUID, now: Date) async throws
     /// Makes `email` the address on file; `false` when another account uses it.
     func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool
     /// Whether an account other than `userID` has the address `email`.
@@ -194,6 +196,12 @@ struct SQLUserStore: UserStore {
             Statement(
                 "UPDATE users SET phone = ?, phone_verified_at = ?, updated_at = ? WHERE id = ?", .text(phone),
                 .date(now), .date(now), .uuid(userID)))
+    }
+
+    func unverifyPhone(userID: UUID, now: Date) async throws {
+        try await database.run(
+            Statement(
+                "UPDATE users SET phone_verified_at = NULL, updated_at = ? WHERE id = ?", .date(now), .uuid(userID)))
     }
 
     func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {

@@ -278,6 +278,9 @@ actor InMemoryUserStore: UserStore {
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws {
         change(userID, now: now) { ($0.phone, $0.phoneVerifiedAt) = (phone, now) }
     }
+    func unverifyPhone(userID: UUID, now: Date) async throws {
+        change(userID, now: now) { $0.phoneVerifiedAt = nil }
+    }
     func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
         guard try await !emailInUse(email, except: userID), accounts.contains(where: { $0.id == userID }) else {
             return false
@@ -828,10 +831,21 @@ actor InMemoryRecoveryStore: RecoveryStore {
         requests.values.filter { $0.userID == userID && $0.disownedAt != nil }.count
     }
 
+    private var released: Set<UUID> = []
+
     func completed(userID: UUID, since: Date) async throws -> Bool {
         requests.values.contains {
             $0.userID == userID && $0.state == .completed && ($0.closedAt ?? .distantPast) > since
+                && $0.disownedAt == nil && !released.contains($0.id)
         }
+    }
+
+    func release(userID: UUID, now: Date) async throws -> Int {
+        let completed = requests.values.filter {
+            $0.userID == userID && $0.state == .completed && !released.contains($0.id)
+        }
+        released.formUnion(completed.map(\.id))
+        return completed.filter { $0.disownedAt != nil }.count
     }
 
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? { documents[requestID] }

@@ -25,6 +25,8 @@ struct CreateRecoveryRequests: AsyncMigration {
             .field("closed_at", .datetime)
             // "This wasn't me" after the pass was used.
             .field("disowned_at", .datetime)
+            // An administrator unlocked or reset the account since: the hold no longer applies.
+            .field("released_at", .datetime)
             .field("ip_address", .string)
             .field("user_agent", .string)
             .unique(on: "cancel_token_hash")
