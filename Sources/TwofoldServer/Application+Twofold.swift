@@ -104,10 +104,11 @@ public func configure(
     // Each controller registers its handlers from the endpoints of `API` (paths from the root),
     // and is built with what it uses.
     let context = app.twofold
+    let recoveryGate = RecoveryGate(users: context.users, secondFactors: context.secondFactors)
     let routes = EndpointRoutes(
         app.routes,
         bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
-        recoveryGate: RecoveryGate(users: context.users, secondFactors: context.secondFactors),
+        recoveryGate: recoveryGate,
         adminOnly: AdminOnly(users: context.users),
         idempotency: IdempotencyMiddleware(
             idempotency: context.idempotency, maxBodyBytes: context.configuration.maxBodyBytes))
@@ -134,7 +135,7 @@ public func configure(
     for controller in controllers { controller.boot(routes: routes) }
     PagesController(
         browser: BrowserSessions(
-            sessions: context.sessions, users: context.users, secondFactors: context.secondFactors,
+            sessions: context.sessions, users: context.users, recoveryGate: recoveryGate,
             secrets: context.secrets, cookies: context.cookies, origins: configuration.webAuthn.origins,
             lifetime: configuration.refreshTokenLifetime),
         signIn: context.signIn, registration: context.registration, secondStep: context.secondStep,

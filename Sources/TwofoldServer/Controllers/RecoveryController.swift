@@ -78,10 +78,18 @@ struct RecoveryGate: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let caller = try request.caller
         if caller.proof.proofs[SessionProofs.recovery] != nil {
-            let user = try await request.currentUser(in: users)
-            guard try await secondFactors.credentials(for: user).hasSecondFactor else { throw Self.refusal }
+            guard try await !mustSetUpFactor(caller, user: try await request.currentUser(in: users)) else {
+                throw Self.refusal
+            }
         }
         return try await next.respond(to: request)
+    }
+
+    /// The rule, for the API and the pages alike: a session a recovery pass began, while the
+    /// account has no second factor, may only set one up.
+    func mustSetUpFactor(_ caller: AuthenticatedUser, user: User) async throws -> Bool {
+        guard caller.proof.proofs[SessionProofs.recovery] != nil else { return false }
+        return !(try await secondFactors.credentials(for: user).hasSecondFactor)
     }
 
     static let refusal = Problem(

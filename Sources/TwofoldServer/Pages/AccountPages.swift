@@ -10,11 +10,7 @@ struct CodeForm: Content, CSRFCarrying {
 extension PagesController {
     /// Seed 000's settings hub: where the account stands, and each way in with its actions.
     @Sendable func securityPage(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request, settingUp: true) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request, settingUp: true)
         return try await securityPage(request, visitor: visitor)
     }
 
@@ -184,11 +180,7 @@ extension PagesController {
     /// first code.
     @Sendable func totpSetup(request: Request) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request, settingUp: true) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request, settingUp: true)
         do {
             let setup = try await factorSettings.setupTOTP(user: visitor.user, caller: visitor.caller)
             return totpSetupPage(request, visitor: visitor, setup: setup, problem: nil)
@@ -229,63 +221,31 @@ extension PagesController {
     /// The first code confirms the app; a first factor's backup codes are shown once.
     @Sendable func totpConfirm(request: Request) async throws -> Response {
         let form = try form(request, as: CodeForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request, settingUp: true) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request, settingUp: true)
         do {
             let enabled = try await factorSettings.confirmTOTP(
                 form.code ?? "", user: visitor.user, caller: visitor.caller, origin: request.origin)
             guard let codes = enabled.backupCodes else {
                 return try await securityPage(request, visitor: visitor, notice: "Your authenticator app is on.")
             }
-            let csrf = browser.csrf(request)
-            var main = """
-                <h1>Save your backup codes</h1>
-                <p role="status">Your authenticator app is on.</p>
-                <p>Each of these codes signs you in once if you lose your phone. They are shown only now: print them \
-                or keep them in a password manager.</p>
-                <ul class="codes" id="codes">
-                """
-            for code in codes { main += "<li><code>\(HTML.escape(code))</code></li>" }
-            main += """
-                </ul>
-                <p><button type="button" class="secondary" data-copy="codes" hidden>Copy the codes</button> \
-                <button type="button" class="secondary" data-print hidden>Print</button></p>
-                <p><a class="button" href="\(Pages.accountSecurity.href())">I have saved these</a></p>
-                """
-            return render(request, csrf, title: "Save your backup codes", main: main, visitor: visitor, script: true)
+            return backupCodesPage(request, visitor: visitor, codes: codes, said: "Your authenticator app is on.")
         } catch let problem as Problem where problem.status < 500 {
             return totpSetupPage(request, visitor: visitor, setup: nil, problem: problem)
         }
     }
 
     @Sendable func forgetDevice(request: Request) async throws -> Response {
-        _ = try form(request, as: CSRFOnlyForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
-        do {
+        try await securityAction(request) { visitor in
             try await factorSettings.forgetRememberedDevice(
                 request.parameters.get("deviceID", as: UUID.self), user: visitor.user, caller: visitor.caller,
                 origin: request.origin)
             return try await securityPage(request, visitor: visitor, notice: "The device was forgotten.")
-        } catch let problem as Problem where problem.status < 500 {
-            return try await securityPage(
-                request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
         }
     }
 
     @Sendable func signOutEverywhere(request: Request) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request)
         try await signOut.everywhere(user: visitor.user, caller: visitor.caller, origin: request.origin)
         let response = Self.redirect(Pages.signIn.href())
         browser.clear(on: response)

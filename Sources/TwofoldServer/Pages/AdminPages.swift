@@ -11,22 +11,18 @@ struct DecisionForm: Content, CSRFCarrying {
 extension PagesController {
     /// The visitor when an active administrator, else the sign-in page or a refusal: the same
     /// test as the API's `AdminOnly` (`User.isActiveAdmin`).
-    func administrator(_ request: Request) async throws -> Result<BrowserSessions.Visitor, Detour> {
-        switch try await signedIn(request) {
-        case .failure(let detour): return .failure(detour)
-        case .success(let visitor):
-            guard visitor.user.isActiveAdmin else {
-                return .failure(
-                    Detour(
-                        response: refusal(
-                            request,
-                            Problem(
-                                status: 403, code: .forbidden, title: "Administrators only",
-                                detail: "This page is for administrators. Your account is not one."),
-                            visitor: visitor)))
-            }
-            return .success(visitor)
+    func administrator(_ request: Request) async throws -> BrowserSessions.Visitor {
+        let visitor = try await signedIn(request)
+        guard visitor.user.isActiveAdmin else {
+            throw Detour(
+                response: refusal(
+                    request,
+                    Problem(
+                        status: 403, code: .forbidden, title: "Administrators only",
+                        detail: "This page is for administrators. Your account is not one."),
+                    visitor: visitor))
         }
+        return visitor
     }
 
     private var adminNav: String {
@@ -37,11 +33,7 @@ extension PagesController {
     }
 
     @Sendable func adminUsers(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         let csrf = browser.csrf(request)
         let query: UserQuery
         do {
@@ -85,11 +77,7 @@ extension PagesController {
     }
 
     @Sendable func adminUser(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         do {
             return try await adminUserPage(
                 request, visitor: visitor, id: request.parameters.get("userID", as: UUID.self))
@@ -196,11 +184,7 @@ extension PagesController {
         _ request: Request, _ action: (BrowserSessions.Visitor, UUID?) async throws -> String
     ) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         let id = request.parameters.get("userID", as: UUID.self)
         do {
             let notice = try await action(visitor, id)
@@ -214,11 +198,7 @@ extension PagesController {
     }
 
     @Sendable func adminRecovery(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         return try await adminRecoveryPage(request, visitor: visitor)
     }
 
@@ -272,11 +252,7 @@ extension PagesController {
 
     @Sendable func adminRecoveryDecide(request: Request) async throws -> Response {
         let form = try form(request, as: DecisionForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         guard let decision = form.decision, ["approve", "deny"].contains(decision) else {
             return try await adminRecoveryPage(
                 request, visitor: visitor,
@@ -298,11 +274,7 @@ extension PagesController {
     }
 
     @Sendable func adminRecoveryDocument(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         do {
             return .attachment(try await recovery.document(request.parameters.get("recoveryID", as: UUID.self)))
         } catch let problem as Problem where problem.status < 500 {
@@ -311,11 +283,7 @@ extension PagesController {
     }
 
     @Sendable func adminAudit(request: Request) async throws -> Response {
-        let visitor: BrowserSessions.Visitor
-        switch try await administrator(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await administrator(request)
         let csrf = browser.csrf(request)
         var main = "<h1>Audit log</h1>\n" + adminNav
         let query: AuditQuery

@@ -19,7 +19,7 @@ struct BrowserSessions: Sendable {
 
     let sessions: SessionService
     let users: any UserStore
-    let secondFactors: SecondFactors
+    let recoveryGate: RecoveryGate
     let secrets: SecretBox
     let cookies: CookieRules
     /// The origins a form may come from (`TWOFOLD_WEBAUTHN_ORIGINS`), beside this server's own.
@@ -45,11 +45,9 @@ struct BrowserSessions: Sendable {
         let caller = AuthenticatedUser(
             userID: session.userID, sessionID: session.id, methods: session.methods, authTime: session.authTime,
             proof: SessionProof(session))
-        var mustSetUp = false
-        if caller.proof.proofs[SessionProofs.recovery] != nil {
-            mustSetUp = !(try await secondFactors.credentials(for: user).hasSecondFactor)
-        }
-        return Visitor(caller: caller, user: user, mustSetUpFactor: mustSetUp, token: token)
+        return Visitor(
+            caller: caller, user: user, mustSetUpFactor: try await recoveryGate.mustSetUpFactor(caller, user: user),
+            token: token)
     }
 
     /// Sets the session cookie of `tokens` (a sign-in just completed) on `response`.

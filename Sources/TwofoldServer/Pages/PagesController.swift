@@ -87,7 +87,14 @@ struct PagesController: Sendable {
         let limit = ByteCount(value: (RecoveryDocument.maximumBytes / 3 + 1) * 4 + 64 * 1024)
         routes.on(
             HTTPMethod(rawValue: page.method.rawValue), path,
-            body: page.method == .get ? .collect : .collect(maxSize: limit), use: handler)
+            body: page.method == .get ? .collect : .collect(maxSize: limit)
+        ) { request in
+            do {
+                return try await handler(request)
+            } catch let detour as Detour {
+                return detour.response
+            }
+        }
     }
 
     static func asset(_ text: String, type: String) -> Response {
@@ -198,16 +205,17 @@ struct PagesController: Sendable {
             "<div class=\"field\"><label for=\"\(id)\">\(HTML.escape(label))</label>\(after)<input \(attributes)\(extra)></div>"
     }
 
-    /// The visitor, or the way to the sign-in page; a session a recovery pass began goes to
-    /// the security page until it has set up a factor.
-    func signedIn(_ request: Request, settingUp: Bool = false) async throws -> Result<BrowserSessions.Visitor, Detour> {
+    /// The visitor. Otherwise a `Detour` (answered where pages are registered): to the sign-in
+    /// page, or, for a session a recovery pass began, to the security page until it has set up
+    /// a factor (`RecoveryGate`'s rule).
+    func signedIn(_ request: Request, settingUp: Bool = false) async throws -> BrowserSessions.Visitor {
         guard let visitor = try await browser.visitor(request) else {
-            return .failure(Detour(response: Self.signInFirst(request)))
+            throw Detour(response: Self.signInFirst(request))
         }
         if visitor.mustSetUpFactor, !settingUp {
-            return .failure(Detour(response: Self.redirect(Pages.accountSecurity.href())))
+            throw Detour(response: Self.redirect(Pages.accountSecurity.href()))
         }
-        return .success(visitor)
+        return visitor
     }
 
     /// A refusal page: the problem in words, with its status.

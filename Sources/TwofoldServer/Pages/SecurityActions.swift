@@ -28,11 +28,7 @@ extension PagesController {
         _ action: @escaping (BrowserSessions.Visitor) async throws -> Response
     ) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request, settingUp: settingUp) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request, settingUp: settingUp)
         do {
             return try await action(visitor)
         } catch let problem as Problem where problem.code == .stepUpRequired {

@@ -348,11 +348,7 @@ extension PagesController {
 
     @Sendable func stepUpSubmit(request: Request) async throws -> Response {
         let form = try form(request, as: StepUpForm.self)
-        let visitor: BrowserSessions.Visitor
-        switch try await signedIn(request) {
-        case .success(let found): visitor = found
-        case .failure(let detour): return detour.response
-        }
+        let visitor = try await signedIn(request)
         let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
         do {
             _ = try await stepUp.prove(
