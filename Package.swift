@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "TwofoldClient", targets: ["TwofoldClient"]),
         .library(name: "TwofoldDevice", targets: ["TwofoldDevice"]),
         .library(name: "TwofoldScenarios", targets: ["TwofoldScenarios"]),
+        .library(name: "TwofoldScreens", targets: ["TwofoldScreens"]),
+        .library(name: "TwofoldApple", targets: ["TwofoldApple"]),
+        .library(name: "TwofoldAppleUI", targets: ["TwofoldAppleUI"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -81,6 +84,24 @@ let package = Package(
             ]
         ),
 
+        // The app's screen models (seeds 000, 002, 003 and 004's screens and testing dashboard):
+        // platform-neutral, `Observation` for the views, on the SDK's flows. The iOS app's
+        // SwiftUI views and `twofold dashboard`'s page render them.
+        .target(
+            name: "TwofoldScreens",
+            dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore", "TwofoldDevice", "TwofoldScenarios"]
+        ),
+
+        // Apple-only code, every file under `#if canImport(…)` (empty on Linux, parse-checked by
+        // scripts/apple_check): the SDK's protocols on the Secure Enclave, the Keychain,
+        // LocalAuthentication and AuthenticationServices; then the SwiftUI views on the screen
+        // models. The app project (App/project.yml) links both.
+        .target(name: "TwofoldApple", dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore"]),
+        .target(
+            name: "TwofoldAppleUI",
+            dependencies: ["TwofoldAPI", "TwofoldApple", "TwofoldClient", "TwofoldCore", "TwofoldScreens"]
+        ),
+
         // MARK: Server
         // Twofold's own SQLite engine: one writer thread with group commit and its window,
         // per-thread readers, prepared statements, the checkpointer. It calls the SQLite that
@@ -138,8 +159,8 @@ let package = Package(
         .executableTarget(
             name: "twofold",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "WebAuthn",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
+                "WebAuthn", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -191,8 +212,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
+                "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ],

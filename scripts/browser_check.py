@@ -13,6 +13,10 @@ Run by `BrowserEndToEndTests` against the real built server, whose email goes to
    administrator approves it in the console, and the user gets back in with the pass and must
    set up a factor before anything else.
 
+4. with `--dashboard URL --sms-dir DIR`, a fourth opens `twofold dashboard`, flips the virtual
+   phone's switches, runs test actions, and runs all ten of seed 004's scenarios from the page,
+   typing the codes they wait for from the SMS gateway's messages, until the log shows each passed.
+
 Every page visited is checked with axe-core (no serious or critical violation) at a desktop and
 a phone width, and saved as a screenshot. Prints one line per step; exits non-zero on the first
 failure, naming it.
@@ -33,12 +37,12 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from selenium_axe_python import Axe
 
 PASSWORD = "correct horse battery staple"
@@ -53,6 +57,8 @@ class Check:
         self.shots = args.shots
         self.admin = args.admin
         self.admin_password = args.admin_password
+        self.dashboard = args.dashboard
+        self.sms_dir = args.sms_dir
         self.seen_mail = 0
         self.audited = set()
         self.shot = 0
@@ -374,11 +380,145 @@ class Check:
             self.fail("the recovery session is still held to setting up a factor after one was set up")
         self.sign_out()
 
+    # The testing dashboard (`twofold dashboard`): a fourth person tries the flows by hand.
+
+    def dashboard_person(self):
+        """Flips the virtual phone's switches and watches the status and the log follow, runs test
+        actions, then runs all ten of seed 004's scenarios from the page, typing each awaited code
+        from the SMS gateway's messages, until the log shows every one passed."""
+        if not self.dashboard:
+            return
+        self.step("the dashboard: the switches, the actions, the ten scenarios")
+        pages, self.base = self.base, self.dashboard.rstrip("/")
+        try:
+            self.driver.get(self.base + "/")
+            self.wait_for(lambda: self.driver.find_elements(By.ID, "status-passcode"), "the device status")
+            self.page_checks()
+            d = self.driver
+
+            def status(name):
+                return d.find_element(By.ID, "status-" + name)
+
+            def wait_status(name, ok, text=None):
+                self.wait_for(lambda: status(name).get_attribute("data-ok") == ("true" if ok else "false")
+                              and (text is None or text in status(name).text),
+                              f"status {name} {'on' if ok else 'off'} {text or ''}")
+
+            def log_has(text, seconds=30):
+                self.wait_for(lambda: text in d.find_element(By.ID, "log").text, f"the log to show {text!r}", seconds)
+
+            def idle():
+                self.wait_for(lambda: d.find_element(By.ID, "running").text == "Ready.", "the dashboard to be idle", 60)
+
+            def action(name):
+                idle()
+                d.find_element(By.CSS_SELECTOR, f'button[data-action="{name}"]').click()
+                time.sleep(0.3)
+                idle()
+
+            # The switches: the status follows each, and the check names LocalAuthentication's error.
+            d.find_element(By.ID, "sw-passcode").click()
+            wait_status("passcode", False)
+            action("checkDeviceSecurity")
+            log_has("LAError.passcodeNotSet (-5): Critical: No device security")
+            d.find_element(By.ID, "sw-passcode").click()
+            wait_status("passcode", True)
+            d.find_element(By.ID, "sw-biometryEnrolled").click()
+            wait_status("biometrics", True)
+            Select(d.find_element(By.ID, "sw-biometry")).select_by_value("touchID")
+            wait_status("biometrics", True, "Touch ID")
+            Select(d.find_element(By.ID, "sw-biometry")).select_by_value("faceID")
+            wait_status("biometrics", True, "Face ID")
+            d.find_element(By.ID, "sw-secureHardware").click()
+            wait_status("secure", False, "Keychain")
+            d.find_element(By.ID, "sw-secureHardware").click()
+            wait_status("secure", True)
+
+            # The test actions, with a declined prompt and biometrics locked out.
+            action("enrollBiometric")
+            log_has("key registered (biometric)")
+            wait_status("method", True, "secureEnclave")
+            action("testAuthentication")
+            log_has("signed in as dash-")
+            d.find_element(By.ID, "sw-cancelNextPrompt").click()
+            self.wait_for(lambda: d.find_element(By.ID, "sw-cancelNextPrompt").get_attribute("aria-pressed") == "true",
+                          "the decline switch")
+            action("testAuthentication")
+            log_has("LAError.userCancel (-2): User cancelled - offer passcode")
+            d.find_element(By.ID, "sw-lockout").click()
+            self.wait_for(lambda: d.find_element(By.ID, "sw-lockout").is_selected(), "the lockout switch")
+            time.sleep(0.8)
+            action("testAuthentication")
+            log_has("LAError.biometryLockout (-8): Too many attempts - use passcode")
+            d.find_element(By.ID, "sw-lockout").click()
+            self.shoot_dashboard("actions")
+
+            # All ten scenarios from the page; the codes they wait for typed into the code field.
+            idle()
+            d.find_element(By.ID, "run-all").click()
+            used = set()
+            deadline = time.time() + 600
+            while time.time() < deadline:
+                results = [d.find_element(By.ID, f"scenario-{n}-result").get_attribute("data-result") for n in range(1, 11)]
+                if "failed" in results:
+                    self.fail(f"a scenario failed on the dashboard: {results}\n{d.find_element(By.ID, 'log').text[-3000:]}")
+                if all(r == "passed" for r in results) and d.find_element(By.ID, "running").text == "Ready.":
+                    break
+                section = d.find_element(By.ID, "code-section")
+                if section.is_displayed():
+                    label = d.find_element(By.ID, "code-label").text
+                    code = self.sms_code(label[-2:], used)
+                    if code:
+                        field = d.find_element(By.ID, "code")
+                        field.clear()
+                        field.send_keys(code)
+                        field.submit()
+                        time.sleep(0.8)
+                time.sleep(0.3)
+            else:
+                self.fail("the ten scenarios did not all pass in time")
+            log = d.find_element(By.ID, "log").text
+            for n in range(1, 11):
+                if not re.search(rf"scenario {n}: .*: PASSED", log):
+                    self.fail(f"the log does not show scenario {n} passed")
+            self.step("the dashboard: all ten scenarios passed")
+            self.shoot_dashboard("scenarios")
+            self.page_checks()
+        finally:
+            self.base = pages
+
+    def shoot_dashboard(self, label):
+        self.shot += 1
+        self.driver.save_screenshot(os.path.join(self.shots, f"{self.shot:02d}-dashboard-{label}.png"))
+
+    def sms_code(self, last_digits, used):
+        """The newest code the SMS gateway received for a number ending in `last_digits`, not yet used."""
+        for path in sorted(glob.glob(os.path.join(self.sms_dir, "*.json")), reverse=True):
+            if path in used:
+                continue
+            with open(path) as handle:
+                message = json.load(handle)
+            found = re.search(r"\b(\d{6})\b", message.get("message", ""))
+            if message.get("to", "").endswith(last_digits) and found:
+                used.add(path)
+                return found.group(1)
+        return None
+
+    def wait_for(self, condition, what, seconds=30):
+        try:
+            # The dashboard renders its status anew twice a second: a node read a moment ago
+            # may be gone, which is no failure.
+            WebDriverWait(self.driver, seconds, poll_frequency=0.2,
+                          ignored_exceptions=(StaleElementReferenceException,)).until(lambda _: condition())
+        except TimeoutException:
+            self.fail(f"timed out waiting for {what}")
+
     def run(self):
         try:
             self.passkey_person()
             self.authenticator_person()
             self.recovering_person()
+            self.dashboard_person()
         finally:
             self.driver.quit()
         print(f"ok: {self.shot} pages, {len(self.audited)} checked with axe-core at two widths", flush=True)
@@ -393,7 +533,9 @@ def main():
     parser.add_argument("--admin-password", required=True)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
-    parser.add_argument("--only", choices=["passkey", "authenticator", "recovery"])
+    parser.add_argument("--dashboard", help="the address `twofold dashboard` serves on")
+    parser.add_argument("--sms-dir", help="where the SMS gateway writes the messages it receives")
+    parser.add_argument("--only", choices=["passkey", "authenticator", "recovery", "dashboard"])
     args = parser.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     check = Check(args)
@@ -401,7 +543,7 @@ def main():
         if args.only:
             try:
                 getattr(check, {"passkey": "passkey_person", "authenticator": "authenticator_person",
-                                "recovery": "recovering_person"}[args.only])()
+                                "recovery": "recovering_person", "dashboard": "dashboard_person"}[args.only])()
             finally:
                 check.driver.quit()
         else:

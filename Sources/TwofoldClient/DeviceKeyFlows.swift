@@ -160,6 +160,9 @@ public actor DeviceKeyFlows {
         case signedIn(UserDTO)
         /// The phone could not sign (cancelled, locked out, key gone): offer the SMS fallback.
         case useSMS(DeviceAuthFailure)
+        /// The server signs this device in with SMS codes (enrolled for them, or not known to
+        /// it): no prompt was shown; ask for a code.
+        case smsCode
         /// The server refused: its code and words.
         case refused(ErrorCode?, String)
     }
@@ -168,6 +171,7 @@ public actor DeviceKeyFlows {
     public func signIn(username: String) async throws -> SignIn {
         let challenge = try await client.send(
             API.DeviceKeys.initiate, DeviceRequest(username: username, deviceId: deviceID))
+        guard challenge.method == "secureEnclave" else { return .smsCode }
         guard let bytes = Data(base64Encoded: challenge.challenge) else {
             return .refused(nil, "The server's challenge is not base64.")
         }

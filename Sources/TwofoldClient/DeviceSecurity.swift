@@ -92,6 +92,35 @@ public enum DeviceAuthFailure: Error, Codable, Sendable, Equatable {
         case .keyInvalidated: "The device key is no longer usable - enrol again"
         }
     }
+
+    /// The LocalAuthentication error it stands for, as a log shows it (`LAError.userCancel`)
+    /// with its code (`LAError.Code`'s raw value); `nil` for a key that is gone, which the
+    /// Keychain reports, not LocalAuthentication.
+    public var laError: (name: String, code: Int)? {
+        switch self {
+        case .authenticationFailed: ("LAError.authenticationFailed", -1)
+        case .userCancel: ("LAError.userCancel", -2)
+        case .passcodeNotSet: ("LAError.passcodeNotSet", -5)
+        case .biometryNotAvailable: ("LAError.biometryNotAvailable", -6)
+        case .biometryNotEnrolled: ("LAError.biometryNotEnrolled", -7)
+        case .biometryLockout: ("LAError.biometryLockout", -8)
+        case .keyInvalidated: nil
+        }
+    }
+
+    /// The LocalAuthentication code for it and the seed's words, as a results log shows it.
+    public var logText: String {
+        guard let error = laError else { return message }
+        return "\(error.name) (\(error.code)): \(message)"
+    }
+}
+
+/// Seed 002's app lock: biometrics (or the passcode) as a convenience gate before the app shows
+/// a session it already keeps. Never a factor: the server never hears of it, and passing it
+/// proves nothing to anyone but the phone. `LAContext` on Apple platforms; the virtual phone here.
+public protocol BiometricGate: Sendable {
+    /// Asks the person to unlock, saying `reason`; throws why it did not happen.
+    func unlock(reason: String) async throws(DeviceAuthFailure)
 }
 
 /// A phone's key store: the Secure Enclave on iOS (the next issue's adapter), the virtual
@@ -105,9 +134,19 @@ public protocol DeviceSecurity: Sendable {
     /// A DER ECDSA-SHA256 signature over `message` with the key under `tag`, after the prompt
     /// its protection asks for.
     func sign(_ message: Data, tag: String) async throws(DeviceAuthFailure) -> Data
+    /// Whether a key is kept under `tag` (asked without a prompt).
+    func hasKey(tag: String) async -> Bool
     /// Deletes the key under `tag`, if there is one.
     func deleteKey(tag: String) async
     /// Puts the key under `pending` in the place of the one under `tag` (which is deleted): a
     /// new key takes over only once the server has taken it.
     func replaceKey(tag: String, with pending: String) async
+}
+
+/// A phone whose next prompt can be made to fail as if the person had declined it: the
+/// testing dashboard's "Simulate Biometric Decline" (a switch on the virtual phone, a debug
+/// flag in the Secure Enclave adapter).
+public protocol PromptSimulating: Sendable {
+    /// The next prompt ends as `LAError.userCancel` would.
+    func cancelNextPrompt() async
 }

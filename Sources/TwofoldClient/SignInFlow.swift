@@ -55,6 +55,53 @@ public enum SignInProblem: Sendable, Equatable, Codable {
     case refused(ErrorCode, String)
 }
 
+extension SignInProblem {
+    /// The problem in the words a screen (or a terminal) shows the person.
+    public var message: String {
+        switch self {
+        case .invalidCredentials: "The account name or password is wrong."
+        case .wrongCode(let left?): "That code is wrong; \(left) \(left == 1 ? "try" : "tries") left."
+        case .wrongCode(nil): "That code is wrong."
+        case .locked(let until?): "Locked until \(until.formatted(date: .omitted, time: .standard))."
+        case .locked(nil): "Locked for now."
+        case .rateLimited(let seconds?): "Too many tries: wait \(seconds) seconds and try again."
+        case .rateLimited(nil): "Too many tries: wait a little and try again."
+        case .flowExpired: "This sign-in is over; sign in again with your password."
+        case .alreadyUsed: "That code was just used; each works once. Use another one."
+        case .expired: "That code expired; ask for a new one."
+        case .offline: "The server cannot be reached. Check your connection and try again."
+        case .cancelled: "Cancelled."
+        case .deviceKey(let reason): "\(reason.message)."
+        case .refused(_, let words): words
+        }
+    }
+
+    /// What `error`, thrown by a call outside a sign-in (a setup, a change, a device flow),
+    /// means to the person: as in a sign-in, except that a refused token is a signed-out session.
+    public static func of(_ error: any Error) -> SignInProblem {
+        switch error {
+        case let error as SessionError:
+            switch error {
+            case .signedOut: return .refused(.unauthorized, "You were signed out. Sign in again.")
+            case .offline: return .offline
+            case .rateLimited(let seconds): return .rateLimited(retryAfter: seconds)
+            }
+        case let failure as DeviceAuthFailure:
+            return failure == .userCancel ? .cancelled : .deviceKey(failure)
+        case let error as APIError where error.code == .unauthorized:
+            return .refused(.unauthorized, "You were signed out. Sign in again.")
+        case let error as APIError where error.code == .expired || error.code == .alreadyUsed:
+            return error.code == .expired ? .expired : .alreadyUsed
+        case let error as UnreadableAnswer:
+            return .refused(.internalError, error.description)
+        case let error as MissingResource:
+            return .refused(.validationFailed, error.description)
+        default:
+            return SignInFlow.problem(error)
+        }
+    }
+}
+
 /// One step of a sign-in: the state a screen renders.
 public enum SignInState: Sendable, Equatable {
     /// Asking for the account name and password (after a problem, it says which).
@@ -203,6 +250,27 @@ public actor SignInFlow {
             case .secondStep(let challenge):
                 return secondStep(challenge)
             }
+        } catch {
+            return enter(.credentials(Self.problem(error)))
+        }
+    }
+
+    /// Passwordless: a passkey alone signs in (the "Sign in with a passkey" button, or the
+    /// passkey the person picks from the keyboard's autofill bar when `asserter` makes
+    /// autofill-assisted requests). Without a passkey maker nothing happens; a cancel goes back
+    /// to the credentials, saying so.
+    @discardableResult
+    public func signInWithPasskey(using asserter: (any PasskeyAsserting)? = nil) async -> SignInState {
+        guard let passkeys = asserter ?? passkeys else { return state }
+        flow = nil
+        tried = []
+        enter(.working)
+        do {
+            let options = try await client.send(API.Passkeys.signInOptions)
+            let credential = try await passkeys.assertion(for: options)
+            let tokens = try await client.send(API.Passkeys.signInVerify, PasskeySignInRequest(credential: credential))
+            await session.signedIn(tokens)
+            return finish(tokens.user)
         } catch {
             return enter(.credentials(Self.problem(error)))
         }

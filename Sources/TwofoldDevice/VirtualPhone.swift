@@ -8,7 +8,7 @@ import TwofoldClient
 /// device's security removed (every key gone). Its keys are `SoftwareDeviceKey`s, each with the
 /// protection it was made with, and sign as the Secure Enclave does. The SDK's flows take it
 /// where the Apple adapter goes on a phone.
-public actor VirtualPhone: DeviceSecurity {
+public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     /// The phone's security: secure hardware, biometry and whether it is enrolled, a passcode.
     public var state: DeviceCapabilities
     /// The next prompt is cancelled ("Don't Allow", or the person dismissing it).
@@ -95,6 +95,18 @@ public actor VirtualPhone: DeviceSecurity {
             return try entry.key.privateKey.signature(for: message).derRepresentation
         } catch {
             throw .authenticationFailed
+        }
+    }
+
+    /// The app lock's prompt: biometrics when enrolled (unless locked out), else the passcode;
+    /// throws when the person cancels or the phone has no passcode.
+    public func unlock(reason: String) throws(DeviceAuthFailure) {
+        guard state.passcodeSet else { throw .passcodeNotSet }
+        let biometric = state.capability == .biometricsAvailable && !biometryLockedOut
+        prompts.append(biometric ? .biometric : .passcode)
+        if cancelsNextPrompt {
+            cancelsNextPrompt = false
+            throw .userCancel
         }
     }
 

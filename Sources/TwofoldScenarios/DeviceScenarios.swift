@@ -55,14 +55,15 @@ enum Scenarios {
         switch signIn {
         case .signedIn(let user): "signed in as \(user.username)"
         case .useSMS(let failure): "the phone could not sign (\(failure)): offer SMS"
+        case .smsCode: "the server asks for an SMS code"
         case .refused(let code, let words): "refused: \(code?.rawValue ?? "no code"): \(words)"
         }
     }
 
     static func reason(_ enrolment: DeviceEnrolment) -> String? {
         switch enrolment {
-        case .offerPasscode(let failure), .failed(let failure): failure.message
-        case .blocked: DeviceAuthFailure.passcodeNotSet.message
+        case .offerPasscode(let failure), .failed(let failure): failure.logText
+        case .blocked: DeviceAuthFailure.passcodeNotSet.logText
         case .enrolled, .enrolledForSMS: nil
         }
     }
@@ -215,7 +216,7 @@ enum Scenarios {
         let signIn = try await account.signedOut().signIn(username: account.username)
         try account.log.check(
             "the critical alert: the key cannot sign", signIn == .useSMS(.passcodeNotSet), words(signIn),
-            reason: DeviceAuthFailure.passcodeNotSet.message)
+            reason: DeviceAuthFailure.passcodeNotSet.logText)
         // The app downgrades on the session it has; the key cannot vouch for its own removal.
         try await account.flows(on: keySession).downgrade(username: account.username)
         account.log.record("downgrade to SMS and tell the server", "the server took it")

@@ -18,17 +18,21 @@ public struct ScenarioRunner: Sendable {
     /// `TWOFOLD_WEBAUTHN_ORIGINS`).
     public let origin: String
     private let clock: @Sendable () -> Date
+    private let onPhone: @Sendable (_ scenario: Int, VirtualPhone) -> Void
 
     /// A runner against `client`'s server, reading codes from `inbox`; `origin` is the server's own unless
-    /// given, and `clock` stamps the steps.
+    /// given, and `clock` stamps the steps. `onPhone` hears of each virtual phone a scenario sets up,
+    /// in the state its seed describes (a dashboard shows it).
     public init(
         client: APIClient, inbox: any CodeInbox, origin: String? = nil,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() },
+        onPhone: @escaping @Sendable (_ scenario: Int, VirtualPhone) -> Void = { _, _ in }
     ) {
         self.client = client
         self.inbox = inbox
         self.origin = origin ?? client.origin
         self.clock = clock
+        self.onPhone = onPhone
     }
 
     /// The scenarios by number, with their names.
@@ -43,7 +47,7 @@ public struct ScenarioRunner: Sendable {
         for scenario in Scenarios.all where only == nil || only == scenario.number {
             let log = ScenarioLog(clock: clock) { onStep(scenario.number, $0) }
             let context = ScenarioContext(
-                number: scenario.number, client: client, inbox: inbox, origin: origin, log: log)
+                number: scenario.number, client: client, inbox: inbox, origin: origin, log: log, onPhone: onPhone)
             var passed = true
             do {
                 try await scenario.run(context)
@@ -80,6 +84,7 @@ struct ScenarioContext: Sendable {
     let inbox: any CodeInbox
     let origin: String
     let log: ScenarioLog
+    var onPhone: @Sendable (Int, VirtualPhone) -> Void = { _, _ in }
 
     /// A new account on the server (registered, signed in with its password), with a virtual
     /// phone in `state`. A registration refused for its rate waits as the server asks, up to
@@ -87,13 +92,33 @@ struct ScenarioContext: Sendable {
     func newAccount(phone state: DeviceCapabilities) async throws -> ScenarioAccount {
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let username = "s\(number)-\(suffix)"
+        let password = try await Self.register(username, client: client, log: log)
+        let phoneNumber = "+1415555" + String(format: "%04d", Int.random(in: 0...9999))
+        let phone = VirtualPhone(state)
+        onPhone(number, phone)
+        let account = ScenarioAccount(
+            context: self, username: username, password: password, phoneNumber: phoneNumber,
+            phone: phone, deviceID: "phone-\(suffix)")
+        let state = await account.signInWithPassword(account.session)
+        guard case .signedIn = state else {
+            throw ScenarioFailure(action: "sign in \(username) with the password", outcome: Scenarios.words(state))
+        }
+        log.record("register \(username) and sign in with the password", "signed in")
+        return account
+    }
+}
+
+extension ScenarioContext {
+    /// Registers `username` (at `username@example.com`) with a new random password, which it
+    /// gives back. A registration refused for its rate waits as the server asks, up to three times.
+    static func register(_ username: String, client: APIClient, log: ScenarioLog) async throws -> String {
         let password = "Scenario-\(UUID().uuidString)"
         let register = RegisterRequest(username: username, email: "\(username)@example.com", password: password)
         var attempt = 0
         while true {
             do {
                 _ = try await client.send(API.Auth.register, register)
-                break
+                return password
             } catch let error as APIError where error.status == 429 && attempt < 3 {
                 attempt += 1
                 let seconds = max(1, min(error.retryAfter ?? 60, 120))
@@ -101,16 +126,6 @@ struct ScenarioContext: Sendable {
                 try await Task.sleep(for: .seconds(seconds))
             }
         }
-        let phoneNumber = "+1415555" + String(format: "%04d", Int.random(in: 0...9999))
-        let account = ScenarioAccount(
-            context: self, username: username, password: password, phoneNumber: phoneNumber,
-            phone: VirtualPhone(state), deviceID: "phone-\(suffix)")
-        let state = await account.signInWithPassword(account.session)
-        guard case .signedIn = state else {
-            throw ScenarioFailure(action: "sign in \(username) with the password", outcome: Scenarios.words(state))
-        }
-        log.record("register \(username) and sign in with the password", "signed in")
-        return account
     }
 }
 
@@ -139,7 +154,7 @@ struct ScenarioAccount: Sendable {
 
     var log: ScenarioLog { context.log }
     var client: APIClient { context.client }
-    var tag: String { flows.tag(for: username) }
+    var tag: String { DeviceKeyFlows(session: session, device: phone, deviceID: deviceID).tag(for: username) }
 
     /// The SDK's device flows on the account's session.
     var flows: DeviceKeyFlows { flows(on: session) }
@@ -197,31 +212,8 @@ struct ScenarioAccount: Sendable {
     /// Turns on SMS codes to `phoneNumber`, the code read from the inbox: the account then has a
     /// verified number on file.
     func verifyPhone() async throws {
-        let security = AccountSecurity(session: session, stepUp: stepUp(for: session))
-        let code = try await context.inbox.code(to: phoneNumber) {
-            _ = try await security.startSMS(phone: phoneNumber)
-        }
-        _ = try await security.confirmSMS(code: code)
-        let methods = try await session.authorized(stepUp: nil) { [client] in
-            try await client.send(API.TwoFactor.mfaStatus, bearer: $0).methods
-        }
-        try log.check(
-            "verify \(PhoneMask.masked(phoneNumber)) with the code sent to it", methods.contains(.sms),
-            "the server's methods: \(methods.map(\.rawValue).joined(separator: ", "))")
-
-        // A factor confirms nothing in the session that added it: sign in again with it, as
-        // the person would before changing anything else.
-        let flow = SignInFlow(client: client, session: session)
-        let again = try await context.inbox.code(to: phoneNumber) { [username, password] in
-            let state = await flow.signIn(username, password: password)
-            guard case .secondFactor(let step) = state, step.method == .sms else {
-                throw ScenarioFailure(action: "sign in again with the password", outcome: Scenarios.words(state))
-            }
-        }
-        let state = await flow.submit(code: again)
-        try log.check(
-            "sign in again with the password and an SMS code", state.isSignedIn,
-            Scenarios.words(state))
+        try await ScenarioStepUp(account: self, session: session).person.verifyPhone(
+            username: username, session: session)
     }
 
     /// Signs a signed-out app in with this device's key; the session.
@@ -267,54 +259,112 @@ final class StepUpProofs: @unchecked Sendable {
 /// it; a second factor the account had (the device key, a backup code, an SMS code); for a
 /// removal, another factor or the password and then a fresh SMS code.
 struct ScenarioStepUp: StepUpProviding {
-    let account: ScenarioAccount
+    /// Who answers: the account's password, number, backup codes and phone.
+    struct Person: Sendable {
+        let client: APIClient
+        let device: any DeviceSecurity
+        let deviceID: String
+        let tag: String
+        let password: String
+        let phoneNumber: String
+        let proofs: StepUpProofs
+        let inbox: any CodeInbox
+        let log: ScenarioLog
+    }
+
+    let person: Person
     let session: SessionManager
+
+    init(account: ScenarioAccount, session: SessionManager) {
+        person = Person(
+            client: account.client, device: account.phone, deviceID: account.deviceID, tag: account.tag,
+            password: account.password, phoneNumber: account.phoneNumber, proofs: account.proofs,
+            inbox: account.context.inbox, log: account.log)
+        self.session = session
+    }
+
+    init(person: Person, session: SessionManager) { (self.person, self.session) = (person, session) }
 
     func stepUpProof(need: String?, methods: [FactorMethod]) async throws -> StepUpRequest {
         let proof = try await proof(need: need, methods: methods)
-        account.log.record("step up (\(need ?? "asked"))", "with \(proof.method.rawValue)")
+        person.log.record("step up (\(need ?? "asked"))", "with \(proof.method.rawValue)")
         return proof
     }
 
     private func proof(need: String?, methods: [FactorMethod]) async throws -> StepUpRequest {
         switch need {
         case "recentSecondFactor":
-            if methods.contains(.deviceKey), await account.phone.hasKey(tag: account.tag),
-                let keyProof = try? await deviceKey()
-            {
+            if methods.contains(.deviceKey), let keyProof = try? await deviceKey() {
                 return keyProof
             }
-            if methods.contains(.backup), let code = account.proofs.takeBackupCode() {
+            if methods.contains(.backup), let code = person.proofs.takeBackupCode() {
                 return StepUpRequest(method: .backup, code: code)
             }
             return try await smsCode()
         case "otherProof":
-            return account.proofs.passwordThenCode()
-                ? StepUpRequest(method: .password, password: account.password) : try await smsCode()
+            return person.proofs.passwordThenCode()
+                ? StepUpRequest(method: .password, password: person.password) : try await smsCode()
         default:
-            return StepUpRequest(method: .password, password: account.password)
+            return StepUpRequest(method: .password, password: person.password)
         }
     }
 
     private func deviceKey() async throws -> StepUpRequest {
         let token = try await session.accessToken()
-        let challenge = try await account.client.send(
-            API.Auth.stepUpDeviceKeyChallenge, StepUpDeviceKeyChallengeRequest(deviceId: account.deviceID),
+        let challenge = try await person.client.send(
+            API.Auth.stepUpDeviceKeyChallenge, StepUpDeviceKeyChallengeRequest(deviceId: person.deviceID),
             bearer: token)
         guard let bytes = Data(base64Encoded: challenge.challenge) else {
             throw ScenarioFailure(action: "step up with the device key", outcome: "the challenge is not base64")
         }
-        let signature = try await account.phone.sign(bytes, tag: account.tag)
+        let signature = try await person.device.sign(bytes, tag: person.tag)
         return StepUpRequest(
-            method: .deviceKey, deviceId: account.deviceID, challengeId: challenge.challengeId,
+            method: .deviceKey, deviceId: person.deviceID, challengeId: challenge.challengeId,
             signature: signature.base64EncodedString())
     }
 
     private func smsCode() async throws -> StepUpRequest {
         let token = try await session.accessToken()
-        let code = try await account.context.inbox.code(to: account.phoneNumber) { [client = account.client] in
+        let code = try await person.inbox.code(to: person.phoneNumber) { [client = person.client] in
             _ = try await client.send(API.Auth.stepUpSend, StepUpSendRequest(method: .sms), bearer: token)
         }
         return StepUpRequest(method: .sms, code: code)
+    }
+}
+
+extension ScenarioStepUp.Person {
+    /// Turns on SMS codes to `phoneNumber`, the code read from the inbox: the account then has a
+    /// verified number on file.
+    func verifyPhone(username: String, session: SessionManager) async throws {
+        let security = AccountSecurity(
+            session: session, stepUp: ScenarioStepUp(person: self, session: session))
+        let code = try await inbox.code(to: phoneNumber) {
+            _ = try await security.startSMS(phone: phoneNumber)
+        }
+        _ = try await security.confirmSMS(code: code)
+        let methods = try await session.authorized(stepUp: nil) { [client] in
+            try await client.send(API.TwoFactor.mfaStatus, bearer: $0).methods
+        }
+        try log.check(
+            "verify \(PhoneMask.masked(phoneNumber)) with the code sent to it", methods.contains(.sms),
+            "the server's methods: \(methods.map(\.rawValue).joined(separator: ", "))")
+
+        // A factor confirms nothing in the session that added it: sign in again with it, as
+        // the person would before changing anything else.
+        let flow = SignInFlow(client: client, session: session)
+        let again = try await inbox.code(to: phoneNumber) { [username, password] in
+            var state = await flow.signIn(username, password: password)
+            // Another method first (a device key enrolled before): SMS picked instead.
+            if case .secondFactor(let step) = state, step.method != .sms, step.methods.contains(.sms) {
+                state = await flow.choose(.sms)
+            }
+            guard case .secondFactor(let step) = state, step.method == .sms else {
+                throw ScenarioFailure(action: "sign in again with the password", outcome: Scenarios.words(state))
+            }
+        }
+        let state = await flow.submit(code: again)
+        try log.check(
+            "sign in again with the password and an SMS code", state.isSignedIn,
+            Scenarios.words(state))
     }
 }

@@ -78,24 +78,7 @@ enum Terminal {
         return readLine(strippingNewline: true)
     }
 
-    static func words(_ problem: SignInProblem) -> String {
-        switch problem {
-        case .invalidCredentials: "The account name or password is wrong."
-        case .wrongCode(let left?): "That code is wrong; \(left) \(left == 1 ? "try" : "tries") left."
-        case .wrongCode(nil): "That code is wrong."
-        case .locked(let until?): "Locked until \(until.formatted(date: .omitted, time: .standard))."
-        case .locked(nil): "Locked for now."
-        case .rateLimited(let seconds?): "Too many tries: wait \(seconds) seconds and try again."
-        case .rateLimited(nil): "Too many tries: wait a little and try again."
-        case .flowExpired: "This sign-in is over; sign in again with your password."
-        case .alreadyUsed: "That code was just used; each works once. Use another one."
-        case .expired: "That code expired; ask for a new one."
-        case .offline: "The server cannot be reached."
-        case .cancelled: "Cancelled."
-        case .deviceKey(let reason): "\(reason.message)."
-        case .refused(_, let words): words
-        }
-    }
+    static func words(_ problem: SignInProblem) -> String { problem.message }
 
     /// An `APIError` in words: the problem's detail, and when to try again.
     static func words(_ error: any Error) -> String {

@@ -110,9 +110,13 @@ struct DeviceCommand: AsyncParsableCommand {
             switch result {
             case .signedIn(let user):
                 print("Signed in as \(user.username).")
-            case .useSMS(let reason):
+            case .useSMS, .smsCode:
                 let sent = try await inWords { try await phone.flows.requestSMSCode(username: username) }
-                print("\(reason.message). \(sent.message)")
+                if case .useSMS(let reason) = result {
+                    print("\(reason.message). \(sent.message)")
+                } else {
+                    print(sent.message)
+                }
                 print("Finish with: twofold device sign-in --username \(username) --code CODE")
             case .refused(_, let words):
                 throw CommandFailure(description: words)

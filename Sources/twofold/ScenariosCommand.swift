@@ -41,14 +41,7 @@ struct ScenariosCommand: AsyncParsableCommand {
         let inbox: any CodeInbox
         var listener: SMSWebhookListener?
         if let smsWebhook {
-            guard let secret = ProcessInfo.processInfo.environment["TWOFOLD_SMS_WEBHOOK_SECRET"], !secret.isEmpty else {
-                throw ValidationError("--sms-webhook checks signatures: set TWOFOLD_SMS_WEBHOOK_SECRET to the server's")
-            }
-            do {
-                listener = try SMSWebhookListener(address: smsWebhook, secret: secret)
-            } catch {
-                throw CommandFailure(description: "--sms-webhook: \(error)")
-            }
+            listener = try Self.webhookListener(smsWebhook)
             inbox = listener!
         } else {
             inbox = TerminalInbox()
@@ -75,6 +68,21 @@ struct ScenariosCommand: AsyncParsableCommand {
             throw CommandFailure(
                 description: "\(failed.count) of \(results.count) scenarios failed: "
                     + failed.map { String($0.number) }.joined(separator: ", "))
+        }
+    }
+}
+
+extension ScenariosCommand {
+    /// The listener for `--sms-webhook HOST:PORT`, checking signatures with the server's secret
+    /// (`TWOFOLD_SMS_WEBHOOK_SECRET`).
+    static func webhookListener(_ address: String) throws -> SMSWebhookListener {
+        guard let secret = ProcessInfo.processInfo.environment["TWOFOLD_SMS_WEBHOOK_SECRET"], !secret.isEmpty else {
+            throw ValidationError("--sms-webhook checks signatures: set TWOFOLD_SMS_WEBHOOK_SECRET to the server's")
+        }
+        do {
+            return try SMSWebhookListener(address: address, secret: secret)
+        } catch {
+            throw CommandFailure(description: "--sms-webhook: \(error)")
         }
     }
 }

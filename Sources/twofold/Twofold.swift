@@ -9,7 +9,8 @@ struct Twofold: AsyncParsableCommand {
         abstract: "Twofold's command-line tool.",
         subcommands: [
             RegisterCommand.self, LoginCommand.self, StatusCommand.self, LogoutCommand.self, TOTPCommand.self,
-            PasskeyCommand.self, DeviceCommand.self, ScenariosCommand.self, QRCommand.self, BackupCodesCommand.self,
+            PasskeyCommand.self, DeviceCommand.self, ScenariosCommand.self, DashboardCommand.self, QRCommand.self,
+            BackupCodesCommand.self,
             WebAuthnCommand.self,
         ]
     )

@@ -75,9 +75,11 @@ import TwofoldTestSupport
         }
     }
 
-    static func withTarget(environment extra: [String: String] = [:], _ body: (Target) async throws -> Void)
-        async throws
-    {
+    /// `body` runs in the caller's isolation (a test on the main actor drives screen models).
+    static func withTarget(
+        environment extra: [String: String] = [:], isolation: isolated (any Actor)? = #isolation,
+        _ body: (Target) async throws -> Void
+    ) async throws {
         guard let python = TestPython.find() else { return }
         let gatewayPort = SMTPSink.freePort()
         let environment = [

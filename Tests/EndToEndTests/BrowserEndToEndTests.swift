@@ -10,7 +10,7 @@ import TwofoldTestSupport
     static let chromium = "/usr/bin/chromium"
     static let chromedriver = "/usr/bin/chromedriver"
 
-    @Test(.timeLimit(.minutes(10))) func threePeopleSignInRecoverAndAdministerInABrowser() async throws {
+    @Test(.timeLimit(.minutes(15))) func fourPeopleSignInRecoverAdministerAndTestInABrowser() async throws {
         guard let python = TestPython.find() else { return }
         guard FileManager.default.isExecutableFile(atPath: Self.chromium),
             FileManager.default.isExecutableFile(atPath: Self.chromedriver)
@@ -27,10 +27,16 @@ import TwofoldTestSupport
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let sink = try SMTPSink(python: python, security: "none")
         defer { sink.stop() }
+        // SMS codes go to a local gateway, whose messages the dashboard's person reads.
+        let gatewayPort = SMTPSink.freePort()
+        let gateway = try SMSGateway(python: python, port: gatewayPort, secret: "gateway-secret")
+        defer { gateway.stop() }
         let environment = [
             "TWOFOLD_BCRYPT_COST": "4", "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "127.0.0.1",
             "TWOFOLD_SMTP_PORT": String(sink.port), "TWOFOLD_SMTP_SECURITY": "none",
-            "TWOFOLD_EMAIL_FROM": "twofold@example.com",
+            "TWOFOLD_EMAIL_FROM": "twofold@example.com", "TWOFOLD_SMS_PROVIDER": "webhook",
+            "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
+            "TWOFOLD_SMS_WEBHOOK_SECRET": "gateway-secret", "TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1",
         ]
         // The administrator, made as an operator makes one (the password on standard input).
         let adminPassword = "an administrator's long password"
@@ -44,6 +50,17 @@ import TwofoldTestSupport
 
         let server = try await ServerProcess(dataDirectory: data, environment: environment)
         defer { server.stop() }
+        // `twofold dashboard` against the same server: the same Chromium opens it last.
+        let dashboardPort = SMTPSink.freePort()
+        let dashboard = try ChildProcess(
+            BuildProducts.executable("twofold"),
+            arguments: ["--server", "http://localhost:\(server.port)", "dashboard", "--port", String(dashboardPort)],
+            output: .file(root.appendingPathComponent("dashboard.log")),
+            error: .file(root.appendingPathComponent("dashboard.log")))
+        defer {
+            dashboard.terminate()
+            _ = dashboard.waitUntilExit()
+        }
         let shots = BuildProducts.repositoryRoot.appendingPathComponent(".build/browser-screenshots")
         try? FileManager.default.removeItem(at: shots)
         // `localhost`, the relying party's ID the server takes from its port when no origin is set.
@@ -52,6 +69,7 @@ import TwofoldTestSupport
             "--base", "http://localhost:\(server.port)", "--mail-dir",
             sink.directory.appendingPathComponent("messages").path, "--shots", shots.path, "--admin", "ada",
             "--admin-password", adminPassword, "--chromium", Self.chromium, "--chromedriver", Self.chromedriver,
+            "--dashboard", "http://127.0.0.1:\(dashboardPort)/", "--sms-dir", gateway.directory.path,
         ])
         let output = String(decoding: run.standardOutput, as: UTF8.self)
         #expect(
@@ -60,6 +78,7 @@ import TwofoldTestSupport
         )
         #expect(output.contains("step: rae signs in with the pass and must set up a factor first"))
         #expect(output.contains("ok: "))
+        #expect(output.contains("step: the dashboard: all ten scenarios passed"))
         let saved = (try? FileManager.default.contentsOfDirectory(atPath: shots.path)) ?? []
         #expect(saved.filter { $0.hasSuffix("-phone.png") }.count >= 15, "screenshots: \(saved.count)")
     }

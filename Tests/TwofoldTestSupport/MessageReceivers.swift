@@ -113,7 +113,8 @@ public final class SMSGateway: @unchecked Sendable {
     // Safe: the fields are set once in `init`.
     public let port: Int
     public let secret: String
-    private let directory: URL
+    /// Where the gateway writes each message it accepts (`NNNN.json`).
+    public let directory: URL
     private let script: ScriptProcess
 
     public struct Message: Decodable, Sendable {

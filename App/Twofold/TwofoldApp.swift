@@ -1,0 +1,37 @@
+#if canImport(SwiftUI) && os(iOS)
+    import Foundation
+    import SwiftUI
+    import TwofoldApple
+    import TwofoldAppleUI
+    import TwofoldClient
+
+    /// The iOS app: the SDK on the server the settings name, with the Keychain for the session
+    /// and remembered devices, the Secure Enclave for this phone's key, LocalAuthentication for
+    /// the app lock and the passkey sheet for passkeys; then the auth guard.
+    @main
+    struct TwofoldApp: App {
+        private let screens: ScreenFactory
+
+        init() {
+            let client = APIClient(baseURL: ServerAddress.url())
+            let keys = SecureEnclaveKeyStore()
+            let passkeys = PasskeyAuthorization()
+            screens = ScreenFactory(
+                session: SessionManager(client: client, store: KeychainTokenStore()), device: keys,
+                deviceID: Self.deviceID, gate: LocalAuthenticationGate(), passkeys: passkeys,
+                rememberedDevices: KeychainRememberedDevices(), keyStorage: keys.storage)
+        }
+
+        var body: some Scene {
+            WindowGroup { RootView(screens: screens) }
+        }
+
+        /// This phone's identifier, kept in the Keychain. It is first read by a device screen,
+        /// which shows only once the session's store (as readable as the identifier) has been
+        /// read; should the Keychain still refuse, this run uses one it does not keep rather
+        /// than replace the kept one.
+        private static func deviceID() -> String {
+            (try? DeviceIdentifier.current()) ?? UUID().uuidString.lowercased()
+        }
+    }
+#endif

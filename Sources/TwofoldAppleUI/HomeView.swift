@@ -1,0 +1,56 @@
+#if canImport(SwiftUI) && os(iOS)
+    import SwiftUI
+    import TwofoldAPI
+    import TwofoldScreens
+
+    /// The protected screens, behind the auth guard: the account, the 2FA settings hub, this
+    /// phone's enrolment and settings (seed 004), and the testing dashboard. "Confirm it's you"
+    /// shows over any of them when the server asks for it.
+    struct HomeView: View {
+        let screens: ScreenFactory
+        let user: UserDTO
+
+        var body: some View {
+            TabView {
+                NavigationStack { AccountView(screens: screens, user: user) }
+                    .tabItem { Label("Account", systemImage: "person.crop.circle") }
+                NavigationStack {
+                    ModelHost(screens.securityHub) { SecurityHubView(model: $0, screens: screens) }
+                }
+                .tabItem { Label("Security", systemImage: "lock.shield") }
+                NavigationStack { device }
+                    .tabItem { Label("This iPhone", systemImage: "iphone.gen3") }
+                NavigationStack {
+                    ModelHost(screens.testingDashboard) {
+                        TestingDashboardView(model: $0, keyStorage: screens.keyStorage)
+                    }
+                }
+                .tabItem { Label("Testing", systemImage: "checklist") }
+            }
+            .sheet(isPresented: stepUpShown) { StepUpSheet(prompt: screens.stepUp) }
+        }
+
+        private var device: some View {
+            List {
+                NavigationLink {
+                    ModelHost({ screens.enrollment(for: user) }) { EnrollmentView(model: $0) }
+                } label: {
+                    Label("Enroll This iPhone", systemImage: "key.horizontal")
+                }
+                NavigationLink {
+                    ModelHost({ screens.deviceSettings(for: user) }) { DeviceSettingsView(model: $0) }
+                } label: {
+                    Label("Device Settings", systemImage: "gearshape")
+                }
+            }
+            .navigationTitle("This iPhone")
+        }
+
+        /// Shown while the server's question waits; swiping it away cancels the change.
+        private var stepUpShown: Binding<Bool> {
+            Binding(
+                get: { [prompt = screens.stepUp] in prompt.question != nil },
+                set: { [prompt = screens.stepUp] shown in if !shown { prompt.cancel() } })
+        }
+    }
+#endif

@@ -1,0 +1,59 @@
+#if canImport(SwiftUI) && os(iOS)
+    import Combine
+    import SwiftUI
+    import TwofoldScreens
+    import UIKit
+
+    /// Seed 003's auth guard on `AppModel.screen`: nothing but a progress view while the kept
+    /// session is read (no flash of the sign-in screen), a wait while the phone has not been
+    /// unlocked since it started, the sign-in screens, the app lock, or the protected screens.
+    public struct RootView: View {
+        private let screens: ScreenFactory
+
+        /// The app's root, on the objects `screens` holds.
+        public init(screens: ScreenFactory) { self.screens = screens }
+
+        private var app: AppModel { screens.app }
+
+        public var body: some View {
+            content
+                .animation(.default, value: app.screen)
+                .task { await app.launch() }
+                .task {
+                    // A call that found the session refused (a sign-out elsewhere, a revoked
+                    // session) leaves the protected screens.
+                    for await state in await app.session.states() where state == .signedOut {
+                        if case .home = app.screen { await app.sessionEnded() }
+                    }
+                }
+                .onReceive(Self.notifications(UIApplication.willEnterForegroundNotification)) { _ in
+                    app.didEnterForeground()
+                }
+                .onReceive(Self.notifications(UIApplication.protectedDataDidBecomeAvailableNotification)) { _ in
+                    // The phone's first unlock: the kept session can be read now.
+                    if app.screen == .waitingForStore { Task { await app.launch() } }
+                }
+        }
+
+        private static func notifications(_ name: Notification.Name) -> NotificationCenter.Publisher {
+            NotificationCenter.default.publisher(for: name)
+        }
+
+        @ViewBuilder private var content: some View {
+            switch app.screen {
+            case .launching:
+                ProgressView()
+            case .waitingForStore:
+                ContentUnavailableView(
+                    "Unlock your iPhone", systemImage: "lock.iphone",
+                    description: Text("Twofold keeps your session safe until this iPhone has been unlocked."))
+            case .signIn:
+                SignedOutView(screens: screens)
+            case .locked:
+                LockedView(app: app)
+            case .home(let user):
+                HomeView(screens: screens, user: user)
+            }
+        }
+    }
+#endif

@@ -1,0 +1,109 @@
+#if canImport(SwiftUI) && os(iOS)
+    import Foundation
+    import TwofoldAPI
+    import TwofoldClient
+    import TwofoldScreens
+
+    /// The app's objects, made once at launch, and the screen models made from them when a
+    /// screen appears. Wiring only: what a screen does is its model's, and what the phone does is
+    /// the adapters' (the Keychain, the Secure Enclave, LocalAuthentication, the passkey sheet).
+    @MainActor
+    public final class ScreenFactory {
+        /// The auth guard and the app lock.
+        public let app: AppModel
+        /// "Confirm it's you", shared by every change the server guards.
+        public let stepUp: StepUpPrompt
+        /// Where device keys are kept ("Secure Enclave", "Keychain (simulator)"), for the dashboard.
+        public let keyStorage: String?
+        private let session: SessionManager
+        private let device: any DeviceSecurity
+        private let passkeys: (any PasskeyCreating & PasskeyAsserting)?
+        private let rememberedDevices: (any RememberedDeviceStore)?
+        private let makeDeviceID: () -> String
+        private let defaults: UserDefaults
+
+        /// Where the app lock's choice is kept.
+        public static let lockKey = "appLockEnabled"
+
+        /// The app on `session`, with `device`'s keys (known to the server by `deviceID`, read when
+        /// a device screen first needs it, after the Keychain is readable), `gate` as the app
+        /// lock, `passkeys` for the passkey sheet, and `rememberedDevices` for "remember this device".
+        public init(
+            session: SessionManager, device: any DeviceSecurity, deviceID: @escaping () -> String,
+            gate: (any BiometricGate)?, passkeys: (any PasskeyCreating & PasskeyAsserting)?,
+            rememberedDevices: (any RememberedDeviceStore)?, keyStorage: String?, defaults: UserDefaults = .standard
+        ) {
+            (self.session, self.device, makeDeviceID, self.passkeys) = (session, device, deviceID, passkeys)
+            (self.rememberedDevices, self.keyStorage, self.defaults) = (rememberedDevices, keyStorage, defaults)
+            stepUp = StepUpPrompt(session: session)
+            app = AppModel(session: session, gate: gate, lockEnabled: defaults.bool(forKey: Self.lockKey))
+        }
+
+        private lazy var deviceID = makeDeviceID()
+        private lazy var security = AccountSecurity(session: session, stepUp: stepUp.provider, passkeys: passkeys)
+        private lazy var deviceFlows = DeviceKeyFlows(
+            session: session, device: device, deviceID: deviceID, stepUp: stepUp.provider)
+
+        /// Turns the app lock on or off, and keeps the choice.
+        public func setLock(_ enabled: Bool) {
+            app.lockEnabled = enabled && app.canLock
+            defaults.set(app.lockEnabled, forKey: Self.lockKey)
+        }
+
+        // MARK: Signed out
+
+        /// Seed 003's login and seed 002's challenge. The device key is not offered as a second
+        /// step here: `SignInFlow` takes one signer, and the key's tag needs the account name
+        /// typed on this very screen.
+        func signIn() -> SignInModel {
+            SignInModel(
+                flow: SignInFlow(
+                    client: session.client, session: session, passkeys: passkeys,
+                    rememberedDevices: rememberedDevices))
+        }
+
+        /// Seed 000's account recovery.
+        func recovery() -> RecoveryModel {
+            RecoveryModel(recovery: AccountRecovery(client: session.client), session: session)
+        }
+
+        /// Seed 004's sign-in with this phone's key, or SMS codes.
+        func deviceSignIn() -> DeviceSignInModel { DeviceSignInModel(flows: deviceFlows) }
+
+        // MARK: Signed in
+
+        /// Seed 000's 2FA settings hub.
+        func securityHub() -> SecurityHubModel { SecurityHubModel(security: security, stepUp: stepUp) }
+
+        /// Seed 000's authenticator setup wizard.
+        func authenticatorSetup() -> AuthenticatorSetupModel { AuthenticatorSetupModel(security: security) }
+
+        /// Seed 000's backup codes: `codes` a setup just gave, or none (to make new ones).
+        func backupCodes(_ codes: [String] = []) -> BackupCodesModel {
+            BackupCodesModel(security: security, codes: codes)
+        }
+
+        /// SMS or email codes turned on.
+        func codeChannel(_ channel: FactorMethod) -> CodeChannelSetupModel {
+            CodeChannelSetupModel(security: security, channel: channel)
+        }
+
+        /// Seed 000's passkeys.
+        func passkeyList() -> PasskeysModel { PasskeysModel(security: security) }
+
+        /// Seed 004's enrolment of this phone for `user`.
+        func enrollment(for user: UserDTO) -> EnrollmentModel {
+            EnrollmentModel(flows: deviceFlows, device: device, username: user.username)
+        }
+
+        /// Seed 004's settings of this phone for `user`.
+        func deviceSettings(for user: UserDTO) -> DeviceSettingsModel {
+            DeviceSettingsModel(flows: deviceFlows, session: session, username: user.username)
+        }
+
+        /// Seed 004's testing dashboard on this phone (codes typed into its code field).
+        func testingDashboard() -> TestingDashboardModel {
+            TestingDashboardModel(client: session.client, device: device, deviceID: deviceID)
+        }
+    }
+#endif

@@ -1,0 +1,93 @@
+#if canImport(SwiftUI) && os(iOS)
+    import SwiftUI
+    import TwofoldAPI
+    import TwofoldScreens
+
+    /// Seed 003's login screen and seed 002's challenge on a `SignInModel`: the account name
+    /// (marked `.username`, where the keyboard offers saved passwords) and password, "Sign in
+    /// with a passkey", then the second step, and recovery at the end of the fallback chain.
+    public struct SignInView: View {
+        @Bindable private var model: SignInModel
+        private let onSignedIn: @MainActor (UserDTO) -> Void
+        private let onDeviceSignIn: (@MainActor () -> Void)?
+        private let onRecovery: @MainActor () -> Void
+
+        /// The screen for `model`; `onSignedIn` hears the signed-in user; `onDeviceSignIn` and
+        /// `onRecovery` open seed 004's device sign-in and account recovery.
+        public init(
+            model: SignInModel, onSignedIn: @escaping @MainActor (UserDTO) -> Void,
+            onDeviceSignIn: (@MainActor () -> Void)? = nil, onRecovery: @escaping @MainActor () -> Void
+        ) {
+            self.model = model
+            (self.onSignedIn, self.onDeviceSignIn, self.onRecovery) = (onSignedIn, onDeviceSignIn, onRecovery)
+        }
+
+        public var body: some View {
+            content
+                .animation(.default, value: model.phase)
+                .onChange(of: model.phase) { _, phase in
+                    if case .signedIn(let user) = phase { onSignedIn(user) }
+                }
+        }
+
+        @ViewBuilder private var content: some View {
+            switch model.phase {
+            case .credentials:
+                credentials
+            case .working where model.step == nil:
+                credentials.disabled(true).overlay {
+                    ProgressView("Signing in…").padding().background(.regularMaterial)
+                }
+            case .challenge, .working:
+                ChallengeView(model: model, onRecovery: onRecovery)
+            case .signedIn:
+                ProgressView("Signed in")
+            case .recovery:
+                ContentUnavailableView {
+                    Label("No other way to sign in", systemImage: "person.crop.circle.badge.questionmark")
+                } description: {
+                    Text("You've tried every way this account has. Account recovery can get you back in.")
+                } actions: {
+                    Button("Recover your account") { onRecovery() }.buttonStyle(.borderedProminent)
+                    Button("Start over") { Task { await model.startOver() } }
+                }
+            }
+        }
+
+        private var credentials: some View {
+            Form {
+                Section {
+                    TextField("Email or username", text: $model.name)
+                        .textContentType(.username)
+                        .keyboardType(.emailAddress)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .submitLabel(.next)
+                    SecureField("Password", text: $model.password)
+                        .textContentType(.password)
+                        .submitLabel(.go)
+                        .onSubmit { Task { await model.signIn() } }
+                }
+                if let message = model.message {
+                    Section { ProblemText(message) }
+                }
+                Section {
+                    Button("Sign in") { Task { await model.signIn() } }
+                        .frame(maxWidth: .infinity)
+                        .disabled(!model.canSignIn)
+                    Button("Sign in with a passkey", systemImage: "person.badge.key") {
+                        Task { await model.signInWithPasskey() }
+                    }
+                    .frame(maxWidth: .infinity)
+                    .accessibilityHint("Uses Face ID or Touch ID with a passkey saved for this account")
+                }
+                Section {
+                    if let onDeviceSignIn {
+                        Button("Sign in with this iPhone's key", systemImage: "iphone.gen3") { onDeviceSignIn() }
+                    }
+                    Button("Can't sign in? Recover your account") { onRecovery() }
+                }
+            }
+        }
+    }
+#endif

@@ -1,0 +1,38 @@
+#if canImport(SwiftUI) && os(iOS)
+    import SwiftUI
+    import TwofoldScreens
+
+    /// The screens before a session: the sign-in (seeds 003 and 002), seed 004's sign-in with
+    /// this phone's key, and account recovery (seed 000).
+    struct SignedOutView: View {
+        let screens: ScreenFactory
+        @State private var path: [Route] = []
+
+        private enum Route: Hashable {
+            case deviceSignIn, recovery
+        }
+
+        var body: some View {
+            NavigationStack(path: $path) {
+                ModelHost(screens.signIn) { model in
+                    SignInView(
+                        model: model, onSignedIn: { [app = screens.app] in app.signedIn($0) },
+                        onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })
+                }
+                .navigationTitle("Sign In")
+                .navigationDestination(for: Route.self) { route in
+                    switch route {
+                    case .deviceSignIn:
+                        ModelHost(screens.deviceSignIn) { model in
+                            DeviceSignInView(model: model) { [app = screens.app] in app.signedIn($0) }
+                        }
+                    case .recovery:
+                        ModelHost(screens.recovery) { model in
+                            RecoveryView(model: model) { [app = screens.app] in app.signedIn($0) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+#endif

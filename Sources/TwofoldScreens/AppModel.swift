@@ -1,0 +1,94 @@
+import Foundation
+import Observation
+import TwofoldAPI
+import TwofoldClient
+
+/// Seed 003's auth guard with seed 002's app lock: which screen the app shows. Until the kept
+/// session has been read, neither screen (no flash of the sign-in screen); signed in, the
+/// protected screens, behind the app lock when it is on. The lock is a convenience gate only:
+/// it shows a session the phone already keeps and proves nothing to the server, so a failed or
+/// cancelled lock never signs out, and signing in always takes the server's factors.
+@MainActor @Observable
+public final class AppModel {
+    /// The screen to show.
+    public enum Screen: Sendable, Equatable {
+        /// The kept session is being read.
+        case launching
+        /// A session may be kept but the store is not readable yet (before the first unlock).
+        case waitingForStore
+        /// No session: the sign-in screen.
+        case signIn
+        /// Signed in, the app lock is on: unlock first.
+        case locked(UserDTO)
+        /// Signed in: the protected screens.
+        case home(UserDTO)
+    }
+
+    /// The screen to show now.
+    public private(set) var screen: Screen = .launching
+    /// Whether the app lock is on (the person's choice in settings).
+    public var lockEnabled: Bool
+    /// Why the last unlock did not happen, in words.
+    public private(set) var lockProblem: String?
+    /// The session the screens use.
+    public let session: SessionManager
+    private let gate: (any BiometricGate)?
+
+    /// An app on `session`; `gate` is the app lock's prompt (none: no lock offered).
+    public init(session: SessionManager, gate: (any BiometricGate)? = nil, lockEnabled: Bool = false) {
+        (self.session, self.gate, self.lockEnabled) = (session, gate, lockEnabled && gate != nil)
+    }
+
+    /// Whether an app lock can be offered.
+    public var canLock: Bool { gate != nil }
+
+    /// Reads the kept session (on launch, and when the store becomes readable).
+    public func launch() async {
+        screen = .launching
+        show(await session.restore())
+    }
+
+    /// The app comes back to the foreground: locked again when the lock is on.
+    public func didEnterForeground() {
+        if case .home(let user) = screen, lockEnabled { screen = .locked(user) }
+    }
+
+    /// The sign-in screen finished: the protected screens.
+    public func signedIn(_ user: UserDTO) {
+        lockProblem = nil
+        screen = .home(user)
+    }
+
+    /// Asks the gate to unlock; a cancel or failure leaves the app locked (and signed in).
+    public func unlock() async {
+        guard case .locked(let user) = screen, let gate else { return }
+        do {
+            try await gate.unlock(reason: "Unlock Twofold")
+            lockProblem = nil
+            screen = .home(user)
+        } catch {
+            lockProblem = error == .userCancel ? "Unlock to see your account." : error.message
+        }
+    }
+
+    /// Signs out here and at the server.
+    public func signOut() async {
+        await session.signOut()
+        lockProblem = nil
+        screen = .signIn
+    }
+
+    /// A call found the session gone (refused by the server): back to the sign-in screen.
+    public func sessionEnded() async {
+        show(await session.restore())
+    }
+
+    private func show(_ state: AuthState) {
+        switch state {
+        case .checking: screen = .launching
+        case .waitingForStore: screen = .waitingForStore
+        case .signedOut: screen = .signIn
+        case .signedIn(let user): screen = lockEnabled ? .locked(user) : .home(user)
+        }
+    }
+}

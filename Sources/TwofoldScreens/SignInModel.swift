@@ -1,0 +1,218 @@
+import Foundation
+import Observation
+import TwofoldAPI
+import TwofoldClient
+
+/// Seed 003's login and verify-code screens and seed 002's challenge screen, on the SDK's
+/// `SignInFlow`: the account name and password (or a passkey alone), then the second step
+/// with a tab per method the account has, the code input with paste, the resend countdown,
+/// "remember this device", attempts left and the lockout, and the way down the fallback chain
+/// to recovery. Every decision is here; a view renders `phase`, `step` and `problem`.
+@MainActor @Observable
+public final class SignInModel {
+    /// Where the sign-in is.
+    public enum Phase: Sendable, Equatable {
+        /// The account name and password (or a passkey).
+        case credentials
+        /// A request is out.
+        case working
+        /// The second step: `step` says which method and how it stands.
+        case challenge
+        /// Signed in: the auth guard shows the protected screens.
+        case signedIn(UserDTO)
+        /// Every method was set aside: account recovery.
+        case recovery
+    }
+
+    /// The email address or username typed.
+    public var name = ""
+    /// The password typed.
+    public var password = ""
+    /// The code typed for the chosen method.
+    public private(set) var code = CodeEntry()
+    /// "Remember this device" (offered when `canRememberDevice`).
+    public var rememberDevice = false
+    /// Where the sign-in is.
+    public private(set) var phase: Phase = .credentials
+    /// The second step as the server last described it.
+    public private(set) var step: SecondFactorStep?
+    /// What went wrong last, if anything.
+    public private(set) var problem: SignInProblem?
+    /// The last haptic to play.
+    public private(set) var feedback: Feedback?
+
+    private let flow: SignInFlow
+    private let clock: @Sendable () -> Date
+    private var events = 0
+
+    /// A sign-in on `flow`; `clock` tells the countdowns the time.
+    public init(flow: SignInFlow, clock: @escaping @Sendable () -> Date = { Date() }) {
+        (self.flow, self.clock) = (flow, clock)
+    }
+
+    /// Whether "remember this device" can be offered.
+    public var canRememberDevice: Bool { flow.canRememberDevice }
+
+    /// The problem in words.
+    public var message: String? { problem?.message }
+
+    /// Whether the sign-in button does anything.
+    public var canSignIn: Bool { phase == .credentials && !name.isEmpty && !password.isEmpty }
+
+    /// The second step's tabs: the account's methods in the fallback chain's order.
+    public var tabs: [FactorMethod] {
+        guard let step else { return [] }
+        return SignInFlow.chain.filter(step.methods.contains)
+    }
+
+    /// The chosen method.
+    public var method: FactorMethod? { step?.method }
+
+    /// A tab's title.
+    public static func title(_ method: FactorMethod) -> String {
+        switch method {
+        case .webauthn: "Passkey"
+        case .deviceKey: "This device"
+        case .totp: "Authenticator"
+        case .sms: "Text message"
+        case .email: "Email"
+        case .backup: "Backup code"
+        default: method.rawValue
+        }
+    }
+
+    /// What the chosen method asks of the person.
+    public var instructions: String {
+        switch step?.method {
+        case .webauthn: "Use your passkey to finish signing in."
+        case .deviceKey: "Confirm with this device's Face ID, Touch ID or passcode."
+        case .totp: "Enter the 6-digit code from your authenticator app."
+        case .sms: "Enter the 6-digit code we texted to \(step?.codeSentTo ?? step?.maskedPhone ?? "your phone")."
+        case .email: "Enter the 6-digit code we emailed to \(step?.codeSentTo ?? step?.maskedEmail ?? "you")."
+        case .backup: "Enter one of your backup codes. Each works once."
+        default: ""
+        }
+    }
+
+    /// Seconds until another code may be sent (0: now); `nil` for a method that sends none.
+    public func resendCountdown() -> Int? {
+        guard let step, step.method.isSentCode else { return nil }
+        guard let at = step.resendAvailableAt else { return 0 }
+        return max(0, Int(at.timeIntervalSince(clock()).rounded(.up)))
+    }
+
+    /// Seconds until the chosen method unlocks; `nil` when it is not locked.
+    public func lockCountdown() -> Int? {
+        guard let until = step?.lockedUntil else { return nil }
+        let left = Int(until.timeIntervalSince(clock()).rounded(.up))
+        return left > 0 ? left : nil
+    }
+
+    // MARK: Intents
+
+    /// Signs in with the name and password.
+    public func signIn() async {
+        guard canSignIn else { return }
+        phase = .working
+        show(await flow.signIn(name, password: password))
+    }
+
+    /// Signs in with a passkey alone (the button, or the autofill bar through `asserter`).
+    public func signInWithPasskey(using asserter: (any PasskeyAsserting)? = nil) async {
+        phase = .working
+        show(await flow.signInWithPasskey(using: asserter))
+    }
+
+    /// Picks a tab; for SMS or email the code is sent.
+    public func select(_ method: FactorMethod) async {
+        guard phase == .challenge, step?.method != method || method.isSentCode else { return }
+        phase = .working
+        show(await flow.choose(method))
+    }
+
+    /// What was typed or pasted into the code field; a complete code is submitted at once.
+    public func type(_ text: String) async {
+        code.update(text)
+        if code.isComplete { await submit() }
+    }
+
+    /// Pasted text: the code found in it, submitted when complete.
+    public func paste(_ text: String) async {
+        code.paste(text)
+        if code.isComplete { await submit() }
+    }
+
+    /// Submits the code typed.
+    public func submit() async {
+        guard phase == .challenge, code.isComplete, lockCountdown() == nil else { return }
+        phase = .working
+        show(await flow.submit(code: code.submission, rememberDevice: rememberDevice))
+    }
+
+    /// Sends another code (after the countdown).
+    public func resend() async {
+        guard phase == .challenge, resendCountdown() == 0 else { return }
+        phase = .working
+        show(await flow.resend())
+    }
+
+    /// The passkey prompt as the second factor.
+    public func usePasskey() async {
+        guard phase == .challenge else { return }
+        phase = .working
+        show(await flow.usePasskey(rememberDevice: rememberDevice))
+    }
+
+    /// The device key's prompt as the second factor.
+    public func useDeviceKey() async {
+        guard phase == .challenge else { return }
+        phase = .working
+        show(await flow.useDeviceKey(rememberDevice: rememberDevice))
+    }
+
+    /// "Try another way": the next method in the chain, or recovery after the last.
+    public func tryAnotherWay() async {
+        show(await flow.fallBack())
+    }
+
+    /// Back to the account name and password.
+    public func startOver() async {
+        password = ""
+        show(await flow.restart())
+    }
+
+    private func show(_ state: SignInState) {
+        switch state {
+        case .credentials(let problem):
+            phase = .credentials
+            step = nil
+            self.problem = problem
+            if problem != nil { buzz(.error) }
+        case .working:
+            phase = .working
+        case .secondFactor(let new):
+            if new.method != step?.method { code = CodeEntry(for: new.method) }
+            phase = .challenge
+            step = new
+            problem = new.problem
+            if new.problem != nil {
+                code.clear()
+                buzz(.error)
+            }
+        case .signedIn(let user):
+            phase = .signedIn(user)
+            problem = nil
+            password = ""
+            code.clear()
+            buzz(.success)
+        case .recovery:
+            phase = .recovery
+            problem = nil
+        }
+    }
+
+    private func buzz(_ kind: Feedback.Kind) {
+        events += 1
+        feedback = Feedback(kind: kind, id: events)
+    }
+}

@@ -1,0 +1,660 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
+import TwofoldDevice
+import TwofoldScreens
+import TwofoldTestSupport
+
+/// The app's screen models against the built server: for each screen, success, a wrong code, the
+/// lockout, the network gone and a cancelled prompt, where the screen can meet them. The views
+/// (Apple-only) render only what these models hold.
+@MainActor @Suite(.serialized) struct ScreenModelTests {
+    /// A client for a port nothing listens on: the network gone.
+    static var unreachable: APIClient { APIClient(baseURL: URL(string: "http://127.0.0.1:\(SMTPSink.freePort())")!) }
+
+    /// A signed-in session for `name` (password only).
+    static func session(_ target: AttackEndToEndTests.Target, _ name: String) async throws -> SessionManager {
+        let session = SessionManager(client: target.client, store: MemoryTokenStore())
+        await session.signedIn(
+            try await target.client.send(
+                API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+            ).tokens)
+        return session
+    }
+
+    /// Answers `prompt` with `answer` whenever it asks, while `body` runs.
+    static func answering(
+        _ prompt: StepUpPrompt, with answer: @escaping @MainActor (StepUpPrompt) async -> Void,
+        during body: () async throws -> Void
+    ) async rethrows {
+        let watcher = Task { @MainActor in
+            while !Task.isCancelled {
+                if prompt.question != nil { await answer(prompt) }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        defer { watcher.cancel() }
+        try await body()
+    }
+
+    /// Cancels, and records as an issue, a question of `prompt` nobody answers within 45
+    /// seconds (a step-up the test did not expect), so a test fails instead of waiting forever.
+    static func failUnexpectedQuestions(_ prompt: StepUpPrompt) -> Task<Void, Never> {
+        Task { @MainActor in
+            var since: Date?
+            while !Task.isCancelled {
+                if let question = prompt.question {
+                    if let start = since, Date().timeIntervalSince(start) > 45 {
+                        Issue.record("an unexpected step-up: \(question)")
+                        prompt.cancel()
+                        since = nil
+                    } else if since == nil {
+                        since = Date()
+                    }
+                } else {
+                    since = nil
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    static func code(_ secret: [UInt8], offset: TimeInterval = 0) throws -> String {
+        try TOTP(secret: secret).code(at: Date().addingTimeInterval(offset))
+    }
+
+    // MARK: Seeds 003 and 002: sign-in, challenge, verify code
+
+    @Test(.timeLimit(.minutes(2))) func signInScreenThroughEveryOutcome() async throws {
+        try await AttackEndToEndTests.withTarget { target in
+            let (secret, backupCodes) = try await SDKSignInEndToEndTests.accountWithTOTP(target.client, "sam")
+            @MainActor func model() -> SignInModel {
+                SignInModel(
+                    flow: SignInFlow(
+                        client: target.client,
+                        session: SessionManager(client: target.client, store: MemoryTokenStore()),
+                        rememberedDevices: MemoryRememberedDevices()))
+            }
+
+            // A wrong password: the credentials again, in words, with an error haptic.
+            let screen = model()
+            screen.name = "sam"
+            screen.password = "not the password at all"
+            await screen.signIn()
+            #expect(screen.phase == .credentials && screen.problem == .invalidCredentials)
+            #expect(screen.message == "The account name or password is wrong." && screen.feedback?.kind == .error)
+
+            // The password: the challenge with the account's tabs, the authenticator first.
+            screen.password = AuthEndToEndTests.password
+            await screen.signIn()
+            #expect(screen.phase == .challenge && screen.method == .totp)
+            #expect(screen.tabs == [.totp, .backup], "\(screen.tabs)")
+            #expect(screen.canRememberDevice && screen.resendCountdown() == nil)
+
+            // A wrong code pasted inside a message: submitted at once, refused, attempts left shown.
+            let wrong = try SDKSignInEndToEndTests.wrongCode(secret)
+            await screen.paste("Your code is \(wrong).")
+            #expect(screen.problem == .wrongCode(attemptsRemaining: 4), "\(String(describing: screen.problem))")
+            #expect(screen.step?.attemptsRemaining == 4 && screen.code.text.isEmpty && screen.phase == .challenge)
+
+            // The backup tab takes eight letters and digits; a right backup code signs in.
+            await screen.select(.backup)
+            #expect(screen.method == .backup && screen.code.length == 8 && screen.code.allowsLetters)
+            await screen.type(backupCodes[0].lowercased())
+            guard case .signedIn(let user) = screen.phase else {
+                Issue.record("a backup code did not sign in: \(screen.phase) \(String(describing: screen.problem))")
+                return
+            }
+            #expect(user.username == "sam" && screen.password.isEmpty && screen.feedback?.kind == .success)
+
+            // Wrong codes lock the method: the lock and its countdown are on the step.
+            let locking = model()
+            locking.name = "sam"
+            locking.password = AuthEndToEndTests.password
+            await locking.signIn()
+            for _ in 0..<6 where locking.lockCountdown() == nil {
+                await locking.type(wrong)
+            }
+            guard case .locked(let until) = locking.problem else {
+                Issue.record("no lockout: \(String(describing: locking.problem))")
+                return
+            }
+            #expect((until ?? .distantPast) > Date() && (locking.lockCountdown() ?? 0) > 0)
+            // While locked, the right code is not even sent.
+            await locking.type(try Self.code(secret))
+            #expect(locking.phase == .challenge)
+
+            // "Try another way" walks the chain to recovery.
+            await locking.tryAnotherWay()
+            #expect(locking.method == .backup)
+            await locking.tryAnotherWay()
+            #expect(locking.phase == .recovery)
+
+            // The network gone: said so, on the credentials.
+            let offline = SignInModel(
+                flow: SignInFlow(
+                    client: Self.unreachable,
+                    session: SessionManager(client: Self.unreachable, store: MemoryTokenStore())))
+            offline.name = "sam"
+            offline.password = AuthEndToEndTests.password
+            await offline.signIn()
+            #expect(offline.problem == .offline && offline.phase == .credentials)
+        }
+    }
+
+    // MARK: Seed 003's auth guard and seed 002's app lock
+
+    @Test(.timeLimit(.minutes(2))) func theAuthGuardAndTheAppLock() async throws {
+        try await AttackEndToEndTests.withTarget { target in
+            _ = try await target.register("gil")
+            let store = MemoryTokenStore()
+            let phone = VirtualPhone(.faceID)
+            let app = AppModel(session: SessionManager(client: target.client, store: store), gate: phone)
+            await app.launch()
+            #expect(app.screen == .signIn)
+
+            let screen = SignInModel(flow: SignInFlow(client: target.client, session: app.session))
+            screen.name = "gil"
+            screen.password = AuthEndToEndTests.password
+            await screen.signIn()
+            guard case .signedIn(let user) = screen.phase else {
+                Issue.record("not signed in: \(screen.phase)")
+                return
+            }
+            app.signedIn(user)
+            #expect(app.screen == .home(user))
+
+            // The app comes back with the lock on: locked, the session kept; a cancelled prompt
+            // leaves it locked (and signed in); the prompt unlocks.
+            app.lockEnabled = true
+            app.didEnterForeground()
+            #expect(app.screen == .locked(user))
+            await phone.cancelNextPrompt()
+            await app.unlock()
+            #expect(app.screen == .locked(user) && app.lockProblem == "Unlock to see your account.")
+            await app.unlock()
+            #expect(app.screen == .home(user) && app.lockProblem == nil)
+
+            // A new launch restores the kept session without a request, behind the lock.
+            let relaunched = AppModel(
+                session: SessionManager(client: target.client, store: store), gate: phone, lockEnabled: true)
+            await relaunched.launch()
+            #expect(relaunched.screen == .locked(user))
+
+            // A store not readable yet (before the first unlock) is not signed out.
+            await store.setReadable(false)
+            let early = AppModel(session: SessionManager(client: target.client, store: store))
+            await early.launch()
+            #expect(early.screen == .waitingForStore)
+            await store.setReadable(true)
+            await early.launch()
+            #expect(early.screen == .home(user))
+
+            // Signing out ends the session at the server too.
+            let token = try await app.session.accessToken()
+            await app.signOut()
+            #expect(app.screen == .signIn)
+            await #expect(throws: APIError.self) { try await target.client.send(API.Account.show, bearer: token) }
+        }
+    }
+
+    // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
+
+    @Test(.timeLimit(.minutes(2))) func securityScreensSetUpAndGuardChanges() async throws {
+        try await AttackEndToEndTests.withTarget { target in
+            _ = try await target.register("hal")
+            let session = try await Self.session(target, "hal")
+            let prompt = StepUpPrompt(session: session)
+            let unexpected = Self.failUnexpectedQuestions(prompt)
+            defer { unexpected.cancel() }
+            let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(target.server.port)"))
+            let security = AccountSecurity(session: session, stepUp: prompt.provider, passkeys: passkeys)
+            let hub = SecurityHubModel(security: security, stepUp: prompt)
+            await hub.load()
+            #expect(hub.status != nil && !hub.isProtected && hub.headline.hasPrefix("Two-step sign-in is off"))
+
+            // The wizard: the secret grouped for reading and copied; a wrong code refused.
+            let wizard = AuthenticatorSetupModel(security: security)
+            await wizard.start()
+            guard case .scan(let setup) = wizard.step else {
+                Issue.record("no QR step: \(wizard.step) \(String(describing: wizard.problem))")
+                return
+            }
+            #expect(setup.qrCodeSVG.contains("<svg") && wizard.secretForReading.contains(" "))
+            #expect(wizard.copySecret() == setup.secret && wizard.copied)
+            let secret = try Base32.decode(setup.secret)
+            let wrong = try SDKSignInEndToEndTests.wrongCode(secret)
+            await wizard.type(wrong)
+            #expect(wizard.problem == .wrongCode(attemptsRemaining: nil) || wizard.problem?.isWrongCode == true)
+            #expect(wizard.feedback?.kind == .error && wizard.code.text.isEmpty)
+            await wizard.type(try Self.code(secret))
+            guard case .done(let codes?) = wizard.step else {
+                Issue.record("not done: \(wizard.step) \(String(describing: wizard.problem))")
+                return
+            }
+            #expect(codes.count == 10 && wizard.feedback?.kind == .success)
+
+            // The backup codes: not left until saved.
+            let backup = BackupCodesModel(security: security, codes: codes)
+            #expect(!backup.canFinish && backup.text.split(separator: "\n").count == 10)
+            backup.finish()
+            #expect(backup.codes.count == 10)
+            backup.saved = true
+            backup.finish()
+            #expect(backup.codes.isEmpty)
+
+            await hub.load()
+            #expect(hub.isProtected && hub.status?.totp.enabled == true)
+
+            // A factor vouches only for later sessions: the person signs in again with it, and
+            // has this device remembered; the next password sign-in skips the code. That session
+            // proved the password alone.
+            let remembered = MemoryRememberedDevices()
+            let again = SignInModel(
+                flow: SignInFlow(client: target.client, session: session, rememberedDevices: remembered))
+            again.name = "hal"
+            again.password = AuthEndToEndTests.password
+            again.rememberDevice = true
+            await again.signIn()
+            await again.type(try Self.code(secret, offset: 30))
+            #expect(again.phase.isSignedIn, "\(String(describing: again.problem))")
+            let passwordOnly = SignInModel(
+                flow: SignInFlow(client: target.client, session: session, rememberedDevices: remembered))
+            passwordOnly.name = "hal"
+            passwordOnly.password = AuthEndToEndTests.password
+            await passwordOnly.signIn()
+            #expect(passwordOnly.phase.isSignedIn, "\(passwordOnly.phase)")
+
+            // Turning the authenticator off asks for another proof (the password, an email code);
+            // cancelled, nothing changes.
+            var asked: StepUpPrompt.Question?
+            try await Self.answering(
+                prompt,
+                with: {
+                    asked = $0.question
+                    $0.cancel()
+                }
+            ) {
+                await hub.removeAuthenticator()
+            }
+            #expect(hub.problem == .cancelled && hub.status?.totp.enabled == true, "\(String(describing: hub.problem))")
+            #expect(
+                asked?.need == "otherProof" && asked?.methods.contains(.password) == true,
+                "\(String(describing: asked))")
+            #expect(asked?.methods.contains(.email) == true && prompt.question == nil)
+
+            // SMS codes: the number, a wrong code, the right one.
+            let sms = CodeChannelSetupModel(security: security, channel: .sms)
+            sms.phone = "+14155550142"
+            let before = try target.gateway.messages().count
+            // Adding a factor needs a recent second factor: the prompt offers the account's, and a
+            // backup code answers it.
+            asked = nil
+            try await Self.answering(
+                prompt,
+                with: {
+                    asked = $0.question
+                    $0.choose(.backup)
+                    $0.code.update(codes[0])
+                    $0.confirm()
+                }
+            ) {
+                await sms.send()
+            }
+            #expect(
+                asked?.need == "recentSecondFactor" && asked?.methods == [.totp, .backup],
+                "\(String(describing: asked))")
+            #expect(
+                sms.sentTo?.hasSuffix("42") == true && sms.sentTo != sms.phone, "\(String(describing: sms.problem))")
+            let sent = try #require(try await target.gateway.nextMessage(after: before)?.code)
+            await sms.type(sent == "000000" ? "111111" : "000000")
+            #expect(sms.problem?.isWrongCode == true && sms.done == nil, "\(String(describing: sms.problem))")
+            await sms.type(sent)
+            #expect(sms.done != nil && sms.problem == nil, "\(String(describing: sms.problem))")
+
+            // Passkeys: a cancelled sheet changes nothing; then one is added, listed as the
+            // authenticator made it, renamed, and signs in alone.
+            let keys = PasskeysModel(security: security)
+            await passkeys.setCancels(true)
+            await keys.add(name: "Phone")
+            #expect(keys.problem == .cancelled && keys.passkeys.isEmpty, "\(String(describing: keys.problem))")
+            await passkeys.setCancels(false)
+            await keys.add(name: "Phone")
+            #expect(keys.passkeys.map(\.name) == ["Phone"], "\(String(describing: keys.problem))")
+            #expect(keys.passkeys.first.map(PasskeysModel.kind) == "This device only")
+            let added = try #require(keys.passkeys.first)
+            await keys.rename(added.id, to: "<script>x</script>")
+            #expect(keys.passkeys.first?.name == "<script>x</script>")
+
+            // New backup codes: the old ones stop working.
+            try await Self.answering(
+                prompt,
+                with: {
+                    $0.choose(.backup)
+                    $0.code.update(codes[1])
+                    $0.confirm()
+                }
+            ) {
+                await backup.regenerate()
+            }
+            #expect(
+                backup.codes.count == 10 && Set(backup.codes).isDisjoint(with: codes),
+                "\(String(describing: backup.problem))")
+            #expect(!backup.canFinish)
+
+            let passkeySignIn = SignInModel(
+                flow: SignInFlow(
+                    client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()),
+                    passkeys: passkeys))
+            await passkeys.setCancels(true)
+            await passkeySignIn.signInWithPasskey()
+            #expect(passkeySignIn.problem == .cancelled && passkeySignIn.phase == .credentials)
+            await passkeys.setCancels(false)
+            await passkeySignIn.signInWithPasskey()
+            guard case .signedIn(let passkeyUser) = passkeySignIn.phase else {
+                Issue.record(
+                    "the passkey did not sign in: \(passkeySignIn.phase) \(String(describing: passkeySignIn.problem))")
+                return
+            }
+            #expect(passkeyUser.username == "hal")
+
+            // The network gone: every screen says so.
+            let cut = AccountSecurity(session: SessionManager(client: Self.unreachable, store: MemoryTokenStore()))
+            let offlineHub = SecurityHubModel(security: cut, stepUp: StepUpPrompt())
+            await offlineHub.load()
+            #expect(offlineHub.problem == .refused(.unauthorized, "You were signed out. Sign in again."))
+            let offlineWizard = AuthenticatorSetupModel(
+                security: AccountSecurity(session: try await Self.offline(session)))
+            await offlineWizard.start()
+            #expect(offlineWizard.problem == .offline, "\(String(describing: offlineWizard.problem))")
+        }
+    }
+
+    /// `session`'s tokens kept by a manager whose server has gone away (its client points at a
+    /// closed port).
+    static func offline(_ session: SessionManager) async throws -> SessionManager {
+        let kept = try #require(await session.session)
+        let cut = SessionManager(client: Self.unreachable, store: MemoryTokenStore())
+        await cut.signedIn(
+            AuthTokensResponse(accessToken: kept.accessToken, refreshToken: kept.refreshToken, user: kept.user))
+        return cut
+    }
+
+    // MARK: Seed 000: recovery
+
+    @Test(.timeLimit(.minutes(2))) func recoveryScreenStartsAndRefusesAWrongCode() async throws {
+        try await AttackEndToEndTests.withTarget { target in
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            let recovery = RecoveryModel(recovery: AccountRecovery(client: target.client), session: session)
+            #expect(recovery.stateText.hasPrefix("Tell us which account"))
+            recovery.email = "nobody@example.com"
+            recovery.message = "I lost my phone"
+            await recovery.start()
+            #expect(recovery.request?.state == .pendingEmail && recovery.problem == nil)
+            #expect(recovery.stateText == "Enter the code we emailed you.")
+            await recovery.type("000000")
+            #expect(recovery.problem?.isWrongCode == true, "\(String(describing: recovery.problem))")
+            #expect(recovery.request?.state == .pendingEmail && recovery.code.text.isEmpty)
+            recovery.pass = "not-a-pass"
+            await recovery.redeem()
+            #expect(recovery.signedIn == nil && recovery.problem != nil)
+
+            let offline = RecoveryModel(recovery: AccountRecovery(client: Self.unreachable), session: session)
+            offline.email = "nobody@example.com"
+            await offline.start()
+            #expect(offline.problem == .offline && offline.request == nil)
+        }
+    }
+
+    // MARK: Seed 004: enrolment, authentication, settings
+
+    @Test(.timeLimit(.minutes(2))) func deviceScreensAlongFlowsABC() async throws {
+        try await AttackEndToEndTests.withTarget { target in
+            // A number on file first; then a session the password and an SMS code began.
+            let phoneNumber = "+14155550143"
+            try await target.enableSMS(try await target.register("dee"), phone: phoneNumber)
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            let smsSignIn = SignInModel(flow: SignInFlow(client: target.client, session: session))
+            smsSignIn.name = "dee"
+            smsSignIn.password = AuthEndToEndTests.password
+            let mark = try target.gateway.messages().count
+            await smsSignIn.signIn()
+            #expect(smsSignIn.method == .sms && smsSignIn.resendCountdown() != nil)
+            await smsSignIn.type(try #require(try await target.gateway.nextMessage(after: mark)?.code))
+            #expect(smsSignIn.phase.isSignedIn, "\(smsSignIn.phase) \(String(describing: smsSignIn.problem))")
+            // Step-ups answered with an SMS code, as the person would.
+            let gateway = target.gateway
+            let gavePassword = Flag()
+            let answerWithSMS: @MainActor (StepUpPrompt) async -> Void = { prompt in
+                guard let question = prompt.question else { return }
+                let offered = question.methods
+                // A removal: the password, then a fresh code.
+                if question.need == "otherProof", !gavePassword.value {
+                    gavePassword.value = true
+                    prompt.choose(.password)
+                    prompt.password = AuthEndToEndTests.password
+                } else if offered.contains(.sms) {
+                    prompt.choose(.sms)
+                    let before = (try? gateway.messages().count) ?? 0
+                    await prompt.sendCode()
+                    let code = try? await gateway.nextMessage(after: before)?.code
+                    prompt.code.update(code ?? "")
+                } else {
+                    prompt.choose(.password)
+                    prompt.password = AuthEndToEndTests.password
+                }
+                prompt.confirm()
+            }
+            let phone = VirtualPhone(.faceID)
+            let prompt = StepUpPrompt(session: session)
+            let unexpected = Self.failUnexpectedQuestions(prompt)
+            defer { unexpected.cancel() }
+            let flows = DeviceKeyFlows(session: session, device: phone, deviceID: "dee-phone", stepUp: prompt.provider)
+
+            // Flow A: the choice; a declined Face ID prompt offers the passcode; the passcode enrols.
+            let enrolment = EnrollmentModel(flows: flows, device: phone, username: "dee")
+            await enrolment.check()
+            #expect(enrolment.phase == .choose(.faceID))
+            await phone.cancelNextPrompt()
+            await enrolment.useBiometrics()
+            #expect(enrolment.phase == .offerPasscode && enrolment.failure == .userCancel)
+            #expect(enrolment.message == "Use Passcode Instead?")
+            await enrolment.usePasscode()
+            #expect(enrolment.phase == .enrolled(.passcode), "\(String(describing: enrolment.message))")
+
+            // Flow B and flow C, read from the phone.
+            let noFace = VirtualPhone(.biometryNotEnrolled)
+            let flowB = EnrollmentModel(
+                flows: DeviceKeyFlows(session: session, device: noFace, deviceID: "dee-b"), device: noFace,
+                username: "dee")
+            await flowB.check()
+            #expect(flowB.phase == .passcodeOnly && flowB.message == "Using passcode authentication")
+            let insecure = VirtualPhone(.noSecurity)
+            let flowC = EnrollmentModel(
+                flows: DeviceKeyFlows(session: session, device: insecure, deviceID: "dee-c"), device: insecure,
+                username: "dee")
+            await flowC.check()
+            #expect(flowC.phase == .noSecurity && flowC.message == "Please set up device passcode in Settings")
+            await flowC.useBiometrics()
+            #expect(flowC.phase == .noSecurity && flowC.failure == .passcodeNotSet)
+
+            // Authentication: the key signs; a cancelled prompt offers SMS with the seed's words.
+            let signedOut = DeviceKeyFlows(
+                session: SessionManager(client: target.client, store: MemoryTokenStore()), device: phone,
+                deviceID: "dee-phone")
+            let auth = DeviceSignInModel(flows: signedOut)
+            auth.username = "dee"
+            await auth.signIn()
+            #expect(auth.phase.isSignedIn, "\(auth.phase) \(String(describing: auth.message))")
+            auth.startOver()
+            await phone.cancelNextPrompt()
+            await auth.signIn()
+            #expect(auth.failure == .userCancel && auth.message == "User cancelled - offer passcode")
+            // A key device is never offered SMS codes (the server sends none to it): the prompt
+            // again, or the password.
+            #expect(auth.offerRetry && auth.offerPassword && !auth.offerSMS)
+
+            // Settings: the method, the number masked, switching to Face ID (the server asks for a
+            // proof: the password, then a fresh code), unenrolling deletes the key.
+            let settings = DeviceSettingsModel(flows: flows, session: session, username: "dee")
+            await settings.load()
+            #expect(settings.device?.method == "secureEnclave" && settings.methodText.contains("Secure Enclave"))
+            #expect(settings.phone?.hasSuffix("43") == true && settings.phone?.contains("415") == false)
+            try await Self.answering(prompt, with: answerWithSMS) {
+                await settings.switchTo(.biometric)
+            }
+            #expect(await phone.prompts.last == .biometric, "\(String(describing: settings.message))")
+            try await Self.answering(prompt, with: answerWithSMS) {
+                await settings.unenroll()
+            }
+            #expect(settings.device == nil, "\(String(describing: settings.message))")
+            #expect(!(await phone.hasKey(tag: flows.tag(for: "dee"))))
+
+            // A device enrolled for SMS codes: the server asks for a code; a wrong one, the right one.
+            let smsPhone = VirtualPhone(.noSecurity)
+            let smsFlows = DeviceKeyFlows(
+                session: session, device: smsPhone, deviceID: "dee-sms", stepUp: prompt.provider)
+            try await Self.answering(prompt, with: answerWithSMS) {
+                _ = try await smsFlows.enrollForSMS(username: "dee")
+            }
+            let smsAuth = DeviceSignInModel(
+                flows: DeviceKeyFlows(
+                    session: SessionManager(client: target.client, store: MemoryTokenStore()), device: smsPhone,
+                    deviceID: "dee-sms"))
+            smsAuth.username = "dee"
+            await smsAuth.signIn()
+            let smsPrompts = await smsPhone.prompts
+            #expect(smsAuth.offerSMS && !smsAuth.offerRetry && smsPrompts.isEmpty)
+            let before = try target.gateway.messages().count
+            await smsAuth.useSMS()
+            guard case .smsCode = smsAuth.phase else {
+                Issue.record("no code step: \(smsAuth.phase) \(String(describing: smsAuth.message))")
+                return
+            }
+            let sent = try #require(try await target.gateway.nextMessage(after: before)?.code)
+            await smsAuth.type(sent == "000000" ? "111111" : "000000")
+            #expect(smsAuth.message?.hasPrefix("That code is wrong") == true, "\(String(describing: smsAuth.message))")
+            await smsAuth.type(sent)
+            #expect(smsAuth.phase.isSignedIn, "\(smsAuth.phase) \(String(describing: smsAuth.message))")
+
+            // Wrong codes lock the SMS sign-in: said in words.
+            let locking = DeviceSignInModel(
+                flows: DeviceKeyFlows(
+                    session: SessionManager(client: target.client, store: MemoryTokenStore()), device: smsPhone,
+                    deviceID: "dee-sms"))
+            locking.username = "dee"
+            await locking.useSMS()
+            var messages: [String] = []
+            for _ in 0..<7 {
+                await locking.type("000001")
+                messages.append(locking.message ?? "")
+            }
+            // Anyone can ask for this sign-in with a username, so every refusal reads alike (no
+            // attempts left, no lock shown: issue S item 3); none signs in.
+            #expect(
+                !locking.phase.isSignedIn && messages.allSatisfy { $0.hasPrefix("That code is wrong") }, "\(messages)")
+
+            // The network gone.
+            let offline = DeviceSignInModel(
+                flows: DeviceKeyFlows(
+                    session: SessionManager(client: Self.unreachable, store: MemoryTokenStore()), device: phone,
+                    deviceID: "dee-phone"))
+            offline.username = "dee"
+            await offline.signIn()
+            #expect(offline.message == SignInProblem.offline.message && offline.phase == .username)
+        }
+    }
+    // MARK: Seed 004's testing dashboard
+
+    /// The dashboard model on a virtual phone: the switches change what the status says and what
+    /// the actions meet (LocalAuthentication's codes in the log), a scenario runs with its code
+    /// typed into the code field, and the network gone is a failed line, not a crash.
+    @Test(.timeLimit(.minutes(2))) func theTestingDashboardModel() async throws {
+        try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1"]) {
+            target in
+            let phone = VirtualPhone(.faceID)
+            let dashboard = TestingDashboardModel(
+                client: target.client, device: phone, deviceID: "bench-phone",
+                origin: "http://localhost:\(target.server.port)")
+            await dashboard.refresh()
+            #expect(dashboard.status?.capability == .biometricsAvailable && dashboard.switches?.capabilities == .faceID)
+            #expect(dashboard.scenarios.map(\.number) == Array(1...10))
+
+            // A person reading the phone: each awaited code typed from the gateway.
+            let reader = Task { @MainActor in
+                var used = (try? target.gateway.messages().count) ?? 0
+                while !Task.isCancelled {
+                    if dashboard.awaitingCode != nil, let all = try? target.gateway.messages(),
+                        let index = all.indices.last(where: { $0 >= used && all[$0].code != nil }),
+                        let code = all[index].code
+                    {
+                        used = index + 1
+                        await dashboard.submitCode(code)
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { reader.cancel() }
+
+            await dashboard.run(.action(.enrollBiometric))
+            #expect(dashboard.log.contains { $0.outcome == "key registered (biometric)" }, "\(dashboard.log)")
+            #expect(dashboard.status?.hasKey == true && dashboard.status?.method == "secureEnclave")
+            await dashboard.run(.action(.testAuthentication))
+            #expect(dashboard.log.last?.outcome.hasPrefix("signed in as dash-") == true, "\(dashboard.log)")
+
+            // The declined prompt, then biometrics locked out: each with its LAError.
+            await dashboard.run(.action(.simulateBiometricDecline))
+            #expect(dashboard.log.last?.reason == "LAError.userCancel (-2): User cancelled - offer passcode")
+            await dashboard.flip(.lockout(true))
+            await dashboard.run(.action(.testAuthentication))
+            #expect(dashboard.log.last?.reason == "LAError.biometryLockout (-8): Too many attempts - use passcode")
+            await dashboard.flip(.lockout(false))
+
+            // A new key, then SMS: the number's code typed into the field.
+            await dashboard.run(.action(.reEnroll))
+            #expect(
+                dashboard.log.suffix(4).contains {
+                    $0.action == "re-enroll" && $0.outcome == "key registered (biometric)"
+                },
+                "\(dashboard.log.suffix(4))")
+            // The passcode removed: every key gone, the status and the check say so.
+            await dashboard.flip(.passcode(false))
+            #expect(
+                dashboard.status?.capability == DeviceCapability.none
+                    && dashboard.switches?.capabilities.passcodeSet == false)
+            await dashboard.run(.action(.checkDeviceSecurity))
+            #expect(dashboard.log.last?.reason == "LAError.passcodeNotSet (-5): Critical: No device security")
+            await dashboard.flip(.passcode(true))
+            await dashboard.flip(.biometryEnrolled(true))
+            #expect(dashboard.status?.capability == .biometricsAvailable)
+
+            // Only one thing runs at a time.
+            #expect(dashboard.start(.action(.checkDeviceSecurity)))
+            #expect(!dashboard.start(.action(.checkDeviceSecurity)))
+
+            // The network gone: a failed line.
+            let offline = TestingDashboardModel(client: Self.unreachable, device: VirtualPhone(), deviceID: "cut")
+            await offline.run(.action(.enrollBiometric))
+            #expect(offline.log.last?.failed == true, "\(offline.log)")
+        }
+    }
+}
+
+extension DeviceSignInModel.Phase {
+    var isSignedIn: Bool { if case .signedIn = self { true } else { false } }
+}
+
+extension SignInProblem {
+    var isWrongCode: Bool { if case .wrongCode = self { true } else { false } }
+}
+
+extension SignInModel.Phase {
+    var isSignedIn: Bool { if case .signedIn = self { true } else { false } }
+}
+
+/// A flag a test's closures share on the main actor.
+@MainActor final class Flag {
+    var value = false
+}
