@@ -248,7 +248,16 @@ public actor SignInFlow {
                 await session.signedIn(tokens)
                 return finish(tokens.user)
             case .secondStep(let challenge):
-                return secondStep(challenge)
+                let state = secondStep(challenge)
+                // The server sent a code only for the account's primary method. When this client
+                // cannot use that one (a device key or passkey it has no maker for) and the first
+                // it can use is a sent code, that code is asked for now.
+                if case .secondFactor(let step) = state, step.method.isSentCode,
+                    step.method != challenge.availableMethods.first
+                {
+                    return await send(step)
+                }
+                return state
             }
         } catch {
             return enter(.credentials(Self.problem(error)))
@@ -402,7 +411,9 @@ public actor SignInFlow {
         var step = SecondFactorStep(
             methods: usable, method: first, maskedPhone: challenge.maskedPhone, maskedEmail: challenge.maskedEmail,
             expiresAt: challenge.expiresAt)
-        if first.isSentCode { step.codeSentTo = first == .sms ? challenge.maskedPhone : challenge.maskedEmail }
+        if first.isSentCode, first == challenge.availableMethods.first {
+            step.codeSentTo = first == .sms ? challenge.maskedPhone : challenge.maskedEmail
+        }
         step.clockSkew = ClockCheck.skew(serverTime: challenge.serverTime, receivedAt: now())
         return enter(.secondFactor(step))
     }

@@ -358,7 +358,8 @@ extension ScenarioStepUp.Person {
             if case .secondFactor(let step) = state, step.method != .sms, step.methods.contains(.sms) {
                 state = await flow.choose(.sms)
             }
-            guard case .secondFactor(let step) = state, step.method == .sms else {
+            // A code that was not sent (refused for its rate) would be waited for in vain.
+            guard case .secondFactor(let step) = state, step.method == .sms, step.problem == nil else {
                 throw ScenarioFailure(action: "sign in again with the password", outcome: Scenarios.words(state))
             }
         }

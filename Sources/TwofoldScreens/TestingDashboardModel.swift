@@ -280,6 +280,7 @@ public final class TestingDashboardModel {
 
     /// The code a scenario or action waits for, as the person read it.
     public func submitCode(_ code: String) async {
+        awaitingCode = nil
         await inbox.provide(code.filter { $0.isNumber })
     }
 
@@ -375,14 +376,23 @@ final class DashboardInbox: CodeInbox, @unchecked Sendable {
         if let fallback { return try await fallback.code(to: destination, sentBy: trigger) }
         try await trigger()
         let masked = PhoneMask.masked(destination)
-        await MainActor.run { [weak model] in model?.waiting(for: masked) }
-        defer { Task { @MainActor [weak model] in model?.waiting(for: nil) } }
-        return try await withCheckedThrowingContinuation { continuation in
-            let earlier = lock.withLock {
-                defer { pending = continuation }
-                return pending
+        // The wait is in place before the field is shown: a code typed the moment it appears
+        // always finds it. The field goes when the code is given (`provide`).
+        // A cancelled run (the app leaving the dashboard, a test's time limit) stops waiting.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let earlier = lock.withLock {
+                    defer { pending = continuation }
+                    return pending
+                }
+                earlier?.resume(throwing: CodeSuperseded())
+                Task { @MainActor [weak model] in model?.waiting(for: masked) }
             }
-            earlier?.resume(throwing: CodeSuperseded())
+        } onCancel: {
+            lock.withLock {
+                defer { pending = nil }
+                return pending
+            }?.resume(throwing: CancellationError())
         }
     }
 

@@ -14,16 +14,6 @@ import TwofoldTestSupport
     /// A client for a port nothing listens on: the network gone.
     static var unreachable: APIClient { APIClient(baseURL: URL(string: "http://127.0.0.1:\(SMTPSink.freePort())")!) }
 
-    /// A signed-in session for `name` (password only).
-    static func session(_ target: AttackEndToEndTests.Target, _ name: String) async throws -> SessionManager {
-        let session = SessionManager(client: target.client, store: MemoryTokenStore())
-        await session.signedIn(
-            try await target.client.send(
-                API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
-            ).tokens)
-        return session
-    }
-
     /// Answers `prompt` with `answer` whenever it asks, while `body` runs.
     static func answering(
         _ prompt: StepUpPrompt, with answer: @escaping @MainActor (StepUpPrompt) async -> Void,
@@ -205,7 +195,7 @@ import TwofoldTestSupport
     @Test(.timeLimit(.minutes(2))) func securityScreensSetUpAndGuardChanges() async throws {
         try await AttackEndToEndTests.withTarget { target in
             _ = try await target.register("hal")
-            let session = try await Self.session(target, "hal")
+            let session = try await DeviceKeyFlowsEndToEndTests.session(target, "hal")
             let prompt = StepUpPrompt(session: session)
             let unexpected = Self.failUnexpectedQuestions(prompt)
             defer { unexpected.cancel() }
@@ -571,7 +561,7 @@ import TwofoldTestSupport
     /// The dashboard model on a virtual phone: the switches change what the status says and what
     /// the actions meet (LocalAuthentication's codes in the log), a scenario runs with its code
     /// typed into the code field, and the network gone is a failed line, not a crash.
-    @Test(.timeLimit(.minutes(2))) func theTestingDashboardModel() async throws {
+    @Test(.timeLimit(.minutes(1))) func theTestingDashboardModel() async throws {
         try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1"]) {
             target in
             let phone = VirtualPhone(.faceID)
@@ -619,6 +609,13 @@ import TwofoldTestSupport
                     $0.action == "re-enroll" && $0.outcome == "key registered (biometric)"
                 },
                 "\(dashboard.log.suffix(4))")
+            await dashboard.run(.action(.switchToSMSFallback))
+            #expect(
+                dashboard.status?.method == "smsOTP",
+                "\(dashboard.log.suffix(4))")
+            await dashboard.run(.action(.testAuthentication))
+            #expect(dashboard.log.last?.action == "test authentication with an SMS code", "\(dashboard.log.suffix(3))")
+
             // The passcode removed: every key gone, the status and the check say so.
             await dashboard.flip(.passcode(false))
             #expect(
@@ -629,6 +626,13 @@ import TwofoldTestSupport
             await dashboard.flip(.passcode(true))
             await dashboard.flip(.biometryEnrolled(true))
             #expect(dashboard.status?.capability == .biometricsAvailable)
+
+            // Scenario 7 waits for a code, typed into the field; it passes.
+            await dashboard.run(.scenario(7))
+            #expect(dashboard.scenarios[6].result == "passed", "\(dashboard.log.suffix(8))")
+            #expect(dashboard.log.last?.outcome == "PASSED" && dashboard.scenarioPhone?.number == 7)
+            #expect(dashboard.log.contains { $0.source == "scenario 7" && $0.action.hasPrefix("set the phone") })
+            #expect(!dashboard.snapshot.log.isEmpty && dashboard.snapshot.scenarios.count == 10)
 
             // Only one thing runs at a time.
             #expect(dashboard.start(.action(.checkDeviceSecurity)))
