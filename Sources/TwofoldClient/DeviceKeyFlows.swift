@@ -44,7 +44,12 @@ public actor DeviceKeyFlows {
     /// The key's tag: one per server, account and device, so that a key made for one server never
     /// signs a challenge another server hands it.
     public nonisolated func tag(for username: String) -> String {
-        "twofold.\(session.client.origin).\(username.lowercased()).\(deviceID)"
+        Self.tag(origin: session.client.origin, username: username, deviceID: deviceID)
+    }
+
+    /// The key's tag for `username` on device `deviceID` of the server at `origin`.
+    public static func tag(origin: String, username: String, deviceID: String) -> String {
+        "twofold.\(origin).\(username.lowercased()).\(deviceID)"
     }
 
     /// This device's key for `username` as a second factor after the password (`SignInFlow`).

@@ -31,7 +31,14 @@ public actor DeviceTestBench {
     public nonisolated let deviceID: String
     private let inbox: any CodeInbox
     private let log: ScenarioLog
-    private var account: (username: String, person: ScenarioStepUp.Person, session: SessionManager)?
+    /// The test account: who it is, how it answers step-ups, the session the app is in.
+    private struct Account {
+        let username: String
+        let person: ScenarioStepUp.Person
+        var session: SessionManager
+    }
+
+    private var account: Account?
     private var phoneVerified = false
 
     /// A bench against `client`'s server on `device` (known as `deviceID`), reading codes from
@@ -185,9 +192,7 @@ public actor DeviceTestBench {
     }
 
     /// The test account (made on first use) and the device flows on its session.
-    private func prepared() async throws -> (
-        (username: String, person: ScenarioStepUp.Person, session: SessionManager), DeviceKeyFlows
-    ) {
+    private func prepared() async throws -> (Account, DeviceKeyFlows) {
         if account == nil {
             let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
             let username = "dash-\(suffix)"
@@ -202,7 +207,7 @@ public actor DeviceTestBench {
                 client: client, device: device, deviceID: deviceID, tag: flows.tag(for: username),
                 password: password, phoneNumber: "+1415555" + String(format: "%04d", Int.random(in: 0...9999)),
                 proofs: StepUpProofs(), inbox: inbox, log: log)
-            account = (username, person, session)
+            account = Account(username: username, person: person, session: session)
             log.record("make the test account", "registered \(username) and signed in with the password")
         }
         let account = account!
@@ -214,8 +219,7 @@ public actor DeviceTestBench {
 
     private func act(
         _ action: String,
-        _ body: ((username: String, person: ScenarioStepUp.Person, session: SessionManager), DeviceKeyFlows)
-            async throws -> Void
+        _ body: (Account, DeviceKeyFlows) async throws -> Void
     ) async {
         do {
             let (account, flows) = try await prepared()

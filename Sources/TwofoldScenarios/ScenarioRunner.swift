@@ -154,7 +154,7 @@ struct ScenarioAccount: Sendable {
 
     var log: ScenarioLog { context.log }
     var client: APIClient { context.client }
-    var tag: String { DeviceKeyFlows(session: session, device: phone, deviceID: deviceID).tag(for: username) }
+    var tag: String { DeviceKeyFlows.tag(origin: client.origin, username: username, deviceID: deviceID) }
 
     /// The SDK's device flows on the account's session.
     var flows: DeviceKeyFlows { flows(on: session) }
@@ -294,7 +294,9 @@ struct ScenarioStepUp: StepUpProviding {
     private func proof(need: String?, methods: [FactorMethod]) async throws -> StepUpRequest {
         switch need {
         case "recentSecondFactor":
-            if methods.contains(.deviceKey), let keyProof = try? await deviceKey() {
+            if methods.contains(.deviceKey), await person.device.hasKey(tag: person.tag),
+                let keyProof = try? await deviceKey()
+            {
                 return keyProof
             }
             if methods.contains(.backup), let code = person.proofs.takeBackupCode() {
