@@ -35,6 +35,8 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -389,9 +391,24 @@ class Check:
         if not self.dashboard:
             return
         self.step("the dashboard: the switches, the actions, the ten scenarios")
-        pages, self.base = self.base, self.dashboard.rstrip("/")
+        # The printed address carries the page's key in its fragment (`#t=…`); the page takes it
+        # out of the address bar, leaving the dashboard's root.
+        pages, self.base = self.base, self.dashboard.split("#")[0].rstrip("/")
+        key = self.dashboard.split("#t=")[1]
+        # What another user of this machine reaches: the page without its key, and no state.
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with direct.open(self.base + "/") as answer:
+            if key in answer.read().decode():
+                self.fail("the dashboard's page carries its key")
         try:
-            self.driver.get(self.base + "/")
+            direct.open(self.base + "/api/state")
+            self.fail("the dashboard's state answered without the key")
+        except urllib.error.HTTPError as error:
+            if error.code != 403:
+                self.fail(f"the dashboard's state without the key answered {error.code}, not 403")
+        try:
+            self.driver.get(self.dashboard)
+            self.wait_for(lambda: "#" not in self.driver.current_url, "the key to leave the address bar")
             self.wait_for(lambda: self.driver.find_elements(By.ID, "status-passcode"), "the device status")
             self.page_checks()
             d = self.driver

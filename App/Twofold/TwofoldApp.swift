@@ -19,7 +19,7 @@
             screens = ScreenFactory(
                 session: SessionManager(client: client, store: KeychainTokenStore()), device: keys,
                 deviceID: Self.deviceID, gate: LocalAuthenticationGate(), passkeys: passkeys,
-                rememberedDevices: KeychainRememberedDevices(), keyStorage: keys.storage)
+                autofillPasskeys: PasskeyAuthorization(autoFill: true), rememberedDevices: KeychainRememberedDevices(), keyStorage: keys.storage)
         }
 
         var body: some Scene {

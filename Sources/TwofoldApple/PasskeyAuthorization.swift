@@ -107,15 +107,24 @@
             let controller = ASAuthorizationController(authorizationRequests: [request])
             controller.delegate = self
             controller.presentationContextProvider = self
-            return try await withCheckedThrowingContinuation { continuation in
-                if let earlier = take(Pending(controller: controller, continuation: continuation)) {
-                    earlier.continuation.resume(throwing: PasskeyCancelled())
-                    earlier.controller.cancel()
+            // A task cancelled (an autofill request's screen gone) ends its own request only.
+            nonisolated(unsafe) let ending = controller
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    if let earlier = take(Pending(controller: controller, continuation: continuation)) {
+                        earlier.continuation.resume(throwing: PasskeyCancelled())
+                        earlier.controller.cancel()
+                    }
+                    if autoFill {
+                        controller.performAutoFillAssistedRequests()
+                    } else {
+                        controller.performRequests()
+                    }
                 }
-                if autoFill {
-                    controller.performAutoFillAssistedRequests()
-                } else {
-                    controller.performRequests()
+            } onCancel: {
+                Task { @MainActor [self] in
+                    finish(ending, .failure(PasskeyCancelled()))
+                    ending.cancel()
                 }
             }
         }

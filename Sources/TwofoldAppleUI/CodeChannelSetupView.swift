@@ -51,12 +51,10 @@
                     }
                 }
                 Section {
-                    TimelineView(.periodic(from: .now, by: 1)) { context in
-                        let wait = model.resendAvailableAt.map {
-                            max(0, Int($0.timeIntervalSince(context.date).rounded(.up)))
-                        }
-                        Button(sendTitle(wait: wait ?? 0)) { Task { await model.send() } }
-                            .disabled(model.working || (wait ?? 0) > 0)
+                    // Redrawn each second: the model's countdown reads the clock.
+                    TimelineView(.periodic(from: .now, by: 1)) { _ in
+                        Button(sendTitle(wait: model.resendCountdown())) { Task { await model.send() } }
+                            .disabled(!model.canSend)
                     }
                 }
                 if let sentTo = model.sentTo {

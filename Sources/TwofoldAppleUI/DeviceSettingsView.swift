@@ -32,8 +32,10 @@
                         Button("Switch to Passcode Only", systemImage: "lock") {
                             Task { await model.switchTo(.passcode) }
                         }
-                        Button("Switch to Biometrics", systemImage: "faceid") {
-                            Task { await model.switchTo(.biometric) }
+                        if model.canUseBiometry {
+                            Button(model.switchToBiometryTitle, systemImage: "faceid") {
+                                Task { await model.switchTo(.biometric) }
+                            }
                         }
                         Button("Use Text Message Codes Only", systemImage: "message") {
                             Task { await model.useSMSOnly() }

@@ -68,6 +68,10 @@
                     }
                     Button("Sign In") { Task { await model.redeem() } }.disabled(model.pass.isEmpty)
                 }
+            case .denied?, .cancelled?, .expired?:
+                Section {
+                    Button("Start Again") { model.restart() }
+                }
             default:
                 EmptyView()
             }

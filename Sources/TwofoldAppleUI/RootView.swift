@@ -19,13 +19,9 @@
             content
                 .animation(.default, value: app.screen)
                 .task { await app.launch() }
-                .task {
-                    // A call that found the session refused (a sign-out elsewhere, a revoked
-                    // session) leaves the protected screens.
-                    for await state in await app.session.states() where state == .signedOut {
-                        if case .home = app.screen { await app.sessionEnded() }
-                    }
-                }
+                // A session that ends anywhere (a sign-out, a revoked session a call found
+                // refused) leaves the protected screens; one signed in shows them.
+                .task { await app.follow() }
                 .onReceive(Self.notifications(UIApplication.willEnterForegroundNotification)) { _ in
                     app.didEnterForeground()
                 }

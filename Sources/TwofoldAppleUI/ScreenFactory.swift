@@ -18,6 +18,8 @@
         private let session: SessionManager
         private let device: any DeviceSecurity
         private let passkeys: (any PasskeyCreating & PasskeyAsserting)?
+        /// Passkeys offered in the keyboard's autofill bar on the sign-in screen.
+        let autofillPasskeys: (any PasskeyAsserting)?
         private let rememberedDevices: (any RememberedDeviceStore)?
         private let makeDeviceID: () -> String
         private let defaults: UserDefaults
@@ -27,13 +29,16 @@
 
         /// The app on `session`, with `device`'s keys (known to the server by `deviceID`, read when
         /// a device screen first needs it, after the Keychain is readable), `gate` as the app
-        /// lock, `passkeys` for the passkey sheet, and `rememberedDevices` for "remember this device".
+        /// lock, `passkeys` for the passkey sheet, `autofillPasskeys` for the keyboard's autofill
+        /// bar, and `rememberedDevices` for "remember this device".
         public init(
             session: SessionManager, device: any DeviceSecurity, deviceID: @escaping () -> String,
             gate: (any BiometricGate)?, passkeys: (any PasskeyCreating & PasskeyAsserting)?,
-            rememberedDevices: (any RememberedDeviceStore)?, keyStorage: String?, defaults: UserDefaults = .standard
+            autofillPasskeys: (any PasskeyAsserting)? = nil, rememberedDevices: (any RememberedDeviceStore)?,
+            keyStorage: String?, defaults: UserDefaults = .standard
         ) {
             (self.session, self.device, makeDeviceID, self.passkeys) = (session, device, deviceID, passkeys)
+            self.autofillPasskeys = autofillPasskeys
             (self.rememberedDevices, self.keyStorage, self.defaults) = (rememberedDevices, keyStorage, defaults)
             stepUp = StepUpPrompt(session: session)
             app = AppModel(session: session, gate: gate, lockEnabled: defaults.bool(forKey: Self.lockKey))
@@ -46,19 +51,18 @@
 
         /// Turns the app lock on or off, and keeps the choice.
         public func setLock(_ enabled: Bool) {
-            app.lockEnabled = enabled && app.canLock
+            app.setLock(enabled)
             defaults.set(app.lockEnabled, forKey: Self.lockKey)
         }
 
         // MARK: Signed out
 
-        /// Seed 003's login and seed 002's challenge. The device key is not offered as a second
-        /// step here: `SignInFlow` takes one signer, and the key's tag needs the account name
-        /// typed on this very screen.
+        /// Seed 003's login and seed 002's challenge; this iPhone's key is a second step for an
+        /// account name typed that it keeps a key for.
         func signIn() -> SignInModel {
             SignInModel(
                 flow: SignInFlow(
-                    client: session.client, session: session, passkeys: passkeys,
+                    client: session.client, session: session, passkeys: passkeys, deviceKeys: deviceFlows,
                     rememberedDevices: rememberedDevices))
         }
 

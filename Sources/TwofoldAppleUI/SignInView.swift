@@ -1,6 +1,7 @@
 #if canImport(SwiftUI) && os(iOS)
     import SwiftUI
     import TwofoldAPI
+    import TwofoldClient
     import TwofoldScreens
 
     /// Seed 003's login screen and seed 002's challenge on a `SignInModel`: the account name
@@ -8,17 +9,20 @@
     /// with a passkey", then the second step, and recovery at the end of the fallback chain.
     public struct SignInView: View {
         @Bindable private var model: SignInModel
+        private let autofill: (any PasskeyAsserting)?
         private let onSignedIn: @MainActor (UserDTO) -> Void
         private let onDeviceSignIn: (@MainActor () -> Void)?
         private let onRecovery: @MainActor () -> Void
 
-        /// The screen for `model`; `onSignedIn` hears the signed-in user; `onDeviceSignIn` and
+        /// The screen for `model`; `autofill` offers passkeys in the keyboard's autofill bar while
+        /// the credentials show; `onSignedIn` hears the signed-in user; `onDeviceSignIn` and
         /// `onRecovery` open seed 004's device sign-in and account recovery.
         public init(
-            model: SignInModel, onSignedIn: @escaping @MainActor (UserDTO) -> Void,
+            model: SignInModel, autofill: (any PasskeyAsserting)? = nil,
+            onSignedIn: @escaping @MainActor (UserDTO) -> Void,
             onDeviceSignIn: (@MainActor () -> Void)? = nil, onRecovery: @escaping @MainActor () -> Void
         ) {
-            self.model = model
+            (self.model, self.autofill) = (model, autofill)
             (self.onSignedIn, self.onDeviceSignIn, self.onRecovery) = (onSignedIn, onDeviceSignIn, onRecovery)
         }
 
@@ -27,6 +31,13 @@
                 .animation(.default, value: model.phase)
                 .onChange(of: model.phase) { _, phase in
                     if case .signedIn(let user) = phase { onSignedIn(user) }
+                }
+                // The autofill request waits while the credentials show, and ends (the task
+                // cancelled) when they go.
+                .task(id: model.phase == .credentials) {
+                    if model.phase == .credentials, let autofill {
+                        await model.offerPasskeysInAutofill(using: autofill)
+                    }
                 }
         }
 

@@ -16,7 +16,8 @@
             NavigationStack(path: $path) {
                 ModelHost(screens.signIn) { model in
                     SignInView(
-                        model: model, onSignedIn: { [app = screens.app] in app.signedIn($0) },
+                        model: model, autofill: screens.autofillPasskeys,
+                        onSignedIn: { [app = screens.app] in app.signedIn($0) },
                         onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })
                 }
                 .navigationTitle("Sign In")

@@ -24,7 +24,7 @@
                         Button("Cancel") { prompt.cancel() }
                     }
                     ToolbarItem(placement: .confirmationAction) {
-                        Button("Confirm") { prompt.confirm() }.disabled(!ready)
+                        Button("Confirm") { prompt.confirm() }.disabled(!prompt.canConfirm)
                     }
                 }
             }
@@ -49,7 +49,7 @@
                     SecureField("Password", text: $prompt.password)
                         .textContentType(.password)
                         .submitLabel(.done)
-                        .onSubmit { if ready { prompt.confirm() } }
+                        .onSubmit { prompt.confirm() }
                 } else {
                     if prompt.method.isSentCode {
                         Button(prompt.codeSentTo == nil ? "Send Code" : "Send Another Code") {
@@ -64,10 +64,6 @@
                 }
                 if let problem = prompt.problem { ProblemText(problem) }
             }
-        }
-
-        private var ready: Bool {
-            prompt.method == .password ? !prompt.password.isEmpty : prompt.code.isComplete
         }
 
         private static func title(_ method: FactorMethod) -> String {

@@ -19,7 +19,7 @@ public enum DeviceEnrolment: Sendable, Equatable {
 /// B (passcode only) and C (no device security: SMS only), sign-in by signing the server's
 /// challenge, the SMS fallback, and the method changes of scenarios 8 to 10. The phone's key
 /// store is a `DeviceSecurity` (the Secure Enclave, or the virtual phone).
-public actor DeviceKeyFlows {
+public actor DeviceKeyFlows: DeviceKeySigners {
     private let session: SessionManager
     private let device: any DeviceSecurity
     private let stepUp: (any StepUpProviding)?
@@ -55,6 +55,16 @@ public actor DeviceKeyFlows {
     /// This device's key for `username` as a second factor after the password (`SignInFlow`).
     public nonisolated func signer(username: String) -> some DeviceKeySigning {
         Signer(deviceID: deviceID, device: device, tag: tag(for: username))
+    }
+
+    /// What the phone offers now (its security, as a settings screen shows it).
+    public func capabilities() async -> DeviceCapabilities { await device.capabilities() }
+
+    /// This device's key for the account typed as `name`, when it keeps one. A key is tagged by
+    /// the username it was enrolled for: an email address typed finds none.
+    public nonisolated func signer(forAccount name: String) async -> (any DeviceKeySigning)? {
+        let signer = Signer(deviceID: deviceID, device: device, tag: tag(for: name))
+        return await device.hasKey(tag: signer.tag) ? signer : nil
     }
 
     private struct Signer: DeviceKeySigning {

@@ -21,6 +21,13 @@ public protocol DeviceKeySigning: Sendable {
     func sign(challenge: Data) async throws(DeviceAuthFailure) -> Data
 }
 
+/// This device's keys, one per account enrolled on it: the signer for the account name typed,
+/// when the device keeps a key for it (an app where several accounts may have keys).
+public protocol DeviceKeySigners: Sendable {
+    /// The key for the account typed as `name`, or `nil` when this device keeps none for it.
+    func signer(forAccount name: String) async -> (any DeviceKeySigning)?
+}
+
 /// The person dismissed the passkey prompt (or biometrics were cancelled).
 public struct PasskeyCancelled: Error, Sendable, Equatable {
     /// A cancellation, as a `PasskeyCreating` or `PasskeyAsserting` throws it when the person declines.
@@ -170,6 +177,9 @@ public actor SignInFlow {
     private let session: SessionManager
     private let passkeys: (any PasskeyAsserting)?
     private let deviceKey: (any DeviceKeySigning)?
+    private let deviceKeys: (any DeviceKeySigners)?
+    /// The key of the account being signed in to (`deviceKey`, or `deviceKeys`' for its name).
+    private var accountKey: (any DeviceKeySigning)?
     private let rememberedDevices: (any RememberedDeviceStore)?
     private let now: @Sendable () -> Date
     private var flow: String?
@@ -179,17 +189,19 @@ public actor SignInFlow {
     /// The sign-in's state now.
     public private(set) var state: SignInState = .credentials(nil)
 
-    /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key; without
-    /// them, passkeys and the device key are not offered. `rememberedDevices` keeps the token of
+    /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key (or
+    /// `deviceKeys` finds the key for the account name typed); without them, passkeys and the
+    /// device key are not offered. `rememberedDevices` keeps the token of
     /// "remember this device" and sends it with the next password sign-in of the account, which
     /// then skips the second step; without it, remembering is not offered.
     public init(
         client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil,
-        deviceKey: (any DeviceKeySigning)? = nil, rememberedDevices: (any RememberedDeviceStore)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        deviceKey: (any DeviceKeySigning)? = nil, deviceKeys: (any DeviceKeySigners)? = nil,
+        rememberedDevices: (any RememberedDeviceStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         (self.client, self.session, self.passkeys, self.deviceKey, self.rememberedDevices, self.now) =
             (client, session, passkeys, deviceKey, rememberedDevices, now)
+        (self.deviceKeys, accountKey) = (deviceKeys, deviceKey)
     }
 
     /// Whether "remember this device" can be offered: a store keeps its token.
@@ -235,6 +247,7 @@ public actor SignInFlow {
     @discardableResult
     public func signIn(_ name: String, password: String) async -> SignInState {
         enter(.working)
+        if deviceKey == nil { accountKey = await deviceKeys?.signer(forAccount: name) }
         let attempt =
             name.contains("@")
             ? LoginRequest(email: name, password: password) : LoginRequest(username: name, password: password)
@@ -276,7 +289,36 @@ public actor SignInFlow {
         enter(.working)
         do {
             let options = try await client.send(API.Passkeys.signInOptions)
-            let credential = try await passkeys.assertion(for: options)
+            return await signIn(with: try await passkeys.assertion(for: options))
+        } catch {
+            return enter(.credentials(Self.problem(error)))
+        }
+    }
+
+    /// The keyboard's autofill bar offers passkeys while the person types (iOS's
+    /// autofill-assisted request, the web's conditional mediation): this waits in the
+    /// credentials, changing nothing, until the person picks one, then signs in with it as the
+    /// button does. `nil` when nothing happened: the request ended unpicked (a cancel, the screen
+    /// gone, no network), or the person meanwhile went on another way, which it never disturbs.
+    public func signInWithAutofilledPasskey(using asserter: any PasskeyAsserting) async -> SignInState? {
+        guard case .credentials = state else { return nil }
+        let credential: AuthenticationCredential
+        do {
+            let options = try await client.send(API.Passkeys.signInOptions)
+            credential = try await asserter.assertion(for: options)
+        } catch {
+            return nil
+        }
+        guard case .credentials = state else { return nil }
+        flow = nil
+        tried = []
+        enter(.working)
+        return await signIn(with: credential)
+    }
+
+    /// The server's answer to a passkey picked for a passwordless sign-in.
+    private func signIn(with credential: AuthenticationCredential) async -> SignInState {
+        do {
             let tokens = try await client.send(API.Passkeys.signInVerify, PasskeySignInRequest(credential: credential))
             await session.signedIn(tokens)
             return finish(tokens.user)
@@ -361,7 +403,8 @@ public actor SignInFlow {
     /// factor. A key that cannot sign is a problem on the step: fall back to another method.
     @discardableResult
     public func useDeviceKey(rememberDevice: Bool = false) async -> SignInState {
-        guard case .secondFactor(let step) = state, let flow, step.method == .deviceKey, let deviceKey else {
+        guard case .secondFactor(let step) = state, let flow, step.method == .deviceKey, let deviceKey = accountKey
+        else {
             return state
         }
         enter(.working)
@@ -403,7 +446,7 @@ public actor SignInFlow {
         tried = []
         let usable = Self.chain.filter { method in
             challenge.availableMethods.contains(method) && (method != .webauthn || passkeys != nil)
-                && (method != .deviceKey || deviceKey != nil)
+                && (method != .deviceKey || accountKey != nil)
         }
         // The server lists the account's primary method first; an SMS or email primary has had
         // its code sent already.

@@ -23,6 +23,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public let headers: [String: String]
         /// The body (`Content-Length` bytes).
         public let body: Data
+        /// The port the request came in on (the server's), for checking `Host`.
+        public let port: Int
     }
 
     /// The answer to a request.
@@ -70,7 +72,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private var stopped = false
 
     static let headerLimit = 16 * 1024
-    /// How long one request may take to arrive, whole.
+    /// How long one request may take to arrive, whole, and one send of the answer may wait for a
+    /// peer that does not read.
     static let requestDeadline: TimeInterval = 5
     /// Connections read at once.
     static let connectionLimit = 16
@@ -190,6 +193,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
         var bytes = Data(head.utf8)
         bytes.append(response.body)
+        // A peer that stops reading frees its slot when a send has waited this long.
+        var timeout = timeval(tv_sec: .init(Self.requestDeadline), tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         #if canImport(Glibc)
             let flags = Int32(MSG_NOSIGNAL)
         #else
@@ -254,6 +260,6 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         guard body.count == length else { return nil }
         let target = String(requestLine[1])
         let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
-        return Request(method: String(requestLine[0]), path: path, headers: fields, body: body)
+        return Request(method: String(requestLine[0]), path: path, headers: fields, body: body, port: port)
     }
 }

@@ -214,15 +214,29 @@ public final class CodeChannelSetupModel {
     /// What went wrong last.
     public private(set) var problem: SignInProblem?
     private let security: AccountSecurity
+    private let clock: @Sendable () -> Date
 
-    /// Turns on `channel` (`.sms` or `.email`) for `security`'s account.
-    public init(security: AccountSecurity, channel: FactorMethod) {
+    /// Turns on `channel` (`.sms` or `.email`) for `security`'s account; `clock` tells the
+    /// resend countdown the time.
+    public init(
+        security: AccountSecurity, channel: FactorMethod, clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         precondition(channel.isSentCode, "SMS or email only")
-        (self.security, self.channel) = (security, channel)
+        (self.security, self.channel, self.clock) = (security, channel, clock)
     }
 
-    /// Sends the code.
+    /// Seconds until another code may be sent (0: now).
+    public func resendCountdown() -> Int {
+        guard let at = resendAvailableAt else { return 0 }
+        return max(0, Int(at.timeIntervalSince(clock()).rounded(.up)))
+    }
+
+    /// Whether "Send the code" (or "Send another") does anything now.
+    public var canSend: Bool { !working && resendCountdown() == 0 }
+
+    /// Sends the code (again, once the countdown is over).
     public func send() async {
+        guard canSend else { return }
         await run { [security, channel, phone] in
             let sent =
                 channel == .sms
@@ -386,6 +400,14 @@ public final class RecoveryModel {
     public func refresh() async {
         guard let id = request?.recoveryId else { return }
         await run { [recovery] in self.request = try await recovery.status(id) }
+    }
+
+    /// Starts over with a new request (after one was denied, cancelled or ran out of time, or
+    /// to correct the address): the fields and the request are cleared.
+    public func restart() {
+        guard !working else { return }
+        (email, message, pass, request, problem) = ("", "", "", nil, nil)
+        code = CodeEntry()
     }
 
     /// Uses the pass: signed in once.

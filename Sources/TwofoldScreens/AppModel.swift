@@ -26,8 +26,8 @@ public final class AppModel {
 
     /// The screen to show now.
     public private(set) var screen: Screen = .launching
-    /// Whether the app lock is on (the person's choice in settings).
-    public var lockEnabled: Bool
+    /// Whether the app lock is on (the person's choice in settings; `setLock(_:)` changes it).
+    public private(set) var lockEnabled: Bool
     /// Why the last unlock did not happen, in words.
     public private(set) var lockProblem: String?
     /// The session the screens use.
@@ -41,6 +41,31 @@ public final class AppModel {
 
     /// Whether an app lock can be offered.
     public var canLock: Bool { gate != nil }
+
+    /// Turns the app lock on or off (on only when it can be offered).
+    public func setLock(_ enabled: Bool) {
+        lockEnabled = enabled && canLock
+    }
+
+    /// Follows the session for as long as the app runs (call it once, from the root view's task):
+    /// a session signed in anywhere in the app shows the protected screens (a sign-in just made,
+    /// unlocked; a kept one restored, behind the lock when it is on), and one that ended — signed
+    /// out, or refused by the server when a call or a refresh found it revoked — the sign-in
+    /// screen, wherever the app was.
+    public func follow() async {
+        for await state in await session.states() {
+            switch (state, screen) {
+            case (.checking, _): break
+            case (.signedIn(let user), .home): screen = .home(user)
+            case (.signedIn(let user), .locked): screen = .locked(user)
+            case (.signedIn(let user), .signIn):
+                lockProblem = nil
+                screen = .home(user)
+            default: show(state)
+            }
+            if case .signIn = screen { lockProblem = nil }
+        }
+    }
 
     /// Reads the kept session (on launch, and when the store becomes readable).
     public func launch() async {
@@ -76,11 +101,6 @@ public final class AppModel {
         await session.signOut()
         lockProblem = nil
         screen = .signIn
-    }
-
-    /// A call found the session gone (refused by the server): back to the sign-in screen.
-    public func sessionEnded() async {
-        show(await session.restore())
     }
 
     private func show(_ state: AuthState) {

@@ -123,6 +123,15 @@ public final class SignInModel {
         show(await flow.signInWithPasskey(using: asserter))
     }
 
+    /// Offers passkeys in the keyboard's autofill bar while the credentials are on screen (call it
+    /// as the screen appears, with an asserter making autofill-assisted requests; end it by
+    /// cancelling that request as the screen goes). The form stays usable meanwhile; a passkey
+    /// picked signs in, and a request that ends unpicked changes nothing.
+    public func offerPasskeysInAutofill(using asserter: any PasskeyAsserting) async {
+        guard phase == .credentials else { return }
+        if let state = await flow.signInWithAutofilledPasskey(using: asserter) { show(state) }
+    }
+
     /// Picks a tab; for SMS or email the code is sent.
     public func select(_ method: FactorMethod) async {
         guard phase == .challenge, step?.method != method || method.isSentCode else { return }

@@ -61,8 +61,16 @@ public final class StepUpPrompt {
         }
     }
 
-    /// Answers the question with what the person typed.
+    /// Whether "Confirm" does anything: a question is shown and its answer is whole (the
+    /// password typed, or every digit of the code).
+    public var canConfirm: Bool {
+        guard question != nil else { return false }
+        return method == .password ? !password.isEmpty : code.isComplete
+    }
+
+    /// Answers the question with what the person typed (once `canConfirm`).
     public func confirm() {
+        guard canConfirm else { return }
         let proof =
             method == .password
             ? StepUpRequest(method: .password, password: password)

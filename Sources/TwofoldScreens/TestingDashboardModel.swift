@@ -129,8 +129,11 @@ public final class TestingDashboardModel {
     public private(set) var running: String?
     /// A code is awaited for this (masked) number: type it into `submitCode(_:)`.
     public private(set) var awaitingCode: String?
-    /// The results log, oldest first.
+    /// The results log, oldest first: the newest `logLimit` entries.
     public private(set) var log: [LogEntry] = []
+    /// How many entries the log keeps (older ones are dropped, so a long session stays small).
+    public static let logLimit = 1000
+    private var nextLogID = 0
 
     private let bench: DeviceTestBench
     private let phone: VirtualPhone?
@@ -296,7 +299,9 @@ public final class TestingDashboardModel {
     // MARK: Log
 
     fileprivate func append(_ source: String, action: String, outcome: String, reason: String?, at: Date = Date()) {
-        log.append(LogEntry(id: log.count, at: at, source: source, action: action, outcome: outcome, reason: reason))
+        log.append(LogEntry(id: nextLogID, at: at, source: source, action: action, outcome: outcome, reason: reason))
+        nextLogID += 1
+        if log.count > Self.logLimit { log.removeFirst(log.count - Self.logLimit) }
     }
 
     /// Moves the steps the bench logged into the log.

@@ -3,14 +3,12 @@
 // intents. Strict CSP: no inline script or style.
 
 extension DashboardPage {
-    static func html(token: String) -> String {
-        """
+    static let html = """
         <!doctype html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="dashboard-token" content="\(token)">
         <title>Twofold testing dashboard</title>
         <link rel="stylesheet" href="/dashboard.css">
         <script src="/dashboard.js" defer></script>
@@ -18,7 +16,9 @@ extension DashboardPage {
         <body>
         <header><h1>Twofold testing dashboard</h1>
         <p>A virtual phone against the server: seed 004's device status, test actions, scenarios and results log.</p>
-        <p id="running" role="status" aria-live="polite"></p></header>
+        <p id="running" role="status" aria-live="polite"></p>
+        <p id="no-key" class="failed" role="alert" hidden>This page needs its key: open the whole address
+        <code>twofold dashboard</code> printed (it ends in <code>#t=</code> and the key).</p></header>
         <main>
         <section aria-labelledby="status-title"><h2 id="status-title">Device status</h2>
         <ul id="status" class="status"></ul></section>
@@ -64,12 +64,20 @@ extension DashboardPage {
         </body>
         </html>
         """
-    }
 
     static let script = """
         "use strict";
         (function () {
-          const token = document.querySelector('meta[name="dashboard-token"]').content;
+          // The key comes in the address's fragment, which no request carries; the tab keeps it
+          // (so a reload works) and the address bar loses it.
+          const keyName = "twofold-dashboard-token";
+          const fromLink = new URLSearchParams(window.location.hash.slice(1)).get("t");
+          if (fromLink) {
+            window.sessionStorage.setItem(keyName, fromLink);
+            window.history.replaceState(null, "", window.location.pathname);
+          }
+          const token = window.sessionStorage.getItem(keyName) || "";
+          if (!token) { document.getElementById("no-key").hidden = false; }
           let busy = false;
 
           function post(path, fields) {
@@ -240,6 +248,7 @@ extension DashboardPage {
         ol.log { padding-left: 1.5rem; font-size: 0.92rem; }
         ol.log li { margin: 0.2rem 0; word-break: break-word; }
         ol.log li.failed { color: #a4161a; }
+        #no-key { color: #a4161a; font-weight: bold; }
         ol.log .source, ol.log time { color: #444; }
         ol.log .reason { color: #6b3e00; }
         #running { font-weight: bold; }

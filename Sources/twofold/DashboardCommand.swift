@@ -14,7 +14,8 @@ struct DashboardCommand: AsyncParsableCommand {
         commandName: "dashboard",
         abstract: "Serve seed 004's testing dashboard on 127.0.0.1, driving a virtual phone against the server.",
         discussion: """
-            Open the printed address in a browser. The page shows the virtual phone's status and
+            Open the printed address in a browser: it carries a key for this run, which the page
+            needs (the page alone is not enough, so another user of the machine cannot drive it). The page shows the virtual phone's status and
             switches (secure hardware, biometry, passcode, lockout, a declined prompt), the test
             actions, seed 004's ten scenarios and the results log. Codes the server sends by SMS
             are typed into the page's code field (read them from the server's console), or, with
@@ -53,12 +54,13 @@ struct DashboardCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(description: "cannot serve on 127.0.0.1:\(port): \(error)")
         }
-        page.port = server.port
         defer { server.stop() }
-        // Written unbuffered: a script that started the command reads the address at once.
+        // Written unbuffered: a script that started the command reads the address at once. The
+        // token is only here, in the address's fragment: the page itself never carries it.
         FileHandle.standardOutput.write(
             Data(
-                "Twofold testing dashboard at http://127.0.0.1:\(server.port)/ (against \(client.origin)); Ctrl-C stops it.\n"
+                ("Twofold testing dashboard at http://127.0.0.1:\(server.port)/#t=\(page.token) (against "
+                    + "\(client.origin)); open that address, which carries the page's key. Ctrl-C stops it.\n")
                     .utf8))
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))

@@ -8,13 +8,14 @@ import TwofoldScreens
 /// The dashboard's page and its small JSON interface, answered on the listener's threads: the
 /// model lives on the main actor, so each request hops there and waits. Only this machine's
 /// browser reaches it (127.0.0.1), and even so every call must name this server as its `Host`
-/// (a DNS-rebinding page cannot) and carry the token the page was served with (another site's
-/// page cannot read it), so no other page can drive the dashboard.
-final class DashboardPage: @unchecked Sendable {
-    // Safe: `model` and `token` are set once; `port` is set once before the first request.
+/// (a DNS-rebinding page cannot) and carry the token. The token is never in what the server
+/// serves: it travels only in the address the command prints (`#t=…`, a fragment no request
+/// carries), which the page keeps for the tab and takes out of the address bar. So neither
+/// another site's page nor another user of this machine (who can reach 127.0.0.1 too, but not
+/// the terminal) can drive the dashboard.
+final class DashboardPage: Sendable {
     let model: TestingDashboardModel
     let token: String
-    var port = 0
 
     init(model: TestingDashboardModel, token: String) { (self.model, self.token) = (model, token) }
 
@@ -32,18 +33,19 @@ final class DashboardPage: @unchecked Sendable {
 
     func answer(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response {
         let host = request.headers["host"] ?? ""
-        guard host == "127.0.0.1:\(port)" || host == "localhost:\(port)" else {
-            return Self.problem(403, "This dashboard answers only at 127.0.0.1:\(port).")
+        guard host == "127.0.0.1:\(request.port)" || host == "localhost:\(request.port)" else {
+            return Self.problem(403, "This dashboard answers only at 127.0.0.1:\(request.port).")
         }
         switch (request.method, request.path) {
-        case ("GET", "/"): return Self.file(Self.html(token: token), type: "text/html; charset=utf-8")
+        case ("GET", "/"): return Self.file(Self.html, type: "text/html; charset=utf-8")
         case ("GET", "/dashboard.js"): return Self.file(Self.script, type: "text/javascript; charset=utf-8")
         case ("GET", "/dashboard.css"): return Self.file(Self.style, type: "text/css; charset=utf-8")
         case (_, let path) where path.hasPrefix("/api/"):
             guard let given = request.headers["x-dashboard-token"],
                 ConstantTime.equals(Array(given.utf8), Array(token.utf8))
             else {
-                return Self.problem(403, "Reload the dashboard: this page's token is not the server's.")
+                return Self.problem(
+                    403, "Open the address `twofold dashboard` printed: this page's token is not the server's.")
             }
             return api(request)
         case (_, "/"), (_, "/dashboard.js"), (_, "/dashboard.css"):

@@ -52,15 +52,20 @@ import TwofoldTestSupport
         defer { server.stop() }
         // `twofold dashboard` against the same server: the same Chromium opens it last.
         let dashboardPort = SMTPSink.freePort()
+        let dashboardLog = root.appendingPathComponent("dashboard.log")
         let dashboard = try ChildProcess(
             BuildProducts.executable("twofold"),
             arguments: ["--server", "http://localhost:\(server.port)", "dashboard", "--port", String(dashboardPort)],
-            output: .file(root.appendingPathComponent("dashboard.log")),
-            error: .file(root.appendingPathComponent("dashboard.log")))
+            output: .file(dashboardLog), error: .file(dashboardLog))
         defer {
             dashboard.terminate()
             _ = dashboard.waitUntilExit()
         }
+        // The page needs the key that only the printed address carries (`#t=…`).
+        let dashboardAddress = try #require(
+            await Self.printedAddress(in: dashboardLog, port: dashboardPort),
+            "`twofold dashboard` printed no address with a key in 60 s: \(String(decoding: (try? Data(contentsOf: dashboardLog)) ?? Data(), as: UTF8.self))"
+        )
         let shots = BuildProducts.repositoryRoot.appendingPathComponent(".build/browser-screenshots")
         try? FileManager.default.removeItem(at: shots)
         // `localhost`, the relying party's ID the server takes from its port when no origin is set.
@@ -69,7 +74,7 @@ import TwofoldTestSupport
             "--base", "http://localhost:\(server.port)", "--mail-dir",
             sink.directory.appendingPathComponent("messages").path, "--shots", shots.path, "--admin", "ada",
             "--admin-password", adminPassword, "--chromium", Self.chromium, "--chromedriver", Self.chromedriver,
-            "--dashboard", "http://127.0.0.1:\(dashboardPort)/", "--sms-dir", gateway.directory.path,
+            "--dashboard", dashboardAddress, "--sms-dir", gateway.directory.path,
         ])
         let output = String(decoding: run.standardOutput, as: UTF8.self)
         #expect(
@@ -81,5 +86,19 @@ import TwofoldTestSupport
         #expect(output.contains("step: the dashboard: all ten scenarios passed"))
         let saved = (try? FileManager.default.contentsOfDirectory(atPath: shots.path)) ?? []
         #expect(saved.filter { $0.hasSuffix("-phone.png") }.count >= 15, "screenshots: \(saved.count)")
+    }
+
+    /// The address `twofold dashboard` printed, waiting for it.
+    static func printedAddress(in log: URL, port: Int) async throws -> String? {
+        let start = "http://127.0.0.1:\(port)/#t="
+        for _ in 0..<600 {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: start) {
+                let key = text[range.upperBound...].prefix { $0.isHexDigit }
+                if key.count == 48 { return start + key }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
     }
 }

@@ -242,6 +242,67 @@ import TwofoldTestSupport
         }
     }
 
+    /// The server sends a code at sign-in only for the account's primary method. When that is a
+    /// device key this client holds no key for, the SDK's step is the SMS code: it must ask for
+    /// that code itself, and say it went only once it did.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aKeyPrimaryAccountOnAnotherClientGetsItsSMSCode(_ database: String) async throws {
+        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        let name = "kay-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        try await AttackEndToEndTests.withTarget(environment: environment) { target in
+            let token = try await target.register(name)
+            try await target.enableSMS(token, phone: "+14155550178")
+            // Signed in with the SMS code: a session that proved a second factor enrols the key.
+            let enrolling = SessionManager(client: target.client, store: MemoryTokenStore())
+            let first = SignInFlow(client: target.client, session: enrolling)
+            var before = try target.gateway.messages().count
+            guard case .secondFactor(let sms) = await first.signIn(name, password: AuthEndToEndTests.password),
+                sms.method == .sms
+            else {
+                Issue.record("no SMS step: \(await first.state)")
+                return
+            }
+            let code = try #require(try await target.gateway.nextMessage(after: before)?.code)
+            guard case .signedIn = await first.submit(code: code) else {
+                Issue.record("the SMS code did not sign in: \(await first.state)")
+                return
+            }
+            let keys = DeviceKeyFlows(session: enrolling, device: VirtualPhone(), deviceID: "sdk-phone-2")
+            #expect(try await keys.enroll(username: name) == .enrolled(.biometric))
+
+            // On the phone with the key (found for the username typed), the key is the step and
+            // no code is said to have gone.
+            let onPhone = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()),
+                deviceKeys: keys)
+            guard case .secondFactor(let keyStep) = await onPhone.signIn(name, password: AuthEndToEndTests.password)
+            else {
+                Issue.record("no second step on the phone: \(await onPhone.state)")
+                return
+            }
+            #expect(keyStep.method == .deviceKey && keyStep.codeSentTo == nil, "\(keyStep)")
+
+            // Another client: the server sent nothing (its primary is the key); the SDK asks.
+            before = try target.gateway.messages().count
+            let elsewhere = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
+            guard case .secondFactor(let step) = await elsewhere.signIn(name, password: AuthEndToEndTests.password)
+            else {
+                Issue.record("no second step elsewhere: \(await elsewhere.state)")
+                return
+            }
+            #expect(step.method == .sms && !step.methods.contains(.deviceKey), "\(step.methods)")
+            #expect(step.codeSentTo?.hasSuffix("78") == true, "the step does not say a code went")
+            let sent = try #require(
+                try await target.gateway.nextMessage(after: before)?.code, "the step's SMS code never went")
+            guard case .signedIn(let user) = await elsewhere.submit(code: sent) else {
+                Issue.record("the SMS code did not sign in: \(await elsewhere.state)")
+                return
+            }
+            #expect(user.username == name)
+        }
+    }
+
     @Test(arguments: ["sqlite", "postgres"])
     func wrongCodesLockTheMethodAndSayUntilWhen(_ database: String) async throws {
         guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }

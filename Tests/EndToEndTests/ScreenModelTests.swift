@@ -144,6 +144,10 @@ import TwofoldTestSupport
             let app = AppModel(session: SessionManager(client: target.client, store: store), gate: phone)
             await app.launch()
             #expect(app.screen == .signIn)
+            // The app follows the session: the sign-in screen's success shows the protected
+            // screens without being told.
+            let following = Task { await app.follow() }
+            defer { following.cancel() }
 
             let screen = SignInModel(flow: SignInFlow(client: target.client, session: app.session))
             screen.name = "gil"
@@ -153,12 +157,12 @@ import TwofoldTestSupport
                 Issue.record("not signed in: \(screen.phase)")
                 return
             }
-            app.signedIn(user)
+            try await Self.until { app.screen == .home(user) }
             #expect(app.screen == .home(user))
 
             // The app comes back with the lock on: locked, the session kept; a cancelled prompt
             // leaves it locked (and signed in); the prompt unlocks.
-            app.lockEnabled = true
+            app.setLock(true)
             app.didEnterForeground()
             #expect(app.screen == .locked(user))
             await phone.cancelNextPrompt()
@@ -187,7 +191,28 @@ import TwofoldTestSupport
             await app.signOut()
             #expect(app.screen == .signIn)
             await #expect(throws: APIError.self) { try await target.client.send(API.Account.show, bearer: token) }
+
+            // A session revoked elsewhere: the next call finds it refused, and the app, wherever
+            // it was, shows the sign-in screen.
+            let again = SignInModel(flow: SignInFlow(client: target.client, session: app.session))
+            (again.name, again.password) = ("gil", AuthEndToEndTests.password)
+            await again.signIn()
+            try await Self.until {
+                if case .home = app.screen { true } else { false }
+            }
+            let revoked = try await app.session.accessToken()
+            _ = try await target.client.send(API.Auth.logoutAll, bearer: revoked)
+            _ = try? await app.session.authorized(stepUp: nil) {
+                try await target.client.send(API.Account.show, bearer: $0)
+            }
+            try await Self.until { app.screen == .signIn }
+            #expect(app.screen == .signIn)
         }
+    }
+
+    /// Waits (up to 10 s) until `condition` holds, for models that follow a stream.
+    static func until(_ condition: @MainActor () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
@@ -287,7 +312,11 @@ import TwofoldTestSupport
                 with: {
                     asked = $0.question
                     $0.choose(.backup)
+                    // "Confirm" waits for a whole code.
+                    $0.code.update(String(codes[0].prefix(4)))
+                    #expect(!$0.canConfirm)
                     $0.code.update(codes[0])
+                    #expect($0.canConfirm)
                     $0.confirm()
                 }
             ) {
@@ -299,6 +328,10 @@ import TwofoldTestSupport
             #expect(
                 sms.sentTo?.hasSuffix("42") == true && sms.sentTo != sms.phone, "\(String(describing: sms.problem))")
             let sent = try #require(try await target.gateway.nextMessage(after: before)?.code)
+            // Another code only after the countdown: sending again now sends nothing.
+            #expect(sms.resendCountdown() > 0 && !sms.canSend, "\(String(describing: sms.resendAvailableAt))")
+            await sms.send()
+            #expect(try target.gateway.messages().count == before + 1)
             await sms.type(sent == "000000" ? "111111" : "000000")
             #expect(sms.problem?.isWrongCode == true && sms.done == nil, "\(String(describing: sms.problem))")
             await sms.type(sent)
@@ -350,6 +383,38 @@ import TwofoldTestSupport
             }
             #expect(passkeyUser.username == "hal")
 
+            // The keyboard's autofill bar: while its request waits, the form stays usable and a
+            // password sign-in goes on undisturbed (the request ending later changes nothing);
+            // a request that ends unpicked says nothing; a passkey picked from it signs in.
+            let autofill = SignInModel(
+                flow: SignInFlow(
+                    client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore())))
+            let bar = AutofillBar(passkeys)
+            let first = Task { await autofill.offerPasskeysInAutofill(using: bar) }
+            try await bar.waitUntilAsked()
+            #expect(autofill.phase == .credentials)
+            (autofill.name, autofill.password) = ("hal", AuthEndToEndTests.password)
+            await autofill.signIn()
+            #expect(autofill.phase == .challenge, "\(autofill.phase) \(String(describing: autofill.problem))")
+            await bar.answer(picked: true)
+            await first.value
+            #expect(autofill.phase == .challenge, "a passkey picked late took over a sign-in under way")
+            await autofill.startOver()
+            let unpicked = Task { await autofill.offerPasskeysInAutofill(using: bar) }
+            try await bar.waitUntilAsked()
+            await bar.answer(picked: false)
+            await unpicked.value
+            #expect(autofill.phase == .credentials && autofill.problem == nil)
+            let picked = Task { await autofill.offerPasskeysInAutofill(using: bar) }
+            try await bar.waitUntilAsked()
+            await bar.answer(picked: true)
+            await picked.value
+            guard case .signedIn(let autofilled) = autofill.phase else {
+                Issue.record("the autofilled passkey did not sign in: \(autofill.phase)")
+                return
+            }
+            #expect(autofilled.username == "hal")
+
             // The network gone: every screen says so.
             let cut = AccountSecurity(session: SessionManager(client: Self.unreachable, store: MemoryTokenStore()))
             let offlineHub = SecurityHubModel(security: cut, stepUp: StepUpPrompt())
@@ -390,6 +455,10 @@ import TwofoldTestSupport
             recovery.pass = "not-a-pass"
             await recovery.redeem()
             #expect(recovery.signedIn == nil && recovery.problem != nil)
+            // Starting again clears the request and the fields.
+            recovery.restart()
+            #expect(recovery.request == nil && recovery.email.isEmpty && recovery.problem == nil)
+            #expect(recovery.stateText.hasPrefix("Tell us which account"))
 
             let offline = RecoveryModel(recovery: AccountRecovery(client: Self.unreachable), session: session)
             offline.email = "nobody@example.com"
@@ -491,6 +560,7 @@ import TwofoldTestSupport
             let settings = DeviceSettingsModel(flows: flows, session: session, username: "dee")
             await settings.load()
             #expect(settings.device?.method == "secureEnclave" && settings.methodText.contains("Secure Enclave"))
+            #expect(settings.canUseBiometry && settings.switchToBiometryTitle == "Switch to Face ID")
             #expect(settings.phone?.hasSuffix("43") == true && settings.phone?.contains("415") == false)
             try await Self.answering(prompt, with: answerWithSMS) {
                 await settings.switchTo(.biometric)
@@ -661,4 +731,31 @@ extension SignInModel.Phase {
 /// A flag a test's closures share on the main actor.
 @MainActor final class Flag {
     var value = false
+}
+
+/// The keyboard's autofill bar: an assertion request that waits until the test picks the
+/// passkey (answered by the virtual authenticator) or ends the request unpicked.
+actor AutofillBar: PasskeyAsserting {
+    private let passkeys: VirtualPasskeys
+    private var waiting: CheckedContinuation<Bool, Never>?
+
+    init(_ passkeys: VirtualPasskeys) { self.passkeys = passkeys }
+
+    func assertion(for options: PasskeyRequestOptions) async throws -> AuthenticationCredential {
+        let picked = await withCheckedContinuation { waiting = $0 }
+        guard picked else { throw PasskeyCancelled() }
+        return try await passkeys.assertion(for: options)
+    }
+
+    /// Waits (up to 10 s) until a request waits in the bar.
+    func waitUntilAsked() async throws {
+        for _ in 0..<500 where waiting == nil { try await Task.sleep(for: .milliseconds(20)) }
+        if waiting == nil { Issue.record("no autofill request came") }
+    }
+
+    /// The person picks the passkey, or the request ends unpicked.
+    func answer(picked: Bool) {
+        waiting?.resume(returning: picked)
+        waiting = nil
+    }
 }

@@ -99,7 +99,12 @@ enum PageAssets {
           var signIn = document.querySelector("[data-passkey-sign-in]");
           if (signIn && supported()) {
             show(signIn);
+            // One WebAuthn request at a time: the browser refuses a second while one is pending,
+            // so the button first aborts the autofill request and waits for it to settle, and
+            // the autofill request does not start while the button's is under way.
             var controller = null;
+            var pending = Promise.resolve();
+            var modal = false;
             var finish = function (credential) {
               return post("/sign-in/passkey", { credential: credential.toJSON() }).then(function () {
                 window.location.assign(signIn.getAttribute("data-next") || "/account/security");
@@ -107,19 +112,30 @@ enum PageAssets {
             };
             var conditional = function () {
               if (!PublicKeyCredential.isConditionalMediationAvailable) { return; }
-              PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
-                if (!available) { return; }
+              pending = PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
+                if (!available || modal) { return; }
                 controller = new AbortController();
-                post("/sign-in/passkey/options").then(function (options) {
-                  return assert(options, "conditional", controller.signal);
-                }).then(finish).catch(function (error) { fail(signIn, error); });
-              });
+                var signal = controller.signal;
+                return post("/sign-in/passkey/options").then(function (options) {
+                  return signal.aborted ? null : assert(options, "conditional", signal);
+                }).then(function (credential) {
+                  if (credential) { return finish(credential); }
+                });
+              }).catch(function (error) { fail(signIn, error); });
             };
             signIn.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              if (modal) { return; }
+              modal = true;
               if (controller) { controller.abort(); }
-              post("/sign-in/passkey/options").then(function (options) {
+              pending.then(function () {
+                return post("/sign-in/passkey/options");
+              }).then(function (options) {
                 return assert(options);
-              }).then(finish).catch(function (error) { fail(signIn, error); conditional(); });
+              }).then(finish).catch(function (error) {
+                fail(signIn, error);
+                modal = false;
+                conditional();
+              });
             });
             conditional();
           }
