@@ -413,6 +413,24 @@ class Check:
             self.page_checks()
             d = self.driver
 
+            # The link worked once: traded again (by another user who found it, or another tab),
+            # it is refused, and a page opened from it says so and offers nothing.
+            try:
+                direct.open(urllib.request.Request(self.base + "/api/session", method="POST",
+                                                   headers={"X-Dashboard-Token": key}))
+                self.fail("the printed link's key was traded twice")
+            except urllib.error.HTTPError as error:
+                if error.code != 403:
+                    self.fail(f"a second trade of the link's key answered {error.code}, not 403")
+            first = d.current_window_handle
+            d.switch_to.new_window("tab")
+            d.get(self.dashboard)
+            self.wait_for(lambda: d.find_element(By.ID, "no-key").is_displayed(), "a used link's page to say so")
+            if d.find_element(By.ID, "run-all").is_enabled():
+                self.fail("a page without the key offers to run the scenarios")
+            d.close()
+            d.switch_to.window(first)
+
             def status(name):
                 return d.find_element(By.ID, "status-" + name)
 
@@ -501,6 +519,20 @@ class Check:
             self.step("the dashboard: all ten scenarios passed")
             self.shoot_dashboard("scenarios")
             self.page_checks()
+
+            # A code nobody types: Stop ends the wait, and the log says the run was stopped.
+            idle()
+            d.find_element(By.CSS_SELECTOR, 'button[data-scenario="7"]').click()
+            self.wait_for(lambda: d.find_element(By.ID, "code-section").is_displayed(), "scenario 7's code field")
+            stop = d.find_element(By.ID, "stop")
+            if not stop.is_displayed():
+                self.fail("no Stop button while a scenario runs")
+            stop.click()
+            idle()
+            log_has("stopped from the dashboard")
+            if d.find_element(By.ID, "code-section").is_displayed() or d.find_element(By.ID, "stop").is_displayed():
+                self.fail("the code field or Stop stayed after stopping")
+            self.step("the dashboard: a run waiting for a code stopped")
         finally:
             self.base = pages
 

@@ -26,6 +26,7 @@
                             ProgressView()
                             Text("Running: \(running)")
                         }
+                        Button("Stop", role: .destructive) { model.stop() }
                     }
                 }
                 if let destination = model.awaitingCode { codeField(destination) }

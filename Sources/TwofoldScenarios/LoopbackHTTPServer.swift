@@ -141,8 +141,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         while true {
             let connection = accept(socket, nil, nil)
             if connection < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
+                let code = errno
+                if lock.withLock({ stopped }) || code == EBADF || code == EINVAL { return }
+                // Out of descriptors or memory for a moment (EMFILE, ENFILE, ENOBUFS, ENOMEM):
+                // wait and go on serving rather than leave the socket listening unanswered.
+                if code != EINTR && code != ECONNABORTED { usleep(100_000) }
+                continue
             }
             #if canImport(Darwin)
                 var on: Int32 = 1
@@ -237,15 +241,22 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         let lines = head.components(separatedBy: "\r\n")
         let requestLine = lines[0].split(separator: " ")
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else { return nil }
+        guard requestLine.count == 3, requestLine[2] == "HTTP/1.1" || requestLine[2] == "HTTP/1.0" else { return nil }
         var fields: [String: String] = [:]
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // No control characters (a NUL, a bare CR or LF) and no field given twice: one reading.
+            guard let colon = line.firstIndex(of: ":"),
+                !line.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F })
+            else { return nil }
+            let name = line[..<colon].lowercased()
+            guard fields[name] == nil else { return nil }
+            fields[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let length: Int
         if let declared = fields["content-length"] {
-            guard let value = Int(declared), (0...bodyLimit).contains(value) else { return nil }
+            guard !declared.isEmpty, declared.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(declared),
+                (0...bodyLimit).contains(value)
+            else { return nil }
             length = value
         } else {
             length = 0

@@ -140,16 +140,18 @@ public final class TestingDashboardModel {
     private let runner: ScenarioRunner
     private let inbox: DashboardInbox
     private var phones: [Int: VirtualPhone] = [:]
+    /// The work running now, to stop.
+    private var current: Task<Void, Never>?
     private let sink: LogSink
 
     /// A dashboard against `client`'s server on `device`, known to the server as `deviceID`. Pass
     /// the `VirtualPhone` as `device` for its switches. Codes come from `codes` (the SMS webhook)
-    /// when given, else from the code field.
+    /// when given, else from the code field, typed within `codeWait` (a code's lifetime).
     public init(
         client: APIClient, device: any DeviceSecurity, deviceID: String, codes: (any CodeInbox)? = nil,
-        origin: String? = nil
+        origin: String? = nil, codeWait: Duration = .seconds(600)
     ) {
-        let inbox = DashboardInbox(fallback: codes)
+        let inbox = DashboardInbox(fallback: codes, wait: codeWait)
         self.inbox = inbox
         phone = device as? VirtualPhone
         scenarios = ScenarioRunner.catalogue.filter { $0.number <= 10 }.map {
@@ -200,10 +202,8 @@ public final class TestingDashboardModel {
 
     /// Runs `work` and waits for it; nothing when something else runs.
     public func run(_ work: Work) async {
-        guard running == nil else { return }
-        running = work.title
-        await execute(work)
-        running = nil
+        guard start(work), let task = current else { return }
+        await task.value
     }
 
     /// Starts `work` in the background (a page's button); `false` when something else runs.
@@ -211,11 +211,21 @@ public final class TestingDashboardModel {
     public func start(_ work: Work) -> Bool {
         guard running == nil else { return false }
         running = work.title
-        Task {
+        current = Task {
             await execute(work)
-            running = nil
+            if Task.isCancelled {
+                append(
+                    "dashboard", action: work.title, outcome: "FAILED: stopped", reason: "stopped from the dashboard")
+            }
+            (running, awaitingCode, current) = (nil, nil, nil)
         }
         return true
+    }
+
+    /// Stops what runs (one waiting for a code nobody will type, say): the step under way fails
+    /// as cancelled, no further scenario starts, and the log says it was stopped.
+    public func stop() {
+        current?.cancel()
     }
 
     private func execute(_ work: Work) async {
@@ -223,7 +233,7 @@ public final class TestingDashboardModel {
         case .action(let action): await perform(action)
         case .scenario(let number): await runScenario(number)
         case .allScenarios:
-            for row in scenarios { await runScenario(row.number) }
+            for row in scenarios where !Task.isCancelled { await runScenario(row.number) }
         }
         drain()
         await refresh()
@@ -366,16 +376,34 @@ struct CodeSuperseded: Error, CustomStringConvertible {
     var description: String { "another code was asked for before this one was typed" }
 }
 
+/// Nobody typed the code a step waited for in time.
+struct CodeWaitTimedOut: Error, CustomStringConvertible {
+    var description: String { "no code was typed in time (a code lives 10 minutes)" }
+}
+
 /// Where the dashboard's scenarios and actions read codes: the SMS webhook when there is one,
-/// else the person types the code the server's console (or their phone) shows.
+/// else the person types the code the server's console (or their phone) shows, within `wait`
+/// (a sent code's lifetime: after it, the code could not work anyway).
 final class DashboardInbox: CodeInbox, @unchecked Sendable {
-    // Safe: `model` is set once before use; `pending` is read and written under `lock` only.
+    // Safe: `model` is set once before use; `pending` and `waits` are read and written under
+    // `lock` only.
     weak var model: TestingDashboardModel?
     private let fallback: (any CodeInbox)?
+    private let wait: Duration
     private let lock = NSLock()
-    private var pending: CheckedContinuation<String, any Error>?
+    private var pending: (id: Int, continuation: CheckedContinuation<String, any Error>)?
+    private var waits = 0
 
-    init(fallback: (any CodeInbox)?) { self.fallback = fallback }
+    init(fallback: (any CodeInbox)?, wait: Duration = .seconds(600)) { (self.fallback, self.wait) = (fallback, wait) }
+
+    /// Ends the wait `id` (any wait when `nil`) with `error`, if it is still the one waiting.
+    private func end(_ id: Int?, with error: any Error) {
+        lock.withLock { () -> CheckedContinuation<String, any Error>? in
+            guard let waiting = pending, id == nil || waiting.id == id else { return nil }
+            pending = nil
+            return waiting.continuation
+        }?.resume(throwing: error)
+    }
 
     func code(to destination: String, sentBy trigger: @Sendable () async throws -> Void) async throws -> String {
         if let fallback { return try await fallback.code(to: destination, sentBy: trigger) }
@@ -386,18 +414,20 @@ final class DashboardInbox: CodeInbox, @unchecked Sendable {
         // A cancelled run (the app leaving the dashboard, a test's time limit) stops waiting.
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let earlier = lock.withLock {
-                    defer { pending = continuation }
-                    return pending
+                let (id, earlier) = lock.withLock {
+                    waits += 1
+                    defer { pending = (waits, continuation) }
+                    return (waits, pending?.continuation)
                 }
                 earlier?.resume(throwing: CodeSuperseded())
                 Task { @MainActor [weak model] in model?.waiting(for: masked) }
+                Task { [weak self, wait] in
+                    try? await Task.sleep(for: wait)
+                    self?.end(id, with: CodeWaitTimedOut())
+                }
             }
         } onCancel: {
-            lock.withLock {
-                defer { pending = nil }
-                return pending
-            }?.resume(throwing: CancellationError())
+            end(nil, with: CancellationError())
         }
     }
 
@@ -406,6 +436,6 @@ final class DashboardInbox: CodeInbox, @unchecked Sendable {
             defer { pending = nil }
             return pending
         }
-        waiting?.resume(returning: code)
+        waiting?.continuation.resume(returning: code)
     }
 }

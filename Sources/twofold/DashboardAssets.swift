@@ -17,8 +17,10 @@ extension DashboardPage {
         <header><h1>Twofold testing dashboard</h1>
         <p>A virtual phone against the server: seed 004's device status, test actions, scenarios and results log.</p>
         <p id="running" role="status" aria-live="polite"></p>
-        <p id="no-key" class="failed" role="alert" hidden>This page needs its key: open the whole address
-        <code>twofold dashboard</code> printed (it ends in <code>#t=</code> and the key).</p></header>
+        <p><button type="button" id="stop" hidden>Stop</button></p>
+        <p id="no-key" class="failed" role="alert" hidden>This page has no key for this dashboard. The link
+        <code>twofold dashboard</code> prints works once, in the first page that opens it: restart
+        <code>twofold dashboard</code> and open the new link.</p></header>
         <main>
         <section aria-labelledby="status-title"><h2 id="status-title">Device status</h2>
         <ul id="status" class="status"></ul></section>
@@ -68,24 +70,58 @@ extension DashboardPage {
     static let script = """
         "use strict";
         (function () {
-          // The key comes in the address's fragment, which no request carries; the tab keeps it
-          // (so a reload works) and the address bar loses it.
-          const keyName = "twofold-dashboard-token";
-          const fromLink = new URLSearchParams(window.location.hash.slice(1)).get("t");
-          if (fromLink) {
-            window.sessionStorage.setItem(keyName, fromLink);
-            window.history.replaceState(null, "", window.location.pathname);
-          }
-          const token = window.sessionStorage.getItem(keyName) || "";
-          if (!token) { document.getElementById("no-key").hidden = false; }
+          // The printed link's fragment (which no request carries) holds a startup key that
+          // works once: this page trades it for the dashboard's key, which the tab keeps (so a
+          // reload works), and the address bar loses the link's.
+          const keyName = "twofold-dashboard-key";
+          let key = window.sessionStorage.getItem(keyName) || "";
+          const startup = new URLSearchParams(window.location.hash.slice(1)).get("t");
+          if (startup) { window.history.replaceState(null, "", window.location.pathname); }
           let busy = false;
+          let refusedKey = false;
+          let lastLogID = -1;
+
+          // The key refused (another tab has it, or the dashboard was restarted): say so, and
+          // offer nothing that cannot work.
+          function refused() {
+            refusedKey = true;
+            window.sessionStorage.removeItem(keyName);
+            document.getElementById("no-key").hidden = false;
+            document.getElementById("running").textContent = "";
+            for (const control of document.querySelectorAll("button, input, select")) { control.disabled = true; }
+          }
+
+          function call(path, init) {
+            if (refusedKey) { return Promise.resolve(null); }
+            const request = init || {};
+            request.headers = Object.assign({ "X-Dashboard-Token": key }, request.headers || {});
+            return fetch(path, request).then((answer) => {
+              if (answer.status === 403) { refused(); return null; }
+              return answer.ok ? answer.json().catch(() => null) : null;
+            });
+          }
 
           function post(path, fields) {
-            return fetch(path, {
-              method: "POST",
-              headers: { "Content-Type": "application/json", "X-Dashboard-Token": token },
-              body: JSON.stringify(fields)
+            return call(path, {
+              method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(fields)
             }).then(refresh);
+          }
+
+          function begin() {
+            if (!startup) {
+              if (!key) { refused(); }
+              return Promise.resolve();
+            }
+            return fetch("/api/session", { method: "POST", headers: { "X-Dashboard-Token": startup } })
+              .then((answer) => answer.ok ? answer.json() : null)
+              .then((answer) => {
+                if (answer && answer.key) {
+                  key = answer.key;
+                  window.sessionStorage.setItem(keyName, key);
+                } else if (!key) {
+                  refused();
+                }
+              });
           }
 
           function el(tag, text, className) {
@@ -166,8 +202,10 @@ extension DashboardPage {
 
           function renderLog(state) {
             const list = document.getElementById("log");
-            for (let i = list.children.length; i < state.log.length; i++) {
-              const entry = state.log[i];
+            for (const entry of state.log) {
+              // The server keeps the newest entries only: new ones are those past the last shown.
+              if (entry.id <= lastLogID) { continue; }
+              lastLogID = entry.id;
               const item = el("li", null, entry.outcome.startsWith("FAILED") ? "failed" : "");
               const time = el("time", new Date(entry.at).toLocaleTimeString());
               time.dateTime = entry.at;
@@ -176,11 +214,13 @@ extension DashboardPage {
               if (entry.reason) { item.append(el("span", " \\u2014 " + entry.reason, "reason")); }
               list.append(item);
             }
+            while (list.children.length > 1000) { list.firstElementChild.remove(); }
           }
 
           function render(state) {
             busy = !!state.running;
             document.getElementById("running").textContent = state.running ? "Running: " + state.running : "Ready.";
+            document.getElementById("stop").hidden = !busy;
             for (const button of document.querySelectorAll("button[data-action], button[data-scenario], #run-all")) {
               button.disabled = busy;
             }
@@ -196,8 +236,7 @@ extension DashboardPage {
           }
 
           function refresh() {
-            return fetch("/api/state", { headers: { "X-Dashboard-Token": token } })
-              .then((answer) => answer.json()).then(render);
+            return call("/api/state").then((state) => { if (state) { render(state); } });
           }
 
           document.addEventListener("click", (event) => {
@@ -206,6 +245,7 @@ extension DashboardPage {
             if (target.dataset.action) { post("/api/action", { action: target.dataset.action }); }
             if (target.dataset.scenario) { post("/api/scenario", { number: target.dataset.scenario }); }
             if (target.id === "run-all") { post("/api/scenario", { number: "all" }); }
+            if (target.id === "stop") { post("/api/stop", {}); }
             if (target.dataset.switch === "cancelNextPrompt") { post("/api/switch", { name: "cancelNextPrompt", value: "true" }); }
           });
           document.addEventListener("change", (event) => {
@@ -220,8 +260,11 @@ extension DashboardPage {
             post("/api/code", { code: field.value.replace(/\\D/g, "") });
             field.value = "";
           });
-          refresh();
-          setInterval(refresh, 700);
+          begin().then(() => {
+            if (refusedKey) { return; }
+            refresh();
+            setInterval(() => { if (!refusedKey) { refresh(); } }, 700);
+          });
         })();
         """
 

@@ -14,10 +14,11 @@ struct DashboardCommand: AsyncParsableCommand {
         commandName: "dashboard",
         abstract: "Serve seed 004's testing dashboard on 127.0.0.1, driving a virtual phone against the server.",
         discussion: """
-            Open the printed address in a browser: it carries a key for this run, which the page
-            needs (the page alone is not enough, so another user of the machine cannot drive it). The page shows the virtual phone's status and
-            switches (secure hardware, biometry, passcode, lockout, a declined prompt), the test
-            actions, seed 004's ten scenarios and the results log. Codes the server sends by SMS
+            Open the printed address in a browser, once: it carries a key for this run that the
+            first page to open it keeps, so nobody else on the machine can drive the dashboard.
+            The page shows the virtual phone's status and switches (secure hardware, biometry,
+            passcode, lockout, a declined prompt), the test actions, seed 004's ten scenarios and
+            the results log. Codes the server sends by SMS
             are typed into the page's code field (read them from the server's console), or, with
             --sms-webhook HOST:PORT, read from the server's signed SMS webhook as `twofold
             scenarios` does (TWOFOLD_SMS_WEBHOOK_SECRET must match the server's). Passkeys answer
@@ -45,7 +46,7 @@ struct DashboardCommand: AsyncParsableCommand {
                 deviceID: "dashboard-" + String(UInt32.random(in: 0...UInt32.max), radix: 36), codes: listener)
         }
         await model.refresh()
-        let page = DashboardPage(model: model, token: DashboardPage.newToken())
+        let page = DashboardPage(model: model, startupKey: DashboardPage.newToken())
         let server: LoopbackHTTPServer
         do {
             server = try LoopbackHTTPServer(address: "127.0.0.1:\(port)", bodyLimit: 4096, name: "dashboard") {
@@ -59,8 +60,9 @@ struct DashboardCommand: AsyncParsableCommand {
         // token is only here, in the address's fragment: the page itself never carries it.
         FileHandle.standardOutput.write(
             Data(
-                ("Twofold testing dashboard at http://127.0.0.1:\(server.port)/#t=\(page.token) (against "
-                    + "\(client.origin)); open that address, which carries the page's key. Ctrl-C stops it.\n")
+                ("Twofold testing dashboard at http://127.0.0.1:\(server.port)/#t=\(page.startupKey) (against "
+                    + "\(client.origin)).\nOpen that whole address once: the first page to open it keeps the "
+                    + "dashboard's key, and the link stops working. Ctrl-C stops the dashboard.\n")
                     .utf8))
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))

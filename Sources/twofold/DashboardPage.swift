@@ -8,16 +8,23 @@ import TwofoldScreens
 /// The dashboard's page and its small JSON interface, answered on the listener's threads: the
 /// model lives on the main actor, so each request hops there and waits. Only this machine's
 /// browser reaches it (127.0.0.1), and even so every call must name this server as its `Host`
-/// (a DNS-rebinding page cannot) and carry the token. The token is never in what the server
-/// serves: it travels only in the address the command prints (`#t=…`, a fragment no request
-/// carries), which the page keeps for the tab and takes out of the address bar. So neither
-/// another site's page nor another user of this machine (who can reach 127.0.0.1 too, but not
-/// the terminal) can drive the dashboard.
-final class DashboardPage: Sendable {
+/// (a DNS-rebinding page cannot) and carry the tab's key.
+///
+/// Keys are never in what the server serves. The command prints a link whose fragment (`#t=…`,
+/// which no request carries) holds a startup key that works once: the first page to open it
+/// trades it (`POST /api/session`) for the tab's key, which the tab keeps, and the link is dead
+/// from then on. So neither another site's page nor another user of this machine (who can reach
+/// 127.0.0.1 too, and may find the link later in a browser's history or command line) can drive
+/// the dashboard.
+final class DashboardPage: @unchecked Sendable {
+    // Safe: `model` and `startupKey` are set once; `tabKey` is read and written under `lock`.
     let model: TestingDashboardModel
-    let token: String
+    /// The key the printed link carries, until a page trades it.
+    let startupKey: String
+    private let lock = NSLock()
+    private var tabKey: String?
 
-    init(model: TestingDashboardModel, token: String) { (self.model, self.token) = (model, token) }
+    init(model: TestingDashboardModel, startupKey: String) { (self.model, self.startupKey) = (model, startupKey) }
 
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -32,20 +39,22 @@ final class DashboardPage: Sendable {
     ]
 
     func answer(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response {
-        let host = request.headers["host"] ?? ""
-        guard host == "127.0.0.1:\(request.port)" || host == "localhost:\(request.port)" else {
+        // Only the printed address: `localhost` may reach another program on [::1] first.
+        guard request.headers["host"] == "127.0.0.1:\(request.port)" else {
             return Self.problem(403, "This dashboard answers only at 127.0.0.1:\(request.port).")
         }
         switch (request.method, request.path) {
         case ("GET", "/"): return Self.file(Self.html, type: "text/html; charset=utf-8")
         case ("GET", "/dashboard.js"): return Self.file(Self.script, type: "text/javascript; charset=utf-8")
         case ("GET", "/dashboard.css"): return Self.file(Self.style, type: "text/css; charset=utf-8")
+        case ("POST", "/api/session"):
+            return trade(request.headers["x-dashboard-token"] ?? "")
         case (_, let path) where path.hasPrefix("/api/"):
-            guard let given = request.headers["x-dashboard-token"],
-                ConstantTime.equals(Array(given.utf8), Array(token.utf8))
+            let key = lock.withLock { tabKey }
+            guard let key, let given = request.headers["x-dashboard-token"],
+                ConstantTime.equals(Array(given.utf8), Array(key.utf8))
             else {
-                return Self.problem(
-                    403, "Open the address `twofold dashboard` printed: this page's token is not the server's.")
+                return Self.problem(403, Self.keyRefused)
             }
             return api(request)
         case (_, "/"), (_, "/dashboard.js"), (_, "/dashboard.css"):
@@ -53,6 +62,22 @@ final class DashboardPage: Sendable {
         default:
             return Self.problem(404, "No such page.")
         }
+    }
+
+    static let keyRefused =
+        "This page's key is not the dashboard's: it was opened from another tab or an old link. "
+        + "Restart `twofold dashboard` and open the link it prints."
+
+    /// The startup key for the tab's key, once.
+    private func trade(_ given: String) -> LoopbackHTTPServer.Response {
+        let traded: String? = lock.withLock {
+            guard tabKey == nil, ConstantTime.equals(Array(given.utf8), Array(startupKey.utf8)) else { return nil }
+            let key = Self.newToken()
+            tabKey = key
+            return key
+        }
+        guard let traded else { return Self.problem(403, Self.keyRefused) }
+        return Self.json(["key": traded])
     }
 
     private func api(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response {
@@ -91,6 +116,9 @@ final class DashboardPage: Sendable {
                 return Self.problem(400, "A code is six digits.")
             }
             Self.onMain { Task { await model.submitCode(code) } }
+            return LoopbackHTTPServer.Response(status: 202, headers: Self.securityHeaders)
+        case "/api/stop":
+            Self.onMain { model.stop() }
             return LoopbackHTTPServer.Response(status: 202, headers: Self.securityHeaders)
         case "/api/refresh":
             Self.onMain { Task { await model.refresh() } }

@@ -708,6 +708,26 @@ import TwofoldTestSupport
             #expect(dashboard.start(.action(.checkDeviceSecurity)))
             #expect(!dashboard.start(.action(.checkDeviceSecurity)))
 
+            // A code nobody types: stopping ends the wait and says so; without a stop, the wait
+            // ends when the code could no longer work (here after 2 seconds).
+            let unread = TestingDashboardModel(
+                client: target.client, device: VirtualPhone(.faceID), deviceID: "unread-phone",
+                origin: "http://localhost:\(target.server.port)", codeWait: .seconds(2))
+            #expect(unread.start(.scenario(7)))
+            try await Self.until { unread.awaitingCode != nil }
+            #expect(unread.awaitingCode != nil && unread.running != nil)
+            unread.stop()
+            try await Self.until { unread.running == nil }
+            #expect(unread.running == nil && unread.awaitingCode == nil && unread.scenarios[6].result == "failed")
+            #expect(unread.log.last?.reason == "stopped from the dashboard", "\(unread.log.suffix(3))")
+            let started = Date()
+            await unread.run(.scenario(7))
+            #expect(unread.scenarios[6].result == "failed" && unread.awaitingCode == nil)
+            #expect(
+                unread.log.contains { "\($0.outcome) \($0.reason ?? "")".contains("no code was typed in time") },
+                "\(unread.log.suffix(4))")
+            #expect(Date().timeIntervalSince(started) < 30)
+
             // The network gone: a failed line.
             let offline = TestingDashboardModel(client: Self.unreachable, device: VirtualPhone(), deviceID: "cut")
             await offline.run(.action(.enrollBiometric))

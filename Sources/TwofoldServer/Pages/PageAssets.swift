@@ -100,38 +100,59 @@ enum PageAssets {
           if (signIn && supported()) {
             show(signIn);
             // One WebAuthn request at a time: the browser refuses a second while one is pending,
-            // so the button first aborts the autofill request and waits for it to settle, and
-            // the autofill request does not start while the button's is under way.
+            // so the button first aborts the autofill request and waits for it to settle (at most
+            // 2 seconds, should a browser never end it), and the autofill request does not start
+            // while the button's is under way. Once a sign-in went through, nothing starts again.
             var controller = null;
             var pending = Promise.resolve();
             var modal = false;
+            var finishing = false;
+            var done = false;
             var finish = function (credential) {
+              finishing = true;
               return post("/sign-in/passkey", { credential: credential.toJSON() }).then(function () {
+                done = true;
                 window.location.assign(signIn.getAttribute("data-next") || "/account/security");
+              }, function (error) {
+                finishing = false;
+                throw error;
               });
             };
+            var settled = function (promise) {
+              return Promise.race([promise, new Promise(function (resolve) { setTimeout(resolve, 2000); })]);
+            };
             var conditional = function () {
-              if (!PublicKeyCredential.isConditionalMediationAvailable) { return; }
-              pending = PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
-                if (!available || modal) { return; }
+              if (!PublicKeyCredential.isConditionalMediationAvailable || done) { return; }
+              var request = PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
+                if (!available || modal || done) { return null; }
                 controller = new AbortController();
                 var signal = controller.signal;
+                // Options that fail as the page loads leave autofill off, quietly: nobody asked.
                 return post("/sign-in/passkey/options").then(function (options) {
                   return signal.aborted ? null : assert(options, "conditional", signal);
-                }).then(function (credential) {
-                  if (credential) { return finish(credential); }
+                }, function () { return null; });
+              });
+              pending = request.then(function () {}, function () {});
+              request.then(function (credential) {
+                if (!credential || modal || finishing || done) { return; }
+                return finish(credential).catch(function (error) {
+                  // A passkey picked and refused: say so, and offer autofill again.
+                  fail(signIn, error);
+                  conditional();
                 });
-              }).catch(function (error) { fail(signIn, error); });
+              }, function (error) { fail(signIn, error); });
             };
             signIn.querySelector("[data-passkey-button]").addEventListener("click", function () {
-              if (modal) { return; }
+              if (modal || finishing || done) { return; }
               modal = true;
               if (controller) { controller.abort(); }
-              pending.then(function () {
-                return post("/sign-in/passkey/options");
+              settled(pending).then(function () {
+                return done ? null : post("/sign-in/passkey/options");
               }).then(function (options) {
-                return assert(options);
-              }).then(finish).catch(function (error) {
+                return options ? assert(options) : null;
+              }).then(function (credential) {
+                return credential ? finish(credential) : null;
+              }).catch(function (error) {
                 fail(signIn, error);
                 modal = false;
                 conditional();
