@@ -549,7 +549,7 @@ import VaporTesting
             let setup = try await app.twofold.totp.setup(userID: bob.user.id, account: "bob@example.com")
             let secret = try Base32.decode(setup.secret)
             try await app.twofold.totp.confirm(
-                try TOTPSteps.code(secret, clock), userID: bob.user.id, origin: .none)
+                try TOTPSteps.code(secret, clock), userID: bob.user.id, origin: .none, addedBy: nil)
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
             // The administrator unlocks: it goes first, and the password works again (a disowned
             // recovery holds nothing).

@@ -158,7 +158,7 @@ struct BenchSeedCommand: AsyncCommand {
             }
             try await app.twofold.users.insert(users)
             try await app.twofold.loginFlows.store.insert(flows)
-            for passkey in passkeys { _ = try await store.insert(passkey) }
+            for passkey in passkeys { _ = try await store.insert(passkey, addedBy: nil) }
             for challenge in challenges { try await store.insertChallenge(challenge) }
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: output, atomically: true, encoding: .utf8)

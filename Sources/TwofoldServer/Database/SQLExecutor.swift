@@ -30,9 +30,15 @@ protocol SQLExecutor: Sendable {
     func readCommitted<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T]
+
+    /// Whether this is PostgreSQL (whose statements may lock rows `FOR SHARE` and need a type for
+    /// each placeholder in a select list); SQLite runs one writer at a time and needs neither.
+    var isPostgreSQL: Bool { get }
 }
 
 extension SQLExecutor {
+    var isPostgreSQL: Bool { false }
+
     func readCommitted<T: Sendable>(
         _ statement: Statement, _ read: @escaping @Sendable (StatementRow) throws -> T
     ) async throws -> [T] {
@@ -83,6 +89,8 @@ struct DatabaseExecutor: SQLExecutor {
     var postgres: PostgresStatements? = nil
     /// SQLKit's view of the configured database, for PostgreSQL and in-memory SQLite.
     let sql: @Sendable () throws -> any SQLDatabase
+
+    var isPostgreSQL: Bool { postgres != nil }
 
     /// For `databases` (as configured at start-up), on any of `group`'s event loops.
     init(

@@ -128,11 +128,15 @@ struct AccountChanges: Sendable {
                 + "your password.")
         let now = clock.now()
         if channel == .sms {
-            try await users.setVerifiedPhone(destination, userID: userID, now: now)
+            try await users.setVerifiedPhone(
+                destination, userID: userID, now: now, addedBy: AddingSession(caller.sessionID))
             user.phone = destination
             user.phoneVerifiedAt = now
         } else {
-            guard try await users.setEmail(destination, userID: userID, now: now) else {
+            guard
+                try await users.setEmail(
+                    destination, userID: userID, now: now, addedBy: AddingSession(caller.sessionID))
+            else {
                 throw Self.emailTaken
             }
             user.email = destination

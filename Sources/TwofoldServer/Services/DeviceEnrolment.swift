@@ -67,13 +67,15 @@ struct DeviceEnrolment: Sendable {
         let fresh = DeviceRecord(
             id: UUID(), userID: userID, deviceID: deviceID, deviceModel: body.deviceModel, method: method,
             publicKey: publicKey, enrolledAt: now, updatedAt: now, pinHash: pinHash)
-        let inserted = try await existing.contains { $0.deviceID == deviceID } ? false : devices.insert(fresh)
+        let adding = AddingSession(caller.sessionID)
+        let inserted =
+            try await existing.contains { $0.deviceID == deviceID } ? false : devices.insert(fresh, addedBy: adding)
         var deviceModel = body.deviceModel
         if !inserted, let stored = try await devices.device(deviceID, userID: userID) {
             // Enrolled before, or by a request racing this one: the new key replaces the old.
             try await devices.changeKey(
                 deviceRowID: stored.id, method: method, publicKey: publicKey, deviceModel: body.deviceModel,
-                enrolledAt: now, pinHash: pinHash, now: now)
+                enrolledAt: now, pinHash: pinHash, now: now, addedBy: adding)
             deviceModel = deviceModel ?? stored.deviceModel
         }
         try await audit.record(
@@ -122,7 +124,7 @@ struct DeviceEnrolment: Sendable {
             caller: caller)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .secureEnclave, publicKey: publicKey, deviceModel: nil, enrolledAt: nil,
-            pinHash: nil, now: clock.now())
+            pinHash: nil, now: clock.now(), addedBy: AddingSession(caller.sessionID))
         try await audit.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
             origin: origin)
@@ -160,7 +162,7 @@ struct DeviceEnrolment: Sendable {
             .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .smsOTP, publicKey: nil, deviceModel: nil, enrolledAt: nil, pinHash: nil,
-            now: now)
+            now: now, addedBy: AddingSession(caller.sessionID))
         try await audit.record(
             .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP",
             origin: origin)

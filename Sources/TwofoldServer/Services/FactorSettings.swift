@@ -38,7 +38,7 @@ struct FactorSettings: Sendable {
         let hadBackupCodes = try await backupCodes.exist(for: userID)
         try await factorChanges.recordAdding(
             FactorChanges.factorName(method: .totp), withNewBackupCodes: !hadBackupCodes, caller: caller)
-        try await totp.confirm(code, userID: userID, origin: origin)
+        try await totp.confirm(code, userID: userID, origin: origin, addedBy: AddingSession(caller.sessionID))
         try await audit.record(.factorAdded, user: userID, detail: FactorMethod.totp.rawValue, origin: origin)
         let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
         try await factorChanges.notifyAdded("An authenticator app", user: user)
@@ -170,7 +170,8 @@ struct FactorSettings: Sendable {
                 ? "SMS codes to \(Masking.phone(destination))" : "Email codes to \(Masking.email(destination))",
             user: user)
         try await users.enableCodes(
-            channel, phone: channel == .sms ? destination : nil, userID: userID, now: now)
+            channel, phone: channel == .sms ? destination : nil, userID: userID, now: now,
+            addedBy: AddingSession(caller.sessionID))
         try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: origin)
         let codes: [String]? =
             hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)

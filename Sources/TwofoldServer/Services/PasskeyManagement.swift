@@ -33,7 +33,7 @@ struct PasskeyManagement: Sendable {
         try await factorChanges.recordAdding(name, withNewBackupCodes: !hadBackupCodes, caller: caller)
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
-            origin: origin)
+            origin: origin, addedBy: AddingSession(caller.sessionID))
         let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: user.id)
         // Named by its provider, when and from where, never by the name its adder chose (issue T).
         try await factorChanges.notifyAdded(

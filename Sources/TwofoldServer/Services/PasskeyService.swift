@@ -125,10 +125,11 @@ struct PasskeyService: Sendable {
     /// §7.1 for `user`: verifies the browser's answer to the options from `creationOptions` and
     /// stores the passkey. `name` is checked before anything else; without one the passkey is
     /// named after its provider, or "Passkey". `requireUserPresence: false` is a browser's
-    /// automatic passkey upgrade, made without asking the user.
+    /// automatic passkey upgrade, made without asking the user. The passkey is written only while
+    /// `addedBy` (the session adding it) is live.
     func register(
         _ credential: RegistrationCredential, name: String?, requireUserPresence: Bool = true, user: User,
-        origin: RequestOrigin
+        origin: RequestOrigin, addedBy: AddingSession?
     ) async throws -> PasskeyRecord {
         let name = try name.map(Self.validName)
         try Self.checkType(credential.type)
@@ -163,7 +164,7 @@ struct PasskeyService: Sendable {
             backedUp: verified.backedUp, transports: Self.transports(credential.response.transports),
             attestationFormat: verified.attestation.format, attestationTrust: verified.attestation.trust.rawValue,
             createdAt: now, lastUsedAt: nil)
-        guard try await store.insert(record) else { throw Self.alreadyRegistered }
+        guard try await store.insert(record, addedBy: addedBy) else { throw Self.alreadyRegistered }
         try await audit.record(
             .factorAdded, user: user.id,
             detail: "webauthn (\(record.attestationFormat), attestation \(record.attestationTrust))", origin: origin)

@@ -41,8 +41,9 @@ struct TOTPService: Sendable {
             serverTime: now)
     }
 
-    /// Confirms the pending secret with a code from the app: it becomes the user's active secret.
-    func confirm(_ code: String, userID: UUID, origin: RequestOrigin) async throws {
+    /// Confirms the pending secret with a code from the app: it becomes the user's active secret,
+    /// while `addedBy` (the session adding it) is live.
+    func confirm(_ code: String, userID: UUID, origin: RequestOrigin, addedBy: AddingSession?) async throws {
         guard let pending = try await store.credential(userID: userID, status: .pending) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No authenticator app being set up",
@@ -55,7 +56,7 @@ struct TOTPService: Sendable {
                 detail: "More than \(pendingLifetime.inWords) passed since setup; start again.")
         }
         try await check(code, credential: pending, origin: origin)
-        guard try await store.activate(credentialID: pending.id, now: clock.now()) else {
+        guard try await store.activate(credentialID: pending.id, now: clock.now(), addedBy: addedBy) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No authenticator app being set up",
                 detail: "This setup was completed or replaced meanwhile.")

@@ -208,8 +208,9 @@ struct SQLCodeSignInStore: CodeSignInStore {
 
     /// `INSERT INTO t (…) VALUES (?, …)` as `INSERT INTO t (…) SELECT CAST(? AS type), …`, to
     /// which a `WHERE` can be added. Each value is cast to its type: in a select list PostgreSQL
-    /// would read a `NULL` of unknown type as text.
-    static func conditional(_ insert: Statement) -> String {
+    /// would read a `NULL` of unknown type as text. Without `casts` (SQLite, whose `CAST` to an
+    /// unknown type name would convert the value), the placeholders stay as they are.
+    static func conditional(_ insert: Statement, casts: Bool = true) -> String {
         guard let values = insert.sql.range(of: "VALUES (") else {
             preconditionFailure("not an INSERT … VALUES (…): \(insert.sql)")
         }
@@ -219,7 +220,7 @@ struct SQLCodeSignInStore: CodeSignInStore {
         var kinds = insert.values.makeIterator()
         var selected = ""
         for character in list {
-            guard character == "?" else {
+            guard character == "?", casts else {
                 selected.append(character)
                 continue
             }

@@ -73,14 +73,15 @@ protocol DeviceStore: Sendable {
     func devices(deviceID: String) async throws -> [DeviceRecord]
     /// The user's devices in the order they were enrolled.
     func devices(userID: UUID) async throws -> [DeviceRecord]
-    /// Writes a new device; `false` when the user already has one with its `deviceID`.
-    func insert(_ device: DeviceRecord) async throws -> Bool
+    /// Writes a new device, while `addedBy` is live (`AddingSession`; throws its `ended` when it
+    /// is not); `false` when the user already has one with its `deviceID`.
+    func insert(_ device: DeviceRecord, addedBy: AddingSession?) async throws -> Bool
     /// Sets the method, key and model (re-enrolment, upgrade, downgrade), and with `pinHash` a
-    /// fresh PIN; then retires every open challenge of the device, so an old key stops working
-    /// at once.
+    /// fresh PIN, while `addedBy` is live (throws `AddingSession.ended` when it is not); then
+    /// retires every open challenge of the device, so an old key stops working at once.
     func changeKey(
         deviceRowID: UUID, method: DeviceRecord.Method, publicKey: String?, deviceModel: String?,
-        enrolledAt: Date?, pinHash: String?, now: Date) async throws
+        enrolledAt: Date?, pinHash: String?, now: Date, addedBy: AddingSession?) async throws
     /// Sets (or with `nil` removes) the biometric key, then retires the open biometric challenges.
     func changeBiometricKey(_ key: String?, deviceRowID: UUID, now: Date) async throws
     /// Deletes devices (their challenges go with them); how many.
@@ -154,39 +155,46 @@ struct SQLDeviceStore: DeviceStore {
         try await devices(where: "user_id = ? ORDER BY enrolled_at", .uuid(userID))
     }
 
-    func insert(_ device: DeviceRecord) async throws -> Bool {
+    func insert(_ device: DeviceRecord, addedBy: AddingSession?) async throws -> Bool {
         // Booleans as literals: `pin_blocked` is 0/1 in SQLite and a boolean in PostgreSQL.
-        try await database.changes(
-            Statement(
-                """
-                INSERT INTO devices (id, user_id, device_id, device_model, method, public_key, enrolled_at, updated_at,
-                  last_used_at, pin_hash, pin_failures, pin_blocked, biometric_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(device.pinBlocked ? "true" : "false"), ?)
-                ON CONFLICT DO NOTHING
-                """, .uuid(device.id), .uuid(device.userID), .text(device.deviceID), .text(device.deviceModel),
-                .text(device.method.rawValue), .text(device.publicKey), .date(device.enrolledAt),
-                .date(device.updatedAt), .date(device.lastUsedAt), .text(device.pinHash),
-                .integer(device.pinFailures), .text(device.biometricKey))) > 0
+        let insert = Statement(
+            """
+            INSERT INTO devices (id, user_id, device_id, device_model, method, public_key, enrolled_at, updated_at,
+              last_used_at, pin_hash, pin_failures, pin_blocked, biometric_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(device.pinBlocked ? "true" : "false"), ?)
+            """, .uuid(device.id), .uuid(device.userID), .text(device.deviceID), .text(device.deviceModel),
+            .text(device.method.rawValue), .text(device.publicKey), .date(device.enrolledAt),
+            .date(device.updatedAt), .date(device.lastUsedAt), .text(device.pinHash),
+            .integer(device.pinFailures), .text(device.biometricKey))
+        let conflict = " ON CONFLICT DO NOTHING"
+        let statement =
+            addedBy?.insert(insert, suffix: conflict, on: database)
+            ?? Statement(insert.sql + conflict, insert.values)
+        guard try await database.changes(statement) == 0 else { return true }
+        try await addedBy?.requireLive(on: database)
+        return false
     }
 
     func changeKey(
         deviceRowID: UUID, method: DeviceRecord.Method, publicKey: String?, deviceModel: String?,
-        enrolledAt: Date?, pinHash: String?, now: Date
+        enrolledAt: Date?, pinHash: String?, now: Date, addedBy: AddingSession?
     ) async throws {
         // The device first, then its challenges: a check that read the old key and claims a
         // challenge after this point finds it used; stopped between the two, the old key no
         // longer verifies anyway (a check reads the key afresh).
-        try await database.run(
-            Statement(
-                """
-                UPDATE devices SET method = ?, public_key = ?, device_model = COALESCE(?, device_model),
-                  enrolled_at = COALESCE(?, enrolled_at), updated_at = ?\(pinHash == nil
-                    ? "" : ", pin_hash = ?, pin_failures = 0, pin_blocked = false")
-                WHERE id = ?
-                """,
-                [
-                    .text(method.rawValue), .text(publicKey), .text(deviceModel), .date(enrolledAt), .date(now),
-                ] + (pinHash.map { [.text($0)] } ?? []) + [.uuid(deviceRowID)]))
+        let update = Statement(
+            """
+            UPDATE devices SET method = ?, public_key = ?, device_model = COALESCE(?, device_model),
+              enrolled_at = COALESCE(?, enrolled_at), updated_at = ?\(pinHash == nil
+                ? "" : ", pin_hash = ?, pin_failures = 0, pin_blocked = false")
+            WHERE id = ?
+            """,
+            [
+                .text(method.rawValue), .text(publicKey), .text(deviceModel), .date(enrolledAt), .date(now),
+            ] + (pinHash.map { [.text($0)] } ?? []) + [.uuid(deviceRowID)])
+        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
+            try await addedBy?.requireLive(on: database)
+        }
         try await retireChallenges(deviceRowID: deviceRowID, purpose: nil, now: now)
     }
 

@@ -55,8 +55,9 @@ protocol PasskeyStore: Sendable {
     /// The user's passkeys in the order they were registered.
     func credentials(userID: UUID) async throws -> [PasskeyRecord]
     func credential(id credentialID: String) async throws -> PasskeyRecord?
-    /// Writes a new passkey; `false` when its credential ID is already registered.
-    func insert(_ credential: PasskeyRecord) async throws -> Bool
+    /// Writes a new passkey, while `addedBy` is live (`AddingSession`; throws its `ended` when it
+    /// is not); `false` when its credential ID is already registered.
+    func insert(_ credential: PasskeyRecord, addedBy: AddingSession?) async throws -> Bool
     /// Renames `userID`'s passkey; whether it exists.
     func rename(_ credentialID: String, userID: UUID, to name: String) async throws -> Bool
     /// Deletes `userID`'s passkey; whether this call did.
@@ -113,19 +114,24 @@ struct SQLPasskeyStore: PasskeyStore {
         ).first
     }
 
-    func insert(_ credential: PasskeyRecord) async throws -> Bool {
+    func insert(_ credential: PasskeyRecord, addedBy: AddingSession?) async throws -> Bool {
         // Booleans as literals: 0/1 in SQLite, booleans in PostgreSQL.
-        try await database.changes(
-            Statement(
-                """
-                INSERT INTO passkey_credentials (\(Self.columns))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, \(credential.backupEligible), \(credential.backedUp), ?, ?, ?, ?, ?)
-                ON CONFLICT DO NOTHING
-                """, .uuid(credential.id), .uuid(credential.userID), .text(credential.credentialID),
-                .text(credential.name), .text(credential.publicKey), .integer(credential.algorithm),
-                .integer(credential.signCount), .text(credential.aaguid),
-                .text(credential.transports.joined(separator: ",")), .text(credential.attestationFormat),
-                .text(credential.attestationTrust), .date(credential.createdAt), .date(credential.lastUsedAt))) > 0
+        let insert = Statement(
+            """
+            INSERT INTO passkey_credentials (\(Self.columns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, \(credential.backupEligible), \(credential.backedUp), ?, ?, ?, ?, ?)
+            """, .uuid(credential.id), .uuid(credential.userID), .text(credential.credentialID),
+            .text(credential.name), .text(credential.publicKey), .integer(credential.algorithm),
+            .integer(credential.signCount), .text(credential.aaguid),
+            .text(credential.transports.joined(separator: ",")), .text(credential.attestationFormat),
+            .text(credential.attestationTrust), .date(credential.createdAt), .date(credential.lastUsedAt))
+        let conflict = " ON CONFLICT DO NOTHING"
+        let statement =
+            addedBy?.insert(insert, suffix: conflict, on: database)
+            ?? Statement(insert.sql + conflict, insert.values)
+        guard try await database.changes(statement) == 0 else { return true }
+        try await addedBy?.requireLive(on: database)
+        return false
     }
 
     func rename(_ credentialID: String, userID: UUID, to name: String) async throws -> Bool {

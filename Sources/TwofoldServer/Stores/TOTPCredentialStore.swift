@@ -55,8 +55,9 @@ protocol TOTPCredentialStore: Sendable {
     func replace(with pending: TOTPCredentialRecord) async throws
     /// Sets the last used step to `step` if it is after the one stored; whether this call did.
     func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool
-    /// Makes a pending secret active at `now`; whether this call did.
-    func activate(credentialID: UUID, now: Date) async throws -> Bool
+    /// Makes a pending secret active at `now`, while `addedBy` is live (throws
+    /// `AddingSession.ended` when it is not); whether this call did.
+    func activate(credentialID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool
     /// Many at once (`twofold-server bench-seed`).
     func insert(_ credentials: [TOTPCredentialRecord]) async throws
     /// Deletes pending secrets not confirmed by `now` (housekeeping).
@@ -121,11 +122,13 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
             """, .integer(Int(step)), .uuid(credentialID), .integer(Int(step)))
     }
 
-    func activate(credentialID: UUID, now: Date) async throws -> Bool {
-        try await database.changes(
-            Statement(
-                "UPDATE totp_credentials SET status = 'active', confirmed_at = ? WHERE id = ? AND status = 'pending'",
-                .date(now), .uuid(credentialID))) > 0
+    func activate(credentialID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool {
+        let update = Statement(
+            "UPDATE totp_credentials SET status = 'active', confirmed_at = ? WHERE id = ? AND status = 'pending'",
+            .date(now), .uuid(credentialID))
+        guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
+        try await addedBy?.requireLive(on: database)
+        return false
     }
 
     func insert(_ credentials: [TOTPCredentialRecord]) async throws {

@@ -27,16 +27,20 @@ protocol UserStore: Sendable {
     /// How many of each stored second factor the user has, in one read (every second step asks).
     func storedFactors(userID: UUID) async throws -> StoredFactors
     func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws
-    /// Makes `phone` the verified number on file.
-    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws
+    /// Makes `phone` the verified number on file, while `addedBy` is live (throws
+    /// `AddingSession.ended` when it is not).
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws
     /// Keeps the number on file but no longer as proven (a reset: it must be proven again).
     func unverifyPhone(userID: UUID, now: Date) async throws
-    /// Makes `email` the address on file; `false` when another account uses it.
-    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool
+    /// Makes `email` the address on file, while `addedBy` is live (throws `AddingSession.ended`
+    /// when it is not); `false` when another account uses it.
+    func setEmail(_ email: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool
     /// Whether an account other than `userID` has the address `email`.
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool
-    /// Turns codes by `channel` on (for SMS, to `phone`, which becomes the verified number).
-    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws
+    /// Turns codes by `channel` on (for SMS, to `phone`, which becomes the verified number), while
+    /// `addedBy` is live (throws `AddingSession.ended` when it is not).
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date, addedBy: AddingSession?)
+        async throws
     /// Turns codes by `channel` off, and clears it as the primary method; whether they were on.
     func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool
     func setPrimaryMethod(_ method: FactorMethod?, userID: UUID, now: Date) async throws
@@ -191,11 +195,13 @@ struct SQLUserStore: UserStore {
                 .uuid(userID)))
     }
 
-    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws {
-        try await database.run(
-            Statement(
-                "UPDATE users SET phone = ?, phone_verified_at = ?, updated_at = ? WHERE id = ?", .text(phone),
-                .date(now), .date(now), .uuid(userID)))
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws {
+        let update = Statement(
+            "UPDATE users SET phone = ?, phone_verified_at = ?, updated_at = ? WHERE id = ?", .text(phone),
+            .date(now), .date(now), .uuid(userID))
+        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
+            try await addedBy?.requireLive(on: database)
+        }
     }
 
     func unverifyPhone(userID: UUID, now: Date) async throws {
@@ -204,18 +210,20 @@ struct SQLUserStore: UserStore {
                 "UPDATE users SET phone_verified_at = NULL, updated_at = ? WHERE id = ?", .date(now), .uuid(userID)))
     }
 
-    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+    func setEmail(_ email: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool {
         // The condition answers the usual case; the unique index, a change racing this one.
+        let update = Statement(
+            """
+            UPDATE users SET email = ?, updated_at = ?
+            WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users AS other WHERE other.email = ? AND other.id <> ?)
+            """, .text(email), .date(now), .uuid(userID), .text(email), .uuid(userID))
         do {
-            return try await database.changes(
-                Statement(
-                    """
-                    UPDATE users SET email = ?, updated_at = ?
-                    WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users AS other WHERE other.email = ? AND other.id <> ?)
-                    """, .text(email), .date(now), .uuid(userID), .text(email), .uuid(userID))) > 0
+            guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             return false
         }
+        try await addedBy?.requireLive(on: database)
+        return false
     }
 
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
@@ -223,19 +231,23 @@ struct SQLUserStore: UserStore {
             Statement("SELECT id FROM users WHERE email = ? AND id <> ?", .text(email), .uuid(userID))) > 0
     }
 
-    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws {
-        switch channel {
-        case .sms:
-            try await database.run(
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date, addedBy: AddingSession?)
+        async throws
+    {
+        let update =
+            switch channel {
+            case .sms:
                 Statement(
                     """
                     UPDATE users SET sms_enabled = true, phone = ?, phone_verified_at = ?, updated_at = ?
                     WHERE id = ?
-                    """, .text(phone), .date(now), .date(now), .uuid(userID)))
-        case .email:
-            try await database.run(
+                    """, .text(phone), .date(now), .date(now), .uuid(userID))
+            case .email:
                 Statement(
-                    "UPDATE users SET email_enabled = true, updated_at = ? WHERE id = ?", .date(now), .uuid(userID)))
+                    "UPDATE users SET email_enabled = true, updated_at = ? WHERE id = ?", .date(now), .uuid(userID))
+            }
+        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
+            try await addedBy?.requireLive(on: database)
         }
     }
 

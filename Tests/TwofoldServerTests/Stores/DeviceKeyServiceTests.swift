@@ -38,7 +38,7 @@ import TwofoldCore
             id: UUID(), userID: alice, deviceID: "iphone-1", deviceModel: "iPhone", method: .secureEnclave,
             publicKey: key.publicKey.x963Representation.base64EncodedString(), enrolledAt: clock.now,
             updatedAt: clock.now, pinHash: pinHash)
-        #expect(try await devices.insert(device))
+        #expect(try await devices.insert(device, addedBy: nil))
         return device
     }
 

@@ -4,7 +4,9 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// Stores kept in memory, for testing services without Vapor or a database. Each keeps the
-/// contract of its SQL twin (the store contract tests run both).
+/// contract of its SQL twin (the store contract tests run both), except `AddingSession`'s: they
+/// keep no sessions, so a factor's write here never depends on one (the SQL stores' tests and the
+/// end-to-end tests check that rule).
 actor InMemoryAuditStore: AuditStore {
     private(set) var entries: [AuditEntry] = []
 
@@ -275,13 +277,13 @@ actor InMemoryUserStore: UserStore {
     func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws {
         change(userID, now: now) { $0.passwordHash = hash }
     }
-    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date) async throws {
+    func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws {
         change(userID, now: now) { ($0.phone, $0.phoneVerifiedAt) = (phone, now) }
     }
     func unverifyPhone(userID: UUID, now: Date) async throws {
         change(userID, now: now) { $0.phoneVerifiedAt = nil }
     }
-    func setEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+    func setEmail(_ email: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool {
         guard try await !emailInUse(email, except: userID), accounts.contains(where: { $0.id == userID }) else {
             return false
         }
@@ -291,7 +293,9 @@ actor InMemoryUserStore: UserStore {
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
         accounts.contains { $0.email == email && $0.id != userID }
     }
-    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date) async throws {
+    func enableCodes(_ channel: DeliveryChannel, phone: String?, userID: UUID, now: Date, addedBy: AddingSession?)
+        async throws
+    {
         change(userID, now: now) {
             if channel == .sms {
                 ($0.smsEnabled, $0.phone, $0.phoneVerifiedAt) = (true, phone, now)
@@ -395,7 +399,7 @@ actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
         return true
     }
 
-    func activate(credentialID: UUID, now: Date) async throws -> Bool {
+    func activate(credentialID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool {
         guard credentials[credentialID]?.status == .pending else { return false }
         credentials[credentialID]?.status = .active
         credentials[credentialID]?.confirmedAt = now
@@ -544,7 +548,7 @@ actor InMemoryDeviceStore: DeviceStore {
     func devices(userID: UUID) async throws -> [DeviceRecord] {
         devices.filter { $0.userID == userID }.sorted { $0.enrolledAt < $1.enrolledAt }
     }
-    func insert(_ device: DeviceRecord) async throws -> Bool {
+    func insert(_ device: DeviceRecord, addedBy: AddingSession?) async throws -> Bool {
         guard
             !devices.contains(where: {
                 $0.id == device.id || ($0.userID == device.userID && $0.deviceID == device.deviceID)
@@ -555,7 +559,7 @@ actor InMemoryDeviceStore: DeviceStore {
     }
     func changeKey(
         deviceRowID: UUID, method: DeviceRecord.Method, publicKey: String?, deviceModel: String?,
-        enrolledAt: Date?, pinHash: String?, now: Date
+        enrolledAt: Date?, pinHash: String?, now: Date, addedBy: AddingSession?
     ) async throws {
         change(deviceRowID) {
             ($0.method, $0.publicKey, $0.updatedAt) = (method, publicKey, now)
@@ -639,7 +643,7 @@ actor InMemoryPasskeyStore: PasskeyStore {
         passkeys.first { $0.credentialID == credentialID }
     }
 
-    func insert(_ credential: PasskeyRecord) async throws -> Bool {
+    func insert(_ credential: PasskeyRecord, addedBy: AddingSession?) async throws -> Bool {
         guard !passkeys.contains(where: { $0.credentialID == credential.credentialID || $0.id == credential.id }) else {
             return false
         }

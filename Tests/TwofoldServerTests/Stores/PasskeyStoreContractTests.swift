@@ -25,9 +25,9 @@ import WebAuthn
     /// once and only while alive, swept after they expire.
     static func contract(_ store: any PasskeyStore, alice: UUID, bob: UUID) async throws {
         let first = passkey(alice, "AAAA", count: 3)
-        #expect(try await store.insert(first))
-        #expect(try await store.insert(passkey(alice, "BBBB", at: 1)))
-        #expect(try await !store.insert(passkey(bob, "AAAA")), "a credential ID is registered once")
+        #expect(try await store.insert(first, addedBy: nil))
+        #expect(try await store.insert(passkey(alice, "BBBB", at: 1), addedBy: nil))
+        #expect(try await !store.insert(passkey(bob, "AAAA"), addedBy: nil), "a credential ID is registered once")
         #expect(try await store.credentials(userID: alice).map(\.credentialID) == ["AAAA", "BBBB"])
         #expect(try await store.credentials(userID: bob).isEmpty)
         #expect(try await store.credential(id: "AAAA") == first)
@@ -103,7 +103,8 @@ import WebAuthn
         var passkey = Passkey()
         let options = try await service.creationOptions(for: user, hints: ["client-device"])
         #expect(options.hints == ["client-device"])
-        let record = try await service.register(passkey.registration(options), name: nil, user: user, origin: origin)
+        let record = try await service.register(
+            passkey.registration(options), name: nil, user: user, origin: origin, addedBy: nil)
         #expect(record.userID == user.id && record.name == "Passkey" && record.signCount == 1)
 
         let request = try await service.requestOptions(.signIn, userID: nil, flowID: nil)

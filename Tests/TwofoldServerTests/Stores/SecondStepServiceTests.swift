@@ -79,21 +79,21 @@ import TwofoldDevice
                 passwordHash: try await context.passwords.hash("correct horse battery staple"), now: clock.now)
             #expect(try await users.insert(alice))
             await flows.addUser(alice.dto)
-            try await users.setVerifiedPhone(Self.phone, userID: alice.id, now: clock.now)
-            try await users.enableCodes(.sms, phone: Self.phone, userID: alice.id, now: clock.now)
-            try await users.enableCodes(.email, phone: nil, userID: alice.id, now: clock.now)
+            try await users.setVerifiedPhone(Self.phone, userID: alice.id, now: clock.now, addedBy: nil)
+            try await users.enableCodes(.sms, phone: Self.phone, userID: alice.id, now: clock.now, addedBy: nil)
+            try await users.enableCodes(.email, phone: nil, userID: alice.id, now: clock.now, addedBy: nil)
             let setup = try await context.totp.setup(userID: alice.id, account: alice.email)
             app = try TOTP(secret: try Base32.decode(setup.secret))
-            try await context.totp.confirm(try app.code(at: clock.now), userID: alice.id, origin: .none)
+            try await context.totp.confirm(try app.code(at: clock.now), userID: alice.id, origin: .none, addedBy: nil)
             clock.advance(by: 30)
             backupCodes = try await context.backupCodes.regenerate(for: alice.id)
             _ = try await context.deviceKeys.store.insert(
                 DeviceRecord(
                     id: UUID(), userID: alice.id, deviceID: "iphone-1", method: .secureEnclave,
-                    publicKey: deviceKey.publicKey, enrolledAt: clock.now, updatedAt: clock.now))
+                    publicKey: deviceKey.publicKey, enrolledAt: clock.now, updatedAt: clock.now), addedBy: nil)
             let options = try await context.passkeys.creationOptions(for: alice, hints: nil)
             _ = try await context.passkeys.register(
-                passkey.registration(options), name: nil, user: alice, origin: .none)
+                passkey.registration(options), name: nil, user: alice, origin: .none, addedBy: nil)
             await users.setFactors(
                 StoredFactors(activeTOTP: 1, deviceKeys: 1, unusedBackupCodes: backupCodes.count, passkeys: 1),
                 for: alice.id)

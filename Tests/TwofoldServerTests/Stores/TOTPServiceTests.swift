@@ -36,9 +36,9 @@ import TwofoldCore
         let secret = try Base32.decode(setup.secret)
         let app = try TOTP(secret: secret)
         await #expect(throws: Problem.self, "a wrong code does not confirm") {
-            try await totp.confirm("000000", userID: alice, origin: .none)
+            try await totp.confirm("000000", userID: alice, origin: .none, addedBy: nil)
         }
-        try await totp.confirm(try app.code(at: clock.now), userID: alice, origin: .none)
+        try await totp.confirm(try app.code(at: clock.now), userID: alice, origin: .none, addedBy: nil)
         let active = try #require(try await totp.active(for: alice))
         await #expect(throws: Problem.self, "the confirming code's step is used") {
             try await totp.check(try app.code(at: clock.now), credential: active, origin: .none)
@@ -59,7 +59,8 @@ import TwofoldCore
         clock.advance(by: 601)
         do {
             try await totp.confirm(
-                try TOTP(secret: try Base32.decode(setup.secret)).code(at: clock.now), userID: alice, origin: .none)
+                try TOTP(secret: try Base32.decode(setup.secret)).code(at: clock.now), userID: alice, origin: .none,
+                addedBy: nil)
             Issue.record("an expired setup was confirmed")
         } catch let problem as Problem {
             #expect(problem.status == 410)
@@ -71,7 +72,7 @@ import TwofoldCore
         let totp = try await service()
         let setup = try await totp.setup(userID: alice, account: "alice@example.com")
         let app = try TOTP(secret: try Base32.decode(setup.secret))
-        try await totp.confirm(try app.code(at: clock.now), userID: alice, origin: .none)
+        try await totp.confirm(try app.code(at: clock.now), userID: alice, origin: .none, addedBy: nil)
         let active = try #require(try await totp.active(for: alice))
         for _ in 0..<6 {
             do {

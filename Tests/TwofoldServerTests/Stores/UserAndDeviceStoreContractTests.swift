@@ -45,19 +45,19 @@ import VaporTesting
 
         let later = now.addingTimeInterval(60)
         try await users.setPasswordHash("new hash", userID: carol.id, now: later)
-        try await users.setVerifiedPhone("+14155550100", userID: carol.id, now: later)
+        try await users.setVerifiedPhone("+14155550100", userID: carol.id, now: later, addedBy: nil)
         var changed = try #require(try await users.user(id: carol.id))
         #expect(changed.passwordHash == "new hash" && changed.updatedAt == later)
         #expect(changed.verifiedPhone == "+14155550100" && !changed.smsEnabled)
 
         #expect(try await users.emailInUse("dave@example.com", except: carol.id))
         #expect(try await !users.emailInUse("carol@example.com", except: carol.id), "one's own address")
-        #expect(try await !users.setEmail("dave@example.com", userID: carol.id, now: later), "dave's")
-        #expect(try await users.setEmail("carol@example.org", userID: carol.id, now: later))
+        #expect(try await !users.setEmail("dave@example.com", userID: carol.id, now: later, addedBy: nil), "dave's")
+        #expect(try await users.setEmail("carol@example.org", userID: carol.id, now: later, addedBy: nil))
         #expect(try await users.user(identifier: "carol@example.org")?.id == carol.id)
 
-        try await users.enableCodes(.sms, phone: "+14155550111", userID: carol.id, now: later)
-        try await users.enableCodes(.email, phone: nil, userID: carol.id, now: later)
+        try await users.enableCodes(.sms, phone: "+14155550111", userID: carol.id, now: later, addedBy: nil)
+        try await users.enableCodes(.email, phone: nil, userID: carol.id, now: later, addedBy: nil)
         try await users.setPrimaryMethod(.sms, userID: carol.id, now: later)
         changed = try #require(try await users.user(id: carol.id))
         #expect(changed.smsEnabled && changed.emailEnabled && changed.verifiedPhone == "+14155550111")
@@ -101,8 +101,8 @@ import VaporTesting
         let phone = device(alice, "phone", at: -10)
         let tablet = device(alice, "tablet", method: .smsOTP, at: -5)
         let bobsPhone = device(bob, "phone", at: -20)
-        for record in [phone, tablet, bobsPhone] { #expect(try await store.insert(record)) }
-        #expect(try await !store.insert(device(alice, "phone", at: 0)), "alice has a phone")
+        for record in [phone, tablet, bobsPhone] { #expect(try await store.insert(record, addedBy: nil)) }
+        #expect(try await !store.insert(device(alice, "phone", at: 0), addedBy: nil), "alice has a phone")
         #expect(try await store.devices(userID: alice).map(\.deviceID) == ["phone", "tablet"])
         #expect(try await store.devices(deviceID: "phone").map(\.userID) == [bob, alice])
         #expect(try await store.device("phone", userID: alice) == phone)
@@ -128,7 +128,7 @@ import VaporTesting
         try await store.insertChallenge(open)
         try await store.changeKey(
             deviceRowID: phone.id, method: .secureEnclave, publicKey: "new key", deviceModel: nil, enrolledAt: nil,
-            pinHash: nil, now: now)
+            pinHash: nil, now: now, addedBy: nil)
         #expect(try await !store.claimChallenge(id: open.id, now: now), "retired with the old key")
         var stored = try #require(try await store.device(id: phone.id))
         #expect(
@@ -147,7 +147,7 @@ import VaporTesting
         try await store.clearPINFailures(deviceRowID: phone.id)
         try await store.changeKey(
             deviceRowID: phone.id, method: .smsOTP, publicKey: nil, deviceModel: "iPhone 16",
-            enrolledAt: now, pinHash: "fresh pin", now: now)
+            enrolledAt: now, pinHash: "fresh pin", now: now, addedBy: nil)
         try await store.markUsed(deviceRowID: phone.id, now: now)
         stored = try #require(try await store.device(id: phone.id))
         #expect(stored.method == .smsOTP && stored.publicKey == nil && stored.deviceModel == "iPhone 16")

@@ -1,0 +1,55 @@
+import Foundation
+import TwofoldSQLite
+
+/// The session a factor is added by, and the rule every write that adds one obeys: **a factor is
+/// written only while the session adding it is live, checked in the write's own statement.**
+///
+/// The bearer check runs as a request arrives; the factor is written later (after the policy,
+/// a passkey's attestation, a code's check). A session revoked in between — signed out
+/// everywhere, by a password change, an administrator's MFA reset or a recovery — must not get
+/// its factor written after, where the revoker's removal of factors no longer sees it. So each
+/// store write that makes a factor usable or moves where codes go (a passkey, a device's key or
+/// SMS sign-in, an authenticator app's activation, SMS or email codes turned on, a new phone
+/// number or email address) carries `condition` in its statement. On PostgreSQL the session's
+/// row is locked `FOR SHARE` until the write commits, so a revocation waits for the write and
+/// whatever the revoker removes after it sees the factor; SQLite runs one writer at a time.
+struct AddingSession: Sendable, Equatable {
+    /// The session's ID.
+    let id: UUID
+
+    /// The session of a caller.
+    init(_ id: UUID) { self.id = id }
+
+    /// `EXISTS (…)` over the live session, for `database`'s dialect, with its one placeholder.
+    func condition(on database: any SQLExecutor) -> String {
+        "EXISTS (SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL\(database.isPostgreSQL ? " FOR SHARE" : ""))"
+    }
+
+    /// `insert` (an `INSERT … VALUES (…)` with nothing after) as a write that happens only while
+    /// the session is live; `suffix` follows the condition (` ON CONFLICT DO NOTHING`).
+    func insert(_ insert: Statement, suffix: String = "", on database: any SQLExecutor) -> Statement {
+        Statement(
+            SQLCodeSignInStore.conditional(insert, casts: database.isPostgreSQL) + " WHERE "
+                + condition(on: database) + suffix, insert.values + [value])
+    }
+
+    /// `update` (an `UPDATE … WHERE …` with nothing after) as a write that happens only while
+    /// the session is live.
+    func update(_ update: Statement, on database: any SQLExecutor) -> Statement {
+        Statement(update.sql + " AND " + condition(on: database), update.values + [value])
+    }
+
+    /// The value of `condition`'s placeholder.
+    var value: Statement.Value { .uuid(id) }
+
+    /// The answer to a write that `condition` stopped.
+    static let ended = BearerAuthentication.unauthorized("The session of this access token has ended.")
+
+    /// After a conditional write that changed nothing: throws `ended` when the session is no
+    /// longer live (so the caller hears why), and returns when something else stopped the write.
+    func requireLive(on database: any SQLExecutor) async throws {
+        let live = try await database.count(
+            Statement("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL", value))
+        if live == 0 { throw Self.ended }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// `AddingSession`'s rule on the database (SQLite here; PostgreSQL and `sqlite::memory:` in
+/// `scripts/test`'s other runs): a factor is written only while the session adding it is live,
+/// checked in the write's own statement, so a session revoked after the bearer check (signed
+/// out everywhere, an administrator's reset, a recovery) writes nothing after.
+@Suite struct AddingSessionTests {
+    /// Two sessions of `user`'s, stored: one live, one revoked.
+    static func sessions(_ app: Application, user: UUID) async throws -> (live: AddingSession, revoked: AddingSession) {
+        let store = SQLSessionStore(database: app.twofold.database)
+        let now = Date()
+        var made: [UUID] = []
+        for _ in 0..<2 {
+            let session = SessionRecord(
+                id: UUID(), userID: user, authTime: now, methods: ["pwd"], createdAt: now, lastUsedAt: now,
+                ipAddress: "10.0.0.1", userAgent: nil, proofs: ["password": now])
+            try await store.insert(
+                session,
+                firstRefreshToken: RefreshTokenRecord(
+                    id: UUID(), sessionID: session.id, tokenHash: "hash-\(session.id)", createdAt: now,
+                    expiresAt: now.addingTimeInterval(3600)))
+            made.append(session.id)
+        }
+        #expect(try await store.revoke(sessionID: made[1], reason: "signed out everywhere", now: now))
+        return (AddingSession(made[0]), AddingSession(made[1]))
+    }
+
+    /// `body` is refused as the write of a session that ended.
+    static func expectEnded(_ what: String, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("a revoked session's write went ahead: \(what)")
+        } catch let problem as Problem {
+            #expect(problem.status == 401 && problem.code == .unauthorized, "\(what): \(problem)")
+        } catch {
+            Issue.record("\(what): \(error)")
+        }
+    }
+
+    @Test func everyFactorWriteOfARevokedSessionChangesNothing() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let (live, revoked) = try await Self.sessions(app, user: alice)
+            let database = app.twofold.database
+            let now = Date()
+
+            // A passkey.
+            let passkeys = SQLPasskeyStore(database: database)
+            await Self.expectEnded("passkey") {
+                _ = try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "REVOKED"), addedBy: revoked)
+            }
+            #expect(try await passkeys.credential(id: "REVOKED") == nil)
+            #expect(try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LIVE"), addedBy: live))
+            #expect(
+                try await !passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LIVE"), addedBy: live),
+                "a credential ID already registered is still that")
+
+            // A device, and a new key for one.
+            let devices = SQLDeviceStore(database: database)
+            let phone = DeviceRecord(
+                id: UUID(), userID: alice, deviceID: "phone", method: .secureEnclave, publicKey: "key",
+                enrolledAt: now, updatedAt: now)
+            await Self.expectEnded("device") { _ = try await devices.insert(phone, addedBy: revoked) }
+            #expect(try await devices.device("phone", userID: alice) == nil)
+            #expect(try await devices.insert(phone, addedBy: live))
+            await Self.expectEnded("a device's new key") {
+                try await devices.changeKey(
+                    deviceRowID: phone.id, method: .secureEnclave, publicKey: "another key", deviceModel: nil,
+                    enrolledAt: nil, pinHash: nil, now: now, addedBy: revoked)
+            }
+            #expect(try await devices.device(id: phone.id)?.publicKey == "key")
+            try await devices.changeKey(
+                deviceRowID: phone.id, method: .secureEnclave, publicKey: "new key", deviceModel: nil,
+                enrolledAt: nil, pinHash: nil, now: now, addedBy: live)
+            #expect(try await devices.device(id: phone.id)?.publicKey == "new key")
+
+            // An authenticator app's activation.
+            let totp = SQLTOTPCredentialStore(database: database)
+            let pending = TOTPCredentialRecord(
+                id: UUID(), userID: alice, status: .pending, secretCiphertext: "sealed", createdAt: now,
+                expiresAt: now.addingTimeInterval(600))
+            try await totp.replace(with: pending)
+            await Self.expectEnded("authenticator app") {
+                _ = try await totp.activate(credentialID: pending.id, now: now, addedBy: revoked)
+            }
+            #expect(try await totp.credential(userID: alice, status: .active) == nil)
+            #expect(try await totp.activate(credentialID: pending.id, now: now, addedBy: live))
+            #expect(try await !totp.activate(credentialID: pending.id, now: now, addedBy: live), "once")
+
+            // Codes turned on, and where they go.
+            let users = SQLUserStore(database: database)
+            await Self.expectEnded("email codes") {
+                try await users.enableCodes(.email, phone: nil, userID: alice, now: now, addedBy: revoked)
+            }
+            await Self.expectEnded("SMS codes") {
+                try await users.enableCodes(.sms, phone: "+14155550123", userID: alice, now: now, addedBy: revoked)
+            }
+            await Self.expectEnded("phone number") {
+                try await users.setVerifiedPhone("+14155550123", userID: alice, now: now, addedBy: revoked)
+            }
+            await Self.expectEnded("email address") {
+                _ = try await users.setEmail("mallory@example.com", userID: alice, now: now, addedBy: revoked)
+            }
+            let unchanged = try #require(try await users.user(id: alice))
+            #expect(!unchanged.emailEnabled && !unchanged.smsEnabled && unchanged.phoneVerifiedAt == nil)
+            #expect(unchanged.email == "alice@example.com")
+            try await users.enableCodes(.email, phone: nil, userID: alice, now: now, addedBy: live)
+            #expect(try await users.setEmail("alice@example.org", userID: alice, now: now, addedBy: live))
+            let changed = try #require(try await users.user(id: alice))
+            #expect(changed.emailEnabled && changed.email == "alice@example.org")
+        }
+    }
+
+    /// An administrator's reset (revoke every session, then remove every factor) racing a stolen
+    /// session that adds passkeys as fast as it can: once the reset is done, no passkey is left.
+    /// A write that ran before the revocation is removed by the reset; one after it is refused;
+    /// on PostgreSQL, one under way holds the session's row, so the revocation waits for it.
+    @Test func aResetRacingAStolenSessionLeavesNoFactor() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let (stolen, _) = try await Self.sessions(app, user: alice)
+            let database = app.twofold.database
+            let passkeys = SQLPasskeyStore(database: database)
+            let sessions = SQLSessionStore(database: database)
+            let reset = ResetDone()
+            // Four lanes add passkeys until each has tried ten more after the reset ended.
+            let written = try await withThrowingTaskGroup(of: Int.self) { group in
+                for lane in 0..<4 {
+                    group.addTask {
+                        var (index, afterReset, written) = (0, 0, 0)
+                        while afterReset < 10 {
+                            let done = await reset.done
+                            do {
+                                let added = try await passkeys.insert(
+                                    PasskeyStoreContractTests.passkey(alice, "K\(lane)-\(index)"), addedBy: stolen)
+                                written += added ? 1 : 0
+                            } catch let problem as Problem where problem.status == 401 {}
+                            if done { afterReset += 1 }
+                            index += 1
+                        }
+                        return written
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(20))
+                    _ = try await sessions.revokeAll(userID: alice, except: nil, reason: "reset", now: Date())
+                    for passkey in try await passkeys.credentials(userID: alice) {
+                        _ = try await passkeys.delete(passkey.credentialID, userID: alice)
+                    }
+                    await reset.finish()
+                    return 0
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(written > 0, "the stolen session wrote before the reset")
+            let left = try await passkeys.credentials(userID: alice).count
+            #expect(left == 0, "\(left) of the \(written) passkeys written survived the reset")
+            await Self.expectEnded("a passkey after the reset") {
+                _ = try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LATE"), addedBy: stolen)
+            }
+        }
+    }
+}
+
+/// Whether the reset finished, as the racing lanes read it.
+private actor ResetDone {
+    private(set) var done = false
+    func finish() { done = true }
+}
