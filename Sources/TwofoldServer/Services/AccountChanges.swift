@@ -38,8 +38,17 @@ struct AccountChanges: Sendable {
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
         let now = clock.now()
-        try await users.setPasswordHash(
-            try await passwords.hash(body.newPassword), userID: caller.userID, now: now)
+        // Only over the hash the current password was checked against: a change that raced this
+        // one (the owner's, say, while a stolen session changes it too) is not undone.
+        guard
+            try await users.setPasswordHash(
+                try await passwords.hash(body.newPassword), userID: caller.userID, now: now,
+                replacing: user.passwordHash, addedBy: AddingSession(caller.sessionID))
+        else {
+            throw Problem(
+                status: 409, code: .conflict, title: "The password was changed meanwhile",
+                detail: "Your password was changed while this change was being made. Sign in again with the new one.")
+        }
         try await sessions.revokeAll(
             userID: caller.userID, except: caller.sessionID, reason: "password changed")
         try await trustedDevices.revokeAll(userID: caller.userID, origin: origin)

@@ -22,8 +22,9 @@ struct BackupCodeService: Sendable {
     let hashing: NIOThreadPool
     let clock: ServerClock
 
-    /// Replaces the user's codes with a fresh set and returns them (shown once).
-    func regenerate(for userID: UUID) async throws -> [String] {
+    /// Replaces the user's codes with a fresh set and returns them (shown once); written only
+    /// while `addedBy` (the session asking) is live.
+    func regenerate(for userID: UUID, addedBy: AddingSession?) async throws -> [String] {
         let codes = BackupCodes.generate()
         let now = clock.now()
         var rows: [BackupCodeRecord] = []
@@ -37,7 +38,7 @@ struct BackupCodeService: Sendable {
                     id: SecureRandom.timeOrderedUUID(at: now), userID: userID, lookup: lookup(normalized),
                     codeHash: hash, createdAt: now))
         }
-        try await store.replace(userID: userID, with: rows)
+        try await store.replace(userID: userID, with: rows, addedBy: addedBy)
         return codes
     }
 

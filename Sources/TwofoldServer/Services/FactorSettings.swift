@@ -40,7 +40,9 @@ struct FactorSettings: Sendable {
             FactorChanges.factorName(method: .totp), withNewBackupCodes: !hadBackupCodes, caller: caller)
         try await totp.confirm(code, userID: userID, origin: origin, addedBy: AddingSession(caller.sessionID))
         try await audit.record(.factorAdded, user: userID, detail: FactorMethod.totp.rawValue, origin: origin)
-        let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
+        let codes: [String]? =
+            hadBackupCodes
+            ? nil : try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
         try await factorChanges.notifyAdded("An authenticator app", user: user)
         return FactorEnabledResponse(backupCodes: codes, serverTime: now)
     }
@@ -68,7 +70,7 @@ struct FactorSettings: Sendable {
         }
         // The new codes are this session's to show, never its proof.
         try await factorChanges.recordAdding([FactorChanges.factorName(method: .backup)], caller: caller)
-        let codes = try await backupCodes.regenerate(for: userID)
+        let codes = try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
         try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: origin)
         return BackupCodesResponse(backupCodes: codes)
     }
@@ -174,7 +176,8 @@ struct FactorSettings: Sendable {
             addedBy: AddingSession(caller.sessionID))
         try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: origin)
         let codes: [String]? =
-            hadBackupCodes ? nil : try await backupCodes.regenerate(for: userID)
+            hadBackupCodes
+            ? nil : try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
         return FactorEnabledResponse(backupCodes: codes, serverTime: now)
     }
 

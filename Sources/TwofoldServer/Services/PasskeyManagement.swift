@@ -34,7 +34,9 @@ struct PasskeyManagement: Sendable {
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
             origin: origin, addedBy: AddingSession(caller.sessionID))
-        let codes: [String]? = hadBackupCodes ? nil : try await backupCodes.regenerate(for: user.id)
+        let codes: [String]? =
+            hadBackupCodes
+            ? nil : try await backupCodes.regenerate(for: user.id, addedBy: AddingSession(caller.sessionID))
         // Named by its provider, when and from where, never by the name its adder chose (issue T).
         try await factorChanges.notifyAdded(
             "A passkey from \(PasskeyService.dto(passkey).provider ?? "an unknown provider"), "

@@ -17,7 +17,10 @@ struct BackupCodeRecord: Sendable, Equatable {
 protocol BackupCodeStore: Sendable {
     /// Makes `codes` the user's set: the new ones are written first and then every other code of
     /// the user is deleted, so a crash between the two leaves the user with codes, never none.
-    func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws
+    /// With `addedBy`, each write happens only while that session is live (`AddingSession`;
+    /// throws its `ended` when it is not), so a revoked session neither leaves codes of its own
+    /// after a reset nor wipes the owner's.
+    func replace(userID: UUID, with codes: [BackupCodeRecord], addedBy: AddingSession?) async throws
     /// The code of `userID` with `lookup`, used or not (a code used a moment ago is told apart
     /// from a wrong one).
     func code(userID: UUID, lookup: String) async throws -> BackupCodeRecord?
@@ -39,18 +42,28 @@ struct BackupCodeSummary: Sendable, Equatable {
 struct SQLBackupCodeStore: BackupCodeStore {
     let database: any SQLExecutor
 
-    func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws {
+    func replace(userID: UUID, with codes: [BackupCodeRecord], addedBy: AddingSession?) async throws {
         guard !codes.isEmpty else { return try await deleteAll(userID: userID) }
-        try await database.insert(
-            into: "backup_codes", columns: "id, user_id, lookup, code_hash, created_at",
-            rows: codes.map {
-                [.uuid($0.id), .uuid($0.userID), .text($0.lookup), .text($0.codeHash), .date($0.createdAt)]
-            })
+        let columns = "id, user_id, lookup, code_hash, created_at"
+        let rows: [[Statement.Value]] = codes.map {
+            [.uuid($0.id), .uuid($0.userID), .text($0.lookup), .text($0.codeHash), .date($0.createdAt)]
+        }
+        if let addedBy {
+            // One conditional statement a code (ten a set): each written only while the session lives.
+            for row in rows {
+                let insert = Statement("INSERT INTO backup_codes (\(columns)) VALUES (?, ?, ?, ?, ?)", row)
+                if try await database.changes(addedBy.insert(insert, on: database)) == 0 {
+                    try await addedBy.requireLive(on: database)
+                }
+            }
+        } else {
+            try await database.insert(into: "backup_codes", columns: columns, rows: rows)
+        }
         let kept = Array(repeating: "?", count: codes.count).joined(separator: ", ")
-        try await database.run(
-            Statement(
-                "DELETE FROM backup_codes WHERE user_id = ? AND id NOT IN (\(kept))",
-                [.uuid(userID)] + codes.map { .uuid($0.id) }))
+        let delete = Statement(
+            "DELETE FROM backup_codes WHERE user_id = ? AND id NOT IN (\(kept))",
+            [.uuid(userID)] + codes.map { .uuid($0.id) })
+        try await database.run(addedBy?.update(delete, on: database) ?? delete)
     }
 
     func code(userID: UUID, lookup: String) async throws -> BackupCodeRecord? {

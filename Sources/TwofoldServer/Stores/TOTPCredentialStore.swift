@@ -51,7 +51,7 @@ protocol TOTPCredentialStore: Sendable {
     /// Removes the user's secrets, pending or active; how many.
     @discardableResult
     func deleteAll(userID: UUID) async throws -> Int
-    /// Replaces the user's secrets with `pending` (two statements).
+    /// Replaces the user's pending secret with `pending` (two statements); an active one stays.
     func replace(with pending: TOTPCredentialRecord) async throws
     /// Sets the last used step to `step` if it is after the one stored; whether this call did.
     func claimStep(_ step: Int64, credentialID: UUID) async throws -> Bool
@@ -105,7 +105,9 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
     }
 
     func replace(with pending: TOTPCredentialRecord) async throws {
-        try await deleteAll(userID: pending.userID)
+        try await database.run(
+            Statement(
+                "DELETE FROM totp_credentials WHERE user_id = ? AND status = 'pending'", .uuid(pending.userID)))
         try await insert([pending])
     }
 

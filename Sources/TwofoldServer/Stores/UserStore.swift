@@ -26,7 +26,12 @@ protocol UserStore: Sendable {
     func isInactive(userID: UUID) async throws -> Bool
     /// How many of each stored second factor the user has, in one read (every second step asks).
     func storedFactors(userID: UUID) async throws -> StoredFactors
-    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws
+    /// Sets the password's hash, only while it is still `replacing` (the one the caller checked
+    /// the current password against) and `addedBy` is live: of two changes at once, the later
+    /// finds the hash changed, and a revoked session changes nothing. Whether this call did
+    /// (throws `AddingSession.ended` when the session ended).
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date, replacing: String, addedBy: AddingSession?)
+        async throws -> Bool
     /// Makes `phone` the verified number on file, while `addedBy` is live (throws
     /// `AddingSession.ended` when it is not).
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws
@@ -188,11 +193,15 @@ struct SQLUserStore: UserStore {
             Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(userID))) > 0
     }
 
-    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws {
-        try await database.run(
-            Statement(
-                "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?", .text(hash), .date(now),
-                .uuid(userID)))
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date, replacing: String, addedBy: AddingSession?)
+        async throws -> Bool
+    {
+        let update = Statement(
+            "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND password_hash = ?", .text(hash),
+            .date(now), .uuid(userID), .text(replacing))
+        guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
+        try await addedBy?.requireLive(on: database)
+        return false
     }
 
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws {

@@ -113,6 +113,35 @@ import VaporTesting
             #expect(try await users.setEmail("alice@example.org", userID: alice, now: now, addedBy: live))
             let changed = try #require(try await users.user(id: alice))
             #expect(changed.emailEnabled && changed.email == "alice@example.org")
+
+            // Backup codes: a revoked session neither leaves codes of its own nor wipes the owner's.
+            let codes = SQLBackupCodeStore(database: database)
+            func set(_ tag: String) -> [BackupCodeRecord] {
+                (0..<3).map {
+                    BackupCodeRecord(
+                        id: UUID(), userID: alice, lookup: "\(tag)\($0)", codeHash: "hash", createdAt: now)
+                }
+            }
+            let owners = set("owner")
+            try await codes.replace(userID: alice, with: owners, addedBy: live)
+            await Self.expectEnded("backup codes") {
+                try await codes.replace(userID: alice, with: set("thief"), addedBy: revoked)
+            }
+            #expect(try await codes.code(userID: alice, lookup: "thief0") == nil)
+            #expect(try await codes.summary(userID: alice).unused == 3, "the owner's codes are all there")
+
+            // The password: not by a revoked session, and only over the hash it was checked against.
+            let hash = unchanged.passwordHash
+            await Self.expectEnded("password") {
+                _ = try await users.setPasswordHash(
+                    "thief's", userID: alice, now: now, replacing: hash, addedBy: revoked)
+            }
+            #expect(try await users.user(id: alice)?.passwordHash == hash)
+            #expect(try await users.setPasswordHash("owner's", userID: alice, now: now, replacing: hash, addedBy: live))
+            #expect(
+                try await !users.setPasswordHash("late", userID: alice, now: now, replacing: hash, addedBy: live),
+                "a change checked against the old password does not undo the owner's")
+            #expect(try await users.user(id: alice)?.passwordHash == "owner's")
         }
     }
 

@@ -25,7 +25,7 @@ import TwofoldAPI
             store: InMemoryBackupCodeStore(), guards: guards, secrets: SecretBox(key: SymmetricKey(size: .bits256)),
             hashing: pool, clock: clock)
         let alice = UUID()
-        let codes = try await service.regenerate(for: alice)
+        let codes = try await service.regenerate(for: alice, addedBy: nil)
         #expect(codes.count == 10 && Set(codes).count == 10)
         let typed = " " + codes[3].lowercased().replacingOccurrences(of: "-", with: " ") + " "
         #expect(try await service.use(typed, userID: alice, origin: .none) == 9)
@@ -33,7 +33,7 @@ import TwofoldAPI
             try await service.use(codes[3], userID: alice, origin: .none)
         }
         #expect(try await guardStore.state(userID: alice, factor: "backup")?.attempts == 1, "the second try counted")
-        let fresh = try await service.regenerate(for: alice)
+        let fresh = try await service.regenerate(for: alice, addedBy: nil)
         await #expect(throws: Problem.self, "the old set is gone") {
             try await service.use(codes[4], userID: alice, origin: .none)
         }

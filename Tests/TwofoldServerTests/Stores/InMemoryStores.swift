@@ -274,8 +274,12 @@ actor InMemoryUserStore: UserStore {
         for user in users where try await !insert(user) { throw InMemoryStoreError.conflict }
     }
 
-    func setPasswordHash(_ hash: String, userID: UUID, now: Date) async throws {
+    func setPasswordHash(_ hash: String, userID: UUID, now: Date, replacing: String, addedBy: AddingSession?)
+        async throws -> Bool
+    {
+        guard accounts.first(where: { $0.id == userID })?.passwordHash == replacing else { return false }
         change(userID, now: now) { $0.passwordHash = hash }
+        return true
     }
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws {
         change(userID, now: now) { ($0.phone, $0.phoneVerifiedAt) = (phone, now) }
@@ -387,7 +391,9 @@ actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
     }
 
     func replace(with pending: TOTPCredentialRecord) async throws {
-        _ = try await deleteAll(userID: pending.userID)
+        for (id, credential) in credentials where credential.userID == pending.userID && credential.status == .pending {
+            credentials[id] = nil
+        }
         credentials[pending.id] = pending
     }
 
@@ -420,7 +426,7 @@ actor InMemoryTOTPCredentialStore: TOTPCredentialStore {
 actor InMemoryBackupCodeStore: BackupCodeStore {
     private var codes: [UUID: BackupCodeRecord] = [:]
 
-    func replace(userID: UUID, with codes: [BackupCodeRecord]) async throws {
+    func replace(userID: UUID, with codes: [BackupCodeRecord], addedBy: AddingSession?) async throws {
         for code in codes { self.codes[code.id] = code }
         let kept = Set(codes.map(\.id))
         for (id, code) in self.codes where code.userID == userID && !kept.contains(id) { self.codes[id] = nil }

@@ -86,7 +86,7 @@ import TwofoldDevice
             app = try TOTP(secret: try Base32.decode(setup.secret))
             try await context.totp.confirm(try app.code(at: clock.now), userID: alice.id, origin: .none, addedBy: nil)
             clock.advance(by: 30)
-            backupCodes = try await context.backupCodes.regenerate(for: alice.id)
+            backupCodes = try await context.backupCodes.regenerate(for: alice.id, addedBy: nil)
             _ = try await context.deviceKeys.store.insert(
                 DeviceRecord(
                     id: UUID(), userID: alice.id, deviceID: "iphone-1", method: .secureEnclave,

@@ -44,7 +44,11 @@ import VaporTesting
         #expect(try await users.user(id: carol.id)?.status == .active)
 
         let later = now.addingTimeInterval(60)
-        try await users.setPasswordHash("new hash", userID: carol.id, now: later)
+        #expect(
+            try await users.setPasswordHash("new hash", userID: carol.id, now: later, replacing: "hash", addedBy: nil))
+        #expect(
+            try await !users.setPasswordHash("other", userID: carol.id, now: later, replacing: "hash", addedBy: nil),
+            "changed meanwhile: the later change finds another hash")
         try await users.setVerifiedPhone("+14155550100", userID: carol.id, now: later, addedBy: nil)
         var changed = try #require(try await users.user(id: carol.id))
         #expect(changed.passwordHash == "new hash" && changed.updatedAt == later)
