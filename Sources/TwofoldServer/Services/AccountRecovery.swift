@@ -241,8 +241,16 @@ struct AccountRecovery: Sendable {
         let tokens = try await sessions.start(
             user: current.dto, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery], origin: origin)
         // "This wasn't me" may have landed meanwhile: its mark is set before it signs every
-        // session out, so either it saw this session or this check sees the mark.
-        if try await store.request(id: requestID)?.disownedAt != nil {
+        // session out, so either it saw this session or this check sees the mark. A check that
+        // cannot be made leaves no session behind (the reset left the account no other).
+        let disowned: Bool
+        do {
+            disowned = try await store.request(id: requestID)?.disownedAt != nil
+        } catch {
+            _ = try? await sessions.revokeAll(userID: userID, reason: "recovery check failed")
+            throw error
+        }
+        if disowned {
             _ = try await users.lock(userID: userID, now: clock.now())
             _ = try await sessions.revokeAll(userID: userID, reason: "recovery disowned")
             throw Problem(
