@@ -253,8 +253,8 @@ public final class DeviceSettingsModel {
     public private(set) var device: DeviceDTO?
     /// The account's phone number, masked.
     public private(set) var phone: String?
-    /// The phone's biometry, as last read (for "Switch to Face ID").
-    public private(set) var biometry: Biometry?
+    /// What the phone offers, as last read (for "Switch to Face ID").
+    public private(set) var capabilities: DeviceCapabilities?
     /// A prompt or request is out.
     public private(set) var working = false
     /// What happened last, in words.
@@ -279,17 +279,15 @@ public final class DeviceSettingsModel {
     }
 
     /// "Switch to Face ID", "Switch to Touch ID", or "Switch to Biometrics" before the phone is read.
-    public var switchToBiometryTitle: String { "Switch to \((biometry ?? Biometry.none).name)" }
+    public var switchToBiometryTitle: String { "Switch to \((capabilities?.biometry ?? Biometry.none).name)" }
 
     /// Whether switching to biometrics can work: the phone has biometry with a face or finger
     /// enrolled (otherwise the key could only ask for the passcode).
-    public private(set) var canUseBiometry = false
+    public var canUseBiometry: Bool { capabilities.map { $0.biometry != .none && $0.biometryEnrolled } ?? false }
 
     /// Reads this device's enrolment and the account's number.
     public func load() async {
-        let capabilities = await flows.capabilities()
-        biometry = capabilities.biometry
-        canUseBiometry = capabilities.biometry != .none && capabilities.biometryEnrolled
+        capabilities = await flows.capabilities()
         await run {
             let token = try await self.session.accessToken()
             let client = self.session.client

@@ -10,6 +10,9 @@ struct AuthenticatedUser: Authenticatable {
     let authTime: Date
     /// What the session proved, as stored when the request came in (`SignInPolicy` reads it).
     var proof = SessionProof()
+
+    /// The caller's session as the one adding a factor: its writes happen only while it lives.
+    var adding: AddingSession { AddingSession(sessionID) }
 }
 
 /// Checks `Authorization: Bearer <access token>`: signed by one of our keys, not expired by the

@@ -43,7 +43,7 @@ struct AccountChanges: Sendable {
         guard
             try await users.setPasswordHash(
                 try await passwords.hash(body.newPassword), userID: caller.userID, now: now,
-                replacing: user.passwordHash, addedBy: AddingSession(caller.sessionID))
+                replacing: user.passwordHash, addedBy: caller.adding)
         else {
             throw Problem(
                 status: 409, code: .conflict, title: "The password was changed meanwhile",
@@ -138,13 +138,13 @@ struct AccountChanges: Sendable {
         let now = clock.now()
         if channel == .sms {
             try await users.setVerifiedPhone(
-                destination, userID: userID, now: now, addedBy: AddingSession(caller.sessionID))
+                destination, userID: userID, now: now, addedBy: caller.adding)
             user.phone = destination
             user.phoneVerifiedAt = now
         } else {
             guard
                 try await users.setEmail(
-                    destination, userID: userID, now: now, addedBy: AddingSession(caller.sessionID))
+                    destination, userID: userID, now: now, addedBy: caller.adding)
             else {
                 throw Self.emailTaken
             }

@@ -67,7 +67,7 @@ struct DeviceEnrolment: Sendable {
         let fresh = DeviceRecord(
             id: UUID(), userID: userID, deviceID: deviceID, deviceModel: body.deviceModel, method: method,
             publicKey: publicKey, enrolledAt: now, updatedAt: now, pinHash: pinHash)
-        let adding = AddingSession(caller.sessionID)
+        let adding = caller.adding
         let inserted =
             try await existing.contains { $0.deviceID == deviceID } ? false : devices.insert(fresh, addedBy: adding)
         var deviceModel = body.deviceModel
@@ -124,7 +124,7 @@ struct DeviceEnrolment: Sendable {
             caller: caller)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .secureEnclave, publicKey: publicKey, deviceModel: nil, enrolledAt: nil,
-            pinHash: nil, now: clock.now(), addedBy: AddingSession(caller.sessionID))
+            pinHash: nil, now: clock.now(), addedBy: caller.adding)
         try await audit.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
             origin: origin)
@@ -162,7 +162,7 @@ struct DeviceEnrolment: Sendable {
             .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .smsOTP, publicKey: nil, deviceModel: nil, enrolledAt: nil, pinHash: nil,
-            now: now, addedBy: AddingSession(caller.sessionID))
+            now: now, addedBy: caller.adding)
         try await audit.record(
             .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP",
             origin: origin)

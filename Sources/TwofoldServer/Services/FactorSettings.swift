@@ -38,11 +38,11 @@ struct FactorSettings: Sendable {
         let hadBackupCodes = try await backupCodes.exist(for: userID)
         try await factorChanges.recordAdding(
             FactorChanges.factorName(method: .totp), withNewBackupCodes: !hadBackupCodes, caller: caller)
-        try await totp.confirm(code, userID: userID, origin: origin, addedBy: AddingSession(caller.sessionID))
+        try await totp.confirm(code, userID: userID, origin: origin, addedBy: caller.adding)
         try await audit.record(.factorAdded, user: userID, detail: FactorMethod.totp.rawValue, origin: origin)
         let codes: [String]? =
             hadBackupCodes
-            ? nil : try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
+            ? nil : try await backupCodes.regenerate(for: userID, addedBy: caller.adding)
         try await factorChanges.notifyAdded("An authenticator app", user: user)
         return FactorEnabledResponse(backupCodes: codes, serverTime: now)
     }
@@ -70,7 +70,7 @@ struct FactorSettings: Sendable {
         }
         // The new codes are this session's to show, never its proof.
         try await factorChanges.recordAdding([FactorChanges.factorName(method: .backup)], caller: caller)
-        let codes = try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
+        let codes = try await backupCodes.regenerate(for: userID, addedBy: caller.adding)
         try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: origin)
         return BackupCodesResponse(backupCodes: codes)
     }
@@ -173,11 +173,11 @@ struct FactorSettings: Sendable {
             user: user)
         try await users.enableCodes(
             channel, phone: channel == .sms ? destination : nil, userID: userID, now: now,
-            addedBy: AddingSession(caller.sessionID))
+            addedBy: caller.adding)
         try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: origin)
         let codes: [String]? =
             hadBackupCodes
-            ? nil : try await backupCodes.regenerate(for: userID, addedBy: AddingSession(caller.sessionID))
+            ? nil : try await backupCodes.regenerate(for: userID, addedBy: caller.adding)
         return FactorEnabledResponse(backupCodes: codes, serverTime: now)
     }
 

@@ -33,10 +33,10 @@ struct PasskeyManagement: Sendable {
         try await factorChanges.recordAdding(name, withNewBackupCodes: !hadBackupCodes, caller: caller)
         let passkey = try await passkeys.register(
             body.credential, name: body.name, requireUserPresence: body.automaticUpgrade != true, user: user,
-            origin: origin, addedBy: AddingSession(caller.sessionID))
+            origin: origin, addedBy: caller.adding)
         let codes: [String]? =
             hadBackupCodes
-            ? nil : try await backupCodes.regenerate(for: user.id, addedBy: AddingSession(caller.sessionID))
+            ? nil : try await backupCodes.regenerate(for: user.id, addedBy: caller.adding)
         // Named by its provider, when and from where, never by the name its adder chose (issue T).
         try await factorChanges.notifyAdded(
             "A passkey from \(PasskeyService.dto(passkey).provider ?? "an unknown provider"), "

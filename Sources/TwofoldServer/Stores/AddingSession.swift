@@ -33,8 +33,8 @@ struct AddingSession: Sendable, Equatable {
                 + condition(on: database) + suffix, insert.values + [value])
     }
 
-    /// `update` (an `UPDATE … WHERE …` with nothing after) as a write that happens only while
-    /// the session is live.
+    /// `update` (an `UPDATE … WHERE …` or `DELETE … WHERE …` with nothing after) as a write that
+    /// happens only while the session is live.
     func update(_ update: Statement, on database: any SQLExecutor) -> Statement {
         Statement(update.sql + " AND " + condition(on: database), update.values + [value])
     }
@@ -51,5 +51,28 @@ struct AddingSession: Sendable, Equatable {
         let live = try await database.count(
             Statement("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL", value))
         if live == 0 { throw Self.ended }
+    }
+}
+
+extension SQLExecutor {
+    /// Runs `update` (an `UPDATE`/`DELETE … WHERE …`), only while `session` is live when one is
+    /// given; how many rows it changed. Throws `AddingSession.ended` when the session stopped it.
+    func changes(_ update: Statement, whileLive session: AddingSession?) async throws -> Int {
+        guard let session else { return try await changes(update) }
+        let changed = try await changes(session.update(update, on: self))
+        if changed == 0 { try await session.requireLive(on: self) }
+        return changed
+    }
+
+    /// Runs `insert` (an `INSERT … VALUES (…)`) followed by `suffix`, only while `session` is
+    /// live when one is given; how many rows it wrote. Throws `AddingSession.ended` when the
+    /// session stopped it.
+    func changes(inserting insert: Statement, suffix: String = "", whileLive session: AddingSession?) async throws
+        -> Int
+    {
+        guard let session else { return try await changes(Statement(insert.sql + suffix, insert.values)) }
+        let changed = try await changes(session.insert(insert, suffix: suffix, on: self))
+        if changed == 0 { try await session.requireLive(on: self) }
+        return changed
     }
 }

@@ -48,13 +48,11 @@ struct SQLBackupCodeStore: BackupCodeStore {
         let rows: [[Statement.Value]] = codes.map {
             [.uuid($0.id), .uuid($0.userID), .text($0.lookup), .text($0.codeHash), .date($0.createdAt)]
         }
-        if let addedBy {
+        if addedBy != nil {
             // One conditional statement a code (ten a set): each written only while the session lives.
             for row in rows {
                 let insert = Statement("INSERT INTO backup_codes (\(columns)) VALUES (?, ?, ?, ?, ?)", row)
-                if try await database.changes(addedBy.insert(insert, on: database)) == 0 {
-                    try await addedBy.requireLive(on: database)
-                }
+                _ = try await database.changes(inserting: insert, whileLive: addedBy)
             }
         } else {
             try await database.insert(into: "backup_codes", columns: columns, rows: rows)
@@ -63,6 +61,7 @@ struct SQLBackupCodeStore: BackupCodeStore {
         let delete = Statement(
             "DELETE FROM backup_codes WHERE user_id = ? AND id NOT IN (\(kept))",
             [.uuid(userID)] + codes.map { .uuid($0.id) })
+        // No old codes to delete is no refusal: the first set replaces nothing.
         try await database.run(addedBy?.update(delete, on: database) ?? delete)
     }
 

@@ -166,13 +166,7 @@ struct SQLDeviceStore: DeviceStore {
             .text(device.method.rawValue), .text(device.publicKey), .date(device.enrolledAt),
             .date(device.updatedAt), .date(device.lastUsedAt), .text(device.pinHash),
             .integer(device.pinFailures), .text(device.biometricKey))
-        let conflict = " ON CONFLICT DO NOTHING"
-        let statement =
-            addedBy?.insert(insert, suffix: conflict, on: database)
-            ?? Statement(insert.sql + conflict, insert.values)
-        guard try await database.changes(statement) == 0 else { return true }
-        try await addedBy?.requireLive(on: database)
-        return false
+        return try await database.changes(inserting: insert, suffix: " ON CONFLICT DO NOTHING", whileLive: addedBy) > 0
     }
 
     func changeKey(
@@ -192,9 +186,7 @@ struct SQLDeviceStore: DeviceStore {
             [
                 .text(method.rawValue), .text(publicKey), .text(deviceModel), .date(enrolledAt), .date(now),
             ] + (pinHash.map { [.text($0)] } ?? []) + [.uuid(deviceRowID)])
-        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
-            try await addedBy?.requireLive(on: database)
-        }
+        _ = try await database.changes(update, whileLive: addedBy)
         try await retireChallenges(deviceRowID: deviceRowID, purpose: nil, now: now)
     }
 

@@ -125,13 +125,7 @@ struct SQLPasskeyStore: PasskeyStore {
             .integer(credential.signCount), .text(credential.aaguid),
             .text(credential.transports.joined(separator: ",")), .text(credential.attestationFormat),
             .text(credential.attestationTrust), .date(credential.createdAt), .date(credential.lastUsedAt))
-        let conflict = " ON CONFLICT DO NOTHING"
-        let statement =
-            addedBy?.insert(insert, suffix: conflict, on: database)
-            ?? Statement(insert.sql + conflict, insert.values)
-        guard try await database.changes(statement) == 0 else { return true }
-        try await addedBy?.requireLive(on: database)
-        return false
+        return try await database.changes(inserting: insert, suffix: " ON CONFLICT DO NOTHING", whileLive: addedBy) > 0
     }
 
     func rename(_ credentialID: String, userID: UUID, to name: String) async throws -> Bool {

@@ -128,9 +128,7 @@ struct SQLTOTPCredentialStore: TOTPCredentialStore {
         let update = Statement(
             "UPDATE totp_credentials SET status = 'active', confirmed_at = ? WHERE id = ? AND status = 'pending'",
             .date(now), .uuid(credentialID))
-        guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
-        try await addedBy?.requireLive(on: database)
-        return false
+        return try await database.changes(update, whileLive: addedBy) > 0
     }
 
     func insert(_ credentials: [TOTPCredentialRecord]) async throws {

@@ -199,18 +199,14 @@ struct SQLUserStore: UserStore {
         let update = Statement(
             "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND password_hash = ?", .text(hash),
             .date(now), .uuid(userID), .text(replacing))
-        guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
-        try await addedBy?.requireLive(on: database)
-        return false
+        return try await database.changes(update, whileLive: addedBy) > 0
     }
 
     func setVerifiedPhone(_ phone: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws {
         let update = Statement(
             "UPDATE users SET phone = ?, phone_verified_at = ?, updated_at = ? WHERE id = ?", .text(phone),
             .date(now), .date(now), .uuid(userID))
-        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
-            try await addedBy?.requireLive(on: database)
-        }
+        _ = try await database.changes(update, whileLive: addedBy)
     }
 
     func unverifyPhone(userID: UUID, now: Date) async throws {
@@ -227,12 +223,10 @@ struct SQLUserStore: UserStore {
             WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users AS other WHERE other.email = ? AND other.id <> ?)
             """, .text(email), .date(now), .uuid(userID), .text(email), .uuid(userID))
         do {
-            guard try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 else { return true }
+            return try await database.changes(update, whileLive: addedBy) > 0
         } catch let error as any DatabaseError where error.isConstraintFailure {
             return false
         }
-        try await addedBy?.requireLive(on: database)
-        return false
     }
 
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
@@ -255,9 +249,7 @@ struct SQLUserStore: UserStore {
                 Statement(
                     "UPDATE users SET email_enabled = true, updated_at = ? WHERE id = ?", .date(now), .uuid(userID))
             }
-        if try await database.changes(addedBy?.update(update, on: database) ?? update) == 0 {
-            try await addedBy?.requireLive(on: database)
-        }
+        _ = try await database.changes(update, whileLive: addedBy)
     }
 
     func disableCodes(_ channel: DeliveryChannel, userID: UUID, now: Date) async throws -> Bool {
