@@ -20,7 +20,7 @@ import VaporTesting
             let name = try #require(request.parameters.get("username"))
             let user = try #require(try await request.application.twofold.users.user(identifier: name))
             return try await request.application.twofold.loginFlows.start(
-                userID: user.id, firstFactor: "pwd", origin: request.origin
+                user: user, firstFactor: "pwd", origin: request.origin
             ).token
         }
         app.post("test", "flows", "complete") { request async throws -> String in

@@ -28,5 +28,6 @@ enum Migrations {
         CreateIdempotentRequestsExpiryIndex(),
         CreateRecoveryRequests(),
         CreateRecoveryRequestsIndexes(),
+        UpdateAddSessionEpochs(),
     ]
 }

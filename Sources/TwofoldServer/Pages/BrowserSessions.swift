@@ -118,7 +118,7 @@ extension SessionService {
     func browserSession(refreshToken: String) async throws -> SessionRecord? {
         guard let stored = try await store.refreshToken(hash: SecureToken.hash(refreshToken)), stored.usedAt == nil,
             stored.expiresAt > clock.now(), let session = try await store.session(id: stored.sessionID),
-            session.revokedAt == nil
+            session.isLive
         else { return nil }
         return session
     }

@@ -73,6 +73,10 @@ struct AccountChanges: Sendable {
             }
         }
         if body.removeDeviceKeys == true || body.removePasskeys == true {
+            // Sessions again once those are gone: a sign-in that proved one of them while they
+            // went is overtaken too (`SessionEpoch`).
+            try await sessions.revokeAll(
+                userID: caller.userID, except: caller.sessionID, reason: "password changed")
             try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
         }
         let remaining = try await factorChanges.withoutPassword(userID: caller.userID)

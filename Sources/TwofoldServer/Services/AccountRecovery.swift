@@ -239,7 +239,7 @@ struct AccountRecovery: Sendable {
             .recoveryCompleted, user: userID, detail: "signed in with the recovery pass", origin: origin)
         let current = try await users.user(id: userID) ?? user
         let tokens = try await sessions.start(
-            user: current.dto, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery], origin: origin)
+            user: current, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery], origin: origin)
         // "This wasn't me" may have landed meanwhile: its mark is set before it signs every
         // session out, so either it saw this session or this check sees the mark. A check that
         // cannot be made leaves no session behind (the reset left the account no other).

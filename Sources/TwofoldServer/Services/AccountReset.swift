@@ -51,6 +51,10 @@ struct AccountReset: Sendable {
         // the phone may be what was lost, or what an attacker put there.
         try await users.unverifyPhone(userID: userID, now: now)
         try await backupCodes.deleteAll(for: userID)
+        // And sessions again, now that the factors are gone: a sign-in that began between the
+        // first revocation and a factor's removal, and proved that factor, is overtaken too
+        // (`SessionEpoch`).
+        _ = try await sessions.revokeAll(userID: userID, reason: why)
         try await trustedDevices.revokeAll(userID: userID, origin: origin)
         if unlock {
             _ = try await users.unlock(userID: userID, now: now)

@@ -71,7 +71,7 @@ struct DeviceSignIn: Sendable {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
-            user: user.dto, methods: ["hwk", "mfa"],
+            user: user, methods: ["hwk", "mfa"],
             proofs: [FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)],
             origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: origin)
@@ -130,7 +130,7 @@ struct DeviceSignIn: Sendable {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
-            user: user.dto, methods: ["sms"], proofs: [FactorChanges.factorName(method: .sms)], origin: origin)
+            user: user, methods: ["sms"], proofs: [FactorChanges.factorName(method: .sms)], origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: origin)
         return DeviceTokenResponse(
             token: tokens.accessToken.token, message: "Authentication successful",

@@ -11,16 +11,17 @@ struct LoginFlowService: Sendable {
     let clock: ServerClock
     let lifetime: TimeInterval
 
-    /// Starts a flow for `userID`, who has proven `firstFactor`; returns the token the client holds.
-    func start(userID: UUID, firstFactor: String, origin: RequestOrigin) async throws -> (
+    /// Starts a flow for `user` (as read before the password was checked: the flow keeps its
+    /// `SessionEpoch`), who has proven `firstFactor`; returns the token the client holds.
+    func start(user: User, firstFactor: String, origin: RequestOrigin) async throws -> (
         token: String, flow: LoginFlowRecord
     ) {
         let now = clock.now()
         let token = SecureToken.generate()
         let flow = LoginFlowRecord(
-            id: SecureRandom.timeOrderedUUID(at: now), tokenHash: SecureToken.hash(token), userID: userID,
+            id: SecureRandom.timeOrderedUUID(at: now), tokenHash: SecureToken.hash(token), userID: user.id,
             firstFactor: firstFactor, createdAt: now, expiresAt: now.addingTimeInterval(lifetime),
-            ipAddress: origin.address)
+            ipAddress: origin.address, sessionEpoch: user.sessionEpoch)
         try await store.insert(flow)
         return (token, flow)
     }
@@ -59,6 +60,7 @@ struct LoginFlowService: Sendable {
             let pending = try await store.pending(tokenHash: SecureToken.hash(token))
         else { throw Self.unknownFlow }
         try refuseIfUnusable(consumedAt: pending.consumedAt, expiresAt: pending.expiresAt)
+        if pending.overtaken { throw Self.overtaken }
         return pending
     }
 
@@ -74,10 +76,14 @@ struct LoginFlowService: Sendable {
         return now
     }
 
-    /// Why `flow` could not be consumed at `now`: expired, its user locked, or used.
+    /// Why `flow` could not be consumed at `now`: expired, its user locked, overtaken by an end
+    /// of every session, or used.
     func explainUnavailable(_ flow: PendingSecondStep, now: Date) async throws -> Never {
         if flow.expiresAt <= now { throw expired }
-        if try await users.isInactive(userID: flow.user.id) { throw Problem.accountLocked }
+        guard let user = try await users.user(id: flow.user.id), user.status == .active else {
+            throw Problem.accountLocked
+        }
+        if user.sessionEpoch > flow.sessionEpoch { throw Self.overtaken }
         throw Self.alreadyUsed
     }
 
@@ -105,6 +111,11 @@ struct LoginFlowService: Sendable {
             detail: "More than \(lifetime.inWords) passed since the password; start again.",
             errors: Self.flowField)
     }
+    /// Every session of the account was ended after the flow's password (`SessionEpoch`).
+    static let overtaken = Problem(
+        status: 401, code: .expired, title: "Sign-in overtaken",
+        detail: "Every session of this account was ended while you were signing in. Start again with your password.",
+        errors: flowField)
     static let alreadyUsed = Problem(
         status: 409, code: .alreadyUsed, title: "Login flow already used",
         detail: "This sign-in was already completed; start again.", errors: flowField)

@@ -100,7 +100,7 @@ struct PasswordlessSignIn: Sendable {
         guard user.status == .active else { throw Problem.accountLocked }
         let proof = try await passkeys.commit(verified, origin: origin)
         let tokens = try await sessions.start(
-            user: user.dto, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
+            user: user, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
             proofs: [FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID)],
             origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "passkey (\(proof.amr))", origin: origin)

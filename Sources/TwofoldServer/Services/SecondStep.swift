@@ -173,7 +173,7 @@ struct SecondStep: Sendable {
         // Made only for a code that may be right: a guess does not pay for a token.
         let session = step.map { _ in
             sessions.newSession(
-                user: flow.user, methods: [flow.firstFactor, "otp", "mfa"],
+                user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, "otp", "mfa"],
                 proofs: [SessionProofs.password, FactorChanges.factorName(method: .totp)],
                 origin: origin)
         }
@@ -236,7 +236,7 @@ struct SecondStep: Sendable {
         let verified = try await passkeys.verify(
             passkey, purpose: .loginFlow, userID: flow.user.id, flowID: flow.flowID, origin: origin)
         let session = sessions.newSession(
-            user: flow.user, methods: [flow.firstFactor, verified.amr, "mfa"],
+            user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, verified.amr, "mfa"],
             proofs: [
                 SessionProofs.password,
                 FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID),
@@ -292,7 +292,7 @@ struct SecondStep: Sendable {
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
             let session = sessions.newSession(
-                user: flow.user, methods: [flow.firstFactor, amr, "mfa"],
+                user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, amr, "mfa"],
                 proofs: [
                     SessionProofs.password, FactorChanges.factorName(method: method, deviceID: deviceKey?.deviceId),
                 ],
@@ -314,7 +314,7 @@ struct SecondStep: Sendable {
             .loginSucceeded, user: recorded.userID, detail: "\(flow.firstFactor)+\(method)", origin: origin)
         let deviceToken =
             trustDevice
-            ? try await trustedDevices.remember(userID: flow.user.id, origin: origin) : nil
+            ? try await trustedDevices.remember(userID: flow.user.id, epoch: flow.sessionEpoch, origin: origin) : nil
         return Completed(
             session: recorded, backupCodesRemaining: backupCodesRemaining, trustedDeviceToken: deviceToken)
     }

@@ -54,8 +54,11 @@ struct SessionService: Sendable {
     }
 
     /// Makes (but does not write) a session for `user`, who has just proven `methods` (RFC 8176
-    /// values, for the token) by `proofs` (`SessionProofs` names, for the sign-in policy).
-    func newSession(user: UserDTO, methods: [String], proofs: [String], origin: RequestOrigin) -> NewSession {
+    /// values, for the token) by `proofs` (`SessionProofs` names, for the sign-in policy), in a
+    /// sign-in that read the account's `SessionEpoch` `epoch` before it checked anything.
+    func newSession(user: UserDTO, epoch: Int, methods: [String], proofs: [String], origin: RequestOrigin)
+        -> NewSession
+    {
         let now = clock.now()
         let sessionID = SecureRandom.timeOrderedUUID(at: now)
         let refresh = newRefreshToken(for: sessionID, now: now)
@@ -66,7 +69,7 @@ struct SessionService: Sendable {
             record: SessionRecord(
                 id: sessionID, userID: user.id, authTime: now, methods: methods, createdAt: now, lastUsedAt: now,
                 ipAddress: origin.address, userAgent: origin.userAgent,
-                proofs: Dictionary(proofs.map { ($0, now) }, uniquingKeysWith: { first, _ in first })),
+                proofs: Dictionary(proofs.map { ($0, now) }, uniquingKeysWith: { first, _ in first }), epoch: epoch),
             refreshToken: refresh)
     }
 
@@ -77,11 +80,15 @@ struct SessionService: Sendable {
     }
 
     /// Creates a session for a user who has just proven `methods` by `proofs`, with its first
-    /// token pair.
-    func start(user: UserDTO, methods: [String], proofs: [String], origin: RequestOrigin) async throws
+    /// token pair. `user` is the account as read before the proof was checked: its
+    /// `SessionEpoch` is the session's.
+    func start(user: User, methods: [String], proofs: [String], origin: RequestOrigin) async throws
         -> AuthTokensResponse
     {
-        try tokens(for: try await record(newSession(user: user, methods: methods, proofs: proofs, origin: origin)))
+        try tokens(
+            for: try await record(
+                newSession(
+                    user: user.dto, epoch: user.sessionEpoch, methods: methods, proofs: proofs, origin: origin)))
     }
 
     /// Signs the access token of a recorded session.
@@ -155,8 +162,7 @@ struct SessionService: Sendable {
     /// The session `sessionID` when it is a live session of `userID` (every bearer check asks;
     /// its proofs are what the sign-in policy reads).
     func live(sessionID: UUID, userID: UUID) async throws -> SessionRecord? {
-        guard let session = try await store.session(id: sessionID), session.userID == userID,
-            session.revokedAt == nil
+        guard let session = try await store.session(id: sessionID), session.userID == userID, session.isLive
         else { return nil }
         return session
     }
@@ -185,7 +191,7 @@ struct SessionService: Sendable {
     /// an account without email codes proves the address, not a factor). Returns a new access
     /// token carrying them.
     func stepUp(caller: AuthenticatedUser, amr method: String?, proof: String) async throws -> TokenDTO {
-        guard let session = try await store.session(id: caller.sessionID), session.revokedAt == nil else {
+        guard let session = try await store.session(id: caller.sessionID), session.isLive else {
             throw BearerAuthentication.unauthorized("The session of this access token has ended.")
         }
         let now = clock.now()

@@ -90,7 +90,7 @@ struct SignIn: Sendable {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
             let tokens = try await sessions.start(
-                user: user.dto, methods: ["pwd"], proofs: [SessionProofs.password], origin: source.origin)
+                user: user, methods: ["pwd"], proofs: [SessionProofs.password], origin: source.origin)
             if methods.isEmpty {
                 try await audit.record(.loginSucceeded, user: user.id, detail: "pwd", origin: source.origin)
             } else {
@@ -99,7 +99,7 @@ struct SignIn: Sendable {
             }
             return .signedIn(tokens)
         }
-        let (token, flow) = try await loginFlows.start(userID: user.id, firstFactor: "pwd", origin: source.origin)
+        let (token, flow) = try await loginFlows.start(user: user, firstFactor: "pwd", origin: source.origin)
         try await audit.record(.loginSecondFactorRequired, user: user.id, origin: source.origin)
         // An SMS or email primary sends its code as soon as the password is accepted. Over the
         // hourly send limit the flow still starts; another method or a later resend completes it.

@@ -15,15 +15,16 @@ struct TrustedDeviceService: Sendable {
     let clock: ServerClock
     let lifetime: TimeInterval
 
-    /// Remembers a device of `userID` named after its `User-Agent`; returns the token to hand to it.
-    func remember(userID: UUID, origin: RequestOrigin) async throws -> String {
+    /// Remembers a device of `userID` named after its `User-Agent`, for a sign-in that read the
+    /// account's `SessionEpoch` `epoch` before checking anything; returns the token to hand to it.
+    func remember(userID: UUID, epoch: Int, origin: RequestOrigin) async throws -> String {
         let now = clock.now()
         let token = SecureToken.generate()
         let name = origin.userAgent.map { String($0.prefix(120)) } ?? "Unknown device"
         try await store.insert(
             TrustedDeviceRecord(
                 id: SecureRandom.timeOrderedUUID(at: now), userID: userID, tokenHash: SecureToken.hash(token),
-                name: name, createdAt: now, expiresAt: now.addingTimeInterval(lifetime)))
+                name: name, createdAt: now, expiresAt: now.addingTimeInterval(lifetime), epoch: epoch))
         try await audit.record(.trustedDeviceAdded, user: userID, detail: name, origin: origin)
         return token
     }

@@ -12,7 +12,9 @@ import TwofoldSQLite
 /// SMS sign-in, an authenticator app's activation, SMS or email codes turned on, a new phone
 /// number or email address) carries `condition` in its statement. On PostgreSQL the session's
 /// row is locked `FOR SHARE` until the write commits, so a revocation waits for the write and
-/// whatever the revoker removes after it sees the factor; SQLite runs one writer at a time.
+/// whatever the revoker removes after it sees the factor; SQLite runs one writer at a time. A
+/// session a sign-in wrote after its account's sessions were all ended is not live either
+/// (`SessionEpoch`).
 struct AddingSession: Sendable, Equatable {
     /// The session's ID.
     let id: UUID
@@ -22,7 +24,7 @@ struct AddingSession: Sendable, Equatable {
 
     /// `EXISTS (…)` over the live session, for `database`'s dialect, with its one placeholder.
     func condition(on database: any SQLExecutor) -> String {
-        "EXISTS (SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL\(database.isPostgreSQL ? " FOR SHARE" : ""))"
+        "EXISTS (SELECT 1 FROM sessions WHERE id = ? AND \(SQLSessionStore.live)\(database.isPostgreSQL ? " FOR SHARE OF sessions" : ""))"
     }
 
     /// `insert` (an `INSERT … VALUES (…)` with nothing after) as a write that happens only while
@@ -49,7 +51,7 @@ struct AddingSession: Sendable, Equatable {
     /// longer live (so the caller hears why), and returns when something else stopped the write.
     func requireLive(on database: any SQLExecutor) async throws {
         let live = try await database.count(
-            Statement("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL", value))
+            Statement("SELECT 1 FROM sessions WHERE id = ? AND \(SQLSessionStore.live)", value))
         if live == 0 { throw Self.ended }
     }
 }

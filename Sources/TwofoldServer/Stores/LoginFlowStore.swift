@@ -13,6 +13,9 @@ struct LoginFlowRecord: Sendable, Equatable {
     var expiresAt: Date
     var consumedAt: Date?
     var ipAddress: String?
+    /// The account's `SessionEpoch` read with the password: the flow is usable only while the
+    /// account's is not past it, and its session and remembered device keep it.
+    var sessionEpoch: Int = 0
 }
 
 /// Login flows. Consuming one is a single conditional update, so of any number of parallel
@@ -25,8 +28,8 @@ protocol LoginFlowStore: Sendable {
     /// The flow with its user and the user's active authenticator-app secret, in one read of the
     /// last committed state (`SQLExecutor.readCommitted`).
     func pending(tokenHash: String) async throws -> PendingSecondStep?
-    /// Consumes the flow at `now` if it is not consumed, not expired and its user is active;
-    /// whether this call did.
+    /// Consumes the flow at `now` if it is not consumed, not expired, its user is active and the
+    /// user's `SessionEpoch` is not past the flow's; whether this call did.
     func consume(flowID: UUID, now: Date) async throws -> Bool
     /// Gives back the claim `consume` made at `claimedAt` (and only that one).
     func release(flowID: UUID, claimedAt: Date) async throws
@@ -40,12 +43,12 @@ struct SQLLoginFlowStore: LoginFlowStore {
     let database: any SQLExecutor
 
     private static let columns =
-        "id, token_hash, user_id, first_factor, created_at, expires_at, consumed_at, ip_address"
+        "id, token_hash, user_id, first_factor, created_at, expires_at, consumed_at, ip_address, session_epoch"
 
     private static func values(_ flow: LoginFlowRecord) -> [Statement.Value] {
         [
             .uuid(flow.id), .text(flow.tokenHash), .uuid(flow.userID), .text(flow.firstFactor), .date(flow.createdAt),
-            .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress),
+            .date(flow.expiresAt), .date(flow.consumedAt), .text(flow.ipAddress), .integer(flow.sessionEpoch),
         ]
     }
 
@@ -62,7 +65,7 @@ struct SQLLoginFlowStore: LoginFlowStore {
                 LoginFlowRecord(
                     id: try $0.uuid(0), tokenHash: try $0.text(1), userID: try $0.uuid(2), firstFactor: try $0.text(3),
                     createdAt: try $0.date(4), expiresAt: try $0.date(5), consumedAt: try $0.optionalDate(6),
-                    ipAddress: try $0.optionalText(7))
+                    ipAddress: try $0.optionalText(7), sessionEpoch: try $0.integer(8))
             }
         ).first
     }
@@ -76,14 +79,16 @@ struct SQLLoginFlowStore: LoginFlowStore {
         try await database.changes(Self.consuming(flowID: flowID, now: now)) > 0
     }
 
-    /// Consumes the flow if it is unconsumed, unexpired and its user active (ends in its
-    /// `WHERE` clause: `CodeSignInStore` adds conditions).
+    /// Consumes the flow if it is unconsumed, unexpired, its user active and no end of every
+    /// session overtook it (ends in its `WHERE` clause: `CodeSignInStore` adds conditions).
     static func consuming(flowID: UUID, now: Date) -> Statement {
         Statement(
             """
             UPDATE login_flows SET consumed_at = ?
             WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
-              AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
+              AND EXISTS (
+                SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active'
+                  AND users.session_epoch <= login_flows.session_epoch)
             """, .date(now), .uuid(flowID), .date(now))
     }
 

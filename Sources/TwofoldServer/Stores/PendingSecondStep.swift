@@ -18,6 +18,10 @@ struct PendingSecondStep: Sendable {
     let userStatus: User.Status
     /// The user's active authenticator-app secret; `nil` without one.
     let totp: TOTPSecret?
+    /// The account's `SessionEpoch` the flow was started with; its session keeps it.
+    let sessionEpoch: Int
+    /// Every session of the account was ended after the flow's password (`SessionEpoch`).
+    let overtaken: Bool
 
     /// The flow whose token hashes to `tokenHash`, read by `init(row:)`.
     static func query(tokenHash: String) -> Statement {
@@ -34,7 +38,8 @@ struct PendingSecondStep: Sendable {
     /// The statement's name and text, which PostgreSQL prepares once per connection.
     static let name = "twofold_pending_second_step"
     static let sql = """
-        SELECT \(flowColumns), \(userColumns), \(totpColumns)
+        SELECT \(flowColumns), \(userColumns), \(totpColumns), login_flows.session_epoch,
+          CASE WHEN users.session_epoch > login_flows.session_epoch THEN 1 ELSE 0 END
         FROM login_flows JOIN users ON users.id = login_flows.user_id
         LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
         WHERE token_hash = ?
@@ -66,6 +71,8 @@ extension PendingSecondStep {
                 digits: try row.integer(14), period: try row.integer(15),
                 lastUsedStep: try row.optionalInteger(16).map(Int64.init))
         }
+        sessionEpoch = try row.integer(17)
+        overtaken = try row.integer(18) != 0
     }
 }
 

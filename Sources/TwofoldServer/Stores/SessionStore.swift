@@ -21,6 +21,14 @@ struct SessionRecord: Sendable, Equatable {
     /// The factors the session added itself (`FactorChanges.factorName`): none of them counts
     /// as its proof.
     var addedFactors: [String] = []
+    /// The account's `SessionEpoch` its sign-in read before checking anything.
+    var epoch: Int = 0
+    /// Read: every session of the account was ended after this one's sign-in began
+    /// (`SessionEpoch`), so it counts for nothing though it was never revoked itself.
+    var superseded: Bool = false
+
+    /// Neither revoked nor superseded: what every bearer check, refresh and page asks.
+    var isLive: Bool { revokedAt == nil && !superseded }
 }
 
 /// One refresh token of a session's family, kept only as its SHA-256 hash.
@@ -46,7 +54,7 @@ protocol SessionStore: Sendable {
     /// The refresh token with `hash`, used or not.
     func refreshToken(hash: String) async throws -> RefreshTokenRecord?
     func session(id: UUID) async throws -> SessionRecord?
-    /// The user's sessions that are not revoked, most recently used first.
+    /// The user's live sessions (`SessionRecord.isLive`), most recently used first.
     func liveSessions(userID: UUID) async throws -> [SessionRecord]
     /// Sets `last_used_at`.
     func touch(sessionID: UUID, now: Date) async throws
@@ -55,7 +63,8 @@ protocol SessionStore: Sendable {
     func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool
     /// Revokes the session if it is live; whether this call did.
     func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool
-    /// Revokes every live session of `userID` but `kept`; how many.
+    /// Revokes every live session of `userID` but `kept`, after raising the account's
+    /// `SessionEpoch` (with `kept` carried along); how many.
     func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int
     /// Appends `factors` to the ones the session added (one statement: a session may add several).
     func recordAdded(_ factors: [String], sessionID: UUID) async throws
@@ -72,7 +81,13 @@ struct SQLSessionStore: SessionStore {
     let database: any SQLExecutor
 
     private static let sessionColumns =
-        "id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, revoked_at, proofs, added_factors"
+        """
+        id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, revoked_at, proofs, \
+        added_factors, session_epoch, CASE WHEN \(SessionEpoch.current("sessions")) THEN 0 ELSE 1 END
+        """
+
+    /// A session neither revoked nor superseded (`SessionRecord.isLive`), in SQL.
+    static let live = "sessions.revoked_at IS NULL AND \(SessionEpoch.current("sessions"))"
 
     private static func session(_ row: StatementRow) throws -> SessionRecord {
         SessionRecord(
@@ -80,7 +95,8 @@ struct SQLSessionStore: SessionStore {
             methods: try row.text(3).split(separator: ",").map(String.init), createdAt: try row.date(4),
             lastUsedAt: try row.date(5), ipAddress: try row.optionalText(6), userAgent: try row.optionalText(7),
             revokedAt: try row.optionalDate(8), proofs: SessionProofs.decode(try row.optionalText(9)),
-            addedFactors: (try row.optionalText(10))?.split(separator: "\n").map(String.init) ?? [])
+            addedFactors: (try row.optionalText(10))?.split(separator: "\n").map(String.init) ?? [],
+            epoch: try row.integer(11), superseded: try row.integer(12) != 0)
     }
 
     func insert(_ session: SessionRecord, firstRefreshToken: RefreshTokenRecord) async throws {
@@ -95,11 +111,13 @@ struct SQLSessionStore: SessionStore {
     static func inserting(_ session: SessionRecord) -> Statement {
         Statement(
             """
-            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, proofs)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions (id, user_id, auth_time, amr, created_at, last_used_at, ip_address, user_agent, proofs,
+              session_epoch)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, .uuid(session.id), .uuid(session.userID), .date(session.authTime),
             .text(session.methods.joined(separator: ",")), .date(session.createdAt), .date(session.lastUsedAt),
-            .text(session.ipAddress), .text(session.userAgent), .text(SessionProofs.encode(session.proofs)))
+            .text(session.ipAddress), .text(session.userAgent), .text(SessionProofs.encode(session.proofs)),
+            .integer(session.epoch))
     }
 
     static func inserting(_ refreshToken: RefreshTokenRecord) -> Statement {
@@ -115,7 +133,7 @@ struct SQLSessionStore: SessionStore {
                 """
                 UPDATE refresh_tokens SET used_at = ?
                 WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?
-                  AND EXISTS (SELECT 1 FROM sessions WHERE sessions.id = refresh_tokens.session_id AND revoked_at IS NULL)
+                  AND EXISTS (SELECT 1 FROM sessions WHERE sessions.id = refresh_tokens.session_id AND \(Self.live))
                 """, .date(now), .text(hash), .date(now)))
         guard used > 0 else { return nil }
         return try await refreshToken(hash: hash)?.sessionID
@@ -144,7 +162,7 @@ struct SQLSessionStore: SessionStore {
         try await database.rows(
             Statement(
                 """
-                SELECT \(Self.sessionColumns) FROM sessions WHERE user_id = ? AND revoked_at IS NULL
+                SELECT \(Self.sessionColumns) FROM sessions WHERE user_id = ? AND \(Self.live)
                 ORDER BY last_used_at DESC
                 """, .uuid(userID)), Self.session)
     }
@@ -159,7 +177,7 @@ struct SQLSessionStore: SessionStore {
             Statement(
                 """
                 UPDATE sessions SET amr = ?, proofs = ?, auth_time = ?, last_used_at = ?
-                WHERE id = ? AND revoked_at IS NULL
+                WHERE id = ? AND \(Self.live)
                 """, .text(methods.joined(separator: ",")), .text(SessionProofs.encode(proofs)), .date(now), .date(now),
                 .uuid(sessionID))) > 0
     }
@@ -171,7 +189,11 @@ struct SQLSessionStore: SessionStore {
                 .date(now), .text(reason), .uuid(sessionID))) > 0
     }
 
+    /// The account's `SessionEpoch` is raised first (after `kept` is carried to its new value), so
+    /// a session a sign-in under way writes after the revocation is superseded from the start.
     func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int {
+        if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID)) }
+        try await database.run(SessionEpoch.raising(userID: userID))
         if let kept {
             return try await database.changes(
                 Statement(

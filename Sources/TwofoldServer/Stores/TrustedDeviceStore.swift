@@ -11,16 +11,20 @@ struct TrustedDeviceRecord: Sendable, Equatable {
     var expiresAt: Date
     var lastUsedAt: Date?
     var revokedAt: Date?
+    /// The account's `SessionEpoch` its sign-in read: the device is remembered only while the
+    /// account's is not past it.
+    var epoch: Int = 0
 }
 
 /// The remembered devices' table. Every change that must happen once is one conditional
 /// statement, so it holds under concurrency and across server instances.
 protocol TrustedDeviceStore: Sendable {
     func insert(_ device: TrustedDeviceRecord) async throws
-    /// Marks the live, unrevoked device of `userID` holding `tokenHash` used at `now`; whether
-    /// there was one.
+    /// Marks the live device of `userID` holding `tokenHash` (unrevoked, unexpired and not behind
+    /// the account's `SessionEpoch`) used at `now`; whether there was one.
     func markUsed(tokenHash: String, userID: UUID, now: Date) async throws -> Bool
-    /// The user's devices that are neither revoked nor expired at `now`, newest first.
+    /// The user's devices that are neither revoked, expired at `now`, nor behind the account's
+    /// `SessionEpoch`, newest first.
     func live(userID: UUID, now: Date) async throws -> [TrustedDeviceRecord]
     /// Revokes device `id` of `userID` if it is not revoked yet; its name when this call did.
     func revoke(id: UUID, userID: UUID, now: Date) async throws -> String?
@@ -44,9 +48,10 @@ struct SQLTrustedDeviceStore: TrustedDeviceStore {
     func insert(_ device: TrustedDeviceRecord) async throws {
         try await database.run(
             Statement(
-                "INSERT INTO trusted_devices (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", .uuid(device.id),
-                .uuid(device.userID), .text(device.tokenHash), .text(device.name), .date(device.createdAt),
-                .date(device.expiresAt), .date(device.lastUsedAt), .date(device.revokedAt)))
+                "INSERT INTO trusted_devices (\(Self.columns), session_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                .uuid(device.id), .uuid(device.userID), .text(device.tokenHash), .text(device.name),
+                .date(device.createdAt), .date(device.expiresAt), .date(device.lastUsedAt), .date(device.revokedAt),
+                .integer(device.epoch)))
     }
 
     func markUsed(tokenHash: String, userID: UUID, now: Date) async throws -> Bool {
@@ -55,6 +60,7 @@ struct SQLTrustedDeviceStore: TrustedDeviceStore {
                 """
                 UPDATE trusted_devices SET last_used_at = ?
                 WHERE token_hash = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?
+                  AND \(SessionEpoch.current("trusted_devices"))
                 """, .date(now), .text(tokenHash), .uuid(userID), .date(now))) > 0
     }
 
@@ -63,7 +69,8 @@ struct SQLTrustedDeviceStore: TrustedDeviceStore {
             Statement(
                 """
                 SELECT \(Self.columns) FROM trusted_devices
-                WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC
+                WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?
+                  AND \(SessionEpoch.current("trusted_devices")) ORDER BY created_at DESC
                 """, .uuid(userID), .date(now)), Self.record)
     }
 

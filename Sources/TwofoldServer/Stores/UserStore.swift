@@ -22,8 +22,6 @@ protocol UserStore: Sendable {
     func lock(userID: UUID, now: Date) async throws -> Bool
     /// Whether any account is an administrator (start-up says how to create the first).
     func hasAdministrator() async throws -> Bool
-    /// Whether the user exists and is not active (locked or disabled).
-    func isInactive(userID: UUID) async throws -> Bool
     /// How many of each stored second factor the user has, in one read (every second step asks).
     func storedFactors(userID: UUID) async throws -> StoredFactors
     /// Sets the password's hash, only while it is still `replacing` (the one the caller checked
@@ -67,7 +65,7 @@ struct SQLUserStore: UserStore {
 
     private static let columns = """
         id, username, email, phone, role, status, password_hash, created_at, updated_at, sms_enabled, \
-        email_enabled, primary_method, phone_verified_at
+        email_enabled, primary_method, phone_verified_at, session_epoch
         """
 
     private static func user(_ row: StatementRow) throws -> User {
@@ -86,6 +84,7 @@ struct SQLUserStore: UserStore {
         user.emailEnabled = try row.bool(10)
         user.primaryMethod = try row.optionalText(11).map(FactorMethod.init(rawValue:))
         user.phoneVerifiedAt = try row.optionalDate(12)
+        user.sessionEpoch = try row.integer(13)
         return user
     }
 
@@ -186,11 +185,6 @@ struct SQLUserStore: UserStore {
 
     func hasAdministrator() async throws -> Bool {
         try await database.count(Statement("SELECT id FROM users WHERE role = 'admin' LIMIT 1")) > 0
-    }
-
-    func isInactive(userID: UUID) async throws -> Bool {
-        try await database.count(
-            Statement("SELECT id FROM users WHERE id = ? AND status <> 'active'", .uuid(userID))) > 0
     }
 
     func setPasswordHash(_ hash: String, userID: UUID, now: Date, replacing: String, addedBy: AddingSession?)

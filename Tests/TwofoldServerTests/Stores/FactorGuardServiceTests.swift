@@ -67,9 +67,9 @@ import TwofoldAPI
         var rules = ProductRules()
         rules.accountLockFailures = 6
         let guardService = try await guardService(rules)
-        let user = UserDTO(
-            id: alice, username: "alice", email: "a@example.com", phoneNumber: nil, role: "user", status: "active",
-            createdAt: clock.now)
+        let user = User(
+            id: alice, username: "alice", email: "a@example.com", phone: nil, role: .user, passwordHash: "",
+            now: clock.now)
         _ = try await guardService.sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: .none)
         for _ in 0..<5 { _ = await wrong(guardService) }
         clock.advance(by: 300)

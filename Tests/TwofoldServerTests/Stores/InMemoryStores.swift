@@ -6,7 +6,9 @@ import TwofoldAPI
 /// Stores kept in memory, for testing services without Vapor or a database. Each keeps the
 /// contract of its SQL twin (the store contract tests run both), except `AddingSession`'s: they
 /// keep no sessions, so a factor's write here never depends on one (the SQL stores' tests and the
-/// end-to-end tests check that rule).
+/// end-to-end tests check that rule), and `SessionEpoch`'s: no end of every session here
+/// supersedes a session, a remembered device or a login flow (`SessionEpochTests` checks the SQL
+/// stores).
 actor InMemoryAuditStore: AuditStore {
     private(set) var entries: [AuditEntry] = []
 
@@ -245,9 +247,6 @@ actor InMemoryUserStore: UserStore {
         change(userID, now: now) { $0.status = .active }
         return true
     }
-    func isInactive(userID: UUID) async throws -> Bool {
-        accounts.contains { $0.id == userID && $0.status != .active }
-    }
     func hasAdministrator() async throws -> Bool { accounts.contains { $0.role == .admin } }
 
     func user(id: UUID) async throws -> User? { accounts.first { $0.id == id } }
@@ -357,7 +356,7 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
         }
         return PendingSecondStep(
             flowID: flow.id, firstFactor: flow.firstFactor, expiresAt: flow.expiresAt, consumedAt: flow.consumedAt,
-            user: user.user, userStatus: user.status, totp: secret)
+            user: user.user, userStatus: user.status, totp: secret, sessionEpoch: flow.sessionEpoch, overtaken: false)
     }
 
     func consume(flowID: UUID, now: Date) async throws -> Bool {

@@ -101,7 +101,7 @@ import TwofoldDevice
 
         /// A login flow after Alice's password: its token.
         func flow() async throws -> String {
-            try await context.loginFlows.start(userID: alice.id, firstFactor: "pwd", origin: .none).0
+            try await context.loginFlows.start(user: alice, firstFactor: "pwd", origin: .none).0
         }
 
         func complete(_ attempt: SecondStep.Attempt) async throws -> SecondStep.SignedIn {

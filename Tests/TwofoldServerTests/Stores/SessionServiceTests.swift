@@ -11,9 +11,9 @@ import TwofoldAPI
     let store = InMemorySessionStore()
     let audit = InMemoryAuditStore()
     let origin = RequestOrigin(address: "10.0.0.1", userAgent: "test")
-    let user = UserDTO(
-        id: UUID(), username: "alice", email: "alice@example.com", phoneNumber: nil, role: "user", status: "active",
-        createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+    let user = User(
+        username: "alice", email: "alice@example.com", phone: nil, role: .user, passwordHash: "",
+        now: Date(timeIntervalSince1970: 1_700_000_000))
 
     func service() async throws -> SessionService {
         let clock = clock

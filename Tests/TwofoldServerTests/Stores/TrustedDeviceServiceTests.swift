@@ -20,7 +20,7 @@ import TwofoldAPI
     }
 
     @Test func aRememberedDeviceIsRecognisedForItsLifetime() async throws {
-        let token = try await service.remember(userID: alice, origin: origin)
+        let token = try await service.remember(userID: alice, epoch: 0, origin: origin)
         #expect(try await service.recognises(userID: alice, token: token))
         #expect(try await !service.recognises(userID: UUID(), token: token), "another user's device")
         #expect(try await !service.recognises(userID: alice, token: token + "x"))
@@ -36,7 +36,7 @@ import TwofoldAPI
     }
 
     @Test func revokingEndsADeviceOnceAndIsAudited() async throws {
-        let token = try await service.remember(userID: alice, origin: origin)
+        let token = try await service.remember(userID: alice, epoch: 0, origin: origin)
         let id = try #require(try await service.list(userID: alice).first).id
         await #expect(throws: Problem.self, "another user cannot revoke it") {
             try await service.revoke(id: id, userID: UUID(), origin: origin)
@@ -46,8 +46,8 @@ import TwofoldAPI
         await #expect(throws: Problem.self, "a second revoke finds nothing") {
             try await service.revoke(id: id, userID: alice, origin: origin)
         }
-        _ = try await service.remember(userID: alice, origin: origin)
-        _ = try await service.remember(userID: alice, origin: .none)
+        _ = try await service.remember(userID: alice, epoch: 0, origin: origin)
+        _ = try await service.remember(userID: alice, epoch: 0, origin: .none)
         try await service.revokeAll(userID: alice, origin: origin)
         try await service.revokeAll(userID: alice, origin: origin)  // nothing left: not audited
         #expect(try await service.list(userID: alice).isEmpty)

@@ -39,7 +39,7 @@ import VaporTesting
         #expect(try await !users.unlock(userID: carol.id, now: now), "not locked")
         #expect(try await users.lock(userID: carol.id, now: now))
         #expect(try await !users.lock(userID: carol.id, now: now), "locked once")
-        #expect(try await users.isInactive(userID: carol.id))
+        #expect(try await users.user(id: carol.id)?.status == .locked)
         #expect(try await users.unlock(userID: carol.id, now: now))
         #expect(try await users.user(id: carol.id)?.status == .active)
 

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// `SessionEpoch` on the database (SQLite here; PostgreSQL and `sqlite::memory:` in
+/// `scripts/test`'s other runs): a sign-in that began before every session of its account was
+/// ended (signed out everywhere, a password change, an administrator's reset, a recovery, a lock)
+/// starts nothing that counts, however its writes fall around that end.
+@Suite struct SessionEpochTests {
+    /// A session of `user` as a sign-in that read the account's epoch `epoch` writes it.
+    static func session(_ app: Application, _ user: UUID, epoch: Int) async throws -> SessionRecord {
+        let now = Date()
+        let session = SessionRecord(
+            id: UUID(), userID: user, authTime: now, methods: ["pwd"], createdAt: now, lastUsedAt: now,
+            ipAddress: "203.0.113.9", userAgent: nil, proofs: ["password": now], epoch: epoch)
+        try await SQLSessionStore(database: app.twofold.database).insert(
+            session,
+            firstRefreshToken: RefreshTokenRecord(
+                id: UUID(), sessionID: session.id, tokenHash: "hash-\(session.id)", createdAt: now,
+                expiresAt: now.addingTimeInterval(3600)))
+        return session
+    }
+
+    /// The thief knows the password and holds a code (a phished pair), and their sign-in's
+    /// password step passed before the owner signed out everywhere: the second step, sent after,
+    /// starts no session. Without the epoch it did, and the owner's sign-out missed it.
+    @Test func aSecondStepBegunBeforeEverySessionEndedStartsNone() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let owner = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: owner, clock: clock)
+            let thiefs = try await TOTPSteps.startLogin(app, from: "203.0.113.9")
+            try await app.testing().test(
+                .POST, API.Auth.logoutAll.path(), headers: .bearer(owner.accessToken.token)
+            ) { response in #expect(response.status == .ok) }
+
+            let (status, problem) = try await TOTPSteps.validate(
+                app, flow: thiefs, code: try TOTPSteps.code(secret, clock))
+            #expect(status == 401)
+            #expect(problem?.code == "expired" && problem?.title == "Sign-in overtaken")
+            #expect(problem?.errors?["otpFlowId"] != nil, "the client is told the flow is over")
+            let sessions = SQLSessionStore(database: app.twofold.database)
+            #expect(try await sessions.liveSessions(userID: owner.user.id).isEmpty)
+
+            // A sign-in begun after the sign-out goes through.
+            clock.advance(by: 30)
+            _ = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
+            #expect(try await sessions.liveSessions(userID: owner.user.id).count == 1)
+        }
+    }
+
+    /// What an overtaken sign-in writes after the end counts for nothing: its session is not
+    /// live for a bearer check, a refresh, a step-up, a listing or a factor write, and its
+    /// remembered device skips no second step. The session the end kept (a password change keeps
+    /// the caller's) stays live until the next end.
+    @Test func whatAnOvertakenSignInWritesCountsForNothing() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let database = app.twofold.database
+            let (users, sessions) = (SQLUserStore(database: database), SQLSessionStore(database: database))
+            let devices = SQLTrustedDeviceStore(database: database)
+            let now = Date()
+            // The sign-in reads the account before it checks the password.
+            let read = try #require(try await users.user(id: alice))
+            let caller = try await Self.session(app, alice, epoch: read.sessionEpoch)
+            _ = try await sessions.revokeAll(userID: alice, except: caller.id, reason: "password changed", now: now)
+            // Then it writes its session and remembered device.
+            let late = try await Self.session(app, alice, epoch: read.sessionEpoch)
+            func device(_ tag: String, epoch: Int) -> TrustedDeviceRecord {
+                TrustedDeviceRecord(
+                    id: UUID(), userID: alice, tokenHash: "device-\(tag)", name: tag, createdAt: now,
+                    expiresAt: now.addingTimeInterval(3600), epoch: epoch)
+            }
+            try await devices.insert(device("late", epoch: read.sessionEpoch))
+
+            let stored = try #require(try await sessions.session(id: late.id))
+            #expect(stored.revokedAt == nil && stored.superseded && !stored.isLive)
+            #expect(try await sessions.session(id: caller.id)?.isLive == true, "the caller's session was kept")
+            #expect(try await sessions.liveSessions(userID: alice).map(\.id) == [caller.id])
+            #expect(try await sessions.useRefreshToken(hash: "hash-\(late.id)", now: now) == nil)
+            #expect(try await !sessions.stepUp(sessionID: late.id, methods: ["pwd"], proofs: [:], now: now))
+            await AddingSessionTests.expectEnded("a passkey by the overtaken session") {
+                _ = try await SQLPasskeyStore(database: database).insert(
+                    PasskeyStoreContractTests.passkey(alice, "LATE"), addedBy: AddingSession(late.id))
+            }
+            #expect(try await !devices.markUsed(tokenHash: "device-late", userID: alice, now: now))
+            #expect(try await devices.live(userID: alice, now: now).isEmpty)
+
+            // A sign-in that reads the account now is not overtaken.
+            let current = try #require(try await users.user(id: alice)).sessionEpoch
+            #expect(current > read.sessionEpoch)
+            let fresh = try await Self.session(app, alice, epoch: current)
+            try await devices.insert(device("fresh", epoch: current))
+            #expect(try await sessions.session(id: fresh.id)?.isLive == true)
+            #expect(try await sessions.useRefreshToken(hash: "hash-\(fresh.id)", now: now) == fresh.id)
+            #expect(try await devices.markUsed(tokenHash: "device-fresh", userID: alice, now: now))
+
+            // The next end takes the kept session too.
+            _ = try await sessions.revokeAll(userID: alice, except: nil, reason: "signed out everywhere", now: now)
+            #expect(try await sessions.liveSessions(userID: alice).isEmpty)
+            #expect(try await !devices.markUsed(tokenHash: "device-fresh", userID: alice, now: now))
+        }
+    }
+
+    /// Four lanes of sign-ins that all read the account before a reset write their sessions as
+    /// fast as they can while it runs and after: once it is done, none of them is live. Without
+    /// the epoch every session written after the reset's revocation was.
+    @Test func signInsRacingAResetLeaveNoLiveSession() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let database = app.twofold.database
+            let sessions = SQLSessionStore(database: database)
+            let read = try #require(try await SQLUserStore(database: database).user(id: alice)).sessionEpoch
+            let reset = ResetFinished()
+            let written = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var (afterReset, written) = (0, 0)
+                        while afterReset < 10 {
+                            let done = await reset.done
+                            _ = try await Self.session(app, alice, epoch: read)
+                            written += 1
+                            if done { afterReset += 1 }
+                        }
+                        return written
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(20))
+                    _ = try await sessions.revokeAll(userID: alice, except: nil, reason: "reset", now: Date())
+                    await reset.finish()
+                    return 0
+                }
+                return try await group.reduce(0, +)
+            }
+            let live = try await sessions.liveSessions(userID: alice).count
+            #expect(live == 0, "\(live) of the \(written) sessions begun before the reset are live")
+        }
+    }
+}
+
+/// Whether the reset finished, as the racing lanes read it.
+private actor ResetFinished {
+    private(set) var done = false
+    func finish() { done = true }
+}
