@@ -232,10 +232,7 @@ class Check:
 
         self.step("pia names her passkey with markup in it, and sees it as text")
         name = "<img src=x onerror=alert(1)> laptop"
-        field = self.driver.find_element(By.CSS_SELECTOR, "input[name=name]")
-        field.clear()
-        field.send_keys(name)
-        self.submit("Rename")
+        self.rename_passkey(name)
         self.expect_text("The passkey was renamed")
         self.expect_text(name)
         if "<img src=x" in self.driver.page_source:
@@ -253,6 +250,20 @@ class Check:
         self.wait_for_path("/account/security")
         self.expect_text("Two-step verification is on")
 
+        self.step("pia's proof goes stale; new backup codes ask her to confirm, and her passkey does")
+        # The server's step-up window is a minute here (TWOFOLD_STEP_UP_SECONDS).
+        time.sleep(62)
+        self.submit("Make new backup codes")
+        self.expect_text("Confirm it's you")
+        if self.driver.find_elements(By.NAME, "password"):
+            self.fail("the step-up page offers the password where only a second factor will do")
+        self.driver.find_element(By.XPATH, "//button[normalize-space()='Use your passkey']").click()
+        self.wait_for_path("/account/security")
+        self.submit("Make new backup codes")
+        self.expect_text("Save your backup codes")
+        self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
+        self.wait_for_path("/account/security")
+
         self.step("pia signs in from the username field's autofill (conditional mediation)")
         self.submit(f"Sign out {self.username}")
         # The sign-in page asks for a passkey with mediation "conditional" as it loads; the
@@ -262,6 +273,12 @@ class Check:
         self.presence(False)
         self.sign_out()
         self.driver.remove_virtual_authenticator()
+
+    def rename_passkey(self, name):
+        field = self.driver.find_element(By.CSS_SELECTOR, "input[name=name]")
+        field.clear()
+        field.send_keys(name)
+        self.submit("Rename")
 
     def presence(self, on):
         """Whether the virtual authenticator answers as if touched (DevTools' WebAuthn domain)."""

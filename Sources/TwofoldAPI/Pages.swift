@@ -70,6 +70,11 @@ public enum Pages {
         "account/security/codes/{channel}/disable", title: "Turn off sign-in codes", method: .post)
     public static let passwordChange = Page(
         "account/security/password", title: "Change your password", method: .post)
+    /// One other session signed out, and one device with a key removed.
+    public static let sessionSignOut = Page(
+        "account/security/sessions/{sessionID}/sign-out", title: "Sign out a session", method: .post)
+    public static let deviceRemove = Page(
+        "account/security/devices/{deviceID}/remove", title: "Remove a device", method: .post)
     public static let signOutEverywhere = Page(
         "account/security/sign-out-everywhere", title: "Sign out everywhere", method: .post)
     public static let recovery = Page("recovery", title: "Account recovery")
@@ -91,8 +96,16 @@ public enum Pages {
         "admin/recovery/{recoveryID}/decide", title: "Decide a recovery request", method: .post)
     public static let adminRecoveryDocument = Page("admin/recovery/{recoveryID}/document", title: "Document")
     public static let adminAudit = Page("admin/audit", title: "Audit log")
-    /// Confirm it's you: the password again (and a code, where the account has a factor).
-    public static let stepUp = Page("step-up", title: "Confirm it's you", method: .post)
+    /// Confirm it's you: a passkey, a code or the password again, as the change asked
+    /// (`?next=` the page to go back to, `&need=` what the change needs). The pages' script opens
+    /// it when a passkey's addition is refused for want of a step-up.
+    public static let stepUpPrompt = Page("step-up", title: "Confirm it's you")
+    /// Its forms: a code or the password (`method`), another method's field (`switch=1`), or a
+    /// code sent by SMS or email (`send=1`).
+    public static let stepUp = stepUpPrompt.form
+    /// A passkey as the step-up, by the page's script as the passkey sign-in is.
+    public static let stepUpPasskeyOptions = Page("step-up/passkey/options", title: "Passkey options", method: .post)
+    public static let stepUpPasskey = Page("step-up/passkey", title: "Confirm with a passkey", method: .post)
     /// The pages' passkey ceremonies, called by their script with JSON and the page's CSRF
     /// token in `X-CSRF-Token`: options, then the credential, which signs the browser in (or
     /// adds the passkey) with its cookie.
@@ -108,10 +121,12 @@ public enum Pages {
     public static let all: [Page] = [
         signIn, signIn.form, secondStep, resendCode, register, register.form, signOut, accountSecurity, totpSetup,
         totpConfirm, totpRemove, backupCodesRegenerate, passkeyRename, passkeyDelete, codesSetup, codesConfirm,
-        codesDisable, passwordChange, forgetDevice, signOutEverywhere, recovery, recovery.form, recoveryStatus,
+        codesDisable, passwordChange, forgetDevice, sessionSignOut, deviceRemove, signOutEverywhere, recovery,
+        recovery.form, recoveryStatus,
         recoveryVerify,
         recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
-        adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUp,
-        passkeySignInOptions, passkeySignIn, passkeyAddOptions, passkeyAdd, stylesheet, script,
+        adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUpPrompt, stepUp,
+        stepUpPasskeyOptions, stepUpPasskey, passkeySignInOptions, passkeySignIn, passkeyAddOptions, passkeyAdd,
+        stylesheet, script,
     ]
 }

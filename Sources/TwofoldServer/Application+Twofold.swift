@@ -143,8 +143,9 @@ public func configure(
         sessions: context.sessions,
         stepUp: context.stepUp, recovery: context.recovery, administration: context.administration,
         users: context.users, passkeys: context.passkeys, passkeyManagement: context.passkeyManagement,
-        passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys, cookies: context.cookies,
-        trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
+        passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys,
+        deviceEnrolment: context.deviceEnrolment, cookies: context.cookies,
+        trustedDeviceLifetime: context.rules.trustedDeviceLifetime, codeResendAfter: context.rules.codeResendAfter,
         registrationEnabled: configuration.registrationEnabled
     ).boot(app.routes)
 

@@ -37,6 +37,8 @@ import TwofoldTestSupport
             "TWOFOLD_EMAIL_FROM": "twofold@example.com", "TWOFOLD_SMS_PROVIDER": "webhook",
             "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
             "TWOFOLD_SMS_WEBHOOK_SECRET": "gateway-secret", "TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1",
+            // A minute, so that a person's proof goes stale within the run (the step-up page).
+            "TWOFOLD_STEP_UP_SECONDS": "60",
         ]
         // The administrator, made as an operator makes one (the password on standard input).
         let adminPassword = "an administrator's long password"

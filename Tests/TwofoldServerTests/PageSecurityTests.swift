@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -76,6 +77,17 @@ final class TestBrowser: @unchecked Sendable {
     func signIn(_ account: String, password: String = AuthFlowTests.password) async throws -> Page {
         let form = try await get("/")
         return try await post("/", ["csrf": form.csrf ?? "", "account": account, "password": password])
+    }
+
+    /// Sends `code` by `method` on the second-step page `page` (the one `signIn` answered).
+    func secondStep(_ page: Page, method: String, code: String) async throws -> Page {
+        let flow = try #require(
+            page.body.range(of: "name=\"flow\" value=\"").map {
+                String(page.body[$0.upperBound...].prefix { $0 != "\"" })
+            })
+        return try await post(
+            "/sign-in/verify",
+            ["csrf": page.csrf ?? "", "flow": flow, "method": method, "methods": "totp,backup", "code": code])
     }
 }
 
@@ -177,6 +189,10 @@ final class TestBrowser: @unchecked Sendable {
                 #expect(page.status == .seeOther, "\(path)")
                 #expect(page.headers.first(name: .location)?.hasPrefix("/?next=") == true, "\(path)")
             }
+            let filtered = try await browser.get("/admin/audit?type=login.failed")
+            #expect(
+                filtered.headers.first(name: .location) == "/?next=%2Fadmin%2Faudit%3Ftype%3Dlogin%2Efailed",
+                "the query comes back too")
             let form = try await browser.get("/?next=%2Fadmin%2Faudit")
             #expect(form.body.contains("name=\"next\" value=\"/admin/audit\""))
             let back = try await browser.post(
@@ -266,6 +282,49 @@ final class TestBrowser: @unchecked Sendable {
         }
     }
 
+    /// The console as an administrator works it: a user's locked factor and when it opens, the
+    /// audit log of one account named as a person would, a page at a time, and the API refusing
+    /// a locked administrator as the pages do.
+    @Test func theConsoleShowsLocksAndPagesTheAuditLogOfANamedUser() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let admin = try await AdminTests.adminTokens(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app, "bob", from: "10.0.0.2")
+            for _ in 0..<5 {
+                _ = try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock, offset: 3600))
+            }
+            let console = TestBrowser(app)
+            _ = try await console.signIn("alice")
+            let user = try await console.get("/admin/users/\(bob.user.id)")
+            #expect(user.status == .ok && user.body.contains("<dt>Factor locks</dt><dd>totp until"))
+
+            let first = try await console.get("/admin/audit?user=BOB%40example.com&limit=2")
+            #expect(first.status == .ok && first.body.contains("value=\"bob\""), "the filter names bob")
+            #expect(first.body.components(separatedBy: "<tr><td>").count == 3, "two events on a page")
+            #expect(!first.body.contains("Newer") && first.body.contains("Older"))
+            let older = try #require(
+                first.body.range(of: "href=\"/admin/audit?").map {
+                    "/admin/audit?"
+                        + first.body[$0.upperBound...].prefix { $0 != "\"" }
+                        .replacingOccurrences(of: "&amp;", with: "&")
+                })
+            #expect(older.contains("userId=\(bob.user.id.uuidString)") && older.contains("offset=2"))
+            let second = try await console.get(older)
+            #expect(second.status == .ok && second.body.contains("Newer"))
+            #expect(!second.body.contains("user.registered</td><td></td><td>alice"), "only bob's events")
+            let nobody = try await console.get("/admin/audit?user=nobody")
+            #expect(nobody.body.contains("No account is named nobody") && nobody.body.contains("No events."))
+
+            // Locked, the administrator's token opens nothing in the API either.
+            #expect(try await app.twofold.users.lock(userID: admin.user.id, now: Date()))
+            try await app.testing().test(
+                .GET, API.Admin.users.path(), headers: .bearer(admin.accessToken.token)
+            ) { response in #expect(response.status == .forbidden || response.status == .unauthorized) }
+        }
+    }
+
     @Test func everyPageAndFormAnswerCarriesThePolicy() async throws {
         try await withTestApp { app in
             let browser = TestBrowser(app)
@@ -290,6 +349,91 @@ final class TestBrowser: @unchecked Sendable {
 /// The security page's changes, as a person makes them: each asks the policy, a stale session
 /// confirms it's them first, and the change lands.
 @Suite struct SecurityPageTests {
+    /// The second step as the page shows it: an SMS first method's code went with the password,
+    /// so the page says where and counts down to another; wrong codes up to the lock shut the
+    /// fields until it ends; and where a passkey comes first, an SMS code is sent only when asked.
+    @Test func theSecondStepPageCountsDownShutsDuringALockAndSendsWhenAsked() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await CodeFactorTests.enableSMS(app, tokens: bob, clock: clock)
+            clock.advance(by: 61)
+            let browser = TestBrowser(app)
+            var page = try await browser.signIn("bob")
+            #expect(page.body.contains("Code sent by text message to +") && page.body.contains("0123"))
+            #expect(page.body.contains("data-countdown=\"60\""), "another code in a minute")
+            #expect(page.body.contains("src=\"/assets/twofold.js\""), "the countdown's script is there")
+            #expect(try await CodeFactorTests.deliver(app, clock: clock).count == 1, "the code went once")
+            let flow = try #require(
+                page.body.range(of: "name=\"flow\" value=\"").map {
+                    String(page.body[$0.upperBound...].prefix { $0 != "\"" })
+                })
+            var statuses: [UInt] = []
+            for _ in 0..<5 {
+                page = try await browser.post(
+                    "/sign-in/verify",
+                    ["csrf": page.csrf ?? "", "flow": flow, "method": "sms", "methods": "sms,backup", "code": "000001"])
+                statuses.append(page.status.code)
+            }
+            #expect(statuses == [401, 401, 401, 401, 429], "the fifth wrong code locks the factor")
+            #expect(page.body.contains("name=\"code\" type=\"text\"") && page.body.contains(" disabled data-until=\""))
+
+            let alice = try await AuthFlowTests.signUp(app, "alice", address: "10.0.0.2")
+            _ = try await CodeFactorTests.enableSMS(app, tokens: alice, clock: clock)
+            let later = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
+            try await PasskeyCalls.register(app, token: later, Passkey())
+            clock.advance(by: 61)
+            let other = TestBrowser(app)
+            let second = try await other.signIn("alice")
+            #expect(second.body.contains("Use your passkey"))
+            #expect(second.body.contains("Send a code by text message"))
+            #expect(!second.body.contains("Code sent by text message"), "no code was sent, so none is asked for")
+            #expect(try await CodeFactorTests.deliver(app, clock: clock).isEmpty)
+        }
+    }
+
+    /// The security page ends one other session, and removes a device with a key, each with its
+    /// own button; the removal is the JSON endpoint's use case, so its policy and audit too.
+    @Test func oneSessionIsSignedOutAndADeviceRemovedFromThePage() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let signUp = try await AuthFlowTests.signUp(app, "alice")
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: signUp, clock: clock)
+            clock.advance(by: 30)
+            let later = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
+            let phone = SoftwareDeviceKey()
+            #expect(try await DeviceSignInTests.enroll(app, token: later, phone: phone).0 == 200)
+
+            clock.advance(by: 30)
+            let browser = TestBrowser(app)
+            let second = try await browser.signIn("alice")
+            let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
+            #expect(signedIn.status == .seeOther)
+            let page = try await browser.get("/account/security")
+            #expect(page.body.contains("iPhone 15 Pro") && page.body.contains("aria-label=\"Remove iPhone 15 Pro\""))
+
+            // The other two sessions (the sign-up's and the later one): each listed with a button of
+            // its own, and ended by it; this one has none.
+            let sessions = try await app.twofold.sessions.list(userID: signUp.user.id, current: nil)
+            let others = sessions.filter { page.body.contains("/sessions/\($0.id.uuidString)/sign-out") }
+            #expect(sessions.count == 3 && others.count == 2)
+            for other in others {
+                let ended = try await browser.post(
+                    "/account/security/sessions/\(other.id.uuidString)/sign-out", ["csrf": page.csrf ?? ""])
+                #expect(ended.status == .ok && ended.body.contains("That session was signed out"))
+            }
+            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(later)) { response in
+                #expect(response.status == .unauthorized, "the later session is over")
+            }
+            #expect(try await browser.get("/account/security").status == .ok, "this one goes on")
+
+            let removed = try await browser.post("/account/security/devices/iphone-1/remove", ["csrf": page.csrf ?? ""])
+            #expect(removed.status == .ok && removed.body.contains("The device was removed"))
+            #expect(try await app.twofold.deviceKeys.store.devices(userID: signUp.user.id).isEmpty)
+            #expect(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
+        }
+    }
+
     @Test func changesAskForAStepUpThenWork() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
@@ -298,16 +442,7 @@ final class TestBrowser: @unchecked Sendable {
             let browser = TestBrowser(app)
             let second = try await browser.signIn("bob")
             #expect(second.status == .ok && second.body.contains("Code from your authenticator app"))
-            let flow = try #require(
-                second.body.range(of: "name=\"flow\" value=\"").map {
-                    String(second.body[$0.upperBound...].prefix { $0 != "\"" })
-                })
-            let signedIn = try await browser.post(
-                "/sign-in/verify",
-                [
-                    "csrf": second.csrf ?? "", "flow": flow, "method": "totp", "methods": "totp,backup",
-                    "code": try TOTPSteps.code(secret, clock),
-                ])
+            let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
             #expect(signedIn.status == .seeOther)
             var page = try await browser.get("/account/security")
             #expect(page.body.contains("Sign in faster next time"), "the passkey nudge after a code sign-in")
@@ -316,6 +451,22 @@ final class TestBrowser: @unchecked Sendable {
             clock.advance(by: 6 * 60)
             let asked = try await browser.post("/account/security/backup-codes", ["csrf": page.csrf ?? ""])
             #expect(asked.status == .forbidden && asked.body.contains("Confirm it"))
+            // Only a factor had before will do, so that is all the page offers: the app's code
+            // first, a backup code a click away, and no password (which would only loop).
+            #expect(asked.body.contains("Code from your authenticator app") && asked.body.contains("Use a backup code"))
+            #expect(!asked.body.contains("name=\"password\""), "the password is not offered where it cannot do")
+            let backup = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": asked.csrf ?? "", "method": "backup", "switch": "1", "need": "recentSecondFactor",
+                    "next": "/account/security",
+                ])
+            #expect(backup.status == .forbidden && backup.body.contains("Backup code"))
+            #expect(backup.body.contains("name=\"need\" value=\"recentSecondFactor\""), "what was asked is kept")
+            // The page a passkey's addition is sent to (by the script) is the same.
+            let shown = try await browser.get("/step-up?next=/account/security&need=recentSecondFactor")
+            #expect(shown.status == .forbidden && shown.body.contains("Code from your authenticator app"))
+            #expect(!shown.body.contains("name=\"password\""))
             clock.advance(by: 30)
             let stepped = try await browser.post(
                 "/step-up",
@@ -347,6 +498,33 @@ final class TestBrowser: @unchecked Sendable {
             // and the SMS codes this session added vouch for nothing; the password again does.
             let refused = try await browser.post("/account/security/totp/remove", ["csrf": page.csrf ?? ""])
             #expect(refused.status == .forbidden && refused.body.contains("Confirm it"))
+            #expect(refused.body.contains("Or your password") && refused.body.contains("name=\"password\""))
+            #expect(refused.body.contains("Get a code by text message"), "every code method is offered")
+            // A code by text message, asked for on the page, reaches the phone and is checked:
+            // the SMS codes this session added cannot vouch for it, and the page says so.
+            let smsChosen = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": page.csrf ?? "", "method": "sms", "switch": "1", "need": "otherProof",
+                    "next": "/account/security",
+                ])
+            #expect(smsChosen.body.contains("Send a code by text message to"))
+            let smsSent = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": page.csrf ?? "", "method": "sms", "send": "1", "need": "otherProof",
+                    "next": "/account/security",
+                ])
+            #expect(smsSent.status == .forbidden && smsSent.body.contains("A code went to"))
+            #expect(smsSent.body.contains("Code sent by text message to"))
+            let smsCode = try #require(try await CodeFactorTests.deliver(app, clock: clock).first).1
+            let smsRefused = try await browser.post(
+                "/step-up",
+                [
+                    "csrf": page.csrf ?? "", "method": "sms", "code": smsCode, "need": "otherProof",
+                    "next": "/account/security",
+                ])
+            #expect(smsRefused.status == .forbidden && smsRefused.body.contains("cannot confirm it"))
             let password = try await browser.post(
                 "/step-up",
                 [

@@ -48,7 +48,8 @@ struct RecoveryController: EndpointCollection {
     }
 
     @Sendable func document(request: Request, _: NoContent) async throws -> FileContents {
-        try await recovery.document(request.parameters.get("recoveryID", as: UUID.self))
+        try await recovery.document(
+            request.parameters.get("recoveryID", as: UUID.self), by: try request.caller.userID, origin: request.origin)
     }
 
     @Sendable func approve(request: Request, body: RecoveryDecisionRequest) async throws -> AdminRecoveryRequest {

@@ -55,7 +55,8 @@ extension PagesController {
             <section aria-labelledby="s-passkeys"><h2 id="s-passkeys">Passkeys</h2>
             """
         // After a sign-in with a code, offer the faster and phishing-resistant way (seed 000).
-        let signedInWithCode = !visitor.caller.methods.contains { ["hwk", "swk"].contains($0) }
+        let methods = visitor.caller.methods
+        let signedInWithCode = methods.contains("mfa") && !methods.contains { ["hwk", "swk"].contains($0) }
         if state.webauthn.credentials.isEmpty, signedInWithCode, !visitor.mustSetUpFactor {
             main += """
                 <p class="note" data-passkey-nudge>Sign in faster next time, with nothing to type: add a passkey. \
@@ -148,7 +149,10 @@ extension PagesController {
                     main += """
                         <li>\(HTML.escape(device.deviceModel ?? "A device")) \
                         (\(device.method == .secureEnclave ? "secure hardware key" : "SMS sign-in")), \
-                        enrolled \(PageTime.text(device.enrolledAt)), last used \(PageTime.text(device.lastUsedAt))</li>
+                        enrolled \(PageTime.text(device.enrolledAt)), last used \(PageTime.text(device.lastUsedAt)) \
+                        <form class="inline" method="post" action="\(Pages.deviceRemove.href(device.deviceID))">\
+                        \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
+                        aria-label="Remove \(HTML.escape(device.deviceModel ?? "this device"))">Remove</button></form></li>
                         """
                 }
                 main += "</ul>"
@@ -159,7 +163,11 @@ extension PagesController {
             for session in sessionList {
                 main += """
                     <li>\(HTML.escape(session.userAgent ?? "Unknown browser")), signed in \(PageTime.text(session.createdAt))\
-                    \(session.current ? " (this one)" : "")</li>
+                    \(session.current ? " (this one)" : """
+                         <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
+                        \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
+                        aria-label="Sign out the session signed in \(PageTime.text(session.createdAt))">Sign out</button></form>
+                        """)</li>
                     """
             }
             main += """
@@ -185,7 +193,7 @@ extension PagesController {
             let setup = try await factorSettings.setupTOTP(user: visitor.user, caller: visitor.caller)
             return totpSetupPage(request, visitor: visitor, setup: setup, problem: nil)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), problem: nil)
+            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await securityPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
@@ -240,6 +248,25 @@ extension PagesController {
                 request.parameters.get("deviceID", as: UUID.self), user: visitor.user, caller: visitor.caller,
                 origin: request.origin)
             return try await securityPage(request, visitor: visitor, notice: "The device was forgotten.")
+        }
+    }
+
+    @Sendable func sessionSignOut(request: Request) async throws -> Response {
+        try await securityAction(request) { visitor in
+            try await signOut.session(
+                request.parameters.get("sessionID", as: UUID.self), user: visitor.user, caller: visitor.caller,
+                origin: request.origin)
+            return try await securityPage(request, visitor: visitor, notice: "That session was signed out.")
+        }
+    }
+
+    @Sendable func deviceRemove(request: Request) async throws -> Response {
+        try await securityAction(request) { visitor in
+            _ = try await deviceEnrolment.unenroll(
+                DeviceRequest(username: visitor.user.username, deviceId: request.parameters.get("deviceID") ?? ""),
+                user: visitor.user, caller: visitor.caller, origin: request.origin)
+            return try await securityPage(
+                request, visitor: try await refreshed(visitor), notice: "The device was removed.")
         }
     }
 

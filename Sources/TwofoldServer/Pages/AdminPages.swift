@@ -97,15 +97,22 @@ extension PagesController {
         }
         let state = try await factorSettings.status(of: stored)
         let devices = try await deviceKeys.store.devices(userID: user.id)
+        let lockouts = try await administration.lockouts(user.id)
+        let locks =
+            lockouts.isEmpty
+            ? "none"
+            : lockouts.map { "\(HTML.escape($0.factor.rawValue)) until \(PageTime.text($0.until))" }.joined(
+                separator: "; ")
         var main = "<h1>\(HTML.escape(user.username))</h1>\n" + adminNav
         if let notice { main += Self.note(notice) }
         main += """
             <dl><dt>Email</dt><dd>\(HTML.escape(user.email))</dd><dt>Role</dt><dd>\(HTML.escape(user.role))</dd>\
             <dt>Status</dt><dd>\(HTML.escape(user.status))\(user.status == "locked" ? " (locked: 20 wrong codes in a day, or a disowned recovery)" : "")</dd>\
+            <dt>Factor locks</dt><dd>\(locks)</dd>\
             <dt>Registered</dt><dd>\(PageTime.text(user.createdAt))</dd></dl>
             <h2>Sign-in methods</h2><ul>
             <li>Authenticator app: \(state.totp.enabled ? "on" : "off")</li>
-            <li>Passkeys: \(state.webauthn.credentials.count)</li>
+            <li>Passkeys: \(state.webauthn.credentials.count)\(state.webauthn.credentials.isEmpty ? "" : " (" + state.webauthn.credentials.map { HTML.escape($0.name) }.joined(separator: ", ") + ")")</li>
             <li>SMS codes: \(state.sms.enabled ? "on" : "off"); email codes: \(state.email.enabled ? "on" : "off")</li>
             <li>Backup codes left: \(state.backupCodes.remaining)</li>
             <li>Remembered devices: \(state.trustedDevices.count)</li></ul>
@@ -191,7 +198,7 @@ extension PagesController {
             return try await adminUserPage(request, visitor: visitor, id: id, notice: notice)
         } catch let problem as Problem where problem.code == .stepUpRequired {
             return try await stepUpPage(
-                request, visitor: visitor, next: Pages.adminUser.href(id?.uuidString ?? ""), problem: nil)
+                request, visitor: visitor, next: Pages.adminUser.href(id?.uuidString ?? ""), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: visitor)
         }
@@ -266,7 +273,7 @@ extension PagesController {
                 request, visitor: visitor,
                 notice: "The request of \(decided.username) was \(decision == "approve" ? "approved" : "denied").")
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.adminRecovery.href(), problem: nil)
+            return try await stepUpPage(request, visitor: visitor, next: Pages.adminRecovery.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await adminRecoveryPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
@@ -276,7 +283,9 @@ extension PagesController {
     @Sendable func adminRecoveryDocument(request: Request) async throws -> Response {
         let visitor = try await administrator(request)
         do {
-            return .attachment(try await recovery.document(request.parameters.get("recoveryID", as: UUID.self)))
+            return .attachment(
+                try await recovery.document(
+                    request.parameters.get("recoveryID", as: UUID.self), by: visitor.user.id, origin: request.origin))
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: visitor)
         }
@@ -286,28 +295,58 @@ extension PagesController {
         let visitor = try await administrator(request)
         let csrf = browser.csrf(request)
         var main = "<h1>Audit log</h1>\n" + adminNav
-        let query: AuditQuery
+        var query = AuditQuery()
+        // A blank field of the form is no filter (the API refuses a blank one). `user` names the
+        // account as a person would, by username or email; `userId` as a link does.
+        var items = (URLComponents(string: "?" + (request.url.query ?? ""))?.queryItems ?? []).filter {
+            !($0.value ?? "").isEmpty
+        }
+        let named = items.first { $0.name == "user" }?.value
+        items.removeAll { $0.name == "user" }
         do {
-            // A blank field of the form is no filter (the API refuses a blank one).
-            let items = URLComponents(string: "?" + (request.url.query ?? ""))?.queryItems ?? []
-            query = try AuditQuery(items: items.filter { !($0.value ?? "").isEmpty })
+            query = try AuditQuery(items: items)
         } catch {
             main += Self.alert(InputValidation.failure(error.errors))
-            query = AuditQuery()
         }
+        var unknown = false
+        if let named {
+            if let found = try await users.user(identifier: named.lowercased()) {
+                query.userId = found.id
+            } else {
+                unknown = true
+                main += Self.alert(InputValidation.failure(["user": "No account is named \(named)."]))
+            }
+        }
+        var account: User?
+        if let id = query.userId { account = try await users.user(id: id) }
         let day = { (date: Date?) in
             date.map { ISO8601DateFormatter.string(from: $0, timeZone: .gmt, formatOptions: [.withFullDate]) } ?? ""
         }
         main += """
             <form method="get" action="\(Pages.adminAudit.href())" class="filters">
-            \(Self.field("User id", name: "userId", value: query.userId?.uuidString ?? "", required: false))
+            \(Self.field("User", name: "user", value: account?.username ?? named ?? "", required: false, hint: "A username or an email address."))
             \(Self.field("Event type", name: "type", value: query.type ?? "", required: false, hint: "Such as login.failed or recovery.approved."))
             \(Self.field("From (UTC)", name: "from", type: "date", value: day(query.from), required: false))
             \(Self.field("Before (UTC)", name: "to", type: "date", value: day(query.to), required: false))
             <button type="submit">Filter</button></form>
             """
-        let events = try await administration.events(query).events
-        main += Self.auditTable(events)
+        let page = query.page.range
+        var asked = query
+        asked.page = PageQuery(limit: page.count + 1, offset: page.lowerBound)
+        let events = unknown ? [] : try await administration.events(asked).events
+        main += Self.auditTable(Array(events.prefix(page.count)))
+        // Previous and next pages of the same filter.
+        func link(_ offset: Int, _ text: String) -> String {
+            var kept = query
+            kept.page = PageQuery(limit: page.count, offset: offset)
+            var parts = URLComponents()
+            parts.queryItems = kept.items
+            return "<a href=\"\(Pages.adminAudit.href())\(HTML.escape(parts.string ?? ""))\">\(text)</a>"
+        }
+        main += "<nav aria-label=\"Pages\" class=\"paging\">"
+        if page.lowerBound > 0 { main += link(max(0, page.lowerBound - page.count), "Newer") }
+        if events.count > page.count { main += link(page.upperBound, "Older") }
+        main += "</nav>"
         return render(request, csrf, title: "Audit log", main: main, visitor: visitor)
     }
 }

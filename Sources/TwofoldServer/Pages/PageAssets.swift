@@ -58,6 +58,8 @@ enum PageAssets {
         dd { margin: 0; overflow-wrap: anywhere; }
         code { overflow-wrap: anywhere; }
         @media (max-width: 30rem) { .codes { columns: 1; } dl { grid-template-columns: 1fr; } }
+        @media print { header, .skip, button, .button, form, .hint { display: none !important; }
+          main { max-width: none; padding: 0; } .codes { columns: 2; font-size: 14pt; } }
         """
 
     /// Passkeys (the only thing that needs script), and small conveniences that the pages work
@@ -76,7 +78,12 @@ enum PageAssets {
               body: JSON.stringify(body || {})
             }).then(function (response) {
               return response.json().catch(function () { return {}; }).then(function (json) {
-                if (!response.ok) { throw new Error(json.detail || json.title || "That did not work."); }
+                if (!response.ok) {
+                  var error = new Error(json.detail || json.title || "That did not work.");
+                  error.code = json.code;
+                  error.need = json.errors && json.errors.stepUp;
+                  throw error;
+                }
                 return json;
               });
             });
@@ -178,6 +185,21 @@ enum PageAssets {
               }).catch(function (error) { fail(flow, error); });
             });
           }
+          // A passkey as the step-up a change asked for.
+          var stepUp = document.querySelector("[data-passkey-step-up]");
+          if (stepUp && supported()) {
+            show(stepUp);
+            stepUp.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              var next = stepUp.getAttribute("data-next") || "/account/security";
+              post("/step-up/passkey/options").then(function (options) {
+                return assert(options);
+              }).then(function (credential) {
+                return post("/step-up/passkey", { credential: credential.toJSON(), next: next });
+              }).then(function (answer) {
+                window.location.assign(answer.location || next);
+              }).catch(function (error) { fail(stepUp, error); });
+            });
+          }
           // Add a passkey on the security page.
           var register = document.querySelector("[data-passkey-register]");
           if (register && window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
@@ -213,10 +235,23 @@ enum PageAssets {
                 done.className = "button";
                 done.href = answer.location || "/account/security";
                 done.textContent = "I have saved these";
-                main.append(heading, said, list, done);
+                var print = document.createElement("button");
+                print.type = "button";
+                print.className = "secondary";
+                print.textContent = "Print";
+                print.addEventListener("click", function () { window.print(); });
+                main.append(heading, said, list, print, done);
                 heading.setAttribute("tabindex", "-1");
                 heading.focus();
-              }).catch(function (error) { fail(register, error); });
+              }).catch(function (error) {
+                // A change that needs a recent proof first: the step-up page, then back here.
+                if (error.code === "step_up_required") {
+                  window.location.assign("/step-up?next=" + encodeURIComponent("/account/security")
+                    + (error.need ? "&need=" + encodeURIComponent(error.need) : ""));
+                  return;
+                }
+                fail(register, error);
+              });
             });
           }
           // Copy and print.
@@ -242,6 +277,11 @@ enum PageAssets {
               out.textContent = String(Math.max(left, 0));
               if (left <= 0) { clearInterval(timer); }
             }, 1000);
+          });
+          // Fields shut for a wait the server asked for open when it ends.
+          document.querySelectorAll("[data-until]").forEach(function (field) {
+            var wait = parseInt(field.getAttribute("data-until"), 10);
+            setTimeout(function () { field.disabled = false; }, Math.max(wait, 0) * 1000);
           });
           var problem = document.getElementById("problem");
           if (problem) { problem.focus(); }

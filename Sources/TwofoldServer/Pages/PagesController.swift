@@ -23,8 +23,11 @@ struct PagesController: Sendable {
     let passkeyManagement: PasskeyManagement
     let passwordless: PasswordlessSignIn
     let deviceKeys: DeviceKeyService
+    let deviceEnrolment: DeviceEnrolment
     let cookies: CookieRules
     let trustedDeviceLifetime: TimeInterval
+    /// How long after a code is sent another may be (`TWOFOLD_CODE_RESEND_SECONDS`).
+    let codeResendAfter: TimeInterval
     let registrationEnabled: Bool
 
     func boot(_ routes: any RoutesBuilder) {
@@ -37,7 +40,10 @@ struct PagesController: Sendable {
         on(routes, Pages.register, use: registerPage)
         on(routes, Pages.register.form, use: registerSubmit)
         on(routes, Pages.signOut, use: signOutSubmit)
+        on(routes, Pages.stepUpPrompt, use: stepUpShow)
         on(routes, Pages.stepUp, use: stepUpSubmit)
+        on(routes, Pages.stepUpPasskeyOptions, use: stepUpPasskeyOptions)
+        on(routes, Pages.stepUpPasskey, use: stepUpPasskey)
         on(routes, Pages.accountSecurity, use: securityPage)
         on(routes, Pages.totpSetup, use: totpSetup)
         on(routes, Pages.totpConfirm, use: totpConfirm)
@@ -50,6 +56,8 @@ struct PagesController: Sendable {
         on(routes, Pages.codesConfirm, use: codesConfirm)
         on(routes, Pages.codesDisable, use: codesDisable)
         on(routes, Pages.passwordChange, use: passwordChange)
+        on(routes, Pages.sessionSignOut, use: sessionSignOut)
+        on(routes, Pages.deviceRemove, use: deviceRemove)
         on(routes, Pages.signOutEverywhere, use: signOutEverywhere)
         on(routes, Pages.recovery, use: recoveryPage)
         on(routes, Pages.recovery.form, use: recoveryStart)
@@ -141,11 +149,11 @@ struct PagesController: Sendable {
         return response
     }
 
-    /// To the sign-in page, coming back to `request`'s page after it.
+    /// To the sign-in page, coming back to `request`'s page, its query included, after it.
     static func signInFirst(_ request: Request) -> Response {
-        redirect(
-            Pages.signIn.href() + "?next="
-                + (request.url.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+        let page = request.url.path + (request.url.query.map { "?" + $0 } ?? "")
+        return redirect(
+            Pages.signIn.href() + "?next=" + (page.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
     }
 
     /// Where to go after signing in: a path of this server only (never another site's).

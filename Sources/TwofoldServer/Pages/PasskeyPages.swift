@@ -14,6 +14,12 @@ struct PagePasskeyOptionsRequest: Content {
     var flow: String?
 }
 
+/// A passkey as a step-up, and the page to go back to.
+struct PagePasskeyStepUp: Content {
+    var credential: AuthenticationCredential
+    var next: String?
+}
+
 struct PagePasskeyAdd: Content {
     var credential: RegistrationCredential
     var name: String?
@@ -68,6 +74,27 @@ extension PagesController {
             response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
         }
         return response
+    }
+
+    @Sendable func stepUpPasskeyOptions(request: Request) async throws -> Response {
+        try checkScript(request)
+        guard let visitor = try await browser.visitor(request) else {
+            throw BearerAuthentication.unauthorized("Sign in first.")
+        }
+        return try Self.json(try await stepUp.passkeyOptions(userID: visitor.user.id))
+    }
+
+    @Sendable func stepUpPasskey(request: Request) async throws -> Response {
+        try checkScript(request)
+        guard let visitor = try await browser.visitor(request) else {
+            throw BearerAuthentication.unauthorized("Sign in first.")
+        }
+        let body = try request.decodeJSONBody(PagePasskeyStepUp.self)
+        _ = try await stepUp.prove(
+            StepUpRequest(method: .webauthn, credential: body.credential), caller: visitor.caller,
+            origin: request.origin)
+        return try Self.json(
+            PagePasskeyAnswer(location: Self.safeNext(body.next) ?? Pages.accountSecurity.href(), backupCodes: nil))
     }
 
     @Sendable func passkeyAddOptions(request: Request) async throws -> Response {

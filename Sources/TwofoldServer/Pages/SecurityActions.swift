@@ -32,7 +32,7 @@ extension PagesController {
         do {
             return try await action(visitor)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), problem: nil)
+            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await securityPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))

@@ -33,6 +33,12 @@ struct StepUpForm: Content, CSRFCarrying {
     var password: String?
     var code: String?
     var next: String?
+    /// What the policy asked for (`SignInNeed`), kept across the page's forms.
+    var need: String?
+    /// `1`: show `method`'s field instead, checking nothing.
+    var `switch`: String?
+    /// `1`: send a code by `method` (SMS or email) to step up with.
+    var send: String?
 }
 
 struct CSRFOnlyForm: Content, CSRFCarrying {
@@ -90,10 +96,14 @@ extension PagesController {
                 browser.begin(tokens, on: response)
                 return response
             case .secondStep(let challenge):
+                // An SMS or email first method had its code sent with the password (`SignIn`).
+                let methods = challenge.availableMethods
+                let chosen = methods.first { $0 != .webauthn }
+                let sent = chosen.map { [.sms, .email].contains($0) && methods.first == $0 } ?? false
                 return secondStepPage(
-                    request, flow: challenge.otpFlowId, methods: challenge.availableMethods,
-                    chosen: challenge.availableMethods.first { $0 != .webauthn }, next: next,
-                    sentTo: challenge.maskedPhone ?? challenge.maskedEmail)
+                    request, flow: challenge.otpFlowId, methods: methods, chosen: chosen, next: next,
+                    sentTo: chosen == .sms ? challenge.maskedPhone : chosen == .email ? challenge.maskedEmail : nil,
+                    codeSent: sent, resendIn: sent ? Int(codeResendAfter) : nil)
             }
         } catch let problem as Problem where problem.status < 500 {
             return signInForm(
@@ -108,7 +118,8 @@ extension PagesController {
     /// code method; remember this device; the fallback chain down to recovery.
     func secondStepPage(
         _ request: Request, flow: String, methods: [FactorMethod], chosen: FactorMethod?, next: String?,
-        sentTo: String? = nil, resendIn: Int? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
+        sentTo: String? = nil, codeSent: Bool = true, resendIn: Int? = nil, problem: Problem? = nil,
+        status: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
         let codeMethods = methods.filter { [.totp, .sms, .email, .backup].contains($0) }
@@ -123,7 +134,20 @@ extension PagesController {
                 </div>
                 """
         }
-        if let method {
+        // A wait the server asked for (a lockout, too many codes): the fields stay shut until it
+        // ends (the script opens them then; without it, the page after the wait does).
+        let wait = problem?.retryAfter.map { max(1, $0) }
+        let shut = wait.map { " disabled data-until=\"\($0)\"" } ?? ""
+        let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
+        if let method, [.sms, .email].contains(method), !codeSent {
+            // Not sent yet (another method comes first): the person asks for it.
+            main += """
+                <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
+                <input type="hidden" name="flow" value="\(HTML.escape(flow))"><input type="hidden" name="method" value="\(method.rawValue)">
+                <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                <button type="submit">Send a code \(method == .sms ? "by text message" : "by email")</button></form>
+                """
+        } else if let method {
             let label =
                 switch method {
                 case .totp: "Code from your authenticator app"
@@ -137,9 +161,9 @@ extension PagesController {
                 <input type="hidden" name="flow" value="\(HTML.escape(flow))">
                 <input type="hidden" name="method" value="\(HTML.escape(method.rawValue))">
                 <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
-                \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric", error: problem == nil ? nil : problem?.title))
-                <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for 30 days</label></div>
-                <button type="submit">Continue</button>
+                \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric", error: problem == nil ? nil : problem?.title, extra: shut))
+                <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for \(days == 1 ? "1 day" : "\(days) days")</label></div>
+                <button type="submit"\(shut)>Continue</button>
                 </form>
                 """
             if method == .sms || method == .email {
@@ -157,31 +181,16 @@ extension PagesController {
                     """
             }
         }
-        let others = codeMethods.filter { $0 != method }
-        if !others.isEmpty {
-            main += "<h2>Other ways</h2><ul class=\"others\">"
-            for other in others {
-                let name =
-                    switch other {
-                    case .totp: "Use your authenticator app"
-                    case .sms: "Get a code by text message"
-                    case .email: "Get a code by email"
-                    default: "Use a backup code"
-                    }
-                main += """
-                    <li><form method="post" action="\(other == .sms || other == .email ? Pages.resendCode.href() : Pages.secondStep.href())">\
-                    \(Self.csrfField(csrf.token))\(Self.nextField(next))<input type="hidden" name="flow" value="\(HTML.escape(flow))">\
-                    <input type="hidden" name="method" value="\(other.rawValue)"><input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">\
-                    <input type="hidden" name="switch" value="1">\
-                    <button type="submit" class="link">\(name)</button></form></li>
-                    """
-            }
-            main += "</ul>"
+        let carried =
+            Self.csrfField(csrf.token) + Self.nextField(next)
+            + "<input type=\"hidden\" name=\"flow\" value=\"\(HTML.escape(flow))\">"
+            + "<input type=\"hidden\" name=\"methods\" value=\"\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))\">"
+        // SMS and email go to the resend form, which sends their code; the others show their field.
+        main += Self.otherWays(codeMethods.filter { $0 != method }, carrying: carried) {
+            [.sms, .email].contains($0) ? Pages.resendCode.href() : Pages.secondStep.href()
         }
         main += "<p><a href=\"\(Pages.recovery.href())\">Lost every sign-in method? Recover your account</a></p>"
-        return render(
-            request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status,
-            script: methods.contains(.webauthn))
+        return render(request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status, script: true)
     }
 
     @Sendable func secondStepSubmit(request: Request) async throws -> Response {
@@ -316,48 +325,176 @@ extension PagesController {
         return response
     }
 
-    /// "Confirm it's you" for a change the policy asked a step-up for: the password, or a code
-    /// of one of the account's factors, on this session.
-    func stepUpPage(_ request: Request, visitor: BrowserSessions.Visitor, next: String, problem: Problem?) async throws
-        -> Response
-    {
+    /// "Confirm it's you" for a change the policy asked a step-up for: every way the account can
+    /// prove it on this session, passkey first, then one code method at a time (the others a
+    /// click away; an SMS or email code is sent when asked for), and the password where it is
+    /// what the change needs. `need` is the policy's (`SignInNeed`), kept across the page's forms.
+    func stepUpPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, next: String, problem: Problem?, need: String? = nil,
+        chosen: FactorMethod? = nil, codeSent: Bool = false, resendIn: Int? = nil
+    ) async throws -> Response {
         let csrf = browser.csrf(request)
-        let methods = try await factorSettings.secondFactors.available(for: visitor.user).filter {
-            [.totp, .backup].contains($0)
-        }
+        let user = visitor.user
+        let available = try await factorSettings.secondFactors.available(for: user)
+        let codeMethods = available.filter { [.totp, .sms, .email, .backup].contains($0) }
+        let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
+        let need = need.flatMap(SignInNeed.init(rawValue:))
+        let hidden =
+            Self.csrfField(csrf.token) + Self.nextField(next)
+            + (need.map { "<input type=\"hidden\" name=\"need\" value=\"\($0.rawValue)\">" } ?? "")
         var main = "<h1>Confirm it's you</h1>\n"
         if let problem { main += Self.alert(problem) }
-        main += "<p>This change needs a recent proof that it is you.</p>"
-        if let method = methods.first {
+        let why =
+            switch need {
+            case .recentPassword?: "This change needs your password again."
+            case .recentSecondFactor?: "This change needs a sign-in method you already had: confirm with one of them."
+            case .otherProof?: "Removing a sign-in method needs another one, or your password and a code."
+            case .moreThanACode?: "You signed in with a code alone: confirm with your password or another method."
+            default: "This change needs a recent proof that it is you."
+            }
+        main += "<p>\(why) Then make the change again.</p>"
+        if available.contains(.webauthn) {
             main += """
-                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(Self.csrfField(csrf.token))\(Self.nextField(next))
-                <input type="hidden" name="method" value="\(method.rawValue)">
-                \(Self.field(method == .totp ? "Code from your authenticator app" : "Backup code", name: "code", autocomplete: "one-time-code", inputmode: method == .totp ? "numeric" : "text"))
-                <button type="submit">Confirm</button></form>
+                <div class="passkey" data-passkey-step-up data-next="\(HTML.escape(next))" hidden>
+                <button type="button" data-passkey-button>Use your passkey</button>
+                <p class="field-error" role="alert" data-passkey-error></p>
+                </div>
                 """
-        } else {
+        }
+        if let method {
+            let destination = Self.maskedDestination(method, of: user)
+            if [.sms, .email].contains(method), !codeSent {
+                main += """
+                    <form method="post" action="\(Pages.stepUp.href())">\(hidden)
+                    <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
+                    <button type="submit">Send a code \(method == .sms ? "by text message" : "by email") to \(HTML.escape(destination ?? "you"))</button></form>
+                    """
+            } else {
+                let label =
+                    switch method {
+                    case .totp: "Code from your authenticator app"
+                    case .sms: "Code sent by text message to \(destination ?? "your phone")"
+                    case .email: "Code sent by email to \(destination ?? "your address")"
+                    default: "Backup code"
+                    }
+                main += """
+                    <form method="post" action="\(Pages.stepUp.href())" novalidate>\(hidden)
+                    <input type="hidden" name="method" value="\(method.rawValue)">
+                    \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric"))
+                    <button type="submit">Confirm</button></form>
+                    """
+                if let resendIn, resendIn > 0 {
+                    main += """
+                        <p class="hint" role="status">A code went to \(HTML.escape(destination ?? "you")). You can ask \
+                        for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
+                        """
+                }
+                if [.sms, .email].contains(method) {
+                    main += """
+                        <form method="post" action="\(Pages.stepUp.href())">\(hidden)
+                        <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
+                        <button type="submit" class="secondary">Send another code</button></form>
+                        """
+                }
+            }
+        }
+        main += Self.otherWays(codeMethods.filter { $0 != method }, carrying: hidden) { _ in Pages.stepUp.href() }
+        // The password where it is what the change needs (or half of it), or all the account has;
+        // never where only a second factor will do, which would send the person round in a loop.
+        if available.isEmpty || need != .recentSecondFactor {
             main += """
-                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(Self.csrfField(csrf.token))\(Self.nextField(next))
+                <h2>\(available.isEmpty ? "Your password" : "Or your password")</h2>
+                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(hidden)
                 <input type="hidden" name="method" value="password">
                 \(Self.field("Password", name: "password", type: "password", autocomplete: "current-password"))
                 <button type="submit">Confirm</button></form>
                 """
         }
-        return render(request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden)
+        return render(
+            request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden, script: true)
+    }
+
+    /// "Other ways": a button for each of `methods`, each its own form to `action(method)` with
+    /// `carried` (the page's hidden fields), `method` and `switch=1`.
+    static func otherWays(_ methods: [FactorMethod], carrying carried: String, action: (FactorMethod) -> String)
+        -> String
+    {
+        guard !methods.isEmpty else { return "" }
+        var html = "<h2>Other ways</h2><ul class=\"others\">"
+        for other in methods {
+            let name =
+                switch other {
+                case .totp: "Use your authenticator app"
+                case .sms: "Get a code by text message"
+                case .email: "Get a code by email"
+                default: "Use a backup code"
+                }
+            html += """
+                <li><form method="post" action="\(action(other))">\(carried)\
+                <input type="hidden" name="method" value="\(other.rawValue)"><input type="hidden" name="switch" value="1">\
+                <button type="submit" class="link">\(name)</button></form></li>
+                """
+        }
+        return html + "</ul>"
+    }
+
+    /// Where `method`'s codes go for `user`, masked; `nil` for a method that sends none.
+    static func maskedDestination(_ method: FactorMethod, of user: User) -> String? {
+        switch method {
+        case .sms: user.verifiedPhone.map(Masking.phone)
+        case .email: Masking.email(user.email)
+        default: nil
+        }
+    }
+
+    /// The step-up page for a change the policy refused with `problem` (`step_up_required`).
+    func stepUpPage(_ request: Request, visitor: BrowserSessions.Visitor, next: String, refusal problem: Problem)
+        async throws -> Response
+    {
+        try await stepUpPage(request, visitor: visitor, next: next, problem: nil, need: problem.errors?["stepUp"])
+    }
+
+    /// `GET /step-up?next=…`: where the pages' script sends a person whose change the policy
+    /// refused (`need` names what it asked for).
+    @Sendable func stepUpShow(request: Request) async throws -> Response {
+        let visitor = try await signedIn(request)
+        let next = Self.safeNext(try? request.query.get(String.self, at: "next")) ?? Pages.accountSecurity.href()
+        return try await stepUpPage(
+            request, visitor: visitor, next: next, problem: nil, need: try? request.query.get(String.self, at: "need"))
     }
 
     @Sendable func stepUpSubmit(request: Request) async throws -> Response {
         let form = try form(request, as: StepUpForm.self)
         let visitor = try await signedIn(request)
         let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
+        let method = FactorMethod(rawValue: form.method ?? "password")
+        // Choosing another method shows its field; nothing is checked yet.
+        if form.switch == "1" {
+            return try await stepUpPage(
+                request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method)
+        }
+        if form.send == "1" {
+            do {
+                let sent = try await stepUp.sendCode(method, to: visitor.user)
+                return try await stepUpPage(
+                    request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method,
+                    codeSent: true, resendIn: max(0, Int(sent.nextAllowedAt.timeIntervalSinceNow.rounded(.up))))
+            } catch let problem as Problem where problem.status < 500 {
+                // A code asked for inside the cooldown: the one sent before still works.
+                return try await stepUpPage(
+                    request, visitor: visitor, next: next, problem: problem, need: form.need, chosen: method,
+                    codeSent: problem.code == .rateLimited)
+            }
+        }
         do {
             _ = try await stepUp.prove(
-                StepUpRequest(
-                    method: FactorMethod(rawValue: form.method ?? "password"), code: form.code, password: form.password),
-                caller: visitor.caller, origin: request.origin)
+                StepUpRequest(method: method, code: form.code, password: form.password), caller: visitor.caller,
+                origin: request.origin)
             return Self.redirect(next)
         } catch let problem as Problem where problem.status < 500 {
-            return try await stepUpPage(request, visitor: visitor, next: next, problem: problem)
+            return try await stepUpPage(
+                request, visitor: visitor, next: next, problem: problem, need: form.need,
+                chosen: method == .password ? nil : method, codeSent: [.sms, .email].contains(method))
         }
     }
 }

@@ -300,13 +300,17 @@ struct AccountRecovery: Sendable {
             })
     }
 
-    func document(_ id: UUID?) async throws -> FileContents {
+    /// The request's document, opened by the administrator `admin` (audited: someone's identity
+    /// document was seen).
+    func document(_ id: UUID?, by admin: UUID, origin: RequestOrigin) async throws -> FileContents {
         let record = try await find(id)
         guard let document = try await store.document(requestID: record.id) else {
             throw Problem(
                 status: 404, code: .notFound, title: "No document",
                 detail: "This request has no document, or it was deleted when the request was decided.")
         }
+        try await audit.record(
+            .recoveryDocumentViewed, user: record.userID, actor: admin, detail: "request \(record.id)", origin: origin)
         return FileContents(
             data: Data(try secrets.open(document.ciphertext, boundTo: record.id)), contentType: document.contentType)
     }

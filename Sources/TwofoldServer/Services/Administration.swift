@@ -28,6 +28,11 @@ struct Administration: Sendable {
             audit: try await audit.events(userID: user.id))
     }
 
+    /// The account's factors locked now by wrong codes, with when each lock ends.
+    func lockouts(_ id: UUID?) async throws -> [(factor: FactorMethod, until: Date)] {
+        try await guards.lockouts(userID: try await find(id).id)
+    }
+
     /// Unlocks the account; its factor lockouts and 24-hour failure count start again too.
     func unlock(_ id: UUID?, by admin: AuthenticatedUser, origin: RequestOrigin) async throws -> UserDTO {
         var user = try await find(id)

@@ -17,6 +17,19 @@ struct FactorGuard: Sendable {
     let clock: ServerClock
     let rules: ProductRules
 
+    /// The user's factors that are locked now, each with the time its lock ends (an
+    /// administrator's view of the account).
+    func lockouts(userID: UUID) async throws -> [(factor: FactorMethod, until: Date)] {
+        let now = clock.now()
+        var locked: [(factor: FactorMethod, until: Date)] = []
+        for factor in FactorMethod.secondFactors {
+            if let until = try await store.state(userID: userID, factor: factor.rawValue)?.lockedUntil, until > now {
+                locked.append((factor, until))
+            }
+        }
+        return locked
+    }
+
     /// Takes an attempt slot for `factor`, or throws `429 locked` with `lockoutUntil`.
     func begin(_ factor: String, userID: UUID) async throws {
         let now = clock.now()

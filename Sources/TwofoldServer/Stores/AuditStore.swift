@@ -39,6 +39,8 @@ enum AuditEvent: String, Sendable {
     case recoveryStarted = "recovery.started"
     case recoveryEmailProven = "recovery.email_proven"
     case recoveryApproved = "recovery.approved"
+    /// An administrator opened a request's identity document.
+    case recoveryDocumentViewed = "recovery.document_viewed"
     case recoveryDenied = "recovery.denied"
     case recoveryCancelled = "recovery.cancelled"
     case recoveryCompleted = "recovery.completed"
