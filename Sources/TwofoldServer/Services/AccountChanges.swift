@@ -49,35 +49,37 @@ struct AccountChanges: Sendable {
                 status: 409, code: .conflict, title: "The password was changed meanwhile",
                 detail: "Your password was changed while this change was being made. Sign in again with the new one.")
         }
-        try await sessions.revokeAll(
-            userID: caller.userID, except: caller.sessionID, reason: "password changed")
-        try await trustedDevices.revokeAll(userID: caller.userID, origin: origin)
         // Device keys, SMS sign-in devices and passkeys sign in without the password, so a new
         // password alone does not shut out whoever added one: `removeDeviceKeys` removes every
         // enrolled device and `removePasskeys` every passkey, and the notice names what remains.
-        if body.removeDeviceKeys == true {
-            let devices = try await deviceKeys.removeAll(userID: caller.userID)
-            for device in devices {
-                try await audit.record(
-                    .factorRemoved, user: caller.userID, detail: "device \(device.deviceID) removed with the password",
-                    origin: origin)
+        let removes = body.removeDeviceKeys == true || body.removePasskeys == true
+        let endOthers = {
+            try await sessions.revokeAll(userID: caller.userID, except: caller.sessionID, reason: "password changed")
+            try await trustedDevices.revokeAll(userID: caller.userID, origin: origin)
+            if body.removeDeviceKeys == true {
+                for device in try await deviceKeys.removeAll(userID: caller.userID) {
+                    try await audit.record(
+                        .factorRemoved, user: caller.userID,
+                        detail: "device \(device.deviceID) removed with the password", origin: origin)
+                }
             }
-        }
-        if body.removePasskeys == true {
-            for passkey in try await passkeys.list(userID: caller.userID) {
-                do {
-                    try await passkeys.delete(passkey.id, userID: caller.userID, origin: origin)
-                } catch let problem as Problem where problem.code == .notFound {
-                    continue  // removed meanwhile by a request of its own
+            if body.removePasskeys == true {
+                for passkey in try await passkeys.list(userID: caller.userID) {
+                    do {
+                        try await passkeys.delete(passkey.id, userID: caller.userID, origin: origin)
+                    } catch let problem as Problem where problem.code == .notFound {
+                        continue  // removed meanwhile by a request of its own
+                    }
                 }
             }
         }
-        if body.removeDeviceKeys == true || body.removePasskeys == true {
-            // Sessions again once those are gone: a sign-in that proved one of them while they
-            // went is overtaken too (`SessionEpoch`).
-            try await sessions.revokeAll(
-                userID: caller.userID, except: caller.sessionID, reason: "password changed")
+        if removes {
+            // As one reset (`SessionEpoch`): no sign-in with a key or passkey starts until they
+            // are gone; this session alone goes on.
+            try await sessions.reset(userID: caller.userID, keeping: caller.sessionID) { try await endOthers() }
             try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
+        } else {
+            try await endOthers()
         }
         let remaining = try await factorChanges.withoutPassword(userID: caller.userID)
         try await factorChanges.notify(

@@ -238,11 +238,20 @@ struct AccountRecovery: Sendable {
         try await audit.record(
             .recoveryCompleted, user: userID, detail: "signed in with the recovery pass", origin: origin)
         let current = try await users.user(id: userID) ?? user
-        let tokens = try await sessions.start(
-            user: current, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery], origin: origin)
+        // Refused while a disown's reset runs (`SessionEpoch`); the mark is checked either way.
+        let started: Result<AuthTokensResponse, any Error>
+        do {
+            started = .success(
+                try await sessions.start(
+                    user: current, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery],
+                    origin: origin))
+        } catch {
+            started = .failure(error)
+        }
         // "This wasn't me" may have landed meanwhile: its mark is set before it signs every
-        // session out, so either it saw this session or this check sees the mark. A check that
-        // cannot be made leaves no session behind (the reset left the account no other).
+        // session out, so either it saw this session or this check sees the mark, and the lock
+        // this redeem's reset may have lifted goes back on. A check that cannot be made leaves no
+        // session behind (the reset left the account no other).
         let disowned: Bool
         do {
             disowned = try await store.request(id: requestID)?.disownedAt != nil
@@ -257,7 +266,7 @@ struct AccountRecovery: Sendable {
                 status: 403, code: .accountLocked, title: "Recovery disowned",
                 detail: "The account's owner said this recovery was not them. The account is locked.")
         }
-        return tokens
+        return try started.get()
     }
 
     private func passRefusal(hash: String, now: Date) async throws -> Problem {

@@ -28,34 +28,34 @@ struct AccountReset: Sendable {
     ) async throws {
         let userID = user.id
         let now = clock.now()
-        // Sessions first: whoever holds one must not add a factor while the others go.
-        _ = try await sessions.revokeAll(userID: userID, reason: why)
-        var removed: [String] = []
-        if try await totp.remove(userID: userID) { removed.append("authenticator app") }
-        for passkey in try await passkeys.list(userID: userID) {
-            do {
-                try await passkeys.delete(passkey.id, userID: userID, origin: origin)
-                removed.append("passkey")
-            } catch let problem as Problem where problem.code == .notFound {
-                continue  // removed meanwhile by a request of its own
+        // As one reset (`SessionEpoch`): every session ends first, and none starts until the
+        // factors are gone, so nobody adds a factor while the others go.
+        let removed: [String] = try await sessions.reset(userID: userID) {
+            _ = try await sessions.revokeAll(userID: userID, reason: why)
+            var removed: [String] = []
+            if try await totp.remove(userID: userID) { removed.append("authenticator app") }
+            for passkey in try await passkeys.list(userID: userID) {
+                do {
+                    try await passkeys.delete(passkey.id, userID: userID, origin: origin)
+                    removed.append("passkey")
+                } catch let problem as Problem where problem.code == .notFound {
+                    continue  // removed meanwhile by a request of its own
+                }
             }
+            let devices = try await deviceKeys.removeAll(userID: userID)
+            removed += devices.map { _ in "device" }
+            for channel in [DeliveryChannel.sms, .email]
+            where try await users.disableCodes(channel, userID: userID, now: now) {
+                removed.append(channel == .sms ? "SMS codes" : "email codes")
+            }
+            try await users.setPrimaryMethod(nil, userID: userID, now: now)
+            // The number on file must be proven again before it signs in or receives step-up
+            // codes: the phone may be what was lost, or what an attacker put there.
+            try await users.unverifyPhone(userID: userID, now: now)
+            try await backupCodes.deleteAll(for: userID)
+            try await trustedDevices.revokeAll(userID: userID, origin: origin)
+            return removed
         }
-        let devices = try await deviceKeys.removeAll(userID: userID)
-        removed += devices.map { _ in "device" }
-        for channel in [DeliveryChannel.sms, .email]
-        where try await users.disableCodes(channel, userID: userID, now: now) {
-            removed.append(channel == .sms ? "SMS codes" : "email codes")
-        }
-        try await users.setPrimaryMethod(nil, userID: userID, now: now)
-        // The number on file must be proven again before it signs in or receives step-up codes:
-        // the phone may be what was lost, or what an attacker put there.
-        try await users.unverifyPhone(userID: userID, now: now)
-        try await backupCodes.deleteAll(for: userID)
-        // And sessions again, now that the factors are gone: a sign-in that began between the
-        // first revocation and a factor's removal, and proved that factor, is overtaken too
-        // (`SessionEpoch`).
-        _ = try await sessions.revokeAll(userID: userID, reason: why)
-        try await trustedDevices.revokeAll(userID: userID, origin: origin)
         if unlock {
             _ = try await users.unlock(userID: userID, now: now)
             try await guards.reset(userID: userID)

@@ -16,6 +16,7 @@ struct LoginFlowService: Sendable {
     func start(user: User, firstFactor: String, origin: RequestOrigin) async throws -> (
         token: String, flow: LoginFlowRecord
     ) {
+        guard !SessionEpoch.isResetting(user.sessionEpoch) else { throw SessionService.resetUnderWay }
         let now = clock.now()
         let token = SecureToken.generate()
         let flow = LoginFlowRecord(

@@ -171,8 +171,8 @@ struct SecondStep: Sendable {
             throw TOTPService.replayed
         }
         // Made only for a code that may be right: a guess does not pay for a token.
-        let session = step.map { _ in
-            sessions.newSession(
+        let session = try step.map { _ in
+            try sessions.newSession(
                 user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, "otp", "mfa"],
                 proofs: [SessionProofs.password, FactorChanges.factorName(method: .totp)],
                 origin: origin)
@@ -235,7 +235,7 @@ struct SecondStep: Sendable {
         guard let passkey else { throw InputValidation.failure(["credential": "is required"]) }
         let verified = try await passkeys.verify(
             passkey, purpose: .loginFlow, userID: flow.user.id, flowID: flow.flowID, origin: origin)
-        let session = sessions.newSession(
+        let session = try sessions.newSession(
             user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, verified.amr, "mfa"],
             proofs: [
                 SessionProofs.password,
@@ -291,7 +291,7 @@ struct SecondStep: Sendable {
         case .notEnabled:
             throw methodNotAvailable(method)
         case .verified(let amr, let remaining):
-            let session = sessions.newSession(
+            let session = try sessions.newSession(
                 user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, amr, "mfa"],
                 proofs: [
                     SessionProofs.password, FactorChanges.factorName(method: method, deviceID: deviceKey?.deviceId),

@@ -56,9 +56,11 @@ struct SessionService: Sendable {
     /// Makes (but does not write) a session for `user`, who has just proven `methods` (RFC 8176
     /// values, for the token) by `proofs` (`SessionProofs` names, for the sign-in policy), in a
     /// sign-in that read the account's `SessionEpoch` `epoch` before it checked anything.
-    func newSession(user: UserDTO, epoch: Int, methods: [String], proofs: [String], origin: RequestOrigin)
+    /// Refused while the account's factors are being reset (an odd epoch).
+    func newSession(user: UserDTO, epoch: Int, methods: [String], proofs: [String], origin: RequestOrigin) throws
         -> NewSession
     {
+        guard !SessionEpoch.isResetting(epoch) else { throw Self.resetUnderWay }
         let now = clock.now()
         let sessionID = SecureRandom.timeOrderedUUID(at: now)
         let refresh = newRefreshToken(for: sessionID, now: now)
@@ -87,7 +89,7 @@ struct SessionService: Sendable {
     {
         try tokens(
             for: try await record(
-                newSession(
+                try newSession(
                     user: user.dto, epoch: user.sessionEpoch, methods: methods, proofs: proofs, origin: origin)))
     }
 
@@ -178,12 +180,43 @@ struct SessionService: Sendable {
         }
     }
 
-    /// Revokes every live session of a user but `kept`; how many. One statement for each case,
-    /// so it may run inside a unit of work (a lock set by a wrong code).
+    /// Revokes every live session of a user but `kept`, after moving the account's
+    /// `SessionEpoch` past them; how many. Statements only, so it may run inside a unit of work
+    /// (a lock set by a wrong code).
     @discardableResult
     func revokeAll(userID: UUID, except kept: UUID? = nil, reason: String) async throws -> Int {
         try await store.revokeAll(userID: userID, except: kept, reason: reason, now: clock.now())
     }
+
+    /// Runs `removal` (of factors) as a reset of the account (`SessionEpoch`): no sign-in starts
+    /// and no session but `kept` is live from before it until after it, so none can prove a
+    /// factor the removal has not reached and add another behind it. Waits (up to 10 seconds) for
+    /// another reset of the account to finish first. Closed also when `removal` throws.
+    func reset<T>(userID: UUID, keeping kept: UUID? = nil, _ removal: () async throws -> T) async throws -> T {
+        var waited: Duration = .zero
+        while try await !store.openReset(
+            userID: userID, kept: kept, now: clock.now(), until: clock.now().addingTimeInterval(Self.resetClaim))
+        {
+            guard waited < .seconds(10) else { throw Self.resetUnderWay }
+            try await Task.sleep(for: .milliseconds(50))
+            waited += .milliseconds(50)
+        }
+        do {
+            let result = try await removal()
+            try await store.closeReset(userID: userID, kept: kept)
+            return result
+        } catch {
+            try? await store.closeReset(userID: userID, kept: kept)
+            throw error
+        }
+    }
+
+    /// How long a reset's claim holds: one cut short (the server stopped) is taken over after it.
+    static let resetClaim: TimeInterval = 120
+
+    static let resetUnderWay = Problem(
+        status: 409, code: .conflict, title: "Account being changed",
+        detail: "This account's sign-in methods are being changed. Try again in a moment.")
 
     /// Records a freshly proven factor on the caller's session: `auth_time` becomes now, the
     /// proof `proof` is dated now, and `amr` gains `method` (and `mfa` for a second factor; a

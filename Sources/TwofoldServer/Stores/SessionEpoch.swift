@@ -3,7 +3,7 @@ import TwofoldSQLite
 
 /// The rule that ends what a sign-in under way would start when the account's sessions are all
 /// ended: **a session, a remembered device or a login flow counts only while its epoch is the
-/// account's.**
+/// account's, and no sign-in starts while the account's factors are being reset.**
 ///
 /// A sign-in checks a password or a factor, then writes its session; a password change, an
 /// administrator's MFA reset, a recovery, an account lock or "sign out everywhere" can end every
@@ -14,12 +14,16 @@ import TwofoldSQLite
 /// value; each is live only while it is not behind the account's. A sign-in overtaken by an end
 /// therefore starts a session that nothing accepts: no bearer check, refresh, page or factor write
 /// (`AddingSession`) takes it, and a remembered device made then skips no second step. No lock is
-/// needed: the check is made where the row is used, not where it is written.
+/// needed on a sign-in's path: the check is made where the row is used, not where it is written.
 ///
-/// An end that also removes factors raises the count again after the removal
-/// (`AccountReset`), so a sign-in that read the count between the two, and proved a factor
-/// before it went, is overtaken too. The session an end keeps (a password change keeps the
-/// caller's) is carried to the new count before the count moves (`SessionStore.revokeAll`).
+/// An end of every session moves the count by two. An end that also removes factors (an MFA
+/// reset, a recovery, a password change that removes keys) is a *reset*: it moves the count to
+/// the next odd value before it revokes and removes (`opening`), and to the next even value once
+/// the factors are gone (`closing`). While the count is odd, no sign-in starts
+/// (`SessionService.newSession` and `LoginFlowService.start` refuse an odd count), so no session
+/// can prove a factor the removal has not reached yet and add one behind it. One reset runs at a
+/// time per account (`users.reset_claimed_until`, taken by `opening`). The session an end keeps
+/// (a password change keeps the caller's) is carried to the new count before the count moves.
 enum SessionEpoch {
     /// The condition that a row of `table` (`sessions`, `trusted_devices`, `login_flows`, with
     /// `user_id` and `session_epoch` columns) is not behind its account.
@@ -27,17 +31,53 @@ enum SessionEpoch {
         "\(table).session_epoch >= (SELECT users.session_epoch FROM users WHERE users.id = \(table).user_id)"
     }
 
-    /// The statement that raises the account's count, run before the revocation it stands for.
-    static func raising(userID: UUID) -> Statement {
-        Statement("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ?", .uuid(userID))
+    /// Whether an account at `epoch` is between a reset's `opening` and `closing`, when no
+    /// sign-in starts.
+    static func isResetting(_ epoch: Int) -> Bool { epoch % 2 != 0 }
+
+    /// How an end moves the count, in SQL over `session_epoch`: past every session (by two, so a
+    /// reset under way stays open), to the next odd value, or to the next even value.
+    enum Move {
+        case past, opening, closing
+
+        var next: String {
+            switch self {
+            case .past: "session_epoch + 2"
+            case .opening: "session_epoch + 1 + (session_epoch % 2)"
+            case .closing: "session_epoch + 2 - (session_epoch % 2)"
+            }
+        }
     }
 
-    /// The statement that carries the live session `kept` to the count `raising` is about to
-    /// make, so the one session an end keeps stays live across it.
-    static func carrying(_ kept: UUID, userID: UUID) -> Statement {
+    /// The statement that moves the account's count, run before the revocation it stands for.
+    static func raising(userID: UUID, _ move: Move = .past) -> Statement {
+        Statement("UPDATE users SET session_epoch = \(move.next) WHERE id = ?", .uuid(userID))
+    }
+
+    /// `opening`'s claim and move in one statement: changes nothing while another reset holds an
+    /// unexpired claim.
+    static func opening(userID: UUID, now: Date, until: Date) -> Statement {
         Statement(
             """
-            UPDATE sessions SET session_epoch = (SELECT users.session_epoch + 1 FROM users WHERE users.id = ?)
+            UPDATE users SET session_epoch = \(Move.opening.next), reset_claimed_until = ?
+            WHERE id = ? AND (reset_claimed_until IS NULL OR reset_claimed_until <= ?)
+            """, .date(until), .uuid(userID), .date(now))
+    }
+
+    /// `closing`'s move, with the claim let go.
+    static func closing(userID: UUID) -> Statement {
+        Statement(
+            "UPDATE users SET session_epoch = \(Move.closing.next), reset_claimed_until = NULL WHERE id = ?",
+            .uuid(userID))
+    }
+
+    /// The statement that carries the live session `kept` to the count `move` is about to make,
+    /// so the one session an end keeps stays live across it.
+    static func carrying(_ kept: UUID, userID: UUID, _ move: Move) -> Statement {
+        let next = move.next.replacingOccurrences(of: "session_epoch", with: "users.session_epoch")
+        return Statement(
+            """
+            UPDATE sessions SET session_epoch = (SELECT \(next) FROM users WHERE users.id = ?)
             WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND \(current("sessions"))
             """, .uuid(userID), .uuid(kept), .uuid(userID))
     }

@@ -66,6 +66,12 @@ protocol SessionStore: Sendable {
     /// Revokes every live session of `userID` but `kept`, after raising the account's
     /// `SessionEpoch` (with `kept` carried along); how many.
     func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int
+    /// Opens a factor reset of `userID` (`SessionEpoch`): claims it until `until` and moves the
+    /// count to the next odd value, `kept` carried along. `false`, changing nothing but `kept`'s
+    /// count, while another reset's claim holds.
+    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool
+    /// Closes it: the count to the next even value, `kept` carried along, the claim let go.
+    func closeReset(userID: UUID, kept: UUID?) async throws
     /// Appends `factors` to the ones the session added (one statement: a session may add several).
     func recordAdded(_ factors: [String], sessionID: UUID) async throws
     /// The factors the session added.
@@ -192,7 +198,7 @@ struct SQLSessionStore: SessionStore {
     /// The account's `SessionEpoch` is raised first (after `kept` is carried to its new value), so
     /// a session a sign-in under way writes after the revocation is superseded from the start.
     func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int {
-        if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID)) }
+        if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID, .past)) }
         try await database.run(SessionEpoch.raising(userID: userID))
         if let kept {
             return try await database.changes(
@@ -206,6 +212,16 @@ struct SQLSessionStore: SessionStore {
             Statement(
                 "UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE user_id = ? AND revoked_at IS NULL",
                 .date(now), .text(reason), .uuid(userID)))
+    }
+
+    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool {
+        if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID, .opening)) }
+        return try await database.changes(SessionEpoch.opening(userID: userID, now: now, until: until)) > 0
+    }
+
+    func closeReset(userID: UUID, kept: UUID?) async throws {
+        if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID, .closing)) }
+        try await database.run(SessionEpoch.closing(userID: userID))
     }
 
     func recordAdded(_ factors: [String], sessionID: UUID) async throws {

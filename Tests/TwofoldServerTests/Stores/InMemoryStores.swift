@@ -152,6 +152,9 @@ actor InMemorySessionStore: SessionStore {
         return ids.count
     }
 
+    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool { true }
+    func closeReset(userID: UUID, kept: UUID?) async throws {}
+
     func recordAdded(_ factors: [String], sessionID: UUID) async throws {
         guard sessions[sessionID] != nil else { return }
         added[sessionID, default: []] += factors

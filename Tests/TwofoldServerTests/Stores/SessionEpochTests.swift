@@ -142,8 +142,117 @@ import VaporTesting
     }
 }
 
+extension SessionEpochTests {
+    /// While an account's factors are reset (`SessionService.reset`), no sign-in starts (a
+    /// session or a login flow), a second reset waits, and only the session the reset keeps is
+    /// live; after it, sign-ins start again.
+    @Test func noSignInStartsWhileTheFactorsAreReset() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let (sessions, users) = (app.twofold.sessions, app.twofold.users)
+            let store = SQLSessionStore(database: app.twofold.database)
+            let before = try #require(try await users.user(id: alice))
+            let kept = try await Self.session(app, alice, epoch: before.sessionEpoch)
+            let other = try await Self.session(app, alice, epoch: before.sessionEpoch)
+            try await sessions.reset(userID: alice, keeping: kept.id) {
+                let during = try #require(try await users.user(id: alice))
+                #expect(SessionEpoch.isResetting(during.sessionEpoch))
+                for attempt in ["session", "login flow"] {
+                    do {
+                        if attempt == "session" {
+                            _ = try await sessions.start(
+                                user: during, methods: ["pwd"], proofs: ["password"], origin: .none)
+                        } else {
+                            _ = try await app.twofold.loginFlows.start(user: during, firstFactor: "pwd", origin: .none)
+                        }
+                        Issue.record("a \(attempt) started during a reset")
+                    } catch let problem as Problem {
+                        #expect(problem.status == 409 && problem.title == "Account being changed", "\(problem)")
+                    }
+                }
+                #expect(try await store.session(id: kept.id)?.isLive == true, "the kept session goes on")
+                #expect(try await store.session(id: other.id)?.isLive == false)
+                #expect(
+                    try await !store.openReset(userID: alice, kept: nil, now: .distantPast, until: .distantFuture),
+                    "one reset at a time")
+            }
+            let after = try #require(try await users.user(id: alice))
+            #expect(!SessionEpoch.isResetting(after.sessionEpoch) && after.sessionEpoch > before.sessionEpoch)
+            #expect(try await store.session(id: kept.id)?.isLive == true)
+            _ = try await sessions.start(user: after, methods: ["pwd"], proofs: ["password"], origin: .none)
+        }
+    }
+
+    /// An attacker's lanes sign in as fast as they can (each read of the account, then a
+    /// session) and add a passkey with each session, while a reset removes every passkey: none
+    /// of the passkeys from a sign-in that began before the reset was done survives it. Without
+    /// the refusal of sign-ins during the reset, a sign-in between its start and the removal
+    /// added a passkey behind the removal (the attacker review's finding).
+    @Test func signInsDuringAResetAddNothingThatSurvivesIt() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let (sessions, users) = (app.twofold.sessions, app.twofold.users)
+            let passkeys = SQLPasskeyStore(database: app.twofold.database)
+            let reset = ResetFinished()
+            let added = try await withThrowingTaskGroup(of: [(String, Int)].self) { group in
+                for lane in 0..<4 {
+                    group.addTask {
+                        var (added, index): ([(String, Int)], Int) = ([], 0)
+                        while await !reset.done {
+                            index += 1
+                            let user = try #require(try await users.user(id: alice))
+                            guard
+                                let session = try? sessions.newSession(
+                                    user: user.dto, epoch: user.sessionEpoch, methods: ["pwd"],
+                                    proofs: ["password"], origin: .none)
+                            else {
+                                try await Task.sleep(for: .milliseconds(1))
+                                continue
+                            }
+                            _ = try await sessions.record(session)
+                            let id = "L\(lane)-\(index)"
+                            do {
+                                if try await passkeys.insert(
+                                    PasskeyStoreContractTests.passkey(alice, id),
+                                    addedBy: AddingSession(session.record.id))
+                                {
+                                    added.append((id, user.sessionEpoch))
+                                    await reset.count()
+                                }
+                            } catch let problem as Problem where problem.status == 401 {}
+                        }
+                        return added
+                    }
+                }
+                group.addTask {
+                    // Once the lanes are under way (a passkey from each, about).
+                    while await reset.added < 4 { try await Task.sleep(for: .milliseconds(5)) }
+                    try await sessions.reset(userID: alice) {
+                        _ = try await sessions.revokeAll(userID: alice, reason: "reset")
+                        try await Task.sleep(for: .milliseconds(20))
+                        for passkey in try await passkeys.credentials(userID: alice) {
+                            _ = try await passkeys.delete(passkey.credentialID, userID: alice)
+                        }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    await reset.finish()
+                    return []
+                }
+                return try await group.reduce([], +)
+            }
+            let final = try #require(try await users.user(id: alice)).sessionEpoch
+            let begunBefore = Set(added.filter { $0.1 < final }.map(\.0))
+            #expect(!begunBefore.isEmpty, "the lanes added passkeys before the reset")
+            let left = try await passkeys.credentials(userID: alice).map(\.credentialID).filter(begunBefore.contains)
+            #expect(left.isEmpty, "\(left.count) passkeys from sign-ins begun before the reset's end survived it")
+        }
+    }
+}
+
 /// Whether the reset finished, as the racing lanes read it.
 private actor ResetFinished {
     private(set) var done = false
+    private(set) var added = 0
     func finish() { done = true }
+    func count() { added += 1 }
 }
