@@ -36,6 +36,7 @@ enum PageAssets {
         button.link { background: none; border: none; color: var(--accent); text-decoration: underline;
           padding: 0; font-weight: 400; }
         form.inline { display: inline; }
+        .passkey { margin: 0 0 1rem; }
         .hint { color: var(--muted); margin: 0 0 .3rem; font-size: .95rem; }
         .field-error { color: var(--danger); font-weight: 600; margin: 0 0 .3rem; }
         .field-error:empty { display: none; }
