@@ -38,22 +38,23 @@ struct AccountChanges: Sendable {
                 detail: "The current password is wrong.", errors: ["currentPassword": "is wrong"])
         }
         let now = clock.now()
-        // Only over the hash the current password was checked against: a change that raced this
-        // one (the owner's, say, while a stolen session changes it too) is not undone.
-        guard
-            try await users.setPasswordHash(
-                try await passwords.hash(body.newPassword), userID: caller.userID, now: now,
-                replacing: user.passwordHash, addedBy: caller.adding)
-        else {
-            throw Problem(
-                status: 409, code: .conflict, title: "The password was changed meanwhile",
-                detail: "Your password was changed while this change was being made. Sign in again with the new one.")
-        }
+        let hash = try await passwords.hash(body.newPassword)
         // Device keys, SMS sign-in devices and passkeys sign in without the password, so a new
         // password alone does not shut out whoever added one: `removeDeviceKeys` removes every
         // enrolled device and `removePasskeys` every passkey, and the notice names what remains.
         let removes = body.removeDeviceKeys == true || body.removePasskeys == true
-        let endOthers = {
+        let change = {
+            // Only over the hash the current password was checked against: a change that raced
+            // this one (the owner's, say, while a stolen session changes it too) is not undone.
+            guard
+                try await users.setPasswordHash(
+                    hash, userID: caller.userID, now: now, replacing: user.passwordHash, addedBy: caller.adding)
+            else {
+                throw Problem(
+                    status: 409, code: .conflict, title: "The password was changed meanwhile",
+                    detail:
+                        "Your password was changed while this change was being made. Sign in again with the new one.")
+            }
             try await sessions.revokeAll(userID: caller.userID, except: caller.sessionID, reason: "password changed")
             try await trustedDevices.revokeAll(userID: caller.userID, origin: origin)
             if body.removeDeviceKeys == true {
@@ -74,12 +75,13 @@ struct AccountChanges: Sendable {
             }
         }
         if removes {
-            // As one reset (`SessionEpoch`): no sign-in with a key or passkey starts until they
-            // are gone; this session alone goes on.
-            try await sessions.reset(userID: caller.userID, keeping: caller.sessionID) { try await endOthers() }
+            // As one reset (`SessionEpoch`), the password included: no sign-in with a key or
+            // passkey starts until they are gone, this session alone goes on, and a reset that
+            // cannot start (another runs) changes nothing.
+            try await sessions.reset(userID: caller.userID, keeping: caller.sessionID) { try await change() }
             try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
         } else {
-            try await endOthers()
+            try await change()
         }
         let remaining = try await factorChanges.withoutPassword(userID: caller.userID)
         try await factorChanges.notify(

@@ -90,10 +90,8 @@ struct DeviceSignIn: Sendable {
         try await throttle("device-sign-in", address: address)
         // Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a
         // key device's owner never asked for SMS to sign them in (issue S item 2).
-        if let user = try await users.named(body.username), let phone = user.verifiedPhone,
-            user.status == .active,
-            try await deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP }
-            )
+        if let user = try await users.named(body.username), user.status == .active,
+            let phone = try await smsSignInPhone(of: user)
         {
             do {
                 try await codes.send(
@@ -116,7 +114,9 @@ struct DeviceSignIn: Sendable {
         try await throttle("device-verify", address: address)
         // Unknown users, users without a live code and wrong codes get one answer; only a live
         // code's guard is touched, and its failures never count toward the account lock.
-        guard let user = try await users.named(body.username) else {
+        // A code sent before the device or the number went (a reset, a password change that
+        // removed keys) signs nobody in: asked again here, as when it was sent.
+        guard let user = try await users.named(body.username), try await smsSignInPhone(of: user) != nil else {
             throw OneTimeCodeService.wrongCode
         }
         // The code asked for from this client scope, under this scope's guard (issue T).
@@ -135,6 +135,16 @@ struct DeviceSignIn: Sendable {
         return DeviceTokenResponse(
             token: tokens.accessToken.token, message: "Authentication successful",
             refreshToken: tokens.refreshToken.token, expiresAt: tokens.accessToken.expiresAt)
+    }
+
+    /// Where `user`'s SMS sign-in codes go: their verified number, only while a device of theirs
+    /// is enrolled for SMS sign-in (a key device's owner never asked for SMS to sign them in; a
+    /// number typed at registration is not proven).
+    private func smsSignInPhone(of user: User) async throws -> String? {
+        guard let phone = user.verifiedPhone,
+            try await deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP })
+        else { return nil }
+        return phone
     }
 
     /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it

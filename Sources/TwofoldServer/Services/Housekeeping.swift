@@ -6,7 +6,9 @@ import Foundation
 /// than the 24-hour rule needs, and device-key challenges a day after they expired (until then a
 /// late signature is told "expired", not "unknown"), and passkey challenges likewise; the
 /// answers kept for `Idempotency-Key`s once their 24 hours are over; the documents of recovery
-/// requests that closed or ran out of time. Runs every minute on each instance; every
+/// requests that closed or ran out of time. It also closes a factor reset cut short (its claim
+/// ran out with the account's `SessionEpoch` odd, so no sign-in would start again), and audits
+/// it for an administrator to run the reset again. Runs every minute on each instance; every
 /// statement is idempotent, so instances never conflict. Each statement reads an index on the time
 /// it deletes by (`CreateExpiryIndexes`), so a sweep costs what it deletes.
 struct Housekeeping: Sendable {
@@ -19,6 +21,7 @@ struct Housekeeping: Sendable {
     let devices: any DeviceStore
     let passkeys: any PasskeyStore
     let recovery: any RecoveryStore
+    let audit: Auditor
 
     func sweep(now: Date) async throws {
         let day = now.addingTimeInterval(-24 * 3600)
@@ -31,5 +34,11 @@ struct Housekeeping: Sendable {
         try await passkeys.deleteChallenges(expiredBefore: day)
         try await idempotency.deleteExpired(before: now)
         _ = try await recovery.deleteStaleDocuments(now: now)
+        for userID in try await sessions.closeAbandonedResets(now: now) {
+            try await audit.record(
+                .resetInterrupted, user: userID,
+                detail: "a reset of the sign-in methods was cut short; sign-ins start again: run it again",
+                origin: .none)
+        }
     }
 }

@@ -194,8 +194,10 @@ struct SessionService: Sendable {
     /// another reset of the account to finish first. Closed also when `removal` throws.
     func reset<T>(userID: UUID, keeping kept: UUID? = nil, _ removal: () async throws -> T) async throws -> T {
         var waited: Duration = .zero
+        let claim = SecureToken.generate()
         while try await !store.openReset(
-            userID: userID, kept: kept, now: clock.now(), until: clock.now().addingTimeInterval(Self.resetClaim))
+            userID: userID, kept: kept, claim: claim, now: clock.now(),
+            until: clock.now().addingTimeInterval(Self.resetClaim))
         {
             guard waited < .seconds(10) else { throw Self.resetUnderWay }
             try await Task.sleep(for: .milliseconds(50))
@@ -203,15 +205,17 @@ struct SessionService: Sendable {
         }
         do {
             let result = try await removal()
-            try await store.closeReset(userID: userID, kept: kept)
+            try await store.closeReset(userID: userID, kept: kept, claim: claim)
             return result
         } catch {
-            try? await store.closeReset(userID: userID, kept: kept)
+            // A closing that fails too is left to `Housekeeping` once the claim runs out.
+            try? await store.closeReset(userID: userID, kept: kept, claim: claim)
             throw error
         }
     }
 
-    /// How long a reset's claim holds: one cut short (the server stopped) is taken over after it.
+    /// How long a reset's claim holds: one cut short (the server stopped) is taken over after it,
+    /// or closed by `Housekeeping`.
     static let resetClaim: TimeInterval = 120
 
     static let resetUnderWay = Problem(

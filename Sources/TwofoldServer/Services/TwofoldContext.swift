@@ -193,7 +193,7 @@ final class TwofoldContext: Sendable {
             idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
             sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys,
-            recovery: stores.recovery)
+            recovery: stores.recovery, audit: audit)
     }
 
     /// Every store the services keep their state in.

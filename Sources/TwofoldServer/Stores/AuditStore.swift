@@ -36,6 +36,9 @@ enum AuditEvent: String, Sendable {
     case passkeyBackupStateChanged = "passkey.backup_state_changed"
     /// Every second factor removed: an administrator's reset, or a completed recovery.
     case factorsReset = "account.factors_reset"
+    /// A reset cut short (its server stopped) was closed by housekeeping once its claim ran out:
+    /// sign-ins start again, and what it had not removed yet is still there.
+    case resetInterrupted = "account.reset_interrupted"
     case recoveryStarted = "recovery.started"
     case recoveryEmailProven = "recovery.email_proven"
     case recoveryApproved = "recovery.approved"

@@ -54,21 +54,40 @@ enum SessionEpoch {
         Statement("UPDATE users SET session_epoch = \(move.next) WHERE id = ?", .uuid(userID))
     }
 
-    /// `opening`'s claim and move in one statement: changes nothing while another reset holds an
-    /// unexpired claim.
-    static func opening(userID: UUID, now: Date, until: Date) -> Statement {
+    /// `opening`'s claim (`claim`, this reset's own, until `until`) and move in one statement:
+    /// changes nothing while another reset holds an unexpired claim.
+    static func opening(userID: UUID, claim: String, now: Date, until: Date) -> Statement {
         Statement(
             """
-            UPDATE users SET session_epoch = \(Move.opening.next), reset_claimed_until = ?
+            UPDATE users SET session_epoch = \(Move.opening.next), reset_claim = ?, reset_claimed_until = ?
             WHERE id = ? AND (reset_claimed_until IS NULL OR reset_claimed_until <= ?)
-            """, .date(until), .uuid(userID), .date(now))
+            """, .text(claim), .date(until), .uuid(userID), .date(now))
     }
 
-    /// `closing`'s move, with the claim let go.
-    static func closing(userID: UUID) -> Statement {
+    /// `closing`'s move, with the claim let go: only while the claim is still `claim` (a reset
+    /// that outlived its claim, taken over by another, leaves the closing to that one).
+    static func closing(userID: UUID, claim: String) -> Statement {
         Statement(
-            "UPDATE users SET session_epoch = \(Move.closing.next), reset_claimed_until = NULL WHERE id = ?",
-            .uuid(userID))
+            """
+            UPDATE users SET session_epoch = \(Move.closing.next), reset_claim = NULL, reset_claimed_until = NULL
+            WHERE id = ? AND reset_claim = ?
+            """, .uuid(userID), .text(claim))
+    }
+
+    /// The accounts whose reset was cut short (its server stopped, or its closing failed): a
+    /// claim that ran out while the count was odd.
+    static func abandoned(now: Date) -> Statement {
+        Statement(
+            "SELECT id FROM users WHERE reset_claimed_until IS NOT NULL AND reset_claimed_until <= ?", .date(now))
+    }
+
+    /// Closes `userID`'s abandoned reset, if it still is one.
+    static func closingAbandoned(userID: UUID, now: Date) -> Statement {
+        Statement(
+            """
+            UPDATE users SET session_epoch = \(Move.closing.next), reset_claim = NULL, reset_claimed_until = NULL
+            WHERE id = ? AND reset_claimed_until IS NOT NULL AND reset_claimed_until <= ?
+            """, .uuid(userID), .date(now))
     }
 
     /// The statement that carries the live session `kept` to the count `move` is about to make,

@@ -66,12 +66,15 @@ protocol SessionStore: Sendable {
     /// Revokes every live session of `userID` but `kept`, after raising the account's
     /// `SessionEpoch` (with `kept` carried along); how many.
     func revokeAll(userID: UUID, except kept: UUID?, reason: String, now: Date) async throws -> Int
-    /// Opens a factor reset of `userID` (`SessionEpoch`): claims it until `until` and moves the
-    /// count to the next odd value, `kept` carried along. `false`, changing nothing but `kept`'s
-    /// count, while another reset's claim holds.
-    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool
-    /// Closes it: the count to the next even value, `kept` carried along, the claim let go.
-    func closeReset(userID: UUID, kept: UUID?) async throws
+    /// Opens a factor reset of `userID` (`SessionEpoch`): claims it as `claim` until `until` and
+    /// moves the count to the next odd value, `kept` carried along. `false`, changing nothing but
+    /// `kept`'s count, while another reset's claim holds.
+    func openReset(userID: UUID, kept: UUID?, claim: String, now: Date, until: Date) async throws -> Bool
+    /// Closes it while the claim is still `claim`: the count to the next even value, `kept`
+    /// carried along, the claim let go.
+    func closeReset(userID: UUID, kept: UUID?, claim: String) async throws
+    /// Closes every reset whose claim ran out by `now` (cut short); the accounts it closed.
+    func closeAbandonedResets(now: Date) async throws -> [UUID]
     /// Appends `factors` to the ones the session added (one statement: a session may add several).
     func recordAdded(_ factors: [String], sessionID: UUID) async throws
     /// The factors the session added.
@@ -214,14 +217,24 @@ struct SQLSessionStore: SessionStore {
                 .date(now), .text(reason), .uuid(userID)))
     }
 
-    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool {
+    func openReset(userID: UUID, kept: UUID?, claim: String, now: Date, until: Date) async throws -> Bool {
         if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID, .opening)) }
-        return try await database.changes(SessionEpoch.opening(userID: userID, now: now, until: until)) > 0
+        return try await database.changes(
+            SessionEpoch.opening(userID: userID, claim: claim, now: now, until: until)) > 0
     }
 
-    func closeReset(userID: UUID, kept: UUID?) async throws {
+    func closeReset(userID: UUID, kept: UUID?, claim: String) async throws {
         if let kept { try await database.run(SessionEpoch.carrying(kept, userID: userID, .closing)) }
-        try await database.run(SessionEpoch.closing(userID: userID))
+        try await database.run(SessionEpoch.closing(userID: userID, claim: claim))
+    }
+
+    func closeAbandonedResets(now: Date) async throws -> [UUID] {
+        var closed: [UUID] = []
+        for id in try await database.rows(SessionEpoch.abandoned(now: now), { try $0.uuid(0) })
+        where try await database.changes(SessionEpoch.closingAbandoned(userID: id, now: now)) > 0 {
+            closed.append(id)
+        }
+        return closed
     }
 
     func recordAdded(_ factors: [String], sessionID: UUID) async throws {

@@ -152,8 +152,11 @@ actor InMemorySessionStore: SessionStore {
         return ids.count
     }
 
-    func openReset(userID: UUID, kept: UUID?, now: Date, until: Date) async throws -> Bool { true }
-    func closeReset(userID: UUID, kept: UUID?) async throws {}
+    func openReset(userID: UUID, kept: UUID?, claim: String, now: Date, until: Date) async throws -> Bool {
+        true
+    }
+    func closeReset(userID: UUID, kept: UUID?, claim: String) async throws {}
+    func closeAbandonedResets(now: Date) async throws -> [UUID] { [] }
 
     func recordAdded(_ factors: [String], sessionID: UUID) async throws {
         guard sessions[sessionID] != nil else { return }

@@ -173,7 +173,8 @@ extension SessionEpochTests {
                 #expect(try await store.session(id: kept.id)?.isLive == true, "the kept session goes on")
                 #expect(try await store.session(id: other.id)?.isLive == false)
                 #expect(
-                    try await !store.openReset(userID: alice, kept: nil, now: .distantPast, until: .distantFuture),
+                    try await !store.openReset(
+                        userID: alice, kept: nil, claim: "another", now: .distantPast, until: .distantFuture),
                     "one reset at a time")
             }
             let after = try #require(try await users.user(id: alice))
@@ -245,6 +246,81 @@ extension SessionEpochTests {
             #expect(!begunBefore.isEmpty, "the lanes added passkeys before the reset")
             let left = try await passkeys.credentials(userID: alice).map(\.credentialID).filter(begunBefore.contains)
             #expect(left.isEmpty, "\(left.count) passkeys from sign-ins begun before the reset's end survived it")
+        }
+    }
+}
+
+extension SessionEpochTests {
+    /// A reset cut short (its server stopped with the count odd) is closed by housekeeping once
+    /// its claim runs out, and audited; a reset that outlived its claim and was taken over leaves
+    /// the closing to the one that took it.
+    @Test func aResetCutShortIsClosedAndATakenClaimIsNotClosedByItsFormerHolder() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let store = SQLSessionStore(database: app.twofold.database)
+            let users = app.twofold.users
+            func epoch() async throws -> Int { try #require(try await users.user(id: alice)).sessionEpoch }
+            let claimTime = SessionService.resetClaim
+            #expect(
+                try await store.openReset(
+                    userID: alice, kept: nil, claim: "first", now: clock.now,
+                    until: clock.now.addingTimeInterval(claimTime)))
+            // The server stops here. Within the claim, nothing closes it; after, housekeeping does.
+            try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(claimTime - 1))
+            #expect(SessionEpoch.isResetting(try await epoch()))
+            clock.advance(by: claimTime)
+            try await app.twofold.housekeeping.sweep(now: clock.now)
+            #expect(!SessionEpoch.isResetting(try await epoch()), "sign-ins start again")
+            #expect(try await AuditQueries.count(type: "account.reset_interrupted", on: app) == 1)
+            _ = try await app.twofold.sessions.start(
+                user: try #require(try await users.user(id: alice)), methods: ["pwd"], proofs: ["password"],
+                origin: .none)
+
+            // A reset that outlives its claim is taken over; its own closing then changes nothing.
+            #expect(
+                try await store.openReset(
+                    userID: alice, kept: nil, claim: "slow", now: clock.now,
+                    until: clock.now.addingTimeInterval(claimTime)))
+            clock.advance(by: claimTime + 1)
+            #expect(
+                try await store.openReset(
+                    userID: alice, kept: nil, claim: "taker", now: clock.now,
+                    until: clock.now.addingTimeInterval(claimTime)))
+            try await store.closeReset(userID: alice, kept: nil, claim: "slow")
+            #expect(SessionEpoch.isResetting(try await epoch()), "the taker is still removing")
+            try await store.closeReset(userID: alice, kept: nil, claim: "taker")
+            #expect(!SessionEpoch.isResetting(try await epoch()))
+        }
+    }
+
+    /// An SMS sign-in code asked for before an administrator's reset (which removes the SMS
+    /// device and unproves the number) signs nobody in after it (the second attacker review's
+    /// finding: it started a live session).
+    @Test func anSMSSignInCodeSentBeforeAResetSignsNobodyInAfterIt() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let admin = try await AdminTests.adminTokens(app)
+            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            try await AccountTests.verifyPhone(app, token: bob.accessToken.token, clock: clock)
+            let enrolled = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.enroll.path(), ["username": "bob", "method": "smsOTP", "deviceId": "old-phone"],
+                token: bob.accessToken.token)
+            #expect(enrolled.0 == 200, "\(enrolled.1)")
+            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            clock.advance(by: 61)
+            let sent = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.requestOTP.path(), ["username": "bob"], from: "10.0.0.2")
+            #expect(sent.0 == 200, "\(sent.1)")
+            let code = try #require(try await CodeFactorTests.deliver(app, clock: clock).last).1
+
+            let reset = try await DeviceSignInTests.post(
+                app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], token: admin.accessToken.token)
+            #expect(reset.0 == 200, "\(reset.1)")
+            let late = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.verifyOTP.path(), ["username": "bob", "otp": code], from: "10.0.0.2")
+            #expect(late.0 == 401, "\(late.1)")
+            #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
         }
     }
 }
