@@ -247,6 +247,10 @@ class Check:
         self.sign_out()
         button = self.driver.find_element(By.XPATH, "//button[normalize-space()='Sign in with a passkey']")
         WebDriverWait(self.driver, 10).until(lambda d: button.is_displayed())
+        # As a person would: the page has settled (its autofill request is listening) first.
+        WebDriverWait(self.driver, 10).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "[data-passkey-sign-in]").get_attribute("data-autofill")
+            == "waiting")
         button.click()
         self.presence(True)
         self.wait_for_path("/account/security")

@@ -146,6 +146,7 @@ public func configure(
         passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys,
         deviceEnrolment: context.deviceEnrolment, cookies: context.cookies,
         trustedDeviceLifetime: context.rules.trustedDeviceLifetime, codeResendAfter: context.rules.codeResendAfter,
+        clock: context.clock,
         registrationEnabled: configuration.registrationEnabled
     ).boot(app.routes)
 

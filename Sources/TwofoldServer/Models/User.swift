@@ -27,8 +27,9 @@ struct User: Sendable, Equatable {
     /// When `phone` was proven by a code sent to it; `nil` for a number only typed in (at
     /// registration). Only a verified number receives sign-in codes.
     var phoneVerifiedAt: Date?
-    /// How many times every session of the account was ended (`SessionEpoch`): a sign-in reads
-    /// it with the account, before checking anything, and its session keeps it.
+    /// The account's `SessionEpoch`: moved on by every end of every session (odd while a reset
+    /// of its factors runs); a sign-in reads it with the account, before checking anything, and
+    /// its session keeps it.
     var sessionEpoch = 0
 
     /// A new account, active, with no second factor.

@@ -314,7 +314,10 @@ extension PagesController {
                 query.userId = found.id
             } else {
                 unknown = true
-                main += Self.alert(InputValidation.failure(["user": "No account is named \(named)."]))
+                main += Self.alert(
+                    Problem(
+                        status: 404, code: .notFound, title: "No such account",
+                        detail: "No account is named \(named)."))
             }
         }
         var account: User?

@@ -137,29 +137,38 @@ enum PageAssets {
                 var signal = controller.signal;
                 // Options that fail as the page loads leave autofill off, quietly: nobody asked.
                 return post("/sign-in/passkey/options").then(function (options) {
-                  return signal.aborted ? null : assert(options, "conditional", signal);
+                  if (signal.aborted) { return null; }
+                  // Marked for tests and assistive tools: the field's autofill is listening.
+                  signIn.setAttribute("data-autofill", "waiting");
+                  return assert(options, "conditional", signal);
                 }, function () { return null; });
               });
               pending = request.then(function () {}, function () {});
               request.then(function (credential) {
-                if (!credential || modal || finishing || done) { return; }
+                signIn.setAttribute("data-autofill", "idle");
+                // A passkey picked from the field signs in, also when the button was pressed as
+                // it was picked (the button's own request then ends with the page).
+                if (!credential || finishing || done) { return; }
                 return finish(credential).catch(function (error) {
                   // A passkey picked and refused: say so, and offer autofill again.
                   fail(signIn, error);
                   conditional();
                 });
-              }, function (error) { fail(signIn, error); });
+              }, function (error) {
+                signIn.setAttribute("data-autofill", "idle");
+                fail(signIn, error);
+              });
             };
             signIn.querySelector("[data-passkey-button]").addEventListener("click", function () {
               if (modal || finishing || done) { return; }
               modal = true;
               if (controller) { controller.abort(); }
               settled(pending).then(function () {
-                return done ? null : post("/sign-in/passkey/options");
+                return done || finishing ? null : post("/sign-in/passkey/options");
               }).then(function (options) {
                 return options ? assert(options) : null;
               }).then(function (credential) {
-                return credential ? finish(credential) : null;
+                return credential && !finishing && !done ? finish(credential) : null;
               }).catch(function (error) {
                 fail(signIn, error);
                 modal = false;

@@ -28,6 +28,7 @@ struct PagesController: Sendable {
     let trustedDeviceLifetime: TimeInterval
     /// How long after a code is sent another may be (`TWOFOLD_CODE_RESEND_SECONDS`).
     let codeResendAfter: TimeInterval
+    let clock: ServerClock
     let registrationEnabled: Bool
 
     func boot(_ routes: any RoutesBuilder) {

@@ -96,10 +96,12 @@ extension PagesController {
                 browser.begin(tokens, on: response)
                 return response
             case .secondStep(let challenge):
-                // An SMS or email first method had its code sent with the password (`SignIn`).
+                // Whether `SignIn` sent the first method's code with the password (not over the
+                // hourly limit), as the flow's codes say.
                 let methods = challenge.availableMethods
                 let chosen = methods.first { $0 != .webauthn }
-                let sent = chosen.map { [.sms, .email].contains($0) && methods.first == $0 } ?? false
+                let sentMethod = try? await secondStep.sentCodeMethod(flow: challenge.otpFlowId)
+                let sent = chosen != nil && sentMethod == chosen
                 return secondStepPage(
                     request, flow: challenge.otpFlowId, methods: methods, chosen: chosen, next: next,
                     sentTo: chosen == .sms ? challenge.maskedPhone : chosen == .email ? challenge.maskedEmail : nil,
@@ -169,7 +171,7 @@ extension PagesController {
             if method == .sms || method == .email {
                 if let resendIn, resendIn > 0 {
                     main += """
-                        <p class="hint" role="status">A new code went to \(HTML.escape(sentTo ?? "you")). You can ask \
+                        <p class="hint" role="status">A code went to \(HTML.escape(sentTo ?? "you")). You can ask \
                         for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
                         """
                 }
@@ -250,7 +252,7 @@ extension PagesController {
             let sent = try await secondStep.resendCode(flow: flow, method: method)
             return secondStepPage(
                 request, flow: flow, methods: methods, chosen: method, next: next, sentTo: sent.maskedDestination,
-                resendIn: max(0, Int(sent.nextAllowedAt.timeIntervalSinceNow.rounded(.up))))
+                resendIn: waitFor(sent))
         } catch let problem as Problem where problem.status < 500 {
             return secondStepPage(
                 request, flow: flow, methods: methods, chosen: method, next: next, problem: problem,
@@ -438,6 +440,11 @@ extension PagesController {
         return html + "</ul>"
     }
 
+    /// The seconds until another code may be asked for, after `sent`, by the server's clock.
+    func waitFor(_ sent: CodeSentResponse) -> Int {
+        max(0, Int(sent.nextAllowedAt.timeIntervalSince(clock.now()).rounded(.up)))
+    }
+
     /// Where `method`'s codes go for `user`, masked; `nil` for a method that sends none.
     static func maskedDestination(_ method: FactorMethod, of user: User) -> String? {
         switch method {
@@ -478,7 +485,7 @@ extension PagesController {
                 let sent = try await stepUp.sendCode(method, to: visitor.user)
                 return try await stepUpPage(
                     request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method,
-                    codeSent: true, resendIn: max(0, Int(sent.nextAllowedAt.timeIntervalSinceNow.rounded(.up))))
+                    codeSent: true, resendIn: waitFor(sent))
             } catch let problem as Problem where problem.status < 500 {
                 // A code asked for inside the cooldown: the one sent before still works.
                 return try await stepUpPage(

@@ -61,7 +61,8 @@ struct LoginFlowService: Sendable {
             let pending = try await store.pending(tokenHash: SecureToken.hash(token))
         else { throw Self.unknownFlow }
         try refuseIfUnusable(consumedAt: pending.consumedAt, expiresAt: pending.expiresAt)
-        if pending.overtaken { throw Self.overtaken }
+        // A locked account is told so (by the second step), not that its flow was overtaken.
+        if pending.overtaken, pending.userStatus == .active { throw Self.overtaken }
         return pending
     }
 

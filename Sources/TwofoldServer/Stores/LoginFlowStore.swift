@@ -86,9 +86,8 @@ struct SQLLoginFlowStore: LoginFlowStore {
             """
             UPDATE login_flows SET consumed_at = ?
             WHERE id = ? AND consumed_at IS NULL AND expires_at > ?
-              AND EXISTS (
-                SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active'
-                  AND users.session_epoch <= login_flows.session_epoch)
+              AND EXISTS (SELECT 1 FROM users WHERE users.id = login_flows.user_id AND users.status = 'active')
+              AND \(SessionEpoch.current("login_flows"))
             """, .date(now), .uuid(flowID), .date(now))
     }
 

@@ -39,7 +39,7 @@ struct PendingSecondStep: Sendable {
     static let name = "twofold_pending_second_step"
     static let sql = """
         SELECT \(flowColumns), \(userColumns), \(totpColumns), login_flows.session_epoch,
-          CASE WHEN users.session_epoch > login_flows.session_epoch THEN 1 ELSE 0 END
+          CASE WHEN \(SessionEpoch.current("login_flows")) THEN 0 ELSE 1 END
         FROM login_flows JOIN users ON users.id = login_flows.user_id
         LEFT JOIN totp_credentials ON totp_credentials.user_id = users.id AND totp_credentials.status = 'active'
         WHERE token_hash = ?

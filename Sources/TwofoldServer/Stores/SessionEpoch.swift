@@ -49,9 +49,10 @@ enum SessionEpoch {
         }
     }
 
-    /// The statement that moves the account's count, run before the revocation it stands for.
-    static func raising(userID: UUID, _ move: Move = .past) -> Statement {
-        Statement("UPDATE users SET session_epoch = \(move.next) WHERE id = ?", .uuid(userID))
+    /// The statement that moves the account's count past every session, run before the
+    /// revocation it stands for.
+    static func raising(userID: UUID) -> Statement {
+        Statement("UPDATE users SET session_epoch = \(Move.past.next) WHERE id = ?", .uuid(userID))
     }
 
     /// `opening`'s claim (`claim`, this reset's own, until `until`) and move in one statement:
@@ -97,7 +98,7 @@ enum SessionEpoch {
         return Statement(
             """
             UPDATE sessions SET session_epoch = (SELECT \(next) FROM users WHERE users.id = ?)
-            WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND \(current("sessions"))
+            WHERE id = ? AND user_id = ? AND \(SQLSessionStore.live)
             """, .uuid(userID), .uuid(kept), .uuid(userID))
     }
 }

@@ -61,7 +61,7 @@ protocol SessionStore: Sendable {
     /// A freshly proven factor: `auth_time` and `last_used_at` become `now`, `amr` becomes
     /// `methods` and the proofs `proofs`; whether the session was live.
     func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool
-    /// Revokes the session if it is live; whether this call did.
+    /// Revokes the session if it is not revoked yet; whether this call did.
     func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool
     /// Revokes every live session of `userID` but `kept`, after raising the account's
     /// `SessionEpoch` (with `kept` carried along); how many.

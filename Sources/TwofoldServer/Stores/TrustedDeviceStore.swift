@@ -36,19 +36,20 @@ protocol TrustedDeviceStore: Sendable {
 struct SQLTrustedDeviceStore: TrustedDeviceStore {
     let database: any SQLExecutor
 
-    private static let columns = "id, user_id, token_hash, name, created_at, expires_at, last_used_at, revoked_at"
+    private static let columns =
+        "id, user_id, token_hash, name, created_at, expires_at, last_used_at, revoked_at, session_epoch"
 
     private static func record(_ row: StatementRow) throws -> TrustedDeviceRecord {
         TrustedDeviceRecord(
             id: try row.uuid(0), userID: try row.uuid(1), tokenHash: try row.text(2), name: try row.text(3),
             createdAt: try row.date(4), expiresAt: try row.date(5), lastUsedAt: try row.optionalDate(6),
-            revokedAt: try row.optionalDate(7))
+            revokedAt: try row.optionalDate(7), epoch: try row.integer(8))
     }
 
     func insert(_ device: TrustedDeviceRecord) async throws {
         try await database.run(
             Statement(
-                "INSERT INTO trusted_devices (\(Self.columns), session_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO trusted_devices (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 .uuid(device.id), .uuid(device.userID), .text(device.tokenHash), .text(device.name),
                 .date(device.createdAt), .date(device.expiresAt), .date(device.lastUsedAt), .date(device.revokedAt),
                 .integer(device.epoch)))

@@ -52,6 +52,22 @@ import VaporTesting
         }
     }
 
+    /// A flow waiting when wrong codes locked the account (a lock ends every session too) is told
+    /// the account is locked, not that the flow was overtaken: the person learns why.
+    @Test func aFlowOfAnAccountLockedMeanwhileIsToldItIsLocked() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            // As `FactorGuard` locks an account: the lock, then every session ended.
+            #expect(try await app.twofold.users.lock(userID: tokens.user.id, now: clock.now))
+            _ = try await app.twofold.sessions.revokeAll(userID: tokens.user.id, reason: "account locked")
+            let refused = try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock))
+            #expect(refused.0 == 403 && refused.1?.code == "account_locked", "\(refused)")
+        }
+    }
+
     /// What an overtaken sign-in writes after the end counts for nothing: its session is not
     /// live for a bearer check, a refresh, a step-up, a listing or a factor write, and its
     /// remembered device skips no second step. The session the end kept (a password change keeps
@@ -120,6 +136,7 @@ import VaporTesting
                     group.addTask {
                         var (afterReset, written) = (0, 0)
                         while afterReset < 10 {
+                            try Task.checkCancellation()
                             let done = await reset.done
                             _ = try await Self.session(app, alice, epoch: read)
                             written += 1
@@ -200,6 +217,7 @@ extension SessionEpochTests {
                     group.addTask {
                         var (added, index): ([(String, Int)], Int) = ([], 0)
                         while await !reset.done {
+                            try Task.checkCancellation()
                             index += 1
                             let user = try #require(try await users.user(id: alice))
                             guard
