@@ -515,6 +515,32 @@ import VaporTesting
         }
     }
 
+    /// A browser the recovery pass signed in may only set up a factor, through the pages' script
+    /// calls too: adding a passkey is open to it, a passkey step-up is not (as the API's gate).
+    @Test func aRecoveredBrowserSessionMaySetUpAPasskeyAndNothingElseByScript() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let admin = try await Self.admin(app)
+            let (_, id, _) = try await Self.pendingReview(app, clock: clock)
+            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let mail = try #require(
+                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+            )
+            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
+            let browser = TestBrowser(app)
+            let form = try await browser.get("/recovery/pass?token=\(pass)")
+            let signedIn = try await browser.post("/recovery/pass", ["csrf": form.csrf ?? "", "token": pass])
+            #expect(signedIn.status == .seeOther)
+            let page = try await browser.get("/account/security")
+            #expect(page.body.contains("Set up a sign-in method first"))
+            let csrf: HTTPHeaders = ["X-CSRF-Token": page.csrf ?? ""]
+            let stepUp = try await browser.post("/step-up/passkey/options", [:], extra: csrf)
+            #expect(stepUp.status == .forbidden && stepUp.body.contains("factor_setup_required"), "\(stepUp.body)")
+            let add = try await browser.post("/account/security/passkeys/options", [:], extra: csrf)
+            #expect(add.status == .ok, "\(add.body)")
+        }
+    }
+
     @Test func aCancelRacingTheRedeemNeverLeavesASession() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

@@ -38,6 +38,18 @@ extension PagesController {
         try browser.checkForm(request, token: request.headers.first(name: "X-CSRF-Token"))
     }
 
+    /// The signed-in visitor of a script call (its CSRF token checked), under the pages' gate: a
+    /// session a recovery pass began may only set up a factor (`settingUp`), as `signedIn` and
+    /// the API's `RecoveryGate` have it. Problems, not detours: the script shows them.
+    private func scriptVisitor(_ request: Request, settingUp: Bool = false) async throws -> BrowserSessions.Visitor {
+        try checkScript(request)
+        guard let visitor = try await browser.visitor(request) else {
+            throw BearerAuthentication.unauthorized("Sign in first.")
+        }
+        if visitor.mustSetUpFactor, !settingUp { throw RecoveryGate.refusal }
+        return visitor
+    }
+
     private static func json(_ value: some Encodable) throws -> Response {
         Response(status: .ok, headers: Response.jsonHeaders, body: .init(data: try Wire.encoder().encode(value)))
     }
@@ -77,18 +89,12 @@ extension PagesController {
     }
 
     @Sendable func stepUpPasskeyOptions(request: Request) async throws -> Response {
-        try checkScript(request)
-        guard let visitor = try await browser.visitor(request) else {
-            throw BearerAuthentication.unauthorized("Sign in first.")
-        }
+        let visitor = try await scriptVisitor(request)
         return try Self.json(try await stepUp.passkeyOptions(userID: visitor.user.id))
     }
 
     @Sendable func stepUpPasskey(request: Request) async throws -> Response {
-        try checkScript(request)
-        guard let visitor = try await browser.visitor(request) else {
-            throw BearerAuthentication.unauthorized("Sign in first.")
-        }
+        let visitor = try await scriptVisitor(request)
         let body = try request.decodeJSONBody(PagePasskeyStepUp.self)
         _ = try await stepUp.prove(
             StepUpRequest(method: .webauthn, credential: body.credential), caller: visitor.caller,
@@ -98,19 +104,13 @@ extension PagesController {
     }
 
     @Sendable func passkeyAddOptions(request: Request) async throws -> Response {
-        try checkScript(request)
-        guard let visitor = try await browser.visitor(request) else {
-            throw BearerAuthentication.unauthorized("Sign in first.")
-        }
+        let visitor = try await scriptVisitor(request, settingUp: true)
         return try Self.json(
             try await passkeyManagement.creationOptions(user: visitor.user, caller: visitor.caller, hints: nil))
     }
 
     @Sendable func passkeyAdd(request: Request) async throws -> Response {
-        try checkScript(request)
-        guard let visitor = try await browser.visitor(request) else {
-            throw BearerAuthentication.unauthorized("Sign in first.")
-        }
+        let visitor = try await scriptVisitor(request, settingUp: true)
         let body = try request.decodeJSONBody(PagePasskeyAdd.self)
         let added = try await passkeyManagement.register(
             PasskeyRegistrationRequest(credential: body.credential, name: body.name), user: visitor.user,
