@@ -141,7 +141,7 @@ extension PagesController {
         let wait = problem?.retryAfter.map { max(1, $0) }
         let shut = wait.map { " disabled data-until=\"\($0)\"" } ?? ""
         let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
-        if let method, [.sms, .email].contains(method), !codeSent {
+        if let method, method.isSentCode, !codeSent {
             // Not sent yet (another method comes first): the person asks for it.
             main += """
                 <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
@@ -150,13 +150,7 @@ extension PagesController {
                 <button type="submit">Send a code \(method == .sms ? "by text message" : "by email")</button></form>
                 """
         } else if let method {
-            let label =
-                switch method {
-                case .totp: "Code from your authenticator app"
-                case .sms: "Code sent by text message" + (sentTo.map { " to \($0)" } ?? "")
-                case .email: "Code sent by email" + (sentTo.map { " to \($0)" } ?? "")
-                default: "Backup code"
-                }
+            let label = Self.codeLabel(method, sentTo: sentTo)
             main += """
                 <form method="post" action="\(Pages.secondStep.href())" novalidate>
                 \(Self.csrfField(csrf.token))\(Self.nextField(next))
@@ -168,7 +162,7 @@ extension PagesController {
                 <button type="submit"\(shut)>Continue</button>
                 </form>
                 """
-            if method == .sms || method == .email {
+            if method.isSentCode {
                 if let resendIn, resendIn > 0 {
                     main += """
                         <p class="hint" role="status">A code went to \(HTML.escape(sentTo ?? "you")). You can ask \
@@ -189,7 +183,7 @@ extension PagesController {
             + "<input type=\"hidden\" name=\"methods\" value=\"\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))\">"
         // SMS and email go to the resend form, which sends their code; the others show their field.
         main += Self.otherWays(codeMethods.filter { $0 != method }, carrying: carried) {
-            [.sms, .email].contains($0) ? Pages.resendCode.href() : Pages.secondStep.href()
+            $0.isSentCode ? Pages.resendCode.href() : Pages.secondStep.href()
         }
         main += "<p><a href=\"\(Pages.recovery.href())\">Lost every sign-in method? Recover your account</a></p>"
         return render(request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status, script: true)
@@ -208,7 +202,7 @@ extension PagesController {
         do {
             let trust = form.trustDevice == "on"
             let signedIn: SecondStep.SignedIn
-            if method == .sms || method == .email {
+            if method.isSentCode {
                 signedIn = try await secondStep.completeWithSentCode(
                     flow: flow, code: form.code ?? "", trustDevice: trust, origin: request.origin,
                     on: request.eventLoop)
@@ -365,20 +359,14 @@ extension PagesController {
         }
         if let method {
             let destination = Self.maskedDestination(method, of: user)
-            if [.sms, .email].contains(method), !codeSent {
+            if method.isSentCode, !codeSent {
                 main += """
                     <form method="post" action="\(Pages.stepUp.href())">\(hidden)
                     <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
                     <button type="submit">Send a code \(method == .sms ? "by text message" : "by email") to \(HTML.escape(destination ?? "you"))</button></form>
                     """
             } else {
-                let label =
-                    switch method {
-                    case .totp: "Code from your authenticator app"
-                    case .sms: "Code sent by text message to \(destination ?? "your phone")"
-                    case .email: "Code sent by email to \(destination ?? "your address")"
-                    default: "Backup code"
-                    }
+                let label = Self.codeLabel(method, sentTo: destination)
                 main += """
                     <form method="post" action="\(Pages.stepUp.href())" novalidate>\(hidden)
                     <input type="hidden" name="method" value="\(method.rawValue)">
@@ -391,7 +379,7 @@ extension PagesController {
                         for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
                         """
                 }
-                if [.sms, .email].contains(method) {
+                if method.isSentCode {
                     main += """
                         <form method="post" action="\(Pages.stepUp.href())">\(hidden)
                         <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
@@ -447,10 +435,19 @@ extension PagesController {
 
     /// Where `method`'s codes go for `user`, masked; `nil` for a method that sends none.
     static func maskedDestination(_ method: FactorMethod, of user: User) -> String? {
-        switch method {
-        case .sms: user.verifiedPhone.map(Masking.phone)
-        case .email: Masking.email(user.email)
-        default: nil
+        DeliveryChannel(method).flatMap { channel in
+            user.destination(for: channel).map { Masking.destination($0, channel: channel) }
+        }
+    }
+
+    /// The label of a code field for `method`, naming where an SMS or email code went.
+    static func codeLabel(_ method: FactorMethod, sentTo destination: String?) -> String {
+        let to = destination.map { " to \($0)" } ?? ""
+        return switch method {
+        case .totp: "Code from your authenticator app"
+        case .sms: "Code sent by text message" + to
+        case .email: "Code sent by email" + to
+        default: "Backup code"
         }
     }
 
@@ -501,7 +498,7 @@ extension PagesController {
         } catch let problem as Problem where problem.status < 500 {
             return try await stepUpPage(
                 request, visitor: visitor, next: next, problem: problem, need: form.need,
-                chosen: method == .password ? nil : method, codeSent: [.sms, .email].contains(method))
+                chosen: method == .password ? nil : method, codeSent: method.isSentCode)
         }
     }
 }

@@ -65,13 +65,7 @@ struct AccountChanges: Sendable {
                 }
             }
             if body.removePasskeys == true {
-                for passkey in try await passkeys.list(userID: caller.userID) {
-                    do {
-                        try await passkeys.delete(passkey.id, userID: caller.userID, origin: origin)
-                    } catch let problem as Problem where problem.code == .notFound {
-                        continue  // removed meanwhile by a request of its own
-                    }
-                }
+                _ = try await passkeys.removeAll(userID: caller.userID, origin: origin)
             }
         }
         if removes {

@@ -34,14 +34,7 @@ struct AccountReset: Sendable {
             _ = try await sessions.revokeAll(userID: userID, reason: why)
             var removed: [String] = []
             if try await totp.remove(userID: userID) { removed.append("authenticator app") }
-            for passkey in try await passkeys.list(userID: userID) {
-                do {
-                    try await passkeys.delete(passkey.id, userID: userID, origin: origin)
-                    removed.append("passkey")
-                } catch let problem as Problem where problem.code == .notFound {
-                    continue  // removed meanwhile by a request of its own
-                }
-            }
+            removed += Array(repeating: "passkey", count: try await passkeys.removeAll(userID: userID, origin: origin))
             let devices = try await deviceKeys.removeAll(userID: userID)
             removed += devices.map { _ in "device" }
             for channel in [DeliveryChannel.sms, .email]

@@ -345,6 +345,21 @@ struct PasskeyService: Sendable {
         try await audit.record(.factorRemoved, user: userID, detail: FactorMethod.webauthn.rawValue, origin: origin)
     }
 
+    /// Every passkey of `userID`'s, deleted (each audited, as `delete` does); how many this call
+    /// deleted (one removed meanwhile by a request of its own is not counted).
+    func removeAll(userID: UUID, origin: RequestOrigin) async throws -> Int {
+        var removed = 0
+        for passkey in try await store.credentials(userID: userID) {
+            do {
+                try await delete(passkey.credentialID, userID: userID, origin: origin)
+                removed += 1
+            } catch let problem as Problem where problem.code == .notFound {
+                continue
+            }
+        }
+        return removed
+    }
+
     static func dto(_ record: PasskeyRecord) -> PasskeyDTO {
         PasskeyDTO(
             id: record.credentialID, name: record.name, createdAt: record.createdAt, lastUsedAt: record.lastUsedAt,
