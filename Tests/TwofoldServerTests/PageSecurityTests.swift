@@ -435,6 +435,14 @@ final class TestBrowser: @unchecked Sendable {
             }
             #expect(try await browser.get("/account/security").status == .ok, "this one goes on")
 
+            // A session or device that is not there is said so, and nothing changes.
+            let noSession = try await browser.post(
+                "/account/security/sessions/not-a-session/sign-out", ["csrf": page.csrf ?? ""])
+            #expect(noSession.status == .notFound && noSession.body.contains("No such session"))
+            let noDevice = try await browser.post(
+                "/account/security/devices/no-such-phone/remove", ["csrf": page.csrf ?? ""])
+            #expect(noDevice.status == .notFound && noDevice.body.contains("No such device"))
+            #expect(try await app.twofold.deviceKeys.store.devices(userID: signUp.user.id).count == 1)
             let removed = try await browser.post("/account/security/devices/iphone-1/remove", ["csrf": page.csrf ?? ""])
             #expect(removed.status == .ok && removed.body.contains("The device was removed"))
             #expect(try await app.twofold.deviceKeys.store.devices(userID: signUp.user.id).isEmpty)
@@ -525,6 +533,7 @@ final class TestBrowser: @unchecked Sendable {
                 ])
             #expect(smsSent.status == .forbidden && smsSent.body.contains("A code went to"))
             #expect(smsSent.body.contains("Code sent by text message to"))
+            #expect(!smsSent.body.contains("+14155550123"), "the number is shown masked")
             let smsCode = try #require(try await CodeFactorTests.deliver(app, clock: clock).first).1
             let smsRefused = try await browser.post(
                 "/step-up",
