@@ -36,6 +36,11 @@ public enum API {
         /// Options for a passkey assertion that `POST /auth/step-up` (`method: webauthn`) takes.
         public static let stepUpPasskeyOptions = Endpoint<NoContent, PasskeyRequestOptions>(
             .post, "api/v1/auth/step-up/passkey/options", .signedIn)
+
+        /// Changes that never honour `Idempotency-Key`: a refresh token is spent once, and a
+        /// spent one sent again is reuse (its session ends), never a replayed answer that would
+        /// hand out the live new pair (`docs/tokens.md`).
+        public static let neverReplayed: Set<AnyEndpoint> = [refresh.erased]
     }
 
     /// Passkeys (seed 000): the second step of a login flow, and passwordless sign-in.

@@ -154,7 +154,7 @@ import VaporTesting
         signedIn.post("test", "proven") { request async throws -> Response in
             let answer = StepUpResponse(
                 accessToken: try await request.application.twofold.sessions.stepUp(
-                    caller: try request.caller, amr: "otp", proof: SessionProofs.password))
+                    caller: try request.caller, amr: "otp", proof: .password))
             return Response(status: .ok, body: .init(data: try Wire.encoder().encode(answer)))
         }
         // Adding a factor to a password-only account: the password proven in the last 5 minutes.

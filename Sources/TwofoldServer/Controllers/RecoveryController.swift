@@ -78,7 +78,7 @@ struct RecoveryGate: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let caller = try request.caller
-        if caller.proof.proofs[SessionProofs.recovery] != nil {
+        if caller.proof.isRecovery {
             guard try await !mustSetUpFactor(caller, user: try await request.currentUser(in: users)) else {
                 throw Self.refusal
             }
@@ -89,7 +89,7 @@ struct RecoveryGate: AsyncMiddleware {
     /// The rule, for the API and the pages alike: a session a recovery pass began, while the
     /// account has no second factor, may only set one up.
     func mustSetUpFactor(_ caller: AuthenticatedUser, user: User) async throws -> Bool {
-        guard caller.proof.proofs[SessionProofs.recovery] != nil else { return false }
+        guard caller.proof.isRecovery else { return false }
         return !(try await secondFactors.credentials(for: user).hasSecondFactor)
     }
 

@@ -161,7 +161,7 @@ struct EndpointRoutes {
         case .signedIn: builder = API.Recovery.beforeFactorSetup.contains(endpoint.erased) ? settingUp : signedIn
         case .admin: builder = admin
         }
-        if endpoint.method != .get {
+        if endpoint.method != .get, !API.Auth.neverReplayed.contains(endpoint.erased) {
             builder = builder.grouped(
                 bodyLimit.map { IdempotencyMiddleware(idempotency: idempotency.idempotency, maxBodyBytes: $0) }
                     ?? idempotency)

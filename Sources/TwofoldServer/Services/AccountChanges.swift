@@ -156,6 +156,9 @@ struct AccountChanges: Sendable {
         try await audit.record(
             channel == .sms ? .phoneChanged : .emailChanged, user: userID,
             detail: Masking.destination(destination, channel: channel), origin: origin)
+        // Codes to the old destination proved it, not the new one: the sessions they started end.
+        try await factorChanges.endSessionsThatProved(
+            [channel.method.rawValue], userID: userID, keeping: caller.sessionID, origin: origin)
         return .changed(user.dto)
     }
 

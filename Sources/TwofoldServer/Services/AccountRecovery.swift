@@ -65,7 +65,8 @@ struct AccountRecovery: Sendable {
 
         let now = clock.now()
         try await rateLimiter.require(
-            "recovery-address:\(origin.address ?? "-")", rule: .init(rules.recoveryPerAddress), now: now)
+            RateLimiter.addressKey("recovery", address: origin.address), rule: .init(rules.recoveryPerAddress),
+            now: now)
         try await rateLimiter.require(
             "recovery-email:\(keyed(email, purpose: "recovery addresses"))", rule: .init(rules.recoveryPerAccount),
             now: now)
@@ -243,7 +244,7 @@ struct AccountRecovery: Sendable {
         do {
             started = .success(
                 try await sessions.start(
-                    user: current, methods: [SessionProofs.recovery], proofs: [SessionProofs.recovery],
+                    user: current, methods: [Proof.recovery.method.rawValue], proofs: [.recovery],
                     origin: origin))
         } catch {
             started = .failure(error)

@@ -80,6 +80,11 @@ struct DeviceEnrolment: Sendable {
         }
         try await audit.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", origin: origin)
+        if !inserted {
+            // A new enrolment of a device replaces its key: what the old one proved ends.
+            try await factorChanges.endSessionsThatProved(
+                [keyName], userID: userID, keeping: caller.sessionID, origin: origin)
+        }
         try await factorChanges.notifyAdded(
             method == .secureEnclave ? "A device key" : "SMS sign-in for a device", user: user)
         return DeviceEnrollResponse(
@@ -103,9 +108,14 @@ struct DeviceEnrolment: Sendable {
             caller: caller, user: user)
         guard let device = stored else { throw Problem(status: 404, code: .notFound, title: "No such device") }
         try await deviceKeys.store.delete(deviceRowIDs: [device.id])
-        try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
         try await audit.record(
             .factorRemoved, user: user.id, detail: "device \(device.deviceID) unenrolled", origin: origin)
+        try await factorChanges.removed(
+            device.method == .smsOTP ? "SMS sign-in for a device" : "A device key",
+            factors: [
+                device.method == .smsOTP
+                    ? FactorMethod.sms.rawValue : FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)
+            ], userID: user.id, keeping: caller.sessionID, origin: origin)
         return DeviceMessageResponse(message: "Device unenrolled")
     }
 
@@ -128,6 +138,9 @@ struct DeviceEnrolment: Sendable {
         try await audit.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
             origin: origin)
+        try await factorChanges.endSessionsThatProved(
+            [FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)], userID: user.id,
+            keeping: caller.sessionID, origin: origin)
         try await factorChanges.notifyAdded("A new device key", user: user)
         return DeviceMethodResponse(
             method: DeviceRecord.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA")
@@ -166,6 +179,9 @@ struct DeviceEnrolment: Sendable {
         try await audit.record(
             .factorRemoved, user: user.id, detail: "device \(device.deviceID) downgraded to smsOTP",
             origin: origin)
+        try await factorChanges.endSessionsThatProved(
+            [FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)], userID: user.id,
+            keeping: caller.sessionID, origin: origin)
         return DeviceMethodResponse(method: DeviceRecord.Method.smsOTP.rawValue, message: "Downgraded to SMS OTP")
     }
 

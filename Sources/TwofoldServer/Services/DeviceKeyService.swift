@@ -113,7 +113,7 @@ struct DeviceKeyService: Sendable {
     /// challenge of that login flow; without, over a step-up challenge.
     func checkSecondFactor(
         _ proof: SecondFactors.DeviceKeyProof?, userID: UUID, flowID: UUID?, origin: RequestOrigin
-    ) async throws {
+    ) async throws -> Proof {
         guard let deviceID = proof?.deviceId, let challengeText = proof?.challengeId,
             let signatureText = proof?.signature
         else {
@@ -127,6 +127,13 @@ struct DeviceKeyService: Sendable {
         try await check(
             signature, challengeID: challengeID, purpose: flowID == nil ? .stepUp : .loginFlow, flowID: flowID,
             device: device, origin: origin)
+        return try Self.proof(of: device)
+    }
+
+    /// What a signature by `device`'s key proves: that key, as it is now.
+    static func proof(of device: DeviceRecord) throws -> Proof {
+        guard let key = device.publicKey else { throw signatureRefused }
+        return .deviceKey(device.deviceID, publicKey: key)
     }
 
     /// Checks `signature` over the challenge `challengeID` of `device` under the factor guard and
@@ -176,9 +183,11 @@ struct DeviceKeyService: Sendable {
             try await guards.failed(
                 guardFactor, userID: userID, countsTowardAccount: countsTowardAccount, origin: origin)
         } catch var problem as Problem where problem.code == .invalidCode {
-            // The count of attempts left stays; the words are `signatureRefused`'s.
-            (problem.code, problem.title, problem.detail) = (
-                Self.signatureRefused.code, Self.signatureRefused.title, Self.signatureRefused.detail
+            // The count of attempts left stays; the rest is `signatureRefused`'s, `type` too, so
+            // an anonymous sign-in's refusal reads the same for a real device and an unknown one.
+            let refused = Self.signatureRefused
+            (problem.type, problem.code, problem.title, problem.detail) = (
+                refused.type, refused.code, refused.title, refused.detail
             )
             throw problem
         }

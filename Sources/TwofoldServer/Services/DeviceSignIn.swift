@@ -71,9 +71,7 @@ struct DeviceSignIn: Sendable {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
-            user: user, methods: ["hwk", "mfa"],
-            proofs: [FactorChanges.factorName(method: .deviceKey, deviceID: deviceID)],
-            origin: origin)
+            user: user, methods: ["hwk", "mfa"], proofs: [try DeviceKeyService.proof(of: device)], origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device key \(deviceID)", origin: origin)
         return DeviceTokenResponse(
             token: tokens.accessToken.token, message: "Authentication successful",
@@ -121,8 +119,9 @@ struct DeviceSignIn: Sendable {
         }
         // The code asked for from this client scope, under this scope's guard (issue T).
         let scope = ClientScope.of(address)
+        var destination = ""
         try await anonymous(refusedAs: OneTimeCodeService.wrongCode) {
-            _ = try await codes.verify(
+            destination = try await codes.verify(
                 body.otp, channel: .sms, purpose: .deviceSignIn, userID: user.id,
                 flowID: ClientScope.flow(userID: user.id, scope: scope),
                 guardFactor: "\(DeviceKeyService.smsSignInFactor):\(scope)", countsTowardAccount: false,
@@ -130,7 +129,7 @@ struct DeviceSignIn: Sendable {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         let tokens = try await sessions.start(
-            user: user, methods: ["sms"], proofs: [FactorChanges.factorName(method: .sms)], origin: origin)
+            user: user, methods: ["sms"], proofs: [.code(.sms, to: destination)], origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "device SMS code", origin: origin)
         return DeviceTokenResponse(
             token: tokens.accessToken.token, message: "Authentication successful",
@@ -163,7 +162,7 @@ struct DeviceSignIn: Sendable {
     }
 
     func throttle(_ name: String, address: String?) async throws {
-        let key = "\(name):ip:\(address ?? "-")"
+        let key = RateLimiter.addressKey(name, address: address)
         try await rateLimiter.require(key, rule: .init(rules.loginPerAddress), now: clock.now())
     }
 }

@@ -6,7 +6,9 @@ import TwofoldAPI
 ///   (`recordAdding`), so no step-up that finds it usable can miss the record: a factor added
 ///   in a session never vouches for that session;
 /// - the user is told by email and SMS whenever a factor is added (`notifyAdded`), so a factor
-///   they did not add does not go unnoticed.
+///   they did not add does not go unnoticed;
+/// - and whenever one is removed or weakened (`removed`, issue V items 1 and 8): the sessions
+///   that proved it end, and the user is told, with a way back for a change that was not theirs.
 struct FactorChanges: Sendable {
     let sessions: SessionService
     let deviceKeys: DeviceKeyService
@@ -14,6 +16,9 @@ struct FactorChanges: Sendable {
     let outbox: Outbox
     let configuration: Configuration
     let clock: ServerClock
+    let users: any UserStore
+    let secondFactors: SecondFactors
+    let audit: Auditor
 
     /// The name a proof or an added factor is recorded under: `totp`, `sms`, `email`, `backup`,
     /// `deviceKey:<deviceId>` (one device's key, not every device's), `webauthn:<credential
@@ -37,6 +42,53 @@ struct FactorChanges: Sendable {
     func recordAdding(_ factor: String, withNewBackupCodes: Bool, caller: AuthenticatedUser) async throws {
         try await recordAdding(
             withNewBackupCodes ? [factor, Self.factorName(method: .backup)] : [factor], caller: caller)
+    }
+
+    /// After `factors` (`Proof.factor` names) were removed from `userID`'s account or weakened
+    /// (`description` says what, in words): with no second factor left, backup codes and
+    /// remembered devices go too (`SecondFactors.purgeIfNoneLeft`); the sessions that proved a
+    /// removed factor end (`endSessionsThatProved`); and the owner is told at every verified
+    /// address, with the way to recover an account a change that was not theirs came from.
+    func removed(
+        _ description: String, factors: Set<String>, userID: UUID, keeping kept: UUID?, origin: RequestOrigin
+    ) async throws {
+        try await secondFactors.purgeIfNoneLeft(userID: userID, origin: origin)
+        try await endSessionsThatProved(factors, userID: userID, keeping: kept, origin: origin)
+        guard let user = try await users.user(id: userID) else { return }
+        try await notifyRemoved(description, user: user)
+    }
+
+    /// Ends every live session of `userID` but `kept` (the caller's: it proved something else to
+    /// be let through) that proved one of `factors` in a version the account no longer has as a
+    /// second factor: a removed passkey, a replaced key or authenticator app, an old phone or
+    /// address (issue V item 1). A proof recorded before proofs were bound names no version and
+    /// ends nothing (it counts for nothing either).
+    func endSessionsThatProved(_ factors: Set<String>, userID: UUID, keeping kept: UUID?, origin: RequestOrigin)
+        async throws
+    {
+        guard let user = try await users.user(id: userID) else { return }
+        let account = try await secondFactors.credentials(for: user)
+        let kinds = account.secondFactorKinds
+        let ended = try await sessions.endSessions(of: userID, except: kept) { proofs in
+            proofs.keys.contains { proof in
+                factors.contains(proof.factor) && (proof.version != nil || proof.credential != nil)
+                    && !(account.isLive(proof) && kinds.contains(proof.method))
+            }
+        }
+        if ended > 0 {
+            try await audit.record(
+                .sessionRevoked, user: userID, detail: "\(ended) session(s) that proved a removed factor",
+                origin: origin)
+        }
+    }
+
+    /// Tells the user that `description` was removed or weakened, with the way to recover the
+    /// account when it was not them ("this wasn't me").
+    func notifyRemoved(_ description: String, user: User) async throws {
+        try await notify(
+            user, subject: "A sign-in method was removed from your account",
+            body: "Twofold: \(description) was removed from your account. If this was not you, someone else may "
+                + "be using it: recover your account at \(configuration.publicURL)/\(Pages.recovery.path)")
     }
 
     /// Tells the user that `description` was added.

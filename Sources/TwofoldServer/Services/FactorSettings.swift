@@ -54,8 +54,10 @@ struct FactorSettings: Sendable {
         guard try await totp.remove(userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No authenticator app is enabled")
         }
-        try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
         try await audit.record(.factorRemoved, user: userID, detail: FactorMethod.totp.rawValue, origin: origin)
+        try await factorChanges.removed(
+            "The authenticator app", factors: [FactorMethod.totp.rawValue], userID: userID, keeping: caller.sessionID,
+            origin: origin)
     }
 
     func regenerateBackupCodes(user: User, caller: AuthenticatedUser, origin: RequestOrigin) async throws
@@ -191,8 +193,10 @@ struct FactorSettings: Sendable {
         else {
             throw Problem(status: 404, code: .notFound, title: "\(channel.rawValue) codes are not enabled")
         }
-        try await secondFactors.purgeIfNoneLeft(userID: userID, origin: origin)
         try await audit.record(.factorRemoved, user: userID, detail: channel.rawValue, origin: origin)
+        try await factorChanges.removed(
+            channel == .sms ? "Sign-in codes by SMS" : "Sign-in codes by email", factors: [channel.method.rawValue],
+            userID: userID, keeping: caller.sessionID, origin: origin)
     }
 
     func rememberedDevices(userID: UUID) async throws -> TrustedDevicesResponse {

@@ -63,7 +63,9 @@ struct PasskeyManagement: Sendable {
         try await policy.require(
             .remove(proof: FactorChanges.factorName(method: .webauthn, credentialID: id)), caller: caller, user: user)
         try await passkeys.delete(id, userID: user.id, origin: origin)
-        try await secondFactors.purgeIfNoneLeft(userID: user.id, origin: origin)
+        try await factorChanges.removed(
+            "A passkey", factors: [Proof.passkey(PasskeyService.canonicalID(id)).factor], userID: user.id,
+            keeping: caller.sessionID, origin: origin)
     }
 }
 
@@ -101,7 +103,7 @@ struct PasswordlessSignIn: Sendable {
         let proof = try await passkeys.commit(verified, origin: origin)
         let tokens = try await sessions.start(
             user: user, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
-            proofs: [FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID)],
+            proofs: [.passkey(verified.passkey.credentialID)],
             origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "passkey (\(proof.amr))", origin: origin)
         return tokens

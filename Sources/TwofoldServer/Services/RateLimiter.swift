@@ -30,8 +30,13 @@ struct RateLimiter: Sendable {
 
     let store: any RateLimitStore
 
-    /// The bucket of sign-in attempts from one client address (password and passwordless).
-    static func signInKey(address: String?) -> String { "login:ip:\(address ?? "-")" }
+    /// The bucket named `name` of one client: its address, or for IPv6 its /64
+    /// (`ClientScope`), so one host that fills its prefix with addresses is still one client.
+    /// Every per-address limit keys its bucket here (issue V item 4).
+    static func addressKey(_ name: String, address: String?) -> String { "\(name):ip:\(ClientScope.of(address))" }
+
+    /// The bucket of sign-in attempts from one client (password and passwordless).
+    static func signInKey(address: String?) -> String { addressKey("login", address: address) }
 
     /// Takes one token from the bucket `key`, creating it full if it does not exist yet.
     func take(_ key: String, rule: Rule, now: Date) async throws -> Outcome {

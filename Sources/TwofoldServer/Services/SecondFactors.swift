@@ -14,47 +14,33 @@ struct SecondFactors: Sendable {
 
     /// The methods a login flow offers this user, most preferred first (passkeys lead, seed 000,
     /// unless the user chose another primary); empty when the user has no second factor (then a
-    /// password alone signs in). Backup codes count only beside a real factor.
+    /// password alone signs in). `SignInCredentials.loginMethods` decides.
     func available(for user: User) async throws -> [FactorMethod] {
-        let account = try await credentials(for: user)
-        var methods: [FactorMethod] = []
-        if account.passkeys > 0 { methods.append(.webauthn) }
-        if account.totp { methods.append(.totp) }
-        if account.keyDevices > 0 { methods.append(.deviceKey) }
-        if account.smsCodes { methods.append(.sms) }
-        if account.emailCodes { methods.append(.email) }
-        if let primary = user.primaryMethod, let index = methods.firstIndex(of: primary) {
-            methods.insert(methods.remove(at: index), at: 0)
-        }
-        if !methods.isEmpty, account.backupCodes > 0 { methods.append(.backup) }
-        return methods
+        try await credentials(for: user).loginMethods(primary: user.primaryMethod)
     }
 
-    /// Everything that can sign in to `user`'s account (issue T: one definition, which the
-    /// login flow's offer above and `SignInPolicy` both read). SMS sign-in devices are not a
-    /// login flow's second step, but they sign in, so they are here.
+    /// Everything that can sign in to `user`'s account (issue V item 2: one definition, which the
+    /// login flow's offer, `SignInPolicy`, the purge below and the recovery hold all read).
     func credentials(for user: User) async throws -> SignInCredentials {
-        let stored = try await users.storedFactors(userID: user.id)
-        return SignInCredentials(
-            totp: stored.activeTOTP > 0, passkeys: stored.passkeys, keyDevices: stored.deviceKeys,
-            smsDevices: stored.smsDevices, smsCodes: user.smsEnabled && user.verifiedPhone != nil,
-            emailCodes: user.emailEnabled, backupCodes: stored.unusedBackupCodes,
-            verifiedPhone: user.verifiedPhone != nil)
+        SignInCredentials(user: user, stored: try await users.storedFactors(userID: user.id))
     }
 
     /// After a factor is removed: with no second factor left, backup codes would be a password
     /// alone and remembered devices would skip nothing, so both go (2FA reset).
     /// Reads the user afresh, as the removal left them.
     func purgeIfNoneLeft(userID: UUID, origin: RequestOrigin) async throws {
-        guard let user = try await users.user(id: userID), try await available(for: user).isEmpty else { return }
+        guard let user = try await users.user(id: userID), try await !credentials(for: user).hasSecondFactor else {
+            return
+        }
         try await backupCodes.deleteAll(for: userID)
         try await trustedDevices.revokeAll(userID: userID, origin: origin)
     }
 
     /// The outcome of checking one second factor.
     enum Verification {
-        /// Proven; the RFC 8176 method reference to record (`otp`, `sms`, `hwk`, …).
-        case verified(amr: String, backupCodesRemaining: Int?)
+        /// Proven: the RFC 8176 method reference to record (`otp`, `sms`, `hwk`, …) and the
+        /// proof, bound to the credential that gave it.
+        case verified(amr: String, proof: Proof, backupCodesRemaining: Int?)
         /// The user has no such factor enabled.
         case notEnabled
     }
@@ -94,28 +80,30 @@ struct SecondFactors: Sendable {
             guard let passkey, flowID == nil else { throw InputValidation.failure(["credential": "is required"]) }
             let proof = try await passkeys.authenticate(
                 passkey, purpose: .stepUp, userID: userID, flowID: nil, origin: origin)
-            return .verified(amr: proof.amr, backupCodesRemaining: nil)
+            return .verified(amr: proof.amr, proof: .passkey(proof.passkey.credentialID), backupCodesRemaining: nil)
         }
         if method == .deviceKey {
-            try await deviceKeys.checkSecondFactor(deviceKey, userID: userID, flowID: flowID, origin: origin)
-            return .verified(amr: "hwk", backupCodesRemaining: nil)
+            let device = try await deviceKeys.checkSecondFactor(
+                deviceKey, userID: userID, flowID: flowID, origin: origin)
+            return .verified(amr: "hwk", proof: device, backupCodesRemaining: nil)
         }
         let code = try InputValidation.code(code)
         switch method {
         case .totp:
             guard let credential = secret else { return .notEnabled }
             try await totp.check(code, credential: credential, origin: origin)
-            return .verified(amr: "otp", backupCodesRemaining: nil)
+            return .verified(amr: "otp", proof: .totp(secretID: credential.id), backupCodesRemaining: nil)
         case .sms, .email:
             guard let channel = DeliveryChannel(method) else { return .notEnabled }
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
-            _ = try await codes.verify(
+            let destination = try await codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
                 origin: origin)
-            return .verified(amr: channel == .sms ? "sms" : "otp", backupCodesRemaining: nil)
+            return .verified(
+                amr: channel == .sms ? "sms" : "otp", proof: .code(channel, to: destination), backupCodesRemaining: nil)
         case .backup:
             let remaining = try await backupCodes.use(code, userID: userID, origin: origin)
-            return .verified(amr: "otp", backupCodesRemaining: remaining)
+            return .verified(amr: "otp", proof: .backup, backupCodesRemaining: remaining)
         default:
             return .notEnabled
         }

@@ -174,7 +174,7 @@ struct SecondStep: Sendable {
         let session = try step.map { _ in
             try sessions.newSession(
                 user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, "otp", "mfa"],
-                proofs: [SessionProofs.password, FactorChanges.factorName(method: .totp)],
+                proofs: [.password, .totp(secretID: secret.id)],
                 origin: origin)
         }
         let tokens = try session.map { try sessions.tokens(for: $0.recorded) }
@@ -237,10 +237,7 @@ struct SecondStep: Sendable {
             passkey, purpose: .loginFlow, userID: flow.user.id, flowID: flow.flowID, origin: origin)
         let session = try sessions.newSession(
             user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, verified.amr, "mfa"],
-            proofs: [
-                SessionProofs.password,
-                FactorChanges.factorName(method: .webauthn, credentialID: verified.passkey.credentialID),
-            ], origin: origin)
+            proofs: [.password, .passkey(verified.passkey.credentialID)], origin: origin)
         let tokens = try sessions.tokens(for: session.recorded)
         let assertion = verified.assertion
         if let passkeySignIns, !trustDevice, !assertion.backupStateChanged {
@@ -290,13 +287,10 @@ struct SecondStep: Sendable {
         switch verification {
         case .notEnabled:
             throw methodNotAvailable(method)
-        case .verified(let amr, let remaining):
+        case .verified(let amr, let proof, let remaining):
             let session = try sessions.newSession(
                 user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, amr, "mfa"],
-                proofs: [
-                    SessionProofs.password, FactorChanges.factorName(method: method, deviceID: deviceKey?.deviceId),
-                ],
-                origin: origin)
+                proofs: [.password, proof], origin: origin)
             return try await recordSession(
                 session, flow: flow, method: method, backupCodesRemaining: remaining, trustDevice: trustDevice,
                 origin: origin)

@@ -54,10 +54,10 @@ struct SessionService: Sendable {
     }
 
     /// Makes (but does not write) a session for `user`, who has just proven `methods` (RFC 8176
-    /// values, for the token) by `proofs` (`SessionProofs` names, for the sign-in policy), in a
+    /// values, for the token) by `proofs` (bound to their credentials, for the sign-in policy), in a
     /// sign-in that read the account's `SessionEpoch` `epoch` before it checked anything.
     /// Refused while the account's factors are being reset (an odd epoch).
-    func newSession(user: UserDTO, epoch: Int, methods: [String], proofs: [String], origin: RequestOrigin) throws
+    func newSession(user: UserDTO, epoch: Int, methods: [String], proofs: [Proof], origin: RequestOrigin) throws
         -> NewSession
     {
         guard !SessionEpoch.isResetting(epoch) else { throw Self.resetUnderWay }
@@ -84,7 +84,7 @@ struct SessionService: Sendable {
     /// Creates a session for a user who has just proven `methods` by `proofs`, with its first
     /// token pair. `user` is the account as read before the proof was checked: its
     /// `SessionEpoch` is the session's.
-    func start(user: User, methods: [String], proofs: [String], origin: RequestOrigin) async throws
+    func start(user: User, methods: [String], proofs: [Proof], origin: RequestOrigin) async throws
         -> AuthTokensResponse
     {
         try tokens(
@@ -180,6 +180,16 @@ struct SessionService: Sendable {
         }
     }
 
+    /// Revokes every live session of `userID` but `kept` whose proofs `ends` picks (a factor
+    /// they proved was removed); how many this call ended.
+    func endSessions(of userID: UUID, except kept: UUID?, where ends: ([Proof: Date]) -> Bool) async throws -> Int {
+        var ended = 0
+        for session in try await store.liveSessions(userID: userID) where session.id != kept && ends(session.proofs) {
+            if try await store.revoke(sessionID: session.id, reason: "factor removed", now: clock.now()) { ended += 1 }
+        }
+        return ended
+    }
+
     /// Revokes every live session of a user but `kept`, after moving the account's
     /// `SessionEpoch` past them; how many. Statements only, so it may run inside a unit of work
     /// (a lock set by a wrong code).
@@ -227,7 +237,7 @@ struct SessionService: Sendable {
     /// password re-entered is `pwd` alone). `method` nil records the proof only (an email code on
     /// an account without email codes proves the address, not a factor). Returns a new access
     /// token carrying them.
-    func stepUp(caller: AuthenticatedUser, amr method: String?, proof: String) async throws -> TokenDTO {
+    func stepUp(caller: AuthenticatedUser, amr method: String?, proof: Proof) async throws -> TokenDTO {
         guard let session = try await store.session(id: caller.sessionID), session.isLive else {
             throw BearerAuthentication.unauthorized("The session of this access token has ended.")
         }

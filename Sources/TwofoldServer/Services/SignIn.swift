@@ -37,9 +37,8 @@ struct SignIn: Sendable {
     func start(_ attempt: LoginRequest, from source: SignInSource, logger: Logger) async throws -> LoginOutcome {
         let identifier = try Self.identifier(attempt)
         let now = clock.now()
-        let address = source.address ?? "-"
         try await rateLimiter.require(
-            RateLimiter.signInKey(address: address), rule: .init(rules.loginPerAddress), now: now)
+            RateLimiter.signInKey(address: source.address), rule: .init(rules.loginPerAddress), now: now)
         let user = try await users.user(identifier: identifier)
         // The account buckets are the account's, whichever of its names was typed (issue S item
         // 9: `alice` and `alice@example.com` had a bucket each); an unknown name has its own.
@@ -58,7 +57,7 @@ struct SignIn: Sendable {
         // The remembered device has a bucket of its own instead, as tight as one address's, so a
         // leaked device token gives no more guesses than one address does (issue T review).
         let deviceKey = "login:device:\(SecureToken.hash(source.trustedDeviceToken ?? ""))"
-        let accountAndAddress = "login:account-ip:\(account):\(address)"
+        let accountAndAddress = RateLimiter.addressKey("login:account:\(account)", address: source.address)
         try await rateLimiter.require(accountAndAddress, rule: .init(rules.loginPerAccountAndAddress), now: now)
         if remembered {
             try await rateLimiter.require(deviceKey, rule: .init(rules.loginPerAccountAndAddress), now: now)
@@ -90,7 +89,7 @@ struct SignIn: Sendable {
             // A remembered device skips the second step; the session records only the password,
             // so sensitive calls still ask for a step-up.
             let tokens = try await sessions.start(
-                user: user, methods: ["pwd"], proofs: [SessionProofs.password], origin: source.origin)
+                user: user, methods: ["pwd"], proofs: [.password], origin: source.origin)
             if methods.isEmpty {
                 try await audit.record(.loginSucceeded, user: user.id, detail: "pwd", origin: source.origin)
             } else {
@@ -182,7 +181,8 @@ struct Registration: Sendable {
 
         let now = clock.now()
         try await rateLimiter.require(
-            "register:ip:\(source.address ?? "-")", rule: .init(rules.registerPerAddress), now: now)
+            RateLimiter.addressKey("register", address: source.address), rule: .init(rules.registerPerAddress),
+            now: now)
         let hash = try await passwords.hash(form.password)
         let user = User(
             id: UUID(), username: username, email: email, phone: phone, role: .user, passwordHash: hash, now: now)

@@ -1,13 +1,14 @@
 import Foundation
 import TwofoldAPI
 
-/// What a session has proven: each proof's name and when (`SessionProofs`), and the factors it
-/// added itself, which never count as its proof (issue S item 1, issue T).
+/// What a session has proven: each proof and when (`Proof`, bound to its credential), and the
+/// factors it added itself (`Proof.factor` names), which never count as its proof (issue S item
+/// 1, issue T).
 struct SessionProof: Sendable, Equatable {
-    var proofs: [String: Date] = [:]
+    var proofs: [Proof: Date] = [:]
     var added: Set<String> = []
 
-    init(proofs: [String: Date] = [:], added: Set<String> = []) {
+    init(proofs: [Proof: Date] = [:], added: Set<String> = []) {
         self.proofs = proofs
         self.added = added
     }
@@ -16,42 +17,95 @@ struct SessionProof: Sendable, Equatable {
         self.init(proofs: session.proofs, added: Set(session.addedFactors))
     }
 
-    /// The proofs given since `cutoff`, less the factors the session added.
-    func recent(since cutoff: Date) -> Set<String> {
-        Set(proofs.filter { $0.value >= cutoff && !added.contains($0.key) }.keys)
+    /// The proofs given since `cutoff` that still name a live credential of `account`, less
+    /// the factors the session added.
+    func recent(since cutoff: Date, account: SignInCredentials) -> Set<Proof> {
+        Set(proofs.filter { $0.value >= cutoff && !added.contains($0.key.factor) && account.isLive($0.key) }.keys)
     }
 
     /// Whether the session proved anything but codes sent to the phone or the mailbox (seed
     /// 004's SMS sign-in proves a code alone: the one factor a SIM swap hands over).
     var provesMoreThanACode: Bool {
-        proofs.keys.contains { !added.contains($0) && !SignInPolicy.codeProofs.contains($0) }
+        proofs.keys.contains { !added.contains($0.factor) && !$0.method.isSentCode }
     }
+
+    /// Whether a recovery pass began this session.
+    var isRecovery: Bool { proofs[.recovery] != nil }
 }
 
-/// Everything that can sign in to an account, in one place (issue T): the login flow's offer,
-/// the policy's "has a second factor", and the password change's notice all read this.
+/// What can sign in, or complete a sign-in, to an account (issue V item 2): one definition that
+/// the login flow's offer, the sign-in policy, the purge of a last factor, the recovery hold and
+/// gate, and `availableMethods` all read. Built from the credentials themselves, so it also says
+/// which proofs still name a live one (`isLive`).
 struct SignInCredentials: Sendable, Equatable {
-    var totp = false
-    var passkeys = 0
-    /// Seed 004 devices holding a Secure Enclave key: each signs in without the password.
-    var keyDevices = 0
-    /// Seed 004 devices enrolled for SMS sign-in: an SMS code to the verified phone signs in.
-    var smsDevices = 0
+    /// Every kind of credential an account can hold. `SignInCredentialsAgreementTests` gives an
+    /// account each kind alone and asks every reader: a kind one of them forgets fails there.
+    enum Kind: String, CaseIterable, Sendable {
+        case totp, passkey, deviceKey, smsDevice, smsCodes, emailCodes, backupCodes
+    }
+
+    /// The active authenticator-app secret.
+    var totpSecret: UUID?
+    /// Each passkey's credential ID.
+    var passkeyIDs: Set<String> = []
+    /// Each device holding a Secure Enclave key (seed 004; it signs in without the password), by
+    /// device ID, with its key.
+    var deviceKeys: [String: String] = [:]
+    /// Seed 004 devices enrolled for SMS sign-in: an SMS code to the verified phone signs in,
+    /// and it is the second step of a password sign-in.
+    var smsDeviceIDs: Set<String> = []
     /// SMS codes as a second factor (enabled, to a verified number).
     var smsCodes = false
     var emailCodes = false
     var backupCodes = 0
-    /// A number proven by a code is on file: a step-up code can go there.
-    var verifiedPhone = false
+    /// The number proven by a code: a step-up code can go there, and SMS codes of either kind.
+    var phone: String?
+    /// The address on file: a step-up code can go there.
+    var email = ""
 
-    /// The kinds of proof that are this account's second factors (`SessionProofs.kind`).
-    /// Backup codes count only beside a real factor.
+    init(
+        totpSecret: UUID? = nil, passkeyIDs: Set<String> = [], deviceKeys: [String: String] = [:],
+        smsDeviceIDs: Set<String> = [], smsCodes: Bool = false, emailCodes: Bool = false, backupCodes: Int = 0,
+        phone: String? = nil, email: String = ""
+    ) {
+        self.totpSecret = totpSecret
+        self.passkeyIDs = passkeyIDs
+        self.deviceKeys = deviceKeys
+        self.smsDeviceIDs = smsDeviceIDs
+        self.smsCodes = smsCodes
+        self.emailCodes = emailCodes
+        self.backupCodes = backupCodes
+        self.phone = phone
+        self.email = email
+    }
+
+    /// `user`'s, from what their own tables hold.
+    init(user: User, stored: StoredFactors) {
+        self.init(
+            totpSecret: stored.totp, passkeyIDs: stored.passkeys, deviceKeys: stored.deviceKeys,
+            smsDeviceIDs: stored.smsDevices, smsCodes: user.smsEnabled && user.verifiedPhone != nil,
+            emailCodes: user.emailEnabled, backupCodes: stored.unusedBackupCodes, phone: user.verifiedPhone,
+            email: user.email)
+    }
+
+    var totp: Bool { totpSecret != nil }
+    var passkeys: Int { passkeyIDs.count }
+    var keyDevices: Int { deviceKeys.count }
+    var smsDevices: Int { smsDeviceIDs.count }
+    var verifiedPhone: Bool { phone != nil }
+
+    /// SMS codes to the verified phone complete a sign-in: as a second factor, or for an SMS
+    /// sign-in device (seed 004), whose password sign-in takes the same code as its second step.
+    var smsSignIn: Bool { phone != nil && (smsCodes || !smsDeviceIDs.isEmpty) }
+
+    /// The kinds of proof that are this account's second factors (`Proof.method`). Backup codes
+    /// count only beside a real factor.
     var secondFactorKinds: Set<FactorMethod> {
         var kinds: Set<FactorMethod> = []
         if totp { kinds.insert(.totp) }
         if passkeys > 0 { kinds.insert(.webauthn) }
         if keyDevices > 0 { kinds.insert(.deviceKey) }
-        if smsCodes || smsDevices > 0 { kinds.insert(.sms) }
+        if smsSignIn { kinds.insert(.sms) }
         if emailCodes { kinds.insert(.email) }
         if !kinds.isEmpty, backupCodes > 0 { kinds.insert(.backup) }
         return kinds
@@ -59,6 +113,35 @@ struct SignInCredentials: Sendable, Equatable {
 
     /// Whether anything beside the password can sign in or complete a sign-in.
     var hasSecondFactor: Bool { !secondFactorKinds.isEmpty }
+
+    /// The methods a login flow offers, most preferred first (passkeys lead, seed 000, unless
+    /// `primary` names another); empty when a password alone signs in. Backup codes come last.
+    func loginMethods(primary: FactorMethod?) -> [FactorMethod] {
+        let kinds = secondFactorKinds
+        var methods = FactorMethod.secondFactors.filter { kinds.contains($0) && $0 != .backup }
+        if let primary, let index = methods.firstIndex(of: primary) {
+            methods.insert(methods.remove(at: index), at: 0)
+        }
+        if kinds.contains(.backup) { methods.append(.backup) }
+        return methods
+    }
+
+    /// Whether `proof` names a credential the account still has, unchanged: the password and a
+    /// recovery pass always; a passkey while it exists; the authenticator app, a device's key, the
+    /// phone or the address only in the version that was proven. Whether it is a second factor
+    /// is `secondFactorKinds`'s to say.
+    func isLive(_ proof: Proof) -> Bool {
+        switch proof.method {
+        case .totp: return totpSecret.map { proof == .totp(secretID: $0) } ?? false
+        case .webauthn: return proof.credential.map(passkeyIDs.contains) ?? false
+        case .deviceKey:
+            guard let device = proof.credential, let key = deviceKeys[device] else { return false }
+            return proof == .deviceKey(device, publicKey: key)
+        case .sms: return phone.map { proof == .code(.sms, to: $0) } ?? false
+        case .email: return proof == .code(.email, to: email)
+        default: return proof.version == nil && proof.credential == nil
+        }
+    }
 }
 
 /// A change to how an account signs in or where its codes go (issue T). Every endpoint that
@@ -69,8 +152,9 @@ enum SignInChange: Sendable, Equatable {
     case add(kind: FactorMethod)
     /// Where SMS or email codes go.
     case changeDestination(DeliveryChannel)
-    /// A factor is removed or weakened: `proof` names it as a session proves it (`totp`, `sms`,
-    /// `email`, `webauthn:<id>`, `deviceKey:<id>`), so its own proof does not vouch for it.
+    /// A factor is removed or weakened: `proof` names it as a session proves it (`Proof.factor`:
+    /// `totp`, `sms`, `email`, `webauthn:<id>`, `deviceKey:<id>`), so its own proof does not
+    /// vouch for it.
     case remove(proof: String)
     /// A device key gives way to SMS sign-in (seed 004 scenario 8): the key is gone, so the
     /// password with a fresh code to the verified phone also does.
@@ -150,10 +234,12 @@ struct SignInPolicy: Sendable {
         }
         // A session that proved only a code changes nothing until it proves more.
         guard proof.provesMoreThanACode else { return .stepUp(.moreThanACode) }
-        let recent = proof.recent(since: now.addingTimeInterval(-window))
-        let passwordRecent = recent.contains(SessionProofs.password)
+        // Only proofs of credentials the account still has, as they were (issue V item 1).
+        let recentProofs = proof.recent(since: now.addingTimeInterval(-window), account: account)
+        let recent = Set(recentProofs.map(\.factor))
+        let passwordRecent = recentProofs.contains(.password)
         let kinds = account.secondFactorKinds
-        let recentFactors = recent.filter { kinds.contains(SessionProofs.kind($0)) }
+        let recentFactors = Set(recentProofs.filter { kinds.contains($0.method) }.map(\.factor))
         switch change {
         case .signOut, .changePassword, .configure:
             return .allowed
@@ -161,7 +247,7 @@ struct SignInPolicy: Sendable {
             // A session a recovery pass began vouches for a first factor, however long ago it
             // began (it exists for that, and may do nothing else): the reviewer decided.
             if kinds.isEmpty {
-                if proof.proofs[SessionProofs.recovery] != nil { return .allowed }
+                if proof.isRecovery { return .allowed }
                 if recoveryHold { return .stepUp(.recoverySession) }
                 return passwordRecent ? .allowed : .stepUp(.recentPassword)
             }
@@ -177,7 +263,7 @@ struct SignInPolicy: Sendable {
             // whose key is gone — beside a fresh code to the verified phone.
             guard passwordRecent else { return .stepUp(.otherProof) }
             var vouching: Set<String> = [FactorMethod.email.rawValue]
-            if kinds.contains(SessionProofs.kind(removed)) { vouching.insert(removed) }
+            if kinds.contains(FactorMethod(rawValue: String(removed.prefix { $0 != ":" }))) { vouching.insert(removed) }
             if case .downgrade = change, account.verifiedPhone { vouching.insert(FactorMethod.sms.rawValue) }
             return recent.isDisjoint(with: vouching) ? .stepUp(.otherProof) : .allowed
         }

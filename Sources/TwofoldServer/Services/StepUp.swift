@@ -45,15 +45,15 @@ struct StepUp: Sendable {
                 status: 422, code: .validationFailed, title: "Factor not enabled",
                 detail: "This account has no \(proof.method) factor to step up with.", errors: ["method": "not enabled"]
             )
-        case .verified(let amr, _):
-            if try await sessions.proof(of: caller).added.contains(factor) {
+        case .verified(let amr, let proven, _):
+            if try await sessions.proof(of: caller).added.contains(proven.factor) {
                 throw Self.addedInThisSession(proof.method)
             }
             // A code to a phone or mailbox that is not one of the account's factors proves the
             // destination, not a second factor: recorded for the policy, left out of `amr`.
             let kinds = try await secondFactors.credentials(for: user).secondFactorKinds
             return try await sessions.stepUp(
-                caller: caller, amr: kinds.contains(SessionProofs.kind(factor)) ? amr : nil, proof: factor)
+                caller: caller, amr: kinds.contains(proven.method) ? amr : nil, proof: proven)
         }
     }
 
@@ -71,7 +71,7 @@ struct StepUp: Sendable {
                 status: 401, code: .invalidCredentials, title: "Wrong password", detail: "The password is wrong.",
                 errors: ["password": "is wrong"])
         }
-        return try await sessions.stepUp(caller: caller, amr: "pwd", proof: SessionProofs.password)
+        return try await sessions.stepUp(caller: caller, amr: "pwd", proof: .password)
     }
 
     static func addedInThisSession(_ method: FactorMethod) -> Problem {

@@ -130,7 +130,7 @@ final class TwofoldContext: Sendable {
             recoveryHold: recoveryHold)
         self.factorChanges = FactorChanges(
             sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
-            configuration: configuration, clock: clock)
+            configuration: configuration, clock: clock, users: users, secondFactors: secondFactors, audit: audit)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
             totp: totp, codeSignIns: codeSignIns, passkeySignIns: passkeySignIns, codes: codes, users: users,

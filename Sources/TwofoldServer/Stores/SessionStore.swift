@@ -15,9 +15,9 @@ struct SessionRecord: Sendable, Equatable {
     var ipAddress: String?
     var userAgent: String?
     var revokedAt: Date?
-    /// What the session proved and when, each proof by its name (`SessionProofs`): the password,
-    /// `totp`, `sms`, `email`, `backup`, `webauthn:<credential ID>`, `deviceKey:<device ID>`.
-    var proofs: [String: Date] = [:]
+    /// What the session proved and when (`Proof`, bound to the credential it proved; stored as
+    /// `SessionProofs` writes them).
+    var proofs: [Proof: Date] = [:]
     /// The factors the session added itself (`FactorChanges.factorName`): none of them counts
     /// as its proof.
     var addedFactors: [String] = []
@@ -60,7 +60,7 @@ protocol SessionStore: Sendable {
     func touch(sessionID: UUID, now: Date) async throws
     /// A freshly proven factor: `auth_time` and `last_used_at` become `now`, `amr` becomes
     /// `methods` and the proofs `proofs`; whether the session was live.
-    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool
+    func stepUp(sessionID: UUID, methods: [String], proofs: [Proof: Date], now: Date) async throws -> Bool
     /// Revokes the session if it is not revoked yet; whether this call did.
     func revoke(sessionID: UUID, reason: String, now: Date) async throws -> Bool
     /// Revokes every live session of `userID` but `kept`, after raising the account's
@@ -181,7 +181,7 @@ struct SQLSessionStore: SessionStore {
             Statement("UPDATE sessions SET last_used_at = ? WHERE id = ?", .date(now), .uuid(sessionID)))
     }
 
-    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool {
+    func stepUp(sessionID: UUID, methods: [String], proofs: [Proof: Date], now: Date) async throws -> Bool {
         try await database.changes(
             Statement(
                 """

@@ -49,14 +49,29 @@ protocol UserStore: Sendable {
     func setPrimaryMethod(_ method: FactorMethod?, userID: UUID, now: Date) async throws
 }
 
-/// The user's second factors kept in their own tables (SMS and email are flags on the user).
+/// The user's second factors kept in their own tables (SMS and email are flags on the user),
+/// each by what identifies it, so a proof can be checked against the credential it named.
 struct StoredFactors: Sendable, Equatable {
-    var activeTOTP: Int
-    var deviceKeys: Int
-    var unusedBackupCodes: Int
-    var passkeys: Int = 0
-    /// Seed 004 devices enrolled for SMS sign-in.
-    var smsDevices: Int = 0
+    /// The active authenticator-app secret's ID.
+    var totp: UUID?
+    /// Each passkey's credential ID.
+    var passkeys: Set<String> = []
+    /// Each device holding a key, by device ID, with the key (stored base64).
+    var deviceKeys: [String: String] = [:]
+    /// Seed 004 devices enrolled for SMS sign-in, by device ID.
+    var smsDevices: Set<String> = []
+    var unusedBackupCodes = 0
+
+    var activeTOTP: Int { totp == nil ? 0 : 1 }
+}
+
+/// One row of `storedFactors`' statement.
+private struct StoredFactorRow: Sendable {
+    let kind: String
+    let secret: UUID?
+    let name: String?
+    let key: String?
+    let count: Int
 }
 
 /// `UserStore` on the server's database.
@@ -159,28 +174,40 @@ struct SQLUserStore: UserStore {
     }
 
     func storedFactors(userID: UUID) async throws -> StoredFactors {
-        // Fail closed: a row that cannot be read must never look like "no second factor".
-        guard
-            let counts = try await database.rows(
-                Statement(
-                    """
-                    SELECT
-                      (SELECT COUNT(*) FROM totp_credentials WHERE user_id = ? AND status = 'active') AS totp,
-                      (SELECT COUNT(*) FROM devices WHERE user_id = ? AND method = 'secureEnclave'
-                         AND public_key IS NOT NULL) AS device_keys,
-                      (SELECT COUNT(*) FROM backup_codes WHERE user_id = ? AND used_at IS NULL) AS backup,
-                      (SELECT COUNT(*) FROM passkey_credentials WHERE user_id = ?) AS passkeys,
-                      (SELECT COUNT(*) FROM devices WHERE user_id = ? AND method = 'smsOTP') AS sms_devices
-                    """, .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID)),
-                {
-                    StoredFactors(
-                        activeTOTP: try $0.integer(0), deviceKeys: try $0.integer(1),
-                        unusedBackupCodes: try $0.integer(2), passkeys: try $0.integer(3), smsDevices: try $0.integer(4)
-                    )
-                }
-            ).first
-        else { throw StatementRowError(column: 0, reason: "no row for the stored factors") }
-        return counts
+        // One row per credential, and the count of unused backup codes (always there: fail
+        // closed, a result that cannot be read must never look like "no second factor").
+        let rows = try await database.rows(
+            Statement(
+                """
+                SELECT 'backup', NULL, NULL, NULL, COUNT(*) FROM backup_codes WHERE user_id = ? AND used_at IS NULL
+                UNION ALL
+                SELECT 'totp', id, NULL, NULL, 0 FROM totp_credentials WHERE user_id = ? AND status = 'active'
+                UNION ALL
+                SELECT 'passkey', NULL, credential_id, NULL, 0 FROM passkey_credentials WHERE user_id = ?
+                UNION ALL
+                SELECT method, NULL, device_id, public_key, 0 FROM devices WHERE user_id = ?
+                  AND (method = 'smsOTP' OR (method = 'secureEnclave' AND public_key IS NOT NULL))
+                """, .uuid(userID), .uuid(userID), .uuid(userID), .uuid(userID)),
+            { row in
+                StoredFactorRow(
+                    kind: try row.text(0), secret: try row.optionalUUID(1), name: try row.optionalText(2),
+                    key: try row.optionalText(3), count: try row.integer(4))
+            })
+        guard rows.contains(where: { $0.kind == "backup" }) else {
+            throw StatementRowError(column: 0, reason: "no row for the stored factors")
+        }
+        var stored = StoredFactors()
+        for row in rows {
+            switch (row.kind, row.secret, row.name, row.key) {
+            case ("backup", _, _, _): stored.unusedBackupCodes = row.count
+            case ("totp", let secret?, _, _): stored.totp = secret
+            case ("passkey", _, let credential?, _): stored.passkeys.insert(credential)
+            case ("smsOTP", _, let device?, _): stored.smsDevices.insert(device)
+            case ("secureEnclave", _, let device?, let key?): stored.deviceKeys[device] = key
+            default: throw StatementRowError(column: 0, reason: "an unknown stored factor")
+            }
+        }
+        return stored
     }
 
     func hasAdministrator() async throws -> Bool {

@@ -18,7 +18,7 @@ import VaporTesting
         for _ in 0..<2 {
             let session = SessionRecord(
                 id: UUID(), userID: user, authTime: now, methods: ["pwd"], createdAt: now, lastUsedAt: now,
-                ipAddress: "10.0.0.1", userAgent: nil, proofs: ["password": now])
+                ipAddress: "10.0.0.1", userAgent: nil, proofs: [.password: now])
             try await store.insert(
                 session,
                 firstRefreshToken: RefreshTokenRecord(

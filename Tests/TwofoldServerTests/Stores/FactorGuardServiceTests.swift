@@ -70,7 +70,7 @@ import TwofoldAPI
         let user = User(
             id: alice, username: "alice", email: "a@example.com", phone: nil, role: .user, passwordHash: "",
             now: clock.now)
-        _ = try await guardService.sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: .none)
+        _ = try await guardService.sessions.start(user: user, methods: ["pwd"], proofs: [.password], origin: .none)
         for _ in 0..<5 { _ = await wrong(guardService) }
         clock.advance(by: 300)
         #expect(await wrong(guardService)?.code == .accountLocked)

@@ -131,7 +131,7 @@ actor InMemorySessionStore: SessionStore {
 
     func touch(sessionID: UUID, now: Date) async throws { sessions[sessionID]?.lastUsedAt = now }
 
-    func stepUp(sessionID: UUID, methods: [String], proofs: [String: Date], now: Date) async throws -> Bool {
+    func stepUp(sessionID: UUID, methods: [String], proofs: [Proof: Date], now: Date) async throws -> Bool {
         guard sessions[sessionID]?.revokedAt == nil, sessions[sessionID] != nil else { return false }
         sessions[sessionID]?.methods = methods
         sessions[sessionID]?.proofs = proofs
@@ -331,7 +331,7 @@ actor InMemoryUserStore: UserStore {
     var factors: [UUID: StoredFactors] = [:]
     func setFactors(_ stored: StoredFactors, for userID: UUID) { factors[userID] = stored }
     func storedFactors(userID: UUID) async throws -> StoredFactors {
-        factors[userID] ?? StoredFactors(activeTOTP: 0, deviceKeys: 0, unusedBackupCodes: 0)
+        factors[userID] ?? StoredFactors()
     }
 }
 

@@ -92,10 +92,12 @@ import TwofoldDevice
                     id: UUID(), userID: alice.id, deviceID: "iphone-1", method: .secureEnclave,
                     publicKey: deviceKey.publicKey, enrolledAt: clock.now, updatedAt: clock.now), addedBy: nil)
             let options = try await context.passkeys.creationOptions(for: alice, hints: nil)
-            _ = try await context.passkeys.register(
+            let registered = try await context.passkeys.register(
                 passkey.registration(options), name: nil, user: alice, origin: .none, addedBy: nil)
             await users.setFactors(
-                StoredFactors(activeTOTP: 1, deviceKeys: 1, unusedBackupCodes: backupCodes.count, passkeys: 1),
+                StoredFactors(
+                    totp: try await context.totp.active(for: alice.id)?.id, passkeys: [registered.credentialID],
+                    deviceKeys: ["iphone-1": deviceKey.publicKey], unusedBackupCodes: backupCodes.count),
                 for: alice.id)
         }
 

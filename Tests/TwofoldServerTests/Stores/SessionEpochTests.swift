@@ -15,7 +15,7 @@ import VaporTesting
         let now = Date()
         let session = SessionRecord(
             id: UUID(), userID: user, authTime: now, methods: ["pwd"], createdAt: now, lastUsedAt: now,
-            ipAddress: "203.0.113.9", userAgent: nil, proofs: ["password": now], epoch: epoch)
+            ipAddress: "203.0.113.9", userAgent: nil, proofs: [.password: now], epoch: epoch)
         try await SQLSessionStore(database: app.twofold.database).insert(
             session,
             firstRefreshToken: RefreshTokenRecord(
@@ -178,7 +178,7 @@ extension SessionEpochTests {
                     do {
                         if attempt == "session" {
                             _ = try await sessions.start(
-                                user: during, methods: ["pwd"], proofs: ["password"], origin: .none)
+                                user: during, methods: ["pwd"], proofs: [.password], origin: .none)
                         } else {
                             _ = try await app.twofold.loginFlows.start(user: during, firstFactor: "pwd", origin: .none)
                         }
@@ -197,7 +197,7 @@ extension SessionEpochTests {
             let after = try #require(try await users.user(id: alice))
             #expect(!SessionEpoch.isResetting(after.sessionEpoch) && after.sessionEpoch > before.sessionEpoch)
             #expect(try await store.session(id: kept.id)?.isLive == true)
-            _ = try await sessions.start(user: after, methods: ["pwd"], proofs: ["password"], origin: .none)
+            _ = try await sessions.start(user: after, methods: ["pwd"], proofs: [.password], origin: .none)
         }
     }
 
@@ -223,7 +223,7 @@ extension SessionEpochTests {
                             guard
                                 let session = try? sessions.newSession(
                                     user: user.dto, epoch: user.sessionEpoch, methods: ["pwd"],
-                                    proofs: ["password"], origin: .none)
+                                    proofs: [.password], origin: .none)
                             else {
                                 try await Task.sleep(for: .milliseconds(1))
                                 continue
@@ -292,7 +292,7 @@ extension SessionEpochTests {
             #expect(!SessionEpoch.isResetting(try await epoch()), "sign-ins start again")
             #expect(try await AuditQueries.count(type: "account.reset_interrupted", on: app) == 1)
             _ = try await app.twofold.sessions.start(
-                user: try #require(try await users.user(id: alice)), methods: ["pwd"], proofs: ["password"],
+                user: try #require(try await users.user(id: alice)), methods: ["pwd"], proofs: [.password],
                 origin: .none)
 
             // A reset that outlives its claim is taken over; its own closing then changes nothing.

@@ -7,6 +7,8 @@ import TwofoldAPI
 
 /// Sessions with in-memory stores: no Vapor, no database.
 @Suite struct SessionServiceTests {
+    static let totpProof = Proof(method: .totp, version: "secret-1")
+
     let clock = TestClock()
     let store = InMemorySessionStore()
     let audit = InMemoryAuditStore()
@@ -25,7 +27,7 @@ import TwofoldAPI
 
     @Test func aRefreshTokenRotatesOnceAndItsReuseEndsTheSession() async throws {
         let sessions = try await service()
-        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
+        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: [.password], origin: origin)
         let sessionID = try #require(try await sessions.list(userID: user.id, current: nil).first).id
         clock.advance(by: 60)
         let rotated = try await sessions.refresh(started.refreshToken.token, origin: origin)
@@ -40,7 +42,7 @@ import TwofoldAPI
 
     @Test func anExpiredRefreshTokenIsToldAsExpired() async throws {
         let sessions = try await service()
-        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
+        let started = try await sessions.start(user: user, methods: ["pwd"], proofs: [.password], origin: origin)
         clock.advance(by: 30 * 86_400)
         do {
             _ = try await sessions.refresh(started.refreshToken.token, origin: origin)
@@ -52,16 +54,16 @@ import TwofoldAPI
 
     @Test func stepUpRaisesAuthTimeAndAddsTheMethod() async throws {
         let sessions = try await service()
-        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
+        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: [.password], origin: origin)
         let session = try #require(try await sessions.list(userID: user.id, current: nil).first)
         clock.advance(by: 600)
         _ = try await sessions.stepUp(
             caller: AuthenticatedUser(
                 userID: user.id, sessionID: session.id, methods: ["pwd"], authTime: session.authTime),
-            amr: "otp", proof: "totp")
+            amr: "otp", proof: Self.totpProof)
         let stepped = try #require(try await store.session(id: session.id))
         #expect(stepped.methods == ["pwd", "otp", "mfa"] && stepped.authTime == clock.now)
-        #expect(stepped.proofs == ["password": session.authTime, "totp": clock.now], "each proof keeps its own time")
+        #expect(stepped.proofs == [.password: session.authTime, Self.totpProof: clock.now], "each proof keeps its own time")
         try await sessions.recordAdded(["totp"], sessionID: session.id)
         let added = try #require(try await sessions.live(sessionID: session.id, userID: user.id)).addedFactors
         #expect(added.contains("totp"))
@@ -70,7 +72,7 @@ import TwofoldAPI
 
     @Test func aSessionIsRevokedOnlyByItsUser() async throws {
         let sessions = try await service()
-        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: ["password"], origin: origin)
+        _ = try await sessions.start(user: user, methods: ["pwd"], proofs: [.password], origin: origin)
         let session = try #require(try await sessions.list(userID: user.id, current: nil).first)
         await #expect(throws: Problem.self) {
             try await sessions.revoke(sessionID: session.id, ofUser: UUID(), reason: "x", origin: origin)

@@ -105,7 +105,7 @@ import VaporTesting
             SessionRecord(
                 id: UUID(), userID: user, authTime: now, methods: ["pwd", "otp", "mfa"], createdAt: now,
                 lastUsedAt: now.addingTimeInterval(used), ipAddress: "10.0.0.1", userAgent: nil,
-                proofs: ["password": now, "totp": now])
+                proofs: [.password: now, Proof(method: .totp, version: "secret-1"): now])
         }
         func token(_ session: SessionRecord, _ name: String, expires: TimeInterval = 3600) -> RefreshTokenRecord {
             RefreshTokenRecord(
@@ -136,12 +136,12 @@ import VaporTesting
         #expect(
             try await store.stepUp(
                 sessionID: first.id, methods: ["pwd", "hwk", "mfa"],
-                proofs: ["password": now, "deviceKey:iphone": now.addingTimeInterval(30)],
+                proofs: [.password: now, Proof.deviceKey("iphone", publicKey: "key"): now.addingTimeInterval(30)],
                 now: now.addingTimeInterval(30)))
-        #expect(try await store.session(id: second.id)?.proofs == ["password": now, "totp": now])
+        #expect(try await store.session(id: second.id)?.proofs == [.password: now, Proof(method: .totp, version: "secret-1"): now])
         let stepped = try await store.session(id: first.id)
         #expect(stepped?.methods == ["pwd", "hwk", "mfa"] && stepped?.authTime == now.addingTimeInterval(30))
-        #expect(stepped?.proofs == ["password": now, "deviceKey:iphone": now.addingTimeInterval(30)])
+        #expect(stepped?.proofs == [.password: now, Proof.deviceKey("iphone", publicKey: "key"): now.addingTimeInterval(30)])
 
         try await store.recordAdded(["totp", "deviceKey:iphone"], sessionID: first.id)
         try await store.recordAdded(["sms"], sessionID: first.id)
@@ -503,11 +503,12 @@ import VaporTesting
             let users = SQLUserStore(database: app.twofold.database)
             #expect(
                 try await users.storedFactors(userID: tokens.user.id)
-                    == StoredFactors(activeTOTP: 0, deviceKeys: 0, unusedBackupCodes: 0))
+                    == StoredFactors())
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let secret = try #require(try await app.twofold.totp.active(for: tokens.user.id)).id
             #expect(
                 try await users.storedFactors(userID: tokens.user.id)
-                    == StoredFactors(activeTOTP: 1, deviceKeys: 0, unusedBackupCodes: 10))
+                    == StoredFactors(totp: secret, unusedBackupCodes: 10))
         }
     }
 }
