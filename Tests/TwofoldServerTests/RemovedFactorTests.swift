@@ -18,7 +18,9 @@ import VaporTesting
 
     /// The owner's account with an authenticator app; a session of the owner's that proved it
     /// just now (the owner's own, which removes the intruder's factor).
-    static func owner(_ app: Application, clock: TestClock) async throws -> (secret: [UInt8], fresh: () async throws -> String) {
+    static func owner(_ app: Application, clock: TestClock) async throws -> (
+        secret: [UInt8], fresh: () async throws -> String
+    ) {
         let tokens = try await AuthFlowTests.signUp(app)
         let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
         let fresh = {

@@ -114,7 +114,8 @@ struct DeviceEnrolment: Sendable {
             device.method == .smsOTP ? "SMS sign-in for a device" : "A device key",
             factors: [
                 device.method == .smsOTP
-                    ? FactorMethod.sms.rawValue : FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)
+                    ? FactorMethod.sms.rawValue
+                    : FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)
             ], userID: user.id, keeping: caller.sessionID, origin: origin)
         return DeviceMessageResponse(message: "Device unenrolled")
     }

@@ -63,7 +63,8 @@ import TwofoldAPI
             amr: "otp", proof: Self.totpProof)
         let stepped = try #require(try await store.session(id: session.id))
         #expect(stepped.methods == ["pwd", "otp", "mfa"] && stepped.authTime == clock.now)
-        #expect(stepped.proofs == [.password: session.authTime, Self.totpProof: clock.now], "each proof keeps its own time")
+        #expect(
+            stepped.proofs == [.password: session.authTime, Self.totpProof: clock.now], "each proof keeps its own time")
         try await sessions.recordAdded(["totp"], sessionID: session.id)
         let added = try #require(try await sessions.live(sessionID: session.id, userID: user.id)).addedFactors
         #expect(added.contains("totp"))

@@ -138,10 +138,16 @@ import VaporTesting
                 sessionID: first.id, methods: ["pwd", "hwk", "mfa"],
                 proofs: [.password: now, Proof.deviceKey("iphone", publicKey: "key"): now.addingTimeInterval(30)],
                 now: now.addingTimeInterval(30)))
-        #expect(try await store.session(id: second.id)?.proofs == [.password: now, Proof(method: .totp, version: "secret-1"): now])
+        #expect(
+            try await store.session(id: second.id)?.proofs == [
+                .password: now, Proof(method: .totp, version: "secret-1"): now,
+            ])
         let stepped = try await store.session(id: first.id)
         #expect(stepped?.methods == ["pwd", "hwk", "mfa"] && stepped?.authTime == now.addingTimeInterval(30))
-        #expect(stepped?.proofs == [.password: now, Proof.deviceKey("iphone", publicKey: "key"): now.addingTimeInterval(30)])
+        #expect(
+            stepped?.proofs == [
+                .password: now, Proof.deviceKey("iphone", publicKey: "key"): now.addingTimeInterval(30),
+            ])
 
         try await store.recordAdded(["totp", "deviceKey:iphone"], sessionID: first.id)
         try await store.recordAdded(["sms"], sessionID: first.id)
