@@ -144,4 +144,63 @@ import VaporTesting
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: owner) == 200)
         }
     }
+
+    /// The session that added the intruder's passkey goes with it when the owner removes it.
+    @Test func theSessionThatAddedARemovedPasskeyEndsToo() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let owner = try await Self.owner(app, clock: clock)
+            let intruder = try await owner.fresh()
+            let added = try await PasskeyCalls.register(app, token: intruder, Passkey())
+            let deleted = try await PasskeyCalls.call(
+                app, .DELETE, API.Passkeys.delete.path(added.credential.id), headers: .bearer(try await owner.fresh()))
+            #expect(deleted.status < 300, "\(deleted.text)")
+            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+        }
+    }
+
+    /// New backup codes end the session an old one signed in.
+    @Test func newBackupCodesEndTheSessionAnOldOneSignedIn() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let signedIn = try await BackupCodeTests.useCode(
+                app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
+            let intruder = try #require(signedIn.1).accessToken.token
+            clock.advance(by: 30)
+            let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
+            #expect(
+                try await Self.status(app, .POST, API.TwoFactor.backupCodesRegenerate.path(), token: session) == 200)
+            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: session) == 200)
+        }
+    }
+
+    /// A device ID that ends in a prepending mark (or starts with a combining one) cannot hide
+    /// its proof's separators: removing the device still ends the session its key signed in.
+    @Test(arguments: ["phone\u{0600}", "\u{0301}phone", "a#b:c=d", "x#"])
+    func aDeviceIDCannotHideItsProofFromTheRemoval(device: String) async throws {
+        let proof = Proof.deviceKey(device, publicKey: "key")
+        let read = SessionProofs.decode(SessionProofs.encode([proof: Date(timeIntervalSince1970: 1_800_000_000)]))
+        #expect(read.keys.first?.credential?.unicodeScalars.elementsEqual(device.unicodeScalars) == true)
+        #expect(read.keys.first?.version == proof.version)
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let owner = try await Self.owner(app, clock: clock)
+            let phone = SoftwareDeviceKey()
+            #expect(
+                try await DeviceSignInTests.enroll(app, token: try await owner.fresh(), phone: phone, device: device).0
+                    == 200)
+            let challenge = try await DeviceSignInTests.challenge(app, device: device)
+            let (_, body) = try await DeviceSignInTests.verify(
+                app, challenge, signature: try phone.sign(challenge: challenge.challenge), device: device)
+            let intruder = try DeviceSignInTests.decode(DeviceTokenResponse.self, body).token
+            let removed = try await DeviceSignInTests.post(
+                app, API.DeviceKeys.unenroll.path(), ["username": "alice", "deviceId": device],
+                token: try await owner.fresh())
+            #expect(removed.0 == 200, "\(removed.1)")
+            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+        }
+    }
 }

@@ -52,8 +52,10 @@ struct BackupCodeService: Sendable {
     static let duplicateWindow: TimeInterval = 120
 
     /// Checks and uses up one code under the factor guard; returns how many remain.
-    func use(_ input: String, userID: UUID, origin: RequestOrigin) async throws -> Int {
-        try await guards.begin(Self.factor, userID: userID)
+    /// `waiting`: a step-up's, which waits for parallel checks rather than reading their slots as
+    /// a lock (`FactorGuard.begin`).
+    func use(_ input: String, userID: UUID, waiting: Bool = false, origin: RequestOrigin) async throws -> Int {
+        try await guards.begin(Self.factor, userID: userID, waiting: waiting)
         let normalized = BackupCodes.normalize(input)
         let row = try await normalized.asyncMap { try await store.code(userID: userID, lookup: lookup($0)) } ?? nil
         // Always one bcrypt check, so a miss costs the same time as a hit.
@@ -65,15 +67,19 @@ struct BackupCodeService: Sendable {
         if let usedAt = row.usedAt {
             // The right code, used before: a duplicate of a use just made is not a guess (issue T);
             // an old one is as wrong as any.
-            // Its slot stays taken (a duplicate does not open the way to more guesses) but no
-            // failure is recorded.
+            // It gives its slot back and records no failure: it guessed nothing, and a slot kept
+            // would close the factor with no lock to end (issue V item 9).
             guard now.timeIntervalSince(usedAt) <= Self.duplicateWindow else {
                 try await guards.failed(Self.factor, userID: userID, origin: origin)
             }
+            try await guards.giveBack(Self.factor, userID: userID)
             throw Self.alreadyUsed
         }
         // Used by a parallel request between the read and the claim: the same duplicate.
-        guard try await store.use(id: row.id, now: now) else { throw Self.alreadyUsed }
+        guard try await store.use(id: row.id, now: now) else {
+            try await guards.giveBack(Self.factor, userID: userID)
+            throw Self.alreadyUsed
+        }
         try await guards.succeeded(Self.factor, userID: userID)
         return try await remaining(for: userID)
     }

@@ -81,9 +81,10 @@ struct DeviceEnrolment: Sendable {
         try await audit.record(
             .factorAdded, user: userID, detail: "device \(deviceID) (\(method.rawValue))", origin: origin)
         if !inserted {
-            // A new enrolment of a device replaces its key: what the old one proved ends.
+            // A new enrolment of a device replaces its key, or its SMS sign-in: what they proved
+            // ends (SMS codes only when nothing else carries them).
             try await factorChanges.endSessionsThatProved(
-                [keyName], userID: userID, keeping: caller.sessionID, origin: origin)
+                [keyName, FactorMethod.sms.rawValue], userID: userID, keeping: caller.sessionID, origin: origin)
         }
         try await factorChanges.notifyAdded(
             method == .secureEnclave ? "A device key" : "SMS sign-in for a device", user: user)
@@ -139,9 +140,13 @@ struct DeviceEnrolment: Sendable {
         try await audit.record(
             .factorAdded, user: user.id, detail: "device \(device.deviceID) upgraded to a new key",
             origin: origin)
+        // What the old key proved ends; so do SMS codes, when this was the last SMS sign-in device
+        // and nothing else carries them.
         try await factorChanges.endSessionsThatProved(
-            [FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID)], userID: user.id,
-            keeping: caller.sessionID, origin: origin)
+            [
+                FactorChanges.factorName(method: .deviceKey, deviceID: device.deviceID),
+                device.method == .smsOTP ? FactorMethod.sms.rawValue : "",
+            ], userID: user.id, keeping: caller.sessionID, origin: origin)
         try await factorChanges.notifyAdded("A new device key", user: user)
         return DeviceMethodResponse(
             method: DeviceRecord.Method.secureEnclave.rawValue, message: "Upgraded to Secure Enclave MFA")

@@ -53,27 +53,33 @@ struct FactorChanges: Sendable {
         _ description: String, factors: Set<String>, userID: UUID, keeping kept: UUID?, origin: RequestOrigin
     ) async throws {
         try await secondFactors.purgeIfNoneLeft(userID: userID, origin: origin)
-        try await endSessionsThatProved(factors, userID: userID, keeping: kept, origin: origin)
+        try await endSessionsThatProved(factors, andAdders: true, userID: userID, keeping: kept, origin: origin)
         guard let user = try await users.user(id: userID) else { return }
         try await notifyRemoved(description, user: user)
     }
 
     /// Ends every live session of `userID` but `kept` (the caller's: it proved something else to
     /// be let through) that proved one of `factors` in a version the account no longer has as a
-    /// second factor: a removed passkey, a replaced key or authenticator app, an old phone or
-    /// address (issue V item 1). A proof recorded before proofs were bound names no version and
-    /// ends nothing (it counts for nothing either).
-    func endSessionsThatProved(_ factors: Set<String>, userID: UUID, keeping kept: UUID?, origin: RequestOrigin)
-        async throws
-    {
+    /// second factor — a removed passkey, a replaced key or authenticator app, an old phone or
+    /// address, a proof recorded before proofs were bound — or that added one of them (issue V
+    /// item 1). `replaced`: the factors whose every proof is dead though the kind lives on (new
+    /// backup codes replace the old ones). `andAdders`: for a removal, also the sessions that
+    /// added one of `factors` (the owner removes what an intruder's session added; that session
+    /// goes with it).
+    func endSessionsThatProved(
+        _ factors: Set<String>, replaced: Set<String> = [], andAdders: Bool = false, userID: UUID,
+        keeping kept: UUID?, origin: RequestOrigin
+    ) async throws {
         guard let user = try await users.user(id: userID) else { return }
         let account = try await secondFactors.credentials(for: user)
         let kinds = account.secondFactorKinds
-        let ended = try await sessions.endSessions(of: userID, except: kept) { proofs in
-            proofs.keys.contains { proof in
-                factors.contains(proof.factor) && (proof.version != nil || proof.credential != nil)
-                    && !(account.isLive(proof) && kinds.contains(proof.method))
-            }
+        let ended = try await sessions.endSessions(of: userID, except: kept) { session in
+            (andAdders && !session.added.isDisjoint(with: factors))
+                || session.proofs.keys.contains { proof in
+                    replaced.contains(proof.factor)
+                        || (factors.contains(proof.factor)
+                            && (proof.isUnbound || !(account.isLive(proof) && kinds.contains(proof.method))))
+                }
         }
         if ended > 0 {
             try await audit.record(

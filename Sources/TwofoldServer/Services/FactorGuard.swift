@@ -31,12 +31,38 @@ struct FactorGuard: Sendable {
     }
 
     /// Takes an attempt slot for `factor`, or throws `429 locked` with `lockoutUntil`.
-    func begin(_ factor: String, userID: UUID) async throws {
-        let now = clock.now()
-        guard try await !store.takeSlot(userID: userID, factor: factor, limit: rules.lockAfterFailures, now: now)
-        else { return }
-        throw refused(lockedUntil: try await store.state(userID: userID, factor: factor)?.lockedUntil, now: now)
+    ///
+    /// `waiting` (a signed-in step-up, never inside a unit of work, whose thread the checks it
+    /// waits for need): when every slot is taken by codes still being checked and the factor is
+    /// not locked, waits for those checks (issue V item 9) — they end in a success (a copy of
+    /// the same code then hears `409 already_used`), in a lock (it hears `locked`, which is then
+    /// true), or give their slots back. Never answers `locked` for a factor that is not locked:
+    /// after 5 seconds of checks still in flight it asks the client to try again in a moment.
+    func begin(_ factor: String, userID: UUID, waiting: Bool = false) async throws {
+        var waited: Duration = .zero
+        while true {
+            let now = clock.now()
+            if try await store.takeSlot(userID: userID, factor: factor, limit: rules.lockAfterFailures, now: now) {
+                return
+            }
+            let lockedUntil = try await store.state(userID: userID, factor: factor)?.lockedUntil
+            if let lockedUntil, lockedUntil > now { throw Self.locked(until: lockedUntil, now: now) }
+            guard waiting else { throw refused(lockedUntil: lockedUntil, now: now) }
+            guard waited < .seconds(5) else { throw Self.checksInFlight }
+            try await Task.sleep(for: .milliseconds(20))
+            waited += .milliseconds(20)
+        }
     }
+
+    /// A right code sent twice at once: its copy gives its slot back (it guessed nothing).
+    func giveBack(_ factor: String, userID: UUID) async throws {
+        try await store.giveBack(userID: userID, factor: factor)
+    }
+
+    /// Codes for the factor are being checked in parallel and none has finished in 5 seconds.
+    static let checksInFlight = Problem(
+        status: 503, code: .serviceUnavailable, title: "Codes being checked",
+        detail: "Other codes for this method are being checked right now; try again in a moment.", retryAfter: 1)
 
     /// Throws `429 locked` as `begin` would, without taking a slot: for a code already judged
     /// right before its unit of work (an authenticator app's), whose verdict may be told only

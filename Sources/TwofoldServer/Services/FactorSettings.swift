@@ -74,6 +74,9 @@ struct FactorSettings: Sendable {
         try await factorChanges.recordAdding([FactorChanges.factorName(method: .backup)], caller: caller)
         let codes = try await backupCodes.regenerate(for: userID, addedBy: caller.adding)
         try await audit.record(.factorAdded, user: userID, detail: "backup codes regenerated", origin: origin)
+        // The old codes are gone: a session one of them signed in ends.
+        try await factorChanges.endSessionsThatProved(
+            [], replaced: [FactorMethod.backup.rawValue], userID: userID, keeping: caller.sessionID, origin: origin)
         return BackupCodesResponse(backupCodes: codes)
     }
 
@@ -177,6 +180,11 @@ struct FactorSettings: Sendable {
             channel, phone: channel == .sms ? destination : nil, userID: userID, now: now,
             addedBy: caller.adding)
         try await audit.record(.factorAdded, user: userID, detail: channel.rawValue, origin: origin)
+        if channel == .sms, destination != user.verifiedPhone {
+            // A new number, as `PUT /account/phone` makes one: codes to the old one prove nothing now.
+            try await factorChanges.endSessionsThatProved(
+                [FactorMethod.sms.rawValue], userID: userID, keeping: caller.sessionID, origin: origin)
+        }
         let codes: [String]? =
             hadBackupCodes
             ? nil : try await backupCodes.regenerate(for: userID, addedBy: caller.adding)

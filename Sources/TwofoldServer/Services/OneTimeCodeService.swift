@@ -113,7 +113,8 @@ struct OneTimeCodeService: Sendable {
     /// (the channel by default); `countsTowardAccount` is `FactorGuard.failed`'s.
     func verify(
         _ code: String, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, userID: UUID,
-        flowID: UUID?, guardFactor: String? = nil, countsTowardAccount: Bool = true, origin: RequestOrigin
+        flowID: UUID?, guardFactor: String? = nil, countsTowardAccount: Bool = true, waiting: Bool = false,
+        origin: RequestOrigin
     ) async throws -> String {
         let factor = guardFactor ?? channel.rawValue
         let now = clock.now()
@@ -122,8 +123,20 @@ struct OneTimeCodeService: Sendable {
             let live = try await store.live(
                 userID: userID, channel: channel, purpose: purpose, flowID: flowID, now: now,
                 maximumFailures: maximumFailures)
-        else { throw Self.wrongCode }
-        try await guards.begin(factor, userID: userID)
+        else {
+            // A signed-in step-up's copy of a code a parallel request just used is told so
+            // (issue V item 9); anonymous sign-ins keep one answer for every miss.
+            if waiting,
+                let used = try await store.usedSince(
+                    userID: userID, channel: channel, purpose: purpose, flowID: flowID,
+                    since: now.addingTimeInterval(-BackupCodeService.duplicateWindow)),
+                ConstantTime.equals(hash(code.filter { !$0.isWhitespace && $0 != "-" }, userID: userID), used.codeHash)
+            {
+                throw Self.alreadyUsed
+            }
+            throw Self.wrongCode
+        }
+        try await guards.begin(factor, userID: userID, waiting: waiting)
         let candidate = code.filter { !$0.isWhitespace && $0 != "-" }
         guard ConstantTime.equals(hash(candidate, userID: userID), live.codeHash) else {
             try await store.addFailure(id: live.id)

@@ -96,13 +96,14 @@ struct SecondFactors: Sendable {
         case .sms, .email:
             guard let channel = DeliveryChannel(method) else { return .notEnabled }
             // With a flow, the code sent for that login; without, one from POST /auth/step-up/send.
+            // A step-up (no flow) runs outside a unit of work: parallel copies wait for each other.
             let destination = try await codes.verify(
                 code, channel: channel, purpose: flowID == nil ? .stepUp : .login, userID: userID, flowID: flowID,
-                origin: origin)
+                waiting: flowID == nil, origin: origin)
             return .verified(
                 amr: channel == .sms ? "sms" : "otp", proof: .code(channel, to: destination), backupCodesRemaining: nil)
         case .backup:
-            let remaining = try await backupCodes.use(code, userID: userID, origin: origin)
+            let remaining = try await backupCodes.use(code, userID: userID, waiting: flowID == nil, origin: origin)
             return .verified(amr: "otp", proof: .backup, backupCodesRemaining: remaining)
         default:
             return .notEnabled

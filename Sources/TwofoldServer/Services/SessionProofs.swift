@@ -47,8 +47,12 @@ struct Proof: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether this proof needs a version to count: one recorded before proofs were bound
-    /// (`totp`, `sms`, … alone) names no credential, and counts for nothing.
+    /// (`totp`, `sms`, … alone) names no version, and counts for nothing.
     var isBound: Bool { [.totp, .deviceKey, .sms, .email].contains(method) }
+
+    /// A proof recorded before proofs were bound: it counts for nothing, and the removal of its
+    /// factor ends its session as it would a bound one's.
+    var isUnbound: Bool { isBound && version == nil }
 
     /// The factor this proves, without its version: `totp`, `sms`, `email`, `backup`,
     /// `password`, `webauthn:<credential ID>`, `deviceKey:<device ID>` — the names a session's
@@ -59,14 +63,17 @@ struct Proof: Hashable, Sendable, CustomStringConvertible {
     var description: String { version.map { "\(factor)#\($0)" } ?? factor }
 
     /// Reads the stored form back. The version is after the last `#` (versions are hex or UUIDs,
-    /// never `#`; a device ID may hold one).
+    /// never `#`; a device ID may hold one), the method before the first `:`. Split on Unicode
+    /// scalars, not characters: a device ID ending in a prepending mark (or starting with a
+    /// combining one) would otherwise join the separator into one character and hide it.
     init?(stored text: Substring) {
-        guard !text.isEmpty else { return nil }
-        var name = text
+        let scalars = text.unicodeScalars
+        guard !scalars.isEmpty else { return nil }
+        var name = scalars[...]
         var version: String?
-        if let hash = text.lastIndex(of: "#") {
-            version = String(text[text.index(after: hash)...])
-            name = text[..<hash]
+        if let hash = scalars.lastIndex(of: "#") {
+            version = String(scalars[scalars.index(after: hash)...])
+            name = scalars[..<hash]
         }
         let method: FactorMethod
         var credential: String?
@@ -81,7 +88,8 @@ struct Proof: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 128 bits of SHA-256 over what a version stands for, in hex: equal for the same key or
-    /// destination, and the stored session does not carry the number or address itself.
+    /// destination. Not a secret (a phone number's could be found by trying them all); the
+    /// number and address are in the account's own row anyway.
     private static func digest(_ purpose: String, _ value: String) -> String {
         SHA256.hash(data: Data("\(purpose)\n\(value)".utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
     }

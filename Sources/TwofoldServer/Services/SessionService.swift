@@ -180,11 +180,12 @@ struct SessionService: Sendable {
         }
     }
 
-    /// Revokes every live session of `userID` but `kept` whose proofs `ends` picks (a factor
-    /// they proved was removed); how many this call ended.
-    func endSessions(of userID: UUID, except kept: UUID?, where ends: ([Proof: Date]) -> Bool) async throws -> Int {
+    /// Revokes every live session of `userID` but `kept` that `ends` picks (one that proved or
+    /// added a factor since removed); how many this call ended.
+    func endSessions(of userID: UUID, except kept: UUID?, where ends: (SessionProof) -> Bool) async throws -> Int {
         var ended = 0
-        for session in try await store.liveSessions(userID: userID) where session.id != kept && ends(session.proofs) {
+        for session in try await store.liveSessions(userID: userID)
+        where session.id != kept && ends(SessionProof(session)) {
             if try await store.revoke(sessionID: session.id, reason: "factor removed", now: clock.now()) { ended += 1 }
         }
         return ended

@@ -139,7 +139,8 @@ struct SignInCredentials: Sendable, Equatable {
             return proof == .deviceKey(device, publicKey: key)
         case .sms: return phone.map { proof == .code(.sms, to: $0) } ?? false
         case .email: return proof == .code(.email, to: email)
-        default: return proof.version == nil && proof.credential == nil
+        case .password, .backup, Proof.recovery.method: return proof.version == nil && proof.credential == nil
+        default: return false
         }
     }
 }
@@ -205,9 +206,6 @@ struct SignInPolicy: Sendable {
     /// How recent a proof must be (`ProductRules.stepUpWindow`, seed 000: 5 minutes).
     let window: TimeInterval
     let recoveryHold: RecoveryHold
-
-    /// Proofs that are a code sent to a phone or a mailbox.
-    static let codeProofs: Set<String> = [FactorMethod.sms.rawValue, FactorMethod.email.rawValue]
 
     /// Throws `403 step_up_required` unless the caller may make `change` to `user`'s account.
     /// Reads the session afresh, so an addition recorded since the request came in counts.

@@ -26,6 +26,9 @@ protocol FactorGuardStore: Sendable {
     func state(userID: UUID, factor: String) async throws -> FactorGuardState?
     /// The count starts again: no attempts, no lockouts, no lock.
     func clear(userID: UUID, factor: String) async throws
+    /// Gives back one attempt slot of a factor that is not locked: a right code sent twice at
+    /// once guessed nothing, so its copy leaves the count as it found it.
+    func giveBack(userID: UUID, factor: String) async throws
     /// Clears every guard of the user and forgets their failures (an admin unlock).
     func clearAll(userID: UUID) async throws
     func recordFailure(id: UUID, userID: UUID, factor: String, at: Date) async throws
@@ -80,6 +83,15 @@ struct SQLFactorGuardStore: FactorGuardStore {
 
     func clear(userID: UUID, factor: String) async throws {
         try await database.run(Self.clearing(userID: userID, factor: factor))
+    }
+
+    func giveBack(userID: UUID, factor: String) async throws {
+        try await database.run(
+            Statement(
+                """
+                UPDATE factor_guards SET attempts = attempts - 1
+                WHERE user_id = ? AND factor = ? AND attempts > 0 AND locked_until IS NULL
+                """, .uuid(userID), .text(factor)))
     }
 
     /// Starts the count again (ends in its `WHERE` clause).

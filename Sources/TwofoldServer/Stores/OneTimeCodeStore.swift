@@ -42,6 +42,11 @@ protocol OneTimeCodeStore: Sendable {
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
         maximumFailures: Int
     ) async throws -> OneTimeCodeRecord?
+    /// The newest code of this kind used at `since` or after: a copy of it sent at once is a
+    /// duplicate of that use, not a guess.
+    func usedSince(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
+    ) async throws -> OneTimeCodeRecord?
     /// The newest code sent for a login flow, used or not.
     func latest(flowID: UUID) async throws -> OneTimeCodeRecord?
     func addFailure(id: UUID) async throws
@@ -111,6 +116,21 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
             values.append(.uuid(flowID))
         }
         return try await database.rows(Statement(sql + " ORDER BY created_at DESC LIMIT 1", values), Self.record).first
+    }
+
+    func usedSince(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
+    ) async throws -> OneTimeCodeRecord? {
+        var sql = """
+            SELECT \(Self.columns) FROM one_time_codes
+            WHERE user_id = ? AND channel = ? AND purpose = ? AND used_at IS NOT NULL AND used_at >= ?
+            """
+        var values: [Statement.Value] = [.uuid(userID), .text(channel.rawValue), .text(purpose.rawValue), .date(since)]
+        if let flowID {
+            sql += " AND flow_id = ?"
+            values.append(.uuid(flowID))
+        }
+        return try await database.rows(Statement(sql + " ORDER BY used_at DESC LIMIT 1", values), Self.record).first
     }
 
     func latest(flowID: UUID) async throws -> OneTimeCodeRecord? {

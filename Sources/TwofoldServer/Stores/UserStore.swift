@@ -179,7 +179,8 @@ struct SQLUserStore: UserStore {
         let rows = try await database.rows(
             Statement(
                 """
-                SELECT 'backup', NULL, NULL, NULL, COUNT(*) FROM backup_codes WHERE user_id = ? AND used_at IS NULL
+                SELECT 'backup' AS kind, NULL AS secret, NULL AS credential, NULL AS key_text, COUNT(*) AS n
+                FROM backup_codes WHERE user_id = ? AND used_at IS NULL
                 UNION ALL
                 SELECT 'totp', id, NULL, NULL, 0 FROM totp_credentials WHERE user_id = ? AND status = 'active'
                 UNION ALL

@@ -196,6 +196,12 @@ actor InMemoryFactorGuardStore: FactorGuardStore {
 
     func state(userID: UUID, factor: String) async throws -> FactorGuardState? { guards[key(userID, factor)] }
 
+    func giveBack(userID: UUID, factor: String) async throws {
+        guard var state = guards[key(userID, factor)], state.attempts > 0, state.lockedUntil == nil else { return }
+        state.attempts -= 1
+        guards[key(userID, factor)] = state
+    }
+
     func clear(userID: UUID, factor: String) async throws {
         if guards[key(userID, factor)] != nil {
             guards[key(userID, factor)] = FactorGuardState(attempts: 0, lockouts: 0, lockedUntil: nil)
@@ -510,6 +516,16 @@ actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
     }
 
     func insert(_ code: OneTimeCodeRecord) async throws { codes[code.id] = code }
+
+    func usedSince(
+        userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
+    ) async throws -> OneTimeCodeRecord? {
+        codes.values.filter {
+            $0.userID == userID && $0.channel == channel && $0.purpose == purpose
+                && ($0.usedAt ?? .distantPast) >= since
+                && (flowID == nil || $0.flowID == flowID)
+        }.max { ($0.usedAt ?? .distantPast) < ($1.usedAt ?? .distantPast) }
+    }
 
     func live(
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,

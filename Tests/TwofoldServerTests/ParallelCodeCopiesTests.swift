@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Honest answers under concurrency (issue V item 9): ten copies of one right code sent at once
+/// as step-ups give one success and nine `409 already_used`: never `429 locked` for a factor
+/// that is not locked (the finding: 5 of 10 backup-code copies answered a 5-minute lockout
+/// while another code worked at once). Run on every database the server suite runs on.
+@Suite struct ParallelCodeCopiesTests {
+    /// Sends `body` as a step-up ten times at once; each answer's status and problem code.
+    static func tenCopies(_ app: Application, token: String, _ body: [String: String]) async throws
+        -> [(UInt, String?)]
+    {
+        try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    var result: (UInt, String?) = (0, nil)
+                    try await app.testing().test(
+                        .POST, API.Auth.stepUp.path(), headers: .bearer(token), body: json(body)
+                    ) { response in result = (response.status.code, try? response.problem().code) }
+                    return result
+                }
+            }
+            return try await group.reduce(into: [(UInt, String?)]()) { $0.append($1) }
+        }
+    }
+
+    static func expectOneSuccessAndCopies(_ answers: [(UInt, String?)]) {
+        #expect(answers.filter { $0.0 == 200 }.count == 1, "\(answers)")
+        #expect(answers.filter { $0.0 == 409 && $0.1 == "already_used" }.count == 9, "\(answers)")
+        #expect(!answers.contains { $0.0 == 429 }, "no lockout is told: none was set")
+    }
+
+    @Test func tenCopiesOfABackupCode() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            Self.expectOneSuccessAndCopies(
+                try await Self.tenCopies(app, token: session, ["method": "backup", "code": codes[2]]))
+            // Another code works at once: nothing was locked, and no slot was kept.
+            try await app.testing().test(
+                .POST, API.Auth.stepUp.path(), headers: .bearer(session),
+                body: json(["method": "backup", "code": codes[3]])
+            ) { #expect($0.status == .ok) }
+            #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0)
+        }
+    }
+
+    @Test func tenCopiesOfAnAuthenticatorAppCode() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            Self.expectOneSuccessAndCopies(
+                try await Self.tenCopies(
+                    app, token: session, ["method": "totp", "code": try TOTPSteps.code(secret, clock)]))
+        }
+    }
+
+    @Test func tenCopiesOfAnSMSCode() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await AuthFlowTests.signUp(app)
+            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
+            let session = try await CodeFactorTests.laterCodeSession(app, clock: clock)
+            clock.advance(by: 61)
+            try await app.testing().test(
+                .POST, API.Auth.stepUpSend.path(), headers: .bearer(session), body: json(["method": "sms"])
+            ) { #expect($0.status == .ok) }
+            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last).code
+            Self.expectOneSuccessAndCopies(
+                try await Self.tenCopies(app, token: session, ["method": "sms", "code": code]))
+        }
+    }
+}
