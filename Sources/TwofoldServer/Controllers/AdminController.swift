@@ -26,7 +26,8 @@ struct AdminController: EndpointCollection {
 
     @Sendable func unlock(request: Request, _: NoContent) async throws -> UserDTO {
         let id = request.parameters.get("userID", as: UUID.self)
-        return try await administration.unlock(id, by: try request.caller, origin: request.origin)
+        return try await administration.unlock(
+            id, by: try request.caller, adminUser: try await request.currentUser(in: users), origin: request.origin)
     }
 
     @Sendable func resetMFA(request: Request, _: NoContent) async throws -> UserDTO {

@@ -174,7 +174,8 @@ extension PagesController {
 
     @Sendable func adminUnlock(request: Request) async throws -> Response {
         try await adminAction(request) { visitor, id in
-            _ = try await administration.unlock(id, by: visitor.caller, origin: request.origin)
+            _ = try await administration.unlock(
+                id, by: visitor.caller, adminUser: visitor.user, origin: request.origin)
             return "Unlocked."
         }
     }

@@ -33,12 +33,18 @@ struct Administration: Sendable {
         try await guards.lockouts(userID: try await find(id).id)
     }
 
-    /// Unlocks the account; its factor lockouts and 24-hour failure count start again too.
-    func unlock(_ id: UUID?, by admin: AuthenticatedUser, origin: RequestOrigin) async throws -> UserDTO {
+    /// Unlocks the account; its factor lockouts and 24-hour failure count start again too. It
+    /// changes how the account signs in (wrong-code locks gone, more guesses allowed), so the
+    /// administrator steps up first, as for a reset (issue V item 5). It lifts no recovery's hold:
+    /// only a reset does.
+    func unlock(_ id: UUID?, by admin: AuthenticatedUser, adminUser: User, origin: RequestOrigin) async throws
+        -> UserDTO
+    {
+        try await policy.require(.administer, caller: admin, user: adminUser)
         var user = try await find(id)
         // A recovery its owner disowned: whatever an in-flight request of the recovered session
         // added while the account was being locked goes before the lock lifts.
-        if try await recoveries.release(userID: user.id, now: clock.now()) > 0 {
+        if try await recoveries.releaseDisowned(userID: user.id, now: clock.now()) > 0 {
             try await reset.removeEverySecondFactor(
                 of: user, actor: admin.userID, why: "unlocked after a disowned recovery", unlock: false, origin: origin)
         }

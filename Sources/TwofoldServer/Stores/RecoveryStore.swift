@@ -83,6 +83,9 @@ protocol RecoveryStore: Sendable {
     /// An administrator unlocked or reset `userID`: every completed recovery of the account is
     /// released from its hold. How many of them had been disowned and not released before.
     func release(userID: UUID, now: Date) async throws -> Int
+    /// An administrator unlocked `userID`: the completed recoveries its owner disowned are
+    /// released (a hold of one not disowned stays); how many.
+    func releaseDisowned(userID: UUID, now: Date) async throws -> Int
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord?
     func deleteDocument(requestID: UUID) async throws
     /// Requests of accounts in `states`, the oldest waiting first, with each account's username.
@@ -242,6 +245,15 @@ struct SQLRecoveryStore: RecoveryStore {
                 RETURNING disowned_at
                 """, .date(now), .uuid(userID)), { try $0.optionalDate(0) }
         ).compactMap { $0 }.count
+    }
+
+    func releaseDisowned(userID: UUID, now: Date) async throws -> Int {
+        try await database.changes(
+            Statement(
+                """
+                UPDATE recovery_requests SET released_at = ?
+                WHERE user_id = ? AND state = 'completed' AND released_at IS NULL AND disowned_at IS NOT NULL
+                """, .date(now), .uuid(userID)))
     }
 
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? {

@@ -879,6 +879,14 @@ actor InMemoryRecoveryStore: RecoveryStore {
         return completed.filter { $0.disownedAt != nil }.count
     }
 
+    func releaseDisowned(userID: UUID, now: Date) async throws -> Int {
+        let disowned = requests.values.filter {
+            $0.userID == userID && $0.state == .completed && $0.disownedAt != nil && !released.contains($0.id)
+        }
+        released.formUnion(disowned.map(\.id))
+        return disowned.count
+    }
+
     func document(requestID: UUID) async throws -> RecoveryDocumentRecord? { documents[requestID] }
 
     func deleteDocument(requestID: UUID) async throws { documents[requestID] = nil }
