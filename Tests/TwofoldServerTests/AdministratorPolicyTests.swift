@@ -22,6 +22,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let admin = try await AdminTests.adminTokens(app)
+            clock.advance(by: 6 * 60)  // the administrator's password is no longer recent
             let bob = try await AuthFlowTests.signUp(app, "bob")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
             let flow = try await TOTPSteps.startLogin(app, "bob")
@@ -54,7 +55,7 @@ import VaporTesting
                 body: json(["username": "bob", "password": AuthFlowTests.password])
             ) { response in
                 #expect(response.status == .forbidden)
-                #expect(try response.problem().code == "factor_setup_required")
+                #expect((try? response.problem())?.code == "factor_setup_required")
             }
         }
     }

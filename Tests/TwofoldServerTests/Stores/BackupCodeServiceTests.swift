@@ -9,7 +9,8 @@ import TwofoldAPI
 /// Backup codes with in-memory stores: no Vapor, no database.
 @Suite struct BackupCodeServiceTests {
     @Test func aCodeWorksOnceInAnyCaseAndSpacing() async throws {
-        let clock = ServerClock { Date(timeIntervalSince1970: 1_800_000_000) }
+        let time = TestClock()
+        let clock = ServerClock { time.now }
         let auditor = Auditor(store: InMemoryAuditStore(), clock: clock)
         let guardStore = InMemoryFactorGuardStore()
         let guards = FactorGuard(
@@ -32,7 +33,14 @@ import TwofoldAPI
         await #expect(throws: Problem.self, "used once") {
             try await service.use(codes[3], userID: alice, origin: .none)
         }
-        #expect(try await guardStore.state(userID: alice, factor: "backup")?.attempts == 1, "the second try counted")
+        #expect(
+            try await guardStore.state(userID: alice, factor: "backup")?.attempts == 0,
+            "a copy just after the use guessed nothing: its slot is given back")
+        time.advance(by: BackupCodeService.duplicateWindow + 1)
+        await #expect(throws: Problem.self, "used long ago") {
+            try await service.use(codes[3], userID: alice, origin: .none)
+        }
+        #expect(try await guardStore.state(userID: alice, factor: "backup")?.attempts == 1, "an old code counts")
         let fresh = try await service.regenerate(for: alice, addedBy: nil)
         await #expect(throws: Problem.self, "the old set is gone") {
             try await service.use(codes[4], userID: alice, origin: .none)
