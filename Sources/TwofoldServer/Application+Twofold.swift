@@ -77,6 +77,8 @@ public func configure(
         secrets: secrets,
         delivery: DeliveryWorker(store: SQLOutboxStore(database: database), sms: sms, email: email, secrets: secrets),
         sqlite: sqlite, database: database)
+    // Registered after the databases, so it shuts down before them: work under way finishes first.
+    app.lifecycle.use(BackgroundWorkShutdown(work: app.twofold.background))
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host
@@ -172,6 +174,15 @@ enum OpenAPIDocument {
             throw Abort(.internalServerError, reason: "openapi.yaml is missing from the server's resources")
         }
         return try String(contentsOf: url, encoding: .utf8)
+    }
+}
+
+/// Waits, at shutdown, for the work requests started and did not wait for (`BackgroundWork`).
+struct BackgroundWorkShutdown: LifecycleHandler {
+    let work: BackgroundWork
+
+    func shutdownAsync(_ application: Application) async {
+        await work.idle()
     }
 }
 

@@ -28,6 +28,8 @@ import VaporTesting
 
     /// Delivers what is queued and returns every message, notices included.
     static func deliverAll(_ app: Application, clock: TestClock) async throws -> [OutgoingMessage] {
+        // Codes an anonymous request sends after its answer are queued first.
+        await app.twofold.background.idle()
         let recorder = RecordingProvider()
         let worker = DeliveryWorker(
             store: SQLOutboxStore(database: app.twofold.database), sms: recorder, email: recorder,

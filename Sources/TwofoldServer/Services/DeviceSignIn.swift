@@ -17,6 +17,8 @@ struct DeviceSignIn: Sendable {
     let users: any UserStore
     let deviceKeys: DeviceKeyService
     let rules: ProductRules
+    /// Where `requestOTP` looks the account up and sends its code, off the request path.
+    let background: BackgroundWork
 
     /// A challenge for the device key. Unknown users and devices get an answer of the same shape
     /// (an SMS device's, with a challenge that nothing will accept), so this call does not tell
@@ -80,27 +82,35 @@ struct DeviceSignIn: Sendable {
 
     /// SMS fallback: a code to the phone on file of a user with an enrolled device. The answer is
     /// the same whether or not the user exists, has a device, or is inside the resend cooldown;
-    /// the number shown is the one asked about, masked, never the one on file.
+    /// the number shown is the one asked about, masked, never the one on file. The account is
+    /// looked up and its code sent after the answer (`BackgroundWork`), so the answer's time is
+    /// the same for every name too (issue V item 6).
     func requestOTP(_ body: RequestOTPRequest, address: String?, logger: Logger) async throws -> RequestOTPResponse {
         if let number = body.phoneNumber, InputValidation.phone(number) == nil {
             throw InputValidation.failure(["phoneNumber": "must be in E.164 form, like +14155550123"])
         }
         try await throttle("device-sign-in", address: address)
-        // Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a
-        // key device's owner never asked for SMS to sign them in (issue S item 2).
-        if let user = try await users.named(body.username), user.status == .active,
-            let phone = try await smsSignInPhone(of: user)
-        {
-            do {
-                try await codes.send(
-                    .sms, purpose: .deviceSignIn, to: phone, userID: user.id,
-                    flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(address)))
-            } catch let problem as Problem where problem.code == .rateLimited {
-                logger.notice("device sign-in code not sent: send limit reached")
-            }
+        let username = body.username
+        background.start("device sign-in code", logger: logger) { [self] in
+            try await sendSignInCode(to: username, address: address, logger: logger)
         }
         let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
         return RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(rules.codeLifetime))
+    }
+
+    /// Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a key
+    /// device's owner never asked for SMS to sign them in (issue S item 2).
+    private func sendSignInCode(to username: String, address: String?, logger: Logger) async throws {
+        guard let user = try await users.named(username), user.status == .active,
+            let phone = try await smsSignInPhone(of: user)
+        else { return }
+        do {
+            try await codes.send(
+                .sms, purpose: .deviceSignIn, to: phone, userID: user.id,
+                flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(address)))
+        } catch let problem as Problem where problem.code == .rateLimited {
+            logger.notice("device sign-in code not sent: send limit reached")
+        }
     }
 
     func verifyOTP(_ body: DeviceVerifyOTPRequest, address: String?, origin: RequestOrigin) async throws

@@ -46,6 +46,8 @@ final class TwofoldContext: Sendable {
     let stepUp: StepUp
     let deviceEnrolment: DeviceEnrolment
     let deviceSignIn: DeviceSignIn
+    /// Work requests start and do not wait for (`DeviceSignIn.requestOTP`'s lookup and send).
+    let background: BackgroundWork
     let accountChanges: AccountChanges
     let factorSettings: FactorSettings
     let passkeyManagement: PasskeyManagement
@@ -151,9 +153,11 @@ final class TwofoldContext: Sendable {
         self.deviceEnrolment = DeviceEnrolment(
             clock: clock, passwords: passwords, audit: audit, outbox: outbox, users: users, deviceKeys: deviceKeys,
             secondFactors: secondFactors, factorChanges: factorChanges, policy: policy)
+        let background = BackgroundWork()
+        self.background = background
         self.deviceSignIn = DeviceSignIn(
             clock: clock, audit: audit, rateLimiter: rateLimiter, sessions: sessions, loginFlows: loginFlows,
-            codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules)
+            codes: codes, users: users, deviceKeys: deviceKeys, rules: configuration.rules, background: background)
         self.cookies = CookieRules(
             origins: configuration.webAuthn.origins, production: configuration.mode == .production)
         self.accountChanges = AccountChanges(
