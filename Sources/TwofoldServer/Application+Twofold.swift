@@ -182,7 +182,7 @@ struct BackgroundWorkShutdown: LifecycleHandler {
     let work: BackgroundWork
 
     func shutdownAsync(_ application: Application) async {
-        await work.idle()
+        await work.close()
     }
 }
 

@@ -91,8 +91,9 @@ struct DeviceSignIn: Sendable {
         }
         try await throttle("device-sign-in", address: address)
         let username = body.username
-        background.start("device sign-in code", logger: logger) { [self] in
-            try await sendSignInCode(to: username, address: address, logger: logger)
+        let requestedAt = clock.now()
+        await background.start("device sign-in code", logger: logger) { [self] in
+            try await sendSignInCode(to: username, address: address, at: requestedAt, logger: logger)
         }
         let shown = body.phoneNumber.map(Masking.phone) ?? "the phone number on file"
         return RequestOTPResponse(message: "OTP sent to \(shown)", expiresIn: Int(rules.codeLifetime))
@@ -100,14 +101,16 @@ struct DeviceSignIn: Sendable {
 
     /// Only for a device enrolled for SMS sign-in, and only to a number proven by a code: a key
     /// device's owner never asked for SMS to sign them in (issue S item 2).
-    private func sendSignInCode(to username: String, address: String?, logger: Logger) async throws {
+    private func sendSignInCode(to username: String, address: String?, at requestedAt: Date, logger: Logger)
+        async throws
+    {
         guard let user = try await users.named(username), user.status == .active,
             let phone = try await smsSignInPhone(of: user)
         else { return }
         do {
             try await codes.send(
                 .sms, purpose: .deviceSignIn, to: phone, userID: user.id,
-                flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(address)))
+                flowID: ClientScope.flow(userID: user.id, scope: ClientScope.of(address)), requestedAt: requestedAt)
         } catch let problem as Problem where problem.code == .rateLimited {
             logger.notice("device sign-in code not sent: send limit reached")
         }

@@ -39,18 +39,23 @@ struct FactorGuard: Sendable {
     /// true), or give their slots back. Never answers `locked` for a factor that is not locked:
     /// after 5 seconds of checks still in flight it asks the client to try again in a moment.
     func begin(_ factor: String, userID: UUID, waiting: Bool = false) async throws {
-        var waited: Duration = .zero
+        let deadline = ContinuousClock.now + .seconds(5)
+        let limit = rules.lockAfterFailures
         while true {
             let now = clock.now()
-            if try await store.takeSlot(userID: userID, factor: factor, limit: rules.lockAfterFailures, now: now) {
-                return
+            if try await store.takeSlot(userID: userID, factor: factor, limit: limit, now: now) { return }
+            var state = try await store.state(userID: userID, factor: factor)
+            if let lockedUntil = state?.lockedUntil, lockedUntil > now {
+                throw Self.locked(until: lockedUntil, now: now)
             }
-            let lockedUntil = try await store.state(userID: userID, factor: factor)?.lockedUntil
-            if let lockedUntil, lockedUntil > now { throw Self.locked(until: lockedUntil, now: now) }
-            guard waiting else { throw refused(lockedUntil: lockedUntil, now: now) }
-            guard waited < .seconds(5) else { throw Self.checksInFlight }
-            try await Task.sleep(for: .milliseconds(20))
-            waited += .milliseconds(20)
+            guard waiting else { throw refused(lockedUntil: state?.lockedUntil, now: now) }
+            // Waits reading, not writing, until a slot may be free again (a read costs the
+            // single writer nothing), and no longer than 5 seconds of the wall clock.
+            repeat {
+                guard ContinuousClock.now < deadline else { throw Self.checksInFlight }
+                try await Task.sleep(for: .milliseconds(20))
+                state = try await store.state(userID: userID, factor: factor)
+            } while state.map { $0.lockedUntil == nil && $0.attempts >= limit } ?? false
         }
     }
 

@@ -34,9 +34,10 @@ struct OneTimeCodeService: Sendable {
     @discardableResult
     func send(
         _ channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, to destination: String, userID: UUID,
-        flowID: UUID?, message: Message = .code
+        flowID: UUID?, message: Message = .code, requestedAt: Date? = nil
     ) async throws -> CodeSentResponse {
-        let now = clock.now()
+        // A send made after its request's answer (`BackgroundWork`) is dated by the request.
+        let now = requestedAt ?? clock.now()
         let lifetime = rules.codeLifetime
         let cooldown = RateLimiter.Rule(capacity: 1, perSecond: 1 / rules.codeResendAfter)
         let hourly = RateLimiter.Rule(

@@ -42,8 +42,9 @@ protocol OneTimeCodeStore: Sendable {
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, now: Date,
         maximumFailures: Int
     ) async throws -> OneTimeCodeRecord?
-    /// The newest code of this kind used at `since` or after: a copy of it sent at once is a
-    /// duplicate of that use, not a guess.
+    /// The newest code of this kind, when it was used at `since` or after: a copy of it sent at
+    /// once is a duplicate of that use, not a guess. A code a resend superseded is never the
+    /// newest, so it never reads as used.
     func usedSince(
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
     ) async throws -> OneTimeCodeRecord?
@@ -121,16 +122,16 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
     func usedSince(
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
     ) async throws -> OneTimeCodeRecord? {
-        var sql = """
-            SELECT \(Self.columns) FROM one_time_codes
-            WHERE user_id = ? AND channel = ? AND purpose = ? AND used_at IS NOT NULL AND used_at >= ?
-            """
-        var values: [Statement.Value] = [.uuid(userID), .text(channel.rawValue), .text(purpose.rawValue), .date(since)]
+        var sql = "SELECT \(Self.columns) FROM one_time_codes WHERE user_id = ? AND channel = ? AND purpose = ?"
+        var values: [Statement.Value] = [.uuid(userID), .text(channel.rawValue), .text(purpose.rawValue)]
         if let flowID {
             sql += " AND flow_id = ?"
             values.append(.uuid(flowID))
         }
-        return try await database.rows(Statement(sql + " ORDER BY used_at DESC LIMIT 1", values), Self.record).first
+        let newest = try await database.rows(Statement(sql + " ORDER BY created_at DESC LIMIT 1", values), Self.record)
+            .first
+        guard let newest, let used = newest.usedAt, used >= since else { return nil }
+        return newest
     }
 
     func latest(flowID: UUID) async throws -> OneTimeCodeRecord? {

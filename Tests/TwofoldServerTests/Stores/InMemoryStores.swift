@@ -520,11 +520,12 @@ actor InMemoryOneTimeCodeStore: OneTimeCodeStore {
     func usedSince(
         userID: UUID, channel: DeliveryChannel, purpose: OneTimeCodeRecord.Purpose, flowID: UUID?, since: Date
     ) async throws -> OneTimeCodeRecord? {
-        codes.values.filter {
+        let newest = codes.values.filter {
             $0.userID == userID && $0.channel == channel && $0.purpose == purpose
-                && ($0.usedAt ?? .distantPast) >= since
                 && (flowID == nil || $0.flowID == flowID)
-        }.max { ($0.usedAt ?? .distantPast) < ($1.usedAt ?? .distantPast) }
+        }.max { $0.createdAt < $1.createdAt }
+        guard let newest, let used = newest.usedAt, used >= since else { return nil }
+        return newest
     }
 
     func live(
