@@ -73,8 +73,15 @@ struct FactorChanges: Sendable {
         guard let user = try await users.user(id: userID) else { return }
         let account = try await secondFactors.credentials(for: user)
         let kinds = account.secondFactorKinds
+        // A factor name still live after the change (SMS codes staying when an SMS sign-in device
+        // goes, say): its adders keep their sessions.
+        let stillLive = Set(
+            factors.filter { name in
+                guard let proof = Proof(stored: Substring(name)) else { return false }
+                return proof.credential == nil ? kinds.contains(proof.method) : account.isLive(proof)
+            })
         let ended = try await sessions.endSessions(of: userID, except: kept) { session in
-            (andAdders && !session.added.isDisjoint(with: factors))
+            (andAdders && !session.added.isDisjoint(with: factors.subtracting(stillLive)))
                 || session.proofs.keys.contains { proof in
                     replaced.contains(proof.factor)
                         || (factors.contains(proof.factor)
