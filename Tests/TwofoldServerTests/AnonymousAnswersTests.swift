@@ -41,11 +41,7 @@ import VaporTesting
         #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: key).0 == 200)
         // The key is a second factor now: the SMS sign-in device is added by a session it signed in.
         let signedIn = try await DeviceSignInTests.stepUp(app, token: tokens.accessToken.token, phone: key)
-        #expect(
-            try await DeviceSignInTests.post(
-                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "phone"],
-                token: signedIn
-            ).0 == 200)
+        #expect(try await DeviceSignInTests.enrollSMSDevice(app, token: signedIn, device: "phone").0 == 200)
         _ = try await CodeFactorTests.deliverAll(app, clock: clock)
     }
 

@@ -79,6 +79,15 @@ import VaporTesting
             ], token: token)
     }
 
+    /// Enrols `device` of alice's for seed 004's SMS sign-in (her verified phone) with `token`.
+    static func enrollSMSDevice(_ app: Application, token: String, device: String = "old-phone") async throws
+        -> (UInt, String)
+    {
+        try await post(
+            app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": device],
+            token: token)
+    }
+
     static func challenge(_ app: Application, device: String = "iphone-1", user: String = "alice") async throws
         -> DeviceChallengeResponse
     {

@@ -50,9 +50,7 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await AuthFlowTests.signUp(app)
             try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
-            let enrolled = try await DeviceSignInTests.post(
-                app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "old-phone"],
-                token: tokens.accessToken.token)
+            let enrolled = try await DeviceSignInTests.enrollSMSDevice(app, token: tokens.accessToken.token)
             #expect(enrolled.0 == 200, "\(enrolled.1)")
             clock.advance(by: 61)
             _ = try await CodeFactorTests.deliverAll(app, clock: clock)

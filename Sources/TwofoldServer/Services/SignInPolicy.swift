@@ -261,7 +261,9 @@ struct SignInPolicy: Sendable {
             // whose key is gone — beside a fresh code to the verified phone.
             guard passwordRecent else { return .stepUp(.otherProof) }
             var vouching: Set<String> = [FactorMethod.email.rawValue]
-            if kinds.contains(FactorMethod(rawValue: String(removed.prefix { $0 != ":" }))) { vouching.insert(removed) }
+            if let factor = Proof(stored: Substring(removed)), kinds.contains(factor.method) {
+                vouching.insert(removed)
+            }
             if case .downgrade = change, account.verifiedPhone { vouching.insert(FactorMethod.sms.rawValue) }
             return recent.isDisjoint(with: vouching) ? .stepUp(.otherProof) : .allowed
         }
