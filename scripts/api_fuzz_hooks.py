@@ -123,9 +123,13 @@ class Account:
 
     replacements = itertools.count(2)
 
-    def __init__(self, username, password):
+    def __init__(self, username, password, totp_secret=None):
         self.username = username
         self.password = password
+        # The authenticator app `admin create` made (administrators sign in with a second
+        # factor), or the one the hooks last turned on; the last time step a code of it was used.
+        self.totp_secret = totp_secret
+        self.totp_step = 0
         # As api_fuzz and `replace` make it.
         self.email = f"{username}@example.com"
         self.token = None
@@ -166,10 +170,20 @@ class Account:
         credential = soft_authenticator.fido2_get(self.passkeys[credential_id], options, ORIGIN)
         return {"tempToken": flow, "credential": credential}
 
+    def totp_code(self):
+        """A code of the authenticator app at a step not used yet (the server takes the next step
+        too), waiting for one when both are used."""
+        step = max(_current_step(), self.totp_step + 1)
+        while step > _current_step() + 1:
+            time.sleep(1)
+        self.totp_step = step
+        return _totp(self.totp_secret, step)
+
     def sign_in(self):
         """A new session that proved a second factor, on a remembered device: the password, then a
-        device key or a passkey the hooks hold. An account without a second factor gets the sign-in
-        device first; one whose second step nothing the hooks hold completes is replaced."""
+        device key or a passkey the hooks hold, or else the authenticator app (which then enrols the
+        sign-in device). An account without a second factor gets the sign-in device first; one whose
+        second step nothing the hooks hold completes is replaced."""
         status, answer = _call("POST", "/api/v1/auth/login", {"username": self.username, "password": self.password})
         if status != 200:
             return self.replace(f"the password sign-in answered {status}")
@@ -178,6 +192,13 @@ class Account:
             self.enroll(SIGN_IN_DEVICE)
             return self.sign_in()
         flow = answer["tempToken"]
+        if SIGN_IN_DEVICE not in self.keys and self.totp_secret and "totp" in answer["availableMethods"]:
+            step = {"tempToken": flow, "code": self.totp_code(), "trustDevice": True}
+            status, signed_in = _call("POST", "/api/v1/2fa/totp/validate", step)
+            if status == 200:
+                self.token = signed_in["accessToken"]["token"]
+                self.enroll(SIGN_IN_DEVICE)
+                return self.sign_in()
         for device in self.keys:
             step = self.device_key_step(flow, device)
             if step is not None:
@@ -204,9 +225,10 @@ class Account:
              "--email", f"{username}@example.com"],
             input=password + "\n", text=True, capture_output=True,
         )
-        if created.returncode != 0:
+        key = re.search(r"^Key: (\S+)$", created.stdout, re.MULTILINE)
+        if created.returncode != 0 or not key:
             raise RuntimeError(f"twofold-server admin create failed: {(created.stdout + created.stderr).strip()}")
-        self.__init__(username, password)
+        self.__init__(username, password, key.group(1))
         return self.sign_in()
 
     def step_up(self):
@@ -274,14 +296,16 @@ class Account:
     def new_totp(self):
         """A new authenticator-app secret, pending its first code."""
         self.remove_factor("totp")
+        self.totp_secret = None
         return _ok(*self.call("POST", "/api/v1/2fa/totp/setup"), "authenticator app setup")["secret"]
 
     def enable_totp(self):
         """A new authenticator app, confirmed with the code of the step before the current one, so
         that the current one stays free for a sign-in (a step is accepted once, neighbours too)."""
         secret = self.new_totp()
-        body = {"code": _totp(secret, _current_step() - 1)}
-        _ok(*self.call("POST", "/api/v1/2fa/totp/verify", body), "confirming the authenticator app")
+        step = _current_step() - 1
+        _ok(*self.call("POST", "/api/v1/2fa/totp/verify", {"code": _totp(secret, step)}), "confirming the authenticator app")
+        self.totp_secret, self.totp_step = secret, step
         return secret
 
     def wait_to_send(self, label):
@@ -345,7 +369,8 @@ class Account:
             self.sign_in()
 
 
-ACCOUNT = Account(os.environ["TWOFOLD_FUZZ_USERNAME"], os.environ["TWOFOLD_FUZZ_PASSWORD"])
+ACCOUNT = Account(
+    os.environ["TWOFOLD_FUZZ_USERNAME"], os.environ["TWOFOLD_FUZZ_PASSWORD"], os.environ["TWOFOLD_FUZZ_TOTP_SECRET"])
 
 
 @schemathesis.auth(refresh_interval=None)
@@ -626,13 +651,16 @@ def _primary_method(case):
 
 @valid("POST /api/v1/2fa/totp/verify")
 def _confirm_totp(case):
-    case.body = {"code": _totp(ACCOUNT.new_totp(), _current_step())}
+    secret = ACCOUNT.new_totp()
+    ACCOUNT.totp_secret, ACCOUNT.totp_step = secret, _current_step()
+    case.body = {"code": _totp(secret, ACCOUNT.totp_step)}
 
 
 @valid("POST /api/v1/2fa/totp/validate")
 def _totp_second_step(case):
     secret = ACCOUNT.enable_totp()
-    case.body = {"tempToken": ACCOUNT.login_flow(), "code": _totp(secret, _current_step())}
+    ACCOUNT.totp_step = _current_step()
+    case.body = {"tempToken": ACCOUNT.login_flow(), "code": _totp(secret, ACCOUNT.totp_step)}
 
 
 @valid("DELETE /api/v1/2fa/totp")

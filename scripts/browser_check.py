@@ -24,6 +24,7 @@ a phone width, and saved as a screenshot. Prints one line per step; exits non-ze
 failure, naming it.
 
 Usage: browser_check.py --base URL --mail-dir DIR --shots DIR --admin NAME --admin-password PW
+                        --admin-totp-secret BASE32
        [--chromium PATH] [--chromedriver PATH]
 """
 
@@ -61,6 +62,8 @@ class Check:
         self.shots = args.shots
         self.admin = args.admin
         self.admin_password = args.admin_password
+        self.admin_totp_secret = args.admin_totp_secret
+        self.admin_code = None
         self.dashboard = args.dashboard
         self.sms_dir = args.sms_dir
         self.seen_mail = 0
@@ -398,6 +401,12 @@ class Check:
         self.step("the administrator approves it in the console")
         self.username = self.admin
         self.sign_in_password(self.admin, self.admin_password)
+        # Administrators sign in with their authenticator app too (`admin create` made it).
+        self.expect_text("Code from your authenticator app")
+        self.admin_code = self.totp(self.admin_totp_secret)
+        self.fill("code", self.admin_code)
+        self.submit("Continue")
+        self.expect_path("/account/security")
         self.go("/admin")
         self.expect_text("rae@example.com")
         self.driver.find_element(By.LINK_TEXT, "rae").click()
@@ -424,9 +433,10 @@ class Check:
         for action in ("Unlock", "Reset every sign-in method"):
             self.submit(action)
             if "Confirm it's you" in self.text():
-                # The administrator's password went stale (a minute here): the console asks
-                # again, for an unlock as for a reset, then the action is made again.
-                self.fill("password", self.admin_password)
+                # The administrator's proof went stale (a minute here): the console asks for
+                # the app's code again, for an unlock as for a reset, then the action is made again.
+                self.admin_code = self.totp(self.admin_totp_secret, fresh_after=self.admin_code)
+                self.fill("code", self.admin_code)
                 self.submit("Confirm")
                 self.submit(action)
             if action == "Unlock":
@@ -638,7 +648,7 @@ class Check:
             WebDriverWait(self.driver, seconds, poll_frequency=0.2,
                           ignored_exceptions=(StaleElementReferenceException,)).until(lambda _: condition())
         except TimeoutException:
-            self.fail(f"timed out waiting for {what}")
+            self.fail(f"timed out waiting for {what}; the page shows:\n{self.driver.find_element(By.TAG_NAME, 'body').text[-2000:]}")
 
     def run(self):
         try:
@@ -658,6 +668,7 @@ def main():
     parser.add_argument("--shots", required=True)
     parser.add_argument("--admin", required=True)
     parser.add_argument("--admin-password", required=True)
+    parser.add_argument("--admin-totp-secret", required=True)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     parser.add_argument("--dashboard", help="the address `twofold dashboard` serves on")

@@ -213,11 +213,19 @@ public final class TestingDashboardModel {
         running = work.title
         current = Task {
             await execute(work)
-            if Task.isCancelled {
+            let stopped = Task.isCancelled
+            if stopped {
                 append(
                     "dashboard", action: work.title, outcome: "FAILED: stopped", reason: "stopped from the dashboard")
             }
+            // Ready before the status is read again: a stop is never held up by the requests
+            // that read it, and that reading runs outside the stopped work (not cancelled).
             (running, awaitingCode, current) = (nil, nil, nil)
+            if stopped {
+                await Task { await self.refresh() }.value
+            } else {
+                await refresh()
+            }
         }
         return true
     }
@@ -236,7 +244,6 @@ public final class TestingDashboardModel {
             for row in scenarios where !Task.isCancelled { await runScenario(row.number) }
         }
         drain()
-        await refresh()
     }
 
     private func perform(_ action: Action) async {

@@ -111,7 +111,7 @@ public func configure(
         app.routes,
         bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
         recoveryGate: recoveryGate,
-        adminOnly: AdminOnly(users: context.users),
+        adminOnly: AdminOnly(policy: context.policy),
         idempotency: IdempotencyMiddleware(
             idempotency: context.idempotency, maxBodyBytes: context.configuration.maxBodyBytes))
     let controllers: [any EndpointCollection] = [

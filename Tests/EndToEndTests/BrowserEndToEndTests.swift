@@ -49,6 +49,10 @@ import TwofoldTestSupport
             ["admin", "create", "--username", "ada", "--email", "ada@example.com"], environment: command,
             input: Data((adminPassword + "\n").utf8))
         try #require(created.status == 0, "admin create: \(created.errorText)")
+        // The key of the authenticator app it made, printed once beside the password.
+        let adminKey = try #require(
+            created.text.split(separator: "\n").first { $0.hasPrefix("Key: ") }.map { String($0.dropFirst(5)) },
+            "admin create printed no key: \(created.text)")
 
         let server = try await ServerProcess(dataDirectory: data, environment: environment)
         defer { server.stop() }
@@ -75,7 +79,8 @@ import TwofoldTestSupport
             BuildProducts.repositoryRoot.appendingPathComponent("scripts/browser_check.py").path,
             "--base", "http://localhost:\(server.port)", "--mail-dir",
             sink.directory.appendingPathComponent("messages").path, "--shots", shots.path, "--admin", "ada",
-            "--admin-password", adminPassword, "--chromium", Self.chromium, "--chromedriver", Self.chromedriver,
+            "--admin-password", adminPassword, "--admin-totp-secret", adminKey, "--chromium", Self.chromium,
+            "--chromedriver", Self.chromedriver,
             "--dashboard", dashboardAddress, "--sms-dir", gateway.directory.path,
         ])
         let output = String(decoding: run.standardOutput, as: UTF8.self)

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldClient
+import TwofoldCore
 import TwofoldTestSupport
 
 #if canImport(FoundationNetworking)
@@ -176,12 +177,25 @@ import TwofoldTestSupport
         #expect(created.text.contains("Created administrator root"))
         #expect(!created.text.contains("an admin pass phrase"))
 
+        // The administrator has an authenticator app from the start: its key is printed once,
+        // and the password alone is not a sign-in.
+        let key = try #require(
+            created.text.split(separator: "\n").first { $0.hasPrefix("Key: ") }.map { String($0.dropFirst(5)) })
+        #expect(created.text.contains("otpauth://totp/") && created.text.contains("Backup codes"))
+
         let server = try await ServerProcess(dataDirectory: data)
         defer { server.stop() }
         let client = server.client
+        let outcome = try await client.send(
+            API.Auth.login, LoginRequest(username: "root", password: "an admin pass phrase"))
+        guard case .secondStep(let challenge) = outcome else {
+            Issue.record("the password alone signed the administrator in")
+            return
+        }
+        #expect(challenge.availableMethods.contains(.totp))
+        let code = try TOTP(secret: try Base32.decode(key)).code(at: Date())
         let tokens = try await client.send(
-            API.Auth.login, LoginRequest(username: "root", password: "an admin pass phrase")
-        ).tokens
+            API.SecondStep.validateTOTP, TOTPValidateRequest(tempToken: challenge.otpFlowId, code: code))
         #expect(tokens.user.role == "admin")
         _ = try await client.send(API.Admin.users, bearer: tokens.accessToken.token)
         let audit = try await client.send(

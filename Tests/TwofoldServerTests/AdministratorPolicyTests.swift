@@ -1,13 +1,121 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldSQLite
 import VaporTesting
 
 @testable import TwofoldServer
 
-/// An administrator's unlock is under the sign-in policy as a reset is (issue V finding 6): a
-/// stale administrator session clears no wrong-code lock, and unlocking lifts no recovery's hold.
+/// Administrators under the sign-in policy (issue V item 5): no console and no admin endpoint
+/// without a second factor of their own, proven by the session; an unlock is under the policy as
+/// a reset is (a stale administrator session clears no wrong-code lock), and lifts no recovery's
+/// hold.
 @Suite struct AdministratorPolicyTests {
+    /// What an administrator asks of the API with `token`: each admin endpoint's status and
+    /// the step-up it names.
+    static func adminCalls(_ app: Application, token: String, on user: UUID) async throws -> [(UInt, String?)] {
+        var answers: [(UInt, String?)] = []
+        let calls: [(HTTPMethod, String)] = [
+            (.GET, API.Admin.users.path()), (.GET, API.Admin.user.path("\(user)")), (.GET, API.Admin.audit.path()),
+            (.GET, API.Admin.recoveryRequests.path()), (.POST, API.Admin.unlock.path("\(user)")),
+            (.POST, API.Admin.resetMFA.path("\(user)")),
+        ]
+        for (method, path) in calls {
+            try await app.testing().test(method, path, headers: .bearer(token)) { response in
+                answers.append((response.status.code, (try? response.problem())?.errors?["stepUp"]))
+            }
+        }
+        return answers
+    }
+
+    /// `.administer` as the policy decides it, cell by cell: the administrator's own second
+    /// factor, proven in the window — never the password, however recent, and never a code by
+    /// email.
+    @Test func administeringAsksTheAdministratorsOwnRecentSecondFactor() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let secret = UUID()
+        let withApp = SignInCredentials(totpSecret: secret, email: "ada@example.com")
+        let emailOnly = SignInCredentials(emailCodes: true, backupCodes: 10, email: "ada@example.com")
+        let passwordOnly = SignInCredentials(email: "ada@example.com")
+        func decide(_ account: SignInCredentials, _ proofs: [Proof: Date]) -> SignInDecision {
+            SignInPolicy.decide(
+                .administer, proof: SessionProof(proofs: proofs), account: account, now: now, window: 300)
+        }
+        let recent = now.addingTimeInterval(-60)
+        let stale = now.addingTimeInterval(-360)
+        #expect(decide(passwordOnly, [.password: recent]) == .stepUp(.administratorFactor))
+        #expect(
+            decide(emailOnly, [.password: recent, .code(.email, to: "ada@example.com"): recent])
+                == .stepUp(.administratorFactor))
+        #expect(decide(withApp, [.password: recent]) == .stepUp(.recentSecondFactor))
+        #expect(decide(withApp, [.password: stale, .totp(secretID: secret): stale]) == .stepUp(.recentSecondFactor))
+        #expect(decide(withApp, [.password: stale, .totp(secretID: secret): recent]) == .allowed)
+        // An app since replaced proves nothing.
+        #expect(decide(withApp, [.totp(secretID: UUID()): recent]) == .stepUp(.recentSecondFactor))
+        #expect(SignInCredentials(emailCodes: true).administratorFactorKinds.isEmpty)
+        #expect(SignInCredentials(emailCodes: true, backupCodes: 10).administratorFactorKinds.isEmpty)
+        #expect(SignInCredentials(totpSecret: secret, emailCodes: true).administratorFactorKinds == [.totp])
+    }
+
+    /// The hole: an administrator made by `admin create` had no second factor, and the password
+    /// alone reset any user's factors. Now the password, however recent, opens nothing.
+    @Test func anAdministratorWithoutASecondFactorAdministersNothing() async throws {
+        try await withTestApp { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice")
+            try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'alice'"))
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: alice.accessToken.token)
+            for (status, need) in try await Self.adminCalls(app, token: stepped, on: bob.user.id) {
+                #expect(status == 403 && need == "administratorFactor", "\(status) \(need ?? "-")")
+            }
+            // Nor another account's devices (`GET /devices/{username}` reads as an administrator).
+            try await app.testing().test(.GET, API.DeviceKeys.devices.path("bob"), headers: .bearer(stepped)) {
+                #expect($0.status == .forbidden)
+            }
+            // The console says what to do, with the way to do it.
+            let browser = TestBrowser(app)
+            _ = try await browser.signIn("alice")
+            let console = try await browser.get("/admin")
+            #expect(console.status == .forbidden)
+            #expect(console.body.contains("Set up a second factor first") && console.body.contains("/account/security"))
+            #expect(
+                try await browser.post("/admin/users/\(bob.user.id)/reset-mfa", ["csrf": console.csrf ?? ""]).status
+                    == .forbidden)
+            #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .active)
+        }
+    }
+
+    /// A second factor counts once the session proved it: the session that added the app (it
+    /// proved the password only) reads nothing; a sign-in with the app does. Codes by email are
+    /// no administrator's factor (the mailbox comes with a phished password).
+    @Test func theConsoleOpensToASessionThatProvedTheAdministratorsFactor() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let alice = try await AuthFlowTests.signUp(app, "alice")
+            try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'alice'"))
+            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: alice, clock: clock)
+            for (status, need) in try await Self.adminCalls(app, token: alice.accessToken.token, on: bob.user.id) {
+                #expect(status == 403 && need == "recentSecondFactor", "\(status) \(need ?? "-")")
+            }
+            let later = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
+            for path in [API.Admin.users.path(), API.Admin.audit.path(), API.Admin.user.path("\(bob.user.id)")] {
+                try await app.testing().test(.GET, path, headers: .bearer(later)) {
+                    #expect($0.status == .ok, "\(path)")
+                }
+            }
+            // In the console, a session that proved the password only is asked for the app, and
+            // the step-up brings it back to the console.
+            let browser = TestBrowser(app)
+            let secondStep = try await browser.signIn("alice")
+            #expect(secondStep.body.contains("name=\"flow\""), "the password alone does not sign alice in")
+            #expect(try await TestBrowser(app).get("/admin").status == .seeOther, "no session: the sign-in page")
+            clock.advance(by: 30)
+            _ = try await browser.secondStep(secondStep, method: "totp", code: try TOTPSteps.code(secret, clock))
+            #expect(try await browser.get("/admin").status == .ok)
+        }
+    }
+
     static func unlock(_ app: Application, _ userID: UUID, token: String) async throws -> (UInt, String?) {
         var result: (UInt, String?) = (0, nil)
         try await app.testing().test(.POST, API.Admin.unlock.path("\(userID)"), headers: .bearer(token)) {
@@ -34,7 +142,7 @@ import VaporTesting
             #expect(
                 try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock, offset: 30)).0
                     == 429, "still locked")
-            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: admin.accessToken.token)
+            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
             #expect(try await Self.unlock(app, bob.user.id, token: stepped).0 == 200)
             clock.advance(by: 30)
             #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 200)
@@ -47,7 +155,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let (bob, _, _) = try await RecoveryTests.recovered(app, clock: clock)
-            let admin = try await AuthFlowTests.stepUpWithPassword(
+            let admin = try await AdminTests.stepUp(
                 app, token: try await AdminTests.signIn(app, "alice").accessToken.token)
             #expect(try await Self.unlock(app, bob.user.id, token: admin).0 == 200)
             try await app.testing().test(

@@ -79,7 +79,7 @@ import VaporTesting
             bearer: BearerAuthentication(
                 tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock),
             recoveryGate: RecoveryGate(users: app.twofold.users, secondFactors: app.twofold.secondFactors),
-            adminOnly: AdminOnly(users: app.twofold.users),
+            adminOnly: AdminOnly(policy: app.twofold.policy),
             idempotency: IdempotencyMiddleware(idempotency: app.twofold.idempotency, maxBodyBytes: 4096))
         root.on(fixed) { _, _ in SuccessResponse() }
         // `202` when the body names a number, `201` (undeclared) when it names "undeclared".

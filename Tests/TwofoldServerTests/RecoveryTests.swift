@@ -246,7 +246,7 @@ import VaporTesting
                     app, path, ["note": "ok"], headers: .bearer(mallory.accessToken.token))
                 #expect(status == .forbidden)
             }
-            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: admin.accessToken.token)
+            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
             let (empty, _) = try await Self.post(
                 app, API.Admin.denyRecovery.path("\(id)"), ["note": "  "], headers: .bearer(stepped))
             #expect(empty == .unprocessableEntity)
@@ -415,7 +415,7 @@ import VaporTesting
             let (stale, _) = try await Self.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(admin.accessToken.token))
             #expect(stale == .forbidden)
-            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: admin.accessToken.token)
+            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
             let (reset, _) = try await Self.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(stepped))
             #expect(reset == .ok)
@@ -586,7 +586,7 @@ import VaporTesting
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
             // The administrator unlocks: it goes first, and the password works again (a disowned
             // recovery holds nothing).
-            let stepped = try await AuthFlowTests.stepUpWithPassword(
+            let stepped = try await AdminTests.stepUp(
                 app, token: try await AdminTests.signIn(app, "alice").accessToken.token)
             try await app.testing().test(
                 .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(stepped)

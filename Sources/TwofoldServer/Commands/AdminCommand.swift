@@ -1,4 +1,6 @@
 import Foundation
+import TwofoldAPI
+import TwofoldCore
 import Vapor
 
 #if canImport(Glibc)
@@ -7,9 +9,12 @@ import Vapor
     import Darwin
 #endif
 
-/// `twofold-server admin create --username … --email …`: creates an administrator. The password
-/// is read from standard input when it is not a terminal; otherwise one is generated and printed
-/// once.
+/// `twofold-server admin create --username … --email …`: creates an administrator with an
+/// authenticator app (issue V item 5: administrators sign in with a second factor, and the
+/// console and every admin endpoint refuse one whose session did not prove it). The password is
+/// read from standard input when it is not a terminal; otherwise one is generated. The password
+/// (when generated), the app's key with its QR code, and ten backup codes are printed once, to
+/// the terminal only.
 struct AdminCommand: AsyncCommand {
     struct Signature: CommandSignature {
         @Argument(name: "action", help: "create")
@@ -56,11 +61,27 @@ struct AdminCommand: AsyncCommand {
         try await app.twofold.audit.record(
             .adminCreated, user: user.id, detail: "created from the command line",
             origin: RequestOrigin(address: nil, userAgent: "twofold-server admin create"))
+        let totp = try await app.twofold.totp.enableForNewAccount(userID: user.id, account: email)
+        let backupCodes = try await app.twofold.backupCodes.regenerate(for: user.id, addedBy: nil)
+        try await app.twofold.audit.record(
+            .factorAdded, user: user.id, detail: FactorMethod.totp.rawValue,
+            origin: RequestOrigin(address: nil, userAgent: "twofold-server admin create"))
+        // Printed once, to the terminal only; none of it is logged.
         context.console.print("Created administrator \(username) <\(email)>.")
         if generated {
-            // Printed once, to the terminal only; it is not logged.
             context.console.print("Password (shown once, store it now): \(password)")
         }
+        context.console.print(
+            "Administrators sign in with an authenticator app as well. Add this account to yours now: scan the code "
+                + "below, or type the key.")
+        if let qr = try? QRCode(text: totp.otpauthUri, errorCorrection: .medium) {
+            context.console.print(qr.terminalString())
+        }
+        context.console.print("Key: \(totp.secret)")
+        context.console.print("Link: \(totp.otpauthUri)")
+        context.console.print(
+            "Backup codes (each signs in once if the app is lost; store them now): "
+                + backupCodes.joined(separator: " "))
         password = ""
     }
 }

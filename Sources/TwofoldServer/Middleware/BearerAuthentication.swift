@@ -66,15 +66,14 @@ extension Request {
     }
 }
 
-/// Lets only administrators through (`403 forbidden` otherwise). Runs after `BearerAuthentication`.
+/// Lets only administrators through, as `SignInPolicy.admitAdministrator` decides (an active
+/// administrator whose session proved a second factor of their own; `403` otherwise). Runs after
+/// `BearerAuthentication`.
 struct AdminOnly: AsyncMiddleware {
-    let users: any UserStore
+    let policy: SignInPolicy
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        let caller = try request.caller
-        guard let user = try await users.user(id: caller.userID), user.isActiveAdmin else {
-            throw Problem(status: 403, code: .forbidden, title: "Forbidden", detail: "This needs an administrator.")
-        }
+        try await policy.admitAdministrator(try request.caller)
         return try await next.respond(to: request)
     }
 }

@@ -9,11 +9,28 @@ struct DecisionForm: Content, CSRFCarrying {
 }
 
 extension PagesController {
-    /// The visitor when an active administrator, else the sign-in page or a refusal: the same
-    /// test as the API's `AdminOnly` (`User.isActiveAdmin`).
+    /// The visitor when an administrator as `SignInPolicy.admitAdministrator` decides (the API's
+    /// `AdminOnly` asks the same): else the sign-in page, the step-up that proves a second factor
+    /// (then back here), or a refusal that says what to do.
     func administrator(_ request: Request) async throws -> BrowserSessions.Visitor {
         let visitor = try await signedIn(request)
-        guard visitor.user.isActiveAdmin else {
+        do {
+            try await administration.policy.admitAdministrator(visitor.caller)
+        } catch let problem as Problem
+            where problem.code == .stepUpRequired
+            && problem.errors?["stepUp"] == SignInNeed.recentSecondFactor.rawValue
+        {
+            let next = request.method == .GET ? request.url.path : Pages.admin.href()
+            throw Detour(response: try await stepUpPage(request, visitor: visitor, next: next, refusal: problem))
+        } catch let problem as Problem where problem.code == .stepUpRequired {
+            throw Detour(
+                response: refusal(
+                    request,
+                    Problem(
+                        status: 403, code: .forbidden, title: "Set up a second factor first",
+                        detail: problem.detail),
+                    visitor: visitor, next: (Pages.accountSecurity.href(), "Go to your account security")))
+        } catch let problem as Problem where problem.status == 403 {
             throw Detour(
                 response: refusal(
                     request,

@@ -228,10 +228,14 @@ struct PagesController: Sendable {
     }
 
     /// A refusal page: the problem in words, with its status.
-    func refusal(_ request: Request, _ problem: Problem, visitor: BrowserSessions.Visitor?) -> Response {
+    func refusal(
+        _ request: Request, _ problem: Problem, visitor: BrowserSessions.Visitor?,
+        next: (href: String, words: String)? = nil
+    ) -> Response {
         let csrf = browser.csrf(request)
         var main = "<h1>\(HTML.escape(problem.title))</h1>\n" + Self.alert(problem)
-        main += "<p><a href=\"\(Pages.signIn.href())\">Back to the start</a></p>"
+        let (href, words) = next ?? (Pages.signIn.href(), "Back to the start")
+        main += "<p><a href=\"\(href)\">\(HTML.escape(words))</a></p>"
         return render(
             request, csrf, title: problem.title, main: main, visitor: visitor,
             status: HTTPResponseStatus(statusCode: problem.status))

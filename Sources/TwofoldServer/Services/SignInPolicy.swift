@@ -114,6 +114,15 @@ struct SignInCredentials: Sendable, Equatable {
     /// Whether anything beside the password can sign in or complete a sign-in.
     var hasSecondFactor: Bool { !secondFactorKinds.isEmpty }
 
+    /// What an administrator proves beside the password (issue V item 5): every second factor
+    /// but codes to the mailbox, the address a phished password most often comes with; backup
+    /// codes only beside another of these.
+    var administratorFactorKinds: Set<FactorMethod> {
+        var kinds = secondFactorKinds
+        kinds.remove(.email)
+        return kinds == [.backup] ? [] : kinds
+    }
+
     /// The methods a login flow offers, most preferred first (passkeys lead, seed 000, unless
     /// `primary` names another); empty when a password alone signs in. Backup codes come last.
     func loginMethods(primary: FactorMethod?) -> [FactorMethod] {
@@ -169,8 +178,8 @@ enum SignInChange: Sendable, Equatable {
     /// The current password is in the request, and proves itself.
     case changePassword
     /// An administrator's decision over another account (a recovery approved or denied, every
-    /// factor reset): the administrator's own second factor, recently, or the password when
-    /// the administrator has none.
+    /// factor reset, an unlock): the administrator's own second factor, recently — never the
+    /// password alone (`SignInCredentials.administratorFactorKinds`).
     case administer
 }
 
@@ -193,6 +202,8 @@ enum SignInNeed: String, Sendable, Equatable {
     /// The account was just recovered: only the session the recovery pass began sets up its
     /// first factor.
     case recoverySession
+    /// An administrator without a second factor of their own administers nothing.
+    case administratorFactor
 }
 
 /// The sign-in policy (issue T): for every change to how an account signs in, what the calling
@@ -217,6 +228,35 @@ struct SignInPolicy: Sendable {
             change, proof: try await sessions.proof(of: caller), account: account, now: clock.now(), window: window,
             recoveryHold: held)
         if case .stepUp(let need) = decision { throw Self.problem(need, window: window) }
+    }
+
+    /// The one gate of administration (issue V item 5), which the API's `AdminOnly`, the
+    /// console's pages and every other administrator's reading ask: an active administrator
+    /// whose account has a second factor of its own and whose session proved one that is still
+    /// live. The administrator's account, or `403`.
+    @discardableResult
+    func admitAdministrator(_ caller: AuthenticatedUser) async throws -> User {
+        guard let user = try await secondFactors.users.user(id: caller.userID), user.isActiveAdmin else {
+            throw Problem(status: 403, code: .forbidden, title: "Forbidden", detail: "This needs an administrator.")
+        }
+        let account = try await secondFactors.credentials(for: user)
+        let kinds = account.administratorFactorKinds
+        guard !kinds.isEmpty else { throw Self.problem(.administratorFactor, window: window) }
+        let proven = try await sessions.proof(of: caller).recent(since: .distantPast, account: account)
+        guard proven.contains(where: { kinds.contains($0.method) }) else {
+            throw Self.problem(.recentSecondFactor, window: window)
+        }
+        return user
+    }
+
+    /// Whether `caller` passes `admitAdministrator`.
+    func isAdministrator(_ caller: AuthenticatedUser) async throws -> Bool {
+        do {
+            try await admitAdministrator(caller)
+            return true
+        } catch let problem as Problem where problem.status == 403 {
+            return false
+        }
     }
 
     /// The rules, as `docs/security.md`'s table states them.
@@ -251,8 +291,9 @@ struct SignInPolicy: Sendable {
             }
             return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
         case .administer:
-            if kinds.isEmpty { return passwordRecent ? .allowed : .stepUp(.recentPassword) }
-            return recentFactors.isEmpty ? .stepUp(.recentSecondFactor) : .allowed
+            let adminKinds = account.administratorFactorKinds
+            if adminKinds.isEmpty { return .stepUp(.administratorFactor) }
+            return recentProofs.contains { adminKinds.contains($0.method) } ? .allowed : .stepUp(.recentSecondFactor)
         case .remove(let removed), .downgrade(let removed):
             // Another of the account's factors, proven recently, vouches for the removal.
             if !recentFactors.subtracting([removed]).isEmpty { return .allowed }
@@ -285,6 +326,10 @@ struct SignInPolicy: Sendable {
             detail =
                 "This account was just recovered: set up a sign-in method in the session the recovery link opened, "
                 + "or start recovery again."
+        case .administratorFactor:
+            detail =
+                "Administrators sign in with a second factor: set up an authenticator app, a passkey or a key "
+                + "device on your own account (codes by email do not count), then sign in with it."
         case .otherProof:
             detail =
                 "Step up with another factor, or with your password and a fresh code, then repeat the request "

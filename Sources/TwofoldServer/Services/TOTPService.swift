@@ -41,6 +41,21 @@ struct TOTPService: Sendable {
             serverTime: now)
     }
 
+    /// An authenticator app for an account the command line creates (`admin create`, issue V
+    /// item 5): active at once, its secret shown once to the operator there. No code confirms it,
+    /// as no app holds it yet; the account's first sign-in asks for one.
+    func enableForNewAccount(userID: UUID, account: String) async throws -> TOTPSetupResponse {
+        let setup = try await setup(userID: userID, account: account)
+        guard let pending = try await store.credential(userID: userID, status: .pending),
+            try await store.activate(credentialID: pending.id, now: clock.now(), addedBy: nil)
+        else {
+            throw Problem(
+                status: 409, code: .conflict, title: "No authenticator app being set up",
+                detail: "This setup was completed or replaced meanwhile.")
+        }
+        return setup
+    }
+
     /// Confirms the pending secret with a code from the app: it becomes the user's active secret,
     /// while `addedBy` (the session adding it) is live.
     func confirm(_ code: String, userID: UUID, origin: RequestOrigin, addedBy: AddingSession?) async throws {
