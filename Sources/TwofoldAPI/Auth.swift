@@ -74,11 +74,16 @@ public struct AuthTokensResponse: Codable, Sendable {
     public var accessToken: TokenDTO
     public var refreshToken: TokenDTO
     public var user: UserDTO
+    /// This device's token for the account (OWASP "device cookies"): send it back as
+    /// `X-Device-Token` on the account's next password sign-in from this device, which then
+    /// stays open while strangers guess the password elsewhere. It skips nothing.
+    public var deviceToken: String?
 
-    public init(accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO) {
+    public init(accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, deviceToken: String? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.user = user
+        self.deviceToken = deviceToken
     }
 }
 

@@ -116,7 +116,14 @@ public struct SecondStepResponse: Codable, Sendable {
     public var backupCodesLow: Bool?
     /// Send back as `X-Trusted-Device` (or the cookie) to skip the second step for 30 days.
     public var trustedDeviceToken: String?
+    /// As `AuthTokensResponse.deviceToken`.
+    public var deviceToken: String?
     public var serverTime: Date
+
+    /// The tokens as a completed sign-in's.
+    public var tokens: AuthTokensResponse {
+        AuthTokensResponse(accessToken: accessToken, refreshToken: refreshToken, user: user, deviceToken: deviceToken)
+    }
 
     public init(
         tokens: AuthTokensResponse, backupCodesRemaining: Int?, backupCodesLow: Bool?, trustedDeviceToken: String?,
@@ -125,6 +132,7 @@ public struct SecondStepResponse: Codable, Sendable {
         self.accessToken = tokens.accessToken
         self.refreshToken = tokens.refreshToken
         self.user = tokens.user
+        self.deviceToken = tokens.deviceToken
         self.backupCodesRemaining = backupCodesRemaining
         self.backupCodesLow = backupCodesLow
         self.trustedDeviceToken = trustedDeviceToken

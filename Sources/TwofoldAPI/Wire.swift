@@ -29,6 +29,9 @@ public enum Wire {
         public static let authorization = "Authorization"
         /// A remembered device's token on `POST /auth/login` (`trustedDeviceToken` of a second step).
         public static let trustedDevice = "X-Trusted-Device"
+        /// This device's token for the account (`deviceToken` of a sign-in) on
+        /// `POST /auth/login`: its password sign-ins stay open while strangers guess elsewhere.
+        public static let deviceToken = "X-Device-Token"
         /// The request's id, chosen by the client or made by the server, echoed in the answer
         /// and carried by the server's log lines.
         public static let requestID = "X-Request-ID"
@@ -49,6 +52,8 @@ public enum Wire {
     public enum Cookie {
         /// A remembered device's token, the twin of `Header.trustedDevice` for browsers.
         public static let trustedDevice = "twofold_trusted_device"
+        /// This browser's device token (`Header.deviceToken`'s twin), set at every sign-in.
+        public static let device = "twofold_device"
         /// A browser's session (the pages'): revoked by signing out like any session.
         public static let session = "twofold_session"
         /// The prefix a `Secure` cookie's name carries: the browser then refuses it unless it

@@ -193,7 +193,9 @@ public actor SignInFlow {
     /// `deviceKeys` finds the key for the account name typed); without them, passkeys and the
     /// device key are not offered. `rememberedDevices` keeps the token of
     /// "remember this device" and sends it with the next password sign-in of the account, which
-    /// then skips the second step; without it, remembering is not offered.
+    /// then skips the second step; without it, remembering is not offered. It also keeps every
+    /// sign-in's device token, sent the same way, which skips nothing but keeps the account's
+    /// password sign-ins here open while strangers guess its password elsewhere.
     public init(
         client: APIClient, session: SessionManager, passkeys: (any PasskeyAsserting)? = nil,
         deviceKey: (any DeviceKeySigning)? = nil, deviceKeys: (any DeviceKeySigners)? = nil,
@@ -255,9 +257,13 @@ public actor SignInFlow {
         if let remembered = await rememberedDevices?.token(for: name, at: client.origin) {
             headers[Wire.Header.trustedDevice] = remembered
         }
+        if let device = await rememberedDevices?.token(for: name, at: Self.deviceTokens(client.origin)) {
+            headers[Wire.Header.deviceToken] = device
+        }
         do {
             switch try await client.send(API.Auth.login, attempt, headers: headers) {
             case .signedIn(let tokens):
+                await keepDeviceToken(tokens)
                 await session.signedIn(tokens)
                 return finish(tokens.user)
             case .secondStep(let challenge):
@@ -320,6 +326,7 @@ public actor SignInFlow {
     private func signIn(with credential: AuthenticationCredential) async -> SignInState {
         do {
             let tokens = try await client.send(API.Passkeys.signInVerify, PasskeySignInRequest(credential: credential))
+            await keepDeviceToken(tokens)
             await session.signedIn(tokens)
             return finish(tokens.user)
         } catch {
@@ -487,8 +494,22 @@ public actor SignInFlow {
             try? await rememberedDevices?.keep(
                 token, for: [answer.user.username, answer.user.email], at: client.origin)
         }
+        await keepDeviceToken(answer.tokens)
         await session.signedIn(answer)
         return finish(answer.user)
+    }
+
+    /// Where `rememberedDevices` keeps this device's sign-in tokens for `server`'s accounts
+    /// (`AuthTokensResponse.deviceToken`), beside the remembered devices' own.
+    public static func deviceTokens(_ server: String) -> String { server + " device" }
+
+    /// Keeps the device token of a completed sign-in, sent with the account's next password
+    /// sign-in so that strangers guessing its password elsewhere do not hold it shut (a store that
+    /// cannot write loses only that).
+    private func keepDeviceToken(_ tokens: AuthTokensResponse) async {
+        guard let token = tokens.deviceToken else { return }
+        try? await rememberedDevices?.keep(
+            token, for: [tokens.user.username, tokens.user.email], at: Self.deviceTokens(client.origin))
     }
 
     private func finish(_ user: UserDTO) -> SignInState {

@@ -6,6 +6,10 @@ import TwofoldCore
 import TwofoldDevice
 import TwofoldTestSupport
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The SDK's sign-in state machine and session manager against the built server, on SQLite and
 /// PostgreSQL: every failure a state, the fallback chain down to recovery, the session kept and
 /// refreshed, a passkey from the virtual device as the second factor.
@@ -67,6 +71,17 @@ import TwofoldTestSupport
             return
         }
         #expect(user.username == "ray")
+        // Every sign-in's device token is kept beside it, and sent with the account's next
+        // password sign-in (`X-Device-Token`), which the server then counts against this device.
+        let device = try #require(await remembered.token(for: "ray", at: SignInFlow.deviceTokens(client.origin)))
+        let recording = RecordingTransport()
+        let watched = APIClient(baseURL: server.baseURL, transport: recording)
+        await session.signOut()
+        _ = await SignInFlow(client: watched, session: session, rememberedDevices: remembered)
+            .signIn("ray", password: AuthEndToEndTests.password)
+        let sent = recording.headers.first { $0[Wire.Header.deviceToken] != nil }?[Wire.Header.deviceToken]
+        #expect(sent != nil && sent != "", "the device token went with the sign-in")
+        #expect(await remembered.token(for: "ray", at: SignInFlow.deviceTokens(client.origin)) != device, "a new one")
         // Another device (no token kept) is asked for the second factor.
         let elsewhere = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
         #expect(!elsewhere.canRememberDevice)
@@ -454,5 +469,20 @@ import TwofoldTestSupport
         // left is recovery.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
         #expect(await plain.signIn(name, password: AuthEndToEndTests.password) == .recovery)
+    }
+}
+
+/// A transport that sends on the real one and keeps each request's headers.
+final class RecordingTransport: Transport, @unchecked Sendable {
+    // Safe: `seen` is read and written under `lock` only.
+    private let lock = NSLock()
+    private let real = URLSessionTransport()
+    private var seen: [[String: String]] = []
+
+    var headers: [[String: String]] { lock.withLock { seen } }
+
+    func send(_ request: URLRequest) async throws -> HTTPAnswer {
+        lock.withLock { seen.append(request.allHTTPHeaderFields ?? [:]) }
+        return try await real.send(request)
     }
 }

@@ -57,6 +57,28 @@ import VaporTesting
         #expect(SignInCredentials(totpSecret: secret, emailCodes: true).administratorFactorKinds == [.totp])
     }
 
+    /// The review's bypass: on an administrator's account the mailbox vouches for no change to
+    /// how it signs in. With the password and an email code, a phished administrator was able
+    /// to enrol a device key of the attacker's (then sign in with it alone) or remove the app and
+    /// add one of the attacker's. A user's account keeps the email way to remove a factor.
+    @Test func theMailboxChangesNothingOnAnAdministratorsAccount() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let recent = now.addingTimeInterval(-60)
+        var account = SignInCredentials(totpSecret: UUID(), emailCodes: true, backupCodes: 10, email: "ada@example.com")
+        let proofs: [Proof: Date] = [.password: recent, .code(.email, to: "ada@example.com"): recent]
+        func decide(_ change: SignInChange) -> SignInDecision {
+            SignInPolicy.decide(change, proof: SessionProof(proofs: proofs), account: account, now: now, window: 300)
+        }
+        #expect(decide(.add(kind: .deviceKey)) == .allowed, "a user's account: email is one of its factors")
+        #expect(decide(.remove(proof: "totp")) == .allowed, "a user's: the password and a code to the mailbox")
+        account.administrator = true
+        #expect(decide(.add(kind: .deviceKey)) == .stepUp(.recentSecondFactor))
+        #expect(decide(.add(kind: .totp)) == .stepUp(.recentSecondFactor))
+        #expect(decide(.changeDestination(.email)) == .stepUp(.recentSecondFactor))
+        #expect(decide(.remove(proof: "totp")) == .stepUp(.otherProof))
+        #expect(decide(.remove(proof: "email")) == .stepUp(.otherProof))
+    }
+
     /// The hole: an administrator made by `admin create` had no second factor, and the password
     /// alone reset any user's factors. Now the password, however recent, opens nothing.
     @Test func anAdministratorWithoutASecondFactorAdministersNothing() async throws {

@@ -177,13 +177,17 @@ final class TestBrowser: @unchecked Sendable {
             let setCookies: [String] = signedIn.headers[.setCookie]
             var cookie = ""
             for candidate in setCookies where candidate.hasPrefix("__Host-twofold_session=") { cookie = candidate }
+            // The session's cookie and the device cookie, both under the prefix, with the same rules.
             #expect(
-                setCookies.count == 1 && setCookies[0].hasPrefix("__Host-twofold_session="),
-                "\(setCookies[0].hasPrefix("__Host"))")
-            #expect(
-                cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-                "cookie=[\(cookie)] all=\(setCookies)")
-            #expect(cookie.contains("Path=/") && !cookie.contains("Domain="))
+                setCookies.count == 2 && setCookies.allSatisfy { $0.hasPrefix("__Host-") }
+                    && setCookies.contains { $0.hasPrefix("__Host-twofold_device=") }, "\(setCookies)")
+            #expect(!cookie.isEmpty)
+            for cookie in setCookies {
+                #expect(
+                    cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+                    "cookie=[\(cookie)] all=\(setCookies)")
+                #expect(cookie.contains("Path=/") && !cookie.contains("Domain="))
+            }
         }
     }
 

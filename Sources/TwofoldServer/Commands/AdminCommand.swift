@@ -14,7 +14,7 @@ import Vapor
 /// console and every admin endpoint refuse one whose session did not prove it). The password is
 /// read from standard input when it is not a terminal; otherwise one is generated. The password
 /// (when generated), the app's key with its QR code, and ten backup codes are printed once, to
-/// the terminal only.
+/// standard output: run it where that is the operator's terminal, not a collected log.
 struct AdminCommand: AsyncCommand {
     struct Signature: CommandSignature {
         @Argument(name: "action", help: "create")
@@ -66,7 +66,8 @@ struct AdminCommand: AsyncCommand {
         try await app.twofold.audit.record(
             .factorAdded, user: user.id, detail: FactorMethod.totp.rawValue,
             origin: RequestOrigin(address: nil, userAgent: "twofold-server admin create"))
-        // Printed once, to the terminal only; none of it is logged.
+        // Printed once, to standard output (where the operator ran the command), never to the
+        // server's log or the audit trail.
         context.console.print("Created administrator \(username) <\(email)>.")
         if generated {
             context.console.print("Password (shown once, store it now): \(password)")

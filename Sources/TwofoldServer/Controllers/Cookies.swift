@@ -34,6 +34,8 @@ struct CookieRules: Sendable, Equatable {
 
     /// The remembered-device cookie's name here.
     var trustedDevice: String { name(Wire.Cookie.trustedDevice) }
+    /// The device cookie's name here (`DeviceCookies`).
+    var device: String { name(Wire.Cookie.device) }
 }
 
 /// How a remembered device's token travels: the `X-Trusted-Device` header, or its cookie twin.
@@ -42,5 +44,10 @@ extension Request {
     /// this server sets it under.
     func trustedDeviceToken(_ cookies: CookieRules) -> String? {
         headers.first(name: TrustedDeviceService.header) ?? self.cookies[cookies.trustedDevice]?.string
+    }
+
+    /// The device token a request carries (`DeviceCookies`): the header, else the cookie.
+    func deviceToken(_ cookies: CookieRules) -> String? {
+        headers.first(name: Wire.Header.deviceToken) ?? self.cookies[cookies.device]?.string
     }
 }

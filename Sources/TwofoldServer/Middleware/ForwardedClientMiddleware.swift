@@ -42,7 +42,9 @@ extension Request {
 
     /// Where a sign-in or registration comes from, for `SignIn` and `Registration`.
     func signInSource(_ cookies: CookieRules) -> SignInSource {
-        SignInSource(address: clientAddress, trustedDeviceToken: trustedDeviceToken(cookies), origin: origin)
+        SignInSource(
+            address: clientAddress, trustedDeviceToken: trustedDeviceToken(cookies),
+            deviceToken: deviceToken(cookies), origin: origin)
     }
 
     /// The client's `User-Agent`, cut to the 256 characters sessions and audit events keep.

@@ -18,7 +18,7 @@ extension PagesController {
             try await administration.policy.admitAdministrator(visitor.caller)
         } catch let problem as Problem
             where problem.code == .stepUpRequired
-            && problem.errors?["stepUp"] == SignInNeed.recentSecondFactor.rawValue
+            && problem.errors?["stepUp"] != SignInNeed.administratorFactor.rawValue
         {
             let next = request.method == .GET ? request.url.path : Pages.admin.href()
             throw Detour(response: try await stepUpPage(request, visitor: visitor, next: next, refusal: problem))

@@ -54,6 +54,11 @@ struct BrowserSessions: Sendable {
     func begin(_ tokens: AuthTokensResponse, on response: Response) {
         response.cookies[cookies.name(Wire.Cookie.session)] = cookies.cookie(
             tokens.refreshToken.token, lifetime: lifetime)
+        // The device cookie outlives the session: this browser's next password sign-in to the
+        // account stays open while strangers guess elsewhere (`DeviceCookies`).
+        if let device = tokens.deviceToken {
+            response.cookies[cookies.device] = cookies.cookie(device, lifetime: sessions.deviceCookies.lifetime)
+        }
     }
 
     /// Revokes the visitor's session and clears its cookie.

@@ -73,8 +73,7 @@ extension PagesController {
                 .init(flow: flow, method: .webauthn, passkey: body.credential, trustDevice: body.trustDevice ?? false),
                 origin: request.origin, on: request.eventLoop)
             let answer = signedIn.answer
-            tokens = AuthTokensResponse(
-                accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user)
+            tokens = answer.tokens
             deviceToken = signedIn.trustedDeviceToken
         } else {
             tokens = try await passwordless.verify(

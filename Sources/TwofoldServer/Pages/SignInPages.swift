@@ -216,10 +216,7 @@ extension PagesController {
             }
             let response = Self.redirect(next ?? Pages.accountSecurity.href())
             let answer = signedIn.answer
-            browser.begin(
-                AuthTokensResponse(
-                    accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user),
-                on: response)
+            browser.begin(answer.tokens, on: response)
             if let deviceToken = signedIn.trustedDeviceToken {
                 response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
             }

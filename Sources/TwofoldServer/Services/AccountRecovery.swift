@@ -340,6 +340,13 @@ struct AccountRecovery: Sendable {
         guard let userID = record.userID, record.state(at: now) == .pendingReview else {
             throw Self.notReviewable(record.state(at: now))
         }
+        // A recovery is another person's review: an administrator's own request (their
+        // password with their mailbox, say) waits for another administrator.
+        guard userID != adminUser.id else {
+            throw Problem(
+                status: 403, code: .forbidden, title: "Your own recovery",
+                detail: "Another administrator decides on a recovery of your own account.")
+        }
         let pass = approve ? SecureToken.generate() : nil
         let usableFrom = now.addingTimeInterval(rules.recoveryWait)
         let expiresAt = approve ? usableFrom.addingTimeInterval(rules.recoveryPassLifetime) : record.expiresAt

@@ -119,6 +119,10 @@ extension SecondStepResponse {
         accessToken.appendJSON(to: &json)
         if let backupCodesLow { json += #","backupCodesLow":\#(backupCodesLow)"# }
         if let backupCodesRemaining { json += #","backupCodesRemaining":\#(backupCodesRemaining)"# }
+        if let deviceToken {
+            json += #","deviceToken":"#
+            json.appendJSONString(deviceToken)
+        }
         json += #","refreshToken":"#
         refreshToken.appendJSON(to: &json)
         json += #","serverTime":"#

@@ -15,6 +15,8 @@ struct SessionService: Sendable {
     let audit: Auditor
     let clock: ServerClock
     let refreshTokenLifetime: TimeInterval
+    /// Every sign-in's device token (`AuthTokensResponse.deviceToken`).
+    let deviceCookies: DeviceCookies
 
     /// A session written to the database whose access token is not signed yet: the second step
     /// writes it next to the database and signs elsewhere, so the database's thread does not.
@@ -98,7 +100,9 @@ struct SessionService: Sendable {
         let access = try signer.issue(
             userID: session.userID, sessionID: session.sessionID, methods: session.methods, authTime: session.now,
             now: session.now)
-        return AuthTokensResponse(accessToken: access, refreshToken: session.refreshToken, user: session.user)
+        return AuthTokensResponse(
+            accessToken: access, refreshToken: session.refreshToken, user: session.user,
+            deviceToken: deviceCookies.issue(userID: session.userID, now: session.now))
     }
 
     /// Exchanges a refresh token for a new pair.

@@ -7,6 +7,8 @@ import TwofoldAPI
 struct SignInSource: Sendable {
     var address: String?
     var trustedDeviceToken: String?
+    /// The device token of an earlier sign-in on this device (`DeviceCookies`).
+    var deviceToken: String? = nil
     var origin: RequestOrigin
 }
 
@@ -45,21 +47,27 @@ struct SignIn: Sendable {
         // Taken before the password is checked, atomically, so parallel guesses cannot all slip
         // past the limit (privacyIDEA #3741).
         let account = user.map { "user:\($0.id.uuidString)" } ?? "name:\(identifier)"
-        // A device the owner had remembered is exempt from the account-wide bucket, and that
-        // bucket counts failures only (a right password gives its token back): strangers
-        // guessing from many addresses cannot hold the owner's own sign-in shut (issue T; the
-        // OWASP device-cookie scheme, with the remembered-device token as the cookie).
+        // A device the account signed in on before (its device token, OWASP "device cookies",
+        // issue V item 3; or a remembered device's token) is exempt from the account-wide
+        // bucket, which counts failures only (a right password gives its token back): strangers
+        // guessing from many addresses cannot hold the owner's own sign-in shut. Such a device
+        // has a bucket of its own instead, as tight as one address's, so a leaked token gives no
+        // more guesses than one address does (issue T review).
         var remembered = false
+        var knownDevice: String?
         if let user {
             remembered = try await trustedDevices.recognises(userID: user.id, token: source.trustedDeviceToken)
+            if remembered {
+                knownDevice = source.trustedDeviceToken
+            } else if sessions.deviceCookies.recognises(source.deviceToken, userID: user.id, now: now) {
+                knownDevice = source.deviceToken
+            }
         }
         let accountKey = "login:account:\(account)"
-        // The remembered device has a bucket of its own instead, as tight as one address's, so a
-        // leaked device token gives no more guesses than one address does (issue T review).
-        let deviceKey = "login:device:\(SecureToken.hash(source.trustedDeviceToken ?? ""))"
+        let deviceKey = "login:device:\(SecureToken.hash(knownDevice ?? ""))"
         let accountAndAddress = RateLimiter.addressKey("login:account:\(account)", address: source.address)
         try await rateLimiter.require(accountAndAddress, rule: .init(rules.loginPerAccountAndAddress), now: now)
-        if remembered {
+        if knownDevice != nil {
             try await rateLimiter.require(deviceKey, rule: .init(rules.loginPerAccountAndAddress), now: now)
         } else {
             try await rateLimiter.require(accountKey, rule: .init(rules.loginPerAccount), now: now)
@@ -73,7 +81,7 @@ struct SignIn: Sendable {
         }
         guard user.status == .active else { throw Problem.accountLocked }
         try await rateLimiter.reset(accountAndAddress, rule: .init(rules.loginPerAccountAndAddress), now: now)
-        if remembered {
+        if knownDevice != nil {
             try await rateLimiter.reset(deviceKey, rule: .init(rules.loginPerAccountAndAddress), now: now)
         } else {
             try await rateLimiter.giveBack(accountKey, rule: .init(rules.loginPerAccount))

@@ -62,6 +62,9 @@ struct SignInCredentials: Sendable, Equatable {
     var phone: String?
     /// The address on file: a step-up code can go there.
     var email = ""
+    /// An administrator's account: its sign-in methods change only by an administrator's factor
+    /// (`administratorFactorKinds`), never by a code to the mailbox.
+    var administrator = false
 
     init(
         totpSecret: UUID? = nil, passkeyIDs: Set<String> = [], deviceKeys: [String: String] = [:],
@@ -86,7 +89,13 @@ struct SignInCredentials: Sendable, Equatable {
             smsDeviceIDs: stored.smsDevices, smsCodes: user.smsEnabled && user.verifiedPhone != nil,
             emailCodes: user.emailEnabled, backupCodes: stored.unusedBackupCodes, phone: user.verifiedPhone,
             email: user.email)
+        administrator = user.role == .admin
     }
+
+    /// The kinds of proof that vouch for a change to this account's sign-in methods: its second
+    /// factors, or for an administrator only an administrator's factors (issue V review: a code
+    /// from the mailbox must not install the factor that opens the console).
+    var vouchingFactorKinds: Set<FactorMethod> { administrator ? administratorFactorKinds : secondFactorKinds }
 
     var totp: Bool { totpSecret != nil }
     var passkeys: Int { passkeyIDs.count }
@@ -242,7 +251,10 @@ struct SignInPolicy: Sendable {
         let account = try await secondFactors.credentials(for: user)
         let kinds = account.administratorFactorKinds
         guard !kinds.isEmpty else { throw Self.problem(.administratorFactor, window: window) }
-        let proven = try await sessions.proof(of: caller).recent(since: .distantPast, account: account)
+        let proof = try await sessions.proof(of: caller)
+        // A code alone (seed 004's SMS sign-in: what a SIM swap hands over) opens nothing here.
+        guard proof.provesMoreThanACode else { throw Self.problem(.moreThanACode, window: window) }
+        let proven = proof.recent(since: .distantPast, account: account)
         guard proven.contains(where: { kinds.contains($0.method) }) else {
             throw Self.problem(.recentSecondFactor, window: window)
         }
@@ -276,7 +288,7 @@ struct SignInPolicy: Sendable {
         let recentProofs = proof.recent(since: now.addingTimeInterval(-window), account: account)
         let recent = Set(recentProofs.map(\.factor))
         let passwordRecent = recentProofs.contains(.password)
-        let kinds = account.secondFactorKinds
+        let kinds = account.vouchingFactorKinds
         let recentFactors = Set(recentProofs.filter { kinds.contains($0.method) }.map(\.factor))
         switch change {
         case .signOut, .changePassword, .configure:
@@ -301,7 +313,8 @@ struct SignInPolicy: Sendable {
             // remove what they did not add), beside the factor itself, or — for a downgrade,
             // whose key is gone — beside a fresh code to the verified phone.
             guard passwordRecent else { return .stepUp(.otherProof) }
-            var vouching: Set<String> = [FactorMethod.email.rawValue]
+            // Never the mailbox for an administrator's account.
+            var vouching: Set<String> = account.administrator ? [] : [FactorMethod.email.rawValue]
             if let factor = Proof(stored: Substring(removed)), kinds.contains(factor.method) {
                 vouching.insert(removed)
             }

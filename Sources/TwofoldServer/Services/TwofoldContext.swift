@@ -96,7 +96,7 @@ final class TwofoldContext: Sendable {
         self.rateLimiter = RateLimiter(store: stores.rateLimits)
         self.sessions = SessionService(
             store: stores.sessions, signer: tokens, audit: audit, clock: clock,
-            refreshTokenLifetime: configuration.refreshTokenLifetime)
+            refreshTokenLifetime: configuration.refreshTokenLifetime, deviceCookies: DeviceCookies(secrets: secrets))
         let users = stores.users
         self.users = users
         self.guards = FactorGuard(

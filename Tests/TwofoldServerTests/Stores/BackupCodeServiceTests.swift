@@ -18,7 +18,7 @@ import TwofoldAPI
             sessions: SessionService(
                 store: InMemorySessionStore(),
                 signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []), audit: auditor,
-                clock: clock, refreshTokenLifetime: 86_400),
+                clock: clock, refreshTokenLifetime: 86_400, deviceCookies: .forTests),
             audit: auditor, clock: clock, rules: ProductRules())
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()

@@ -24,7 +24,7 @@ import TwofoldCore
             sessions: SessionService(
                 store: InMemorySessionStore(),
                 signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []), audit: auditor,
-                clock: clock, refreshTokenLifetime: 86_400),
+                clock: clock, refreshTokenLifetime: 86_400, deviceCookies: .forTests),
             audit: auditor, clock: clock, rules: rules)
         let pool = NIOThreadPool(numberOfThreads: 2)
         pool.start()

@@ -19,7 +19,7 @@ import TwofoldAPI
         let auditor = Auditor(store: audit, clock: clock)
         let sessions = SessionService(
             store: sessionStore, signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []),
-            audit: auditor, clock: clock, refreshTokenLifetime: 86_400)
+            audit: auditor, clock: clock, refreshTokenLifetime: 86_400, deviceCookies: .forTests)
         _ = try await users.insert(
             User(
                 id: alice, username: "alice", email: "alice@example.com", phone: nil, role: .user,

@@ -22,7 +22,7 @@ import TwofoldAPI
         return SessionService(
             store: store, signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []),
             audit: Auditor(store: audit, clock: ServerClock { clock.now }), clock: ServerClock { clock.now },
-            refreshTokenLifetime: 30 * 86_400)
+            refreshTokenLifetime: 30 * 86_400, deviceCookies: .forTests)
     }
 
     @Test func aRefreshTokenRotatesOnceAndItsReuseEndsTheSession() async throws {

@@ -20,7 +20,7 @@ import TwofoldCore
         let sessions = SessionService(
             store: InMemorySessionStore(),
             signer: try await TokenService(current: P256.Signing.PrivateKey(), retired: []), audit: auditor,
-            clock: clock, refreshTokenLifetime: 86_400)
+            clock: clock, refreshTokenLifetime: 86_400, deviceCookies: .forTests)
         let guards = FactorGuard(
             store: guardStore, users: InMemoryUserStore(), sessions: sessions, audit: auditor, clock: clock,
             rules: ProductRules())
