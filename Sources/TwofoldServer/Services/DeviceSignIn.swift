@@ -27,9 +27,10 @@ struct DeviceSignIn: Sendable {
         let deviceID = try DeviceInput.deviceID(body.deviceId)
         try await throttle("device-sign-in", address: address)
         var method = DeviceRecord.Method.smsOTP
-        if let user = try await users.named(body.username),
-            let device = try await deviceKeys.store.device(deviceID, userID: user.id)
-        {
+        // The device is looked up for an unknown name too (as nobody's), so a name's answer
+        // takes the same statements whether or not it has an account (issue V item 6).
+        let user = try await users.named(body.username)
+        if let device = try await deviceKeys.store.device(deviceID, userID: user?.id ?? Self.nobody) {
             method = device.method
             if device.method == .secureEnclave, device.publicKey != nil {
                 return try await deviceKeys.issueChallenge(for: device, purpose: .signIn, flowID: nil)
@@ -63,9 +64,14 @@ struct DeviceSignIn: Sendable {
         let challengeID = try DeviceInput.challengeID(body.challengeId)
         let signature = try DeviceInput.signature(body.signature)
         try await throttle("device-verify", address: address)
-        guard let user = try await users.named(body.username),
-            let device = try await deviceKeys.store.device(deviceID, userID: user.id)
-        else { throw DeviceKeyService.signatureRefused }
+        // An unknown name, or a device it does not have, reads what a real device's missing
+        // challenge reads before the same refusal (issue V item 6).
+        let user = try await users.named(body.username)
+        guard let user, let device = try await deviceKeys.store.device(deviceID, userID: user.id) else {
+            if user == nil { _ = try await deviceKeys.store.device(deviceID, userID: Self.nobody) }
+            _ = try await deviceKeys.store.challenge(id: challengeID)
+            throw DeviceKeyService.signatureRefused
+        }
         try await anonymous(refusedAs: DeviceKeyService.signatureRefused) {
             try await deviceKeys.check(
                 signature, challengeID: challengeID, purpose: .signIn, flowID: nil, device: device,
@@ -127,11 +133,18 @@ struct DeviceSignIn: Sendable {
         // code's guard is touched, and its failures never count toward the account lock.
         // A code sent before the device or the number went (a reset, a password change that
         // removed keys) signs nobody in: asked again here, as when it was sent.
-        guard let user = try await users.named(body.username), try await smsSignInPhone(of: user) != nil else {
-            throw OneTimeCodeService.wrongCode
-        }
         // The code asked for from this client scope, under this scope's guard (issue T).
         let scope = ClientScope.of(address)
+        // An unknown name, or one with no SMS sign-in device, looks for a live code as nobody
+        // and is refused there: the same statements as a name with no live code (issue V item 6).
+        let named = try await users.named(body.username)
+        let phone = try await smsSignInPhone(of: named)
+        guard let user = named, phone != nil else {
+            _ = try await codes.verify(
+                body.otp, channel: .sms, purpose: .deviceSignIn, userID: Self.nobody,
+                flowID: ClientScope.flow(userID: Self.nobody, scope: scope), origin: origin)
+            throw OneTimeCodeService.wrongCode
+        }
         var destination = ""
         try await anonymous(refusedAs: OneTimeCodeService.wrongCode) {
             destination = try await codes.verify(
@@ -152,12 +165,16 @@ struct DeviceSignIn: Sendable {
     /// Where `user`'s SMS sign-in codes go: their verified number, only while a device of theirs
     /// is enrolled for SMS sign-in (a key device's owner never asked for SMS to sign them in; a
     /// number typed at registration is not proven).
-    private func smsSignInPhone(of user: User) async throws -> String? {
-        guard let phone = user.verifiedPhone,
-            try await deviceKeys.store.devices(userID: user.id).contains(where: { $0.method == .smsOTP })
-        else { return nil }
+    /// The devices are read for every name (nobody's for an unknown one), so the answer takes
+    /// the same statements whoever asks.
+    private func smsSignInPhone(of user: User?) async throws -> String? {
+        let devices = try await deviceKeys.store.devices(userID: user?.id ?? Self.nobody)
+        guard let phone = user?.verifiedPhone, devices.contains(where: { $0.method == .smsOTP }) else { return nil }
         return phone
     }
+
+    /// The user ID no account has, whose lookups an unknown name makes (issue V item 6).
+    static let nobody = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// Runs an anonymous sign-in's check: a wrong answer says no more than "wrong", so that it
     /// reads the same for a user who has a live code or challenge and one who has none; a locked
