@@ -99,17 +99,27 @@ import TwofoldTestSupport
                             attestationObject: Base64URL.encode(attestation))),
                     name: name)
             }
-            // The answer as it came: the cap's message and the Content-Type are checked.
-            func register(_ attestation: [UInt8]) async throws -> HTTPAnswer {
-                let request = try await registration(attestation, id: "AAAAAAAAAAAAAAAA", name: "bomb", bearer: token)
-                return try await client.exchange(API.Passkeys.registerVerify, request, bearer: token)
+            // The answer as it came: the cap's message and the Content-Type are checked. The
+            // time is the verification's alone, the shortest of three tries: a reader that walked
+            // the keys pairwise is slow every time, while the suite's load stalls one try now and
+            // then (it once took 33 s).
+            let clock = ContinuousClock()
+            func register(_ attestation: [UInt8]) async throws -> (HTTPAnswer, Duration) {
+                var fastest: (HTTPAnswer, Duration)?
+                for _ in 0..<3 {
+                    let request = try await registration(
+                        attestation, id: "AAAAAAAAAAAAAAAA", name: "bomb", bearer: token)
+                    var answer: HTTPAnswer?
+                    let elapsed = try await clock.measure {
+                        answer = try await client.exchange(API.Passkeys.registerVerify, request, bearer: token)
+                    }
+                    if let answer, fastest.map({ elapsed < $0.1 }) ?? true { fastest = (answer, elapsed) }
+                }
+                return try #require(fastest)
             }
 
-            let clock = ContinuousClock()
             for (name, attestation) in [("wide", wide), ("deep", deep), ("big authData", bigAuthData)] {
-                var answer: HTTPAnswer?
-                let elapsed = try await clock.measure { answer = try await register(attestation) }
-                let refused = try #require(answer)
+                let (refused, elapsed) = try await register(attestation)
                 #expect(refused.status == 422, "\(name): \(refused.text)")
                 if let why = ["wide": "at most 256", "big authData": "at most 16384"][name] {
                     #expect(refused.text.contains(why), "\(name): \(refused.text)")
