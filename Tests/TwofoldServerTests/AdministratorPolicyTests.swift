@@ -79,6 +79,36 @@ import VaporTesting
         #expect(decide(.remove(proof: "email")) == .stepUp(.otherProof))
     }
 
+    /// A recovery is another person's review: an administrator cannot approve a request for
+    /// their own account (their password and mailbox in a stranger's hands would do it), and
+    /// another administrator can.
+    @Test func anAdministratorsOwnRecoveryWaitsForAnother() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let alice = try await AdminTests.adminTokens(app)
+            _ = try await RecoveryTests.messages(app, clock: clock, to: "alice@example.com")
+            let (status, started, _) = try await RecoveryTests.start(app, "alice@example.com")
+            #expect(status == .accepted)
+            let id = try #require(started).recoveryId
+            let mail = try #require(try await RecoveryTests.messages(app, clock: clock, to: "alice@example.com").first)
+            let (proven, _) = try await RecoveryTests.post(
+                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try RecoveryTests.code(in: mail)])
+            #expect(proven == .ok)
+            for path in [API.Admin.approveRecovery.path("\(id)"), API.Admin.denyRecovery.path("\(id)")] {
+                let (refused, body) = try await RecoveryTests.post(
+                    app, path, ["note": "It is me."], headers: .bearer(alice.accessToken.token))
+                #expect(refused == .forbidden, "\(body)")
+            }
+            // Another administrator decides it.
+            _ = try await AuthFlowTests.signUp(app, "carol", address: "10.0.0.3")
+            try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'carol'"))
+            let carolID = try #require(try await app.twofold.users.named("carol")).id
+            _ = try await app.twofold.totp.enableForNewAccount(userID: carolID, account: "carol@example.com")
+            let carol = try await AdminTests.signIn(app, "carol")
+            #expect(try await RecoveryTests.approve(app, id, admin: carol) == .ok)
+        }
+    }
+
     /// The hole: an administrator made by `admin create` had no second factor, and the password
     /// alone reset any user's factors. Now the password, however recent, opens nothing.
     @Test func anAdministratorWithoutASecondFactorAdministersNothing() async throws {
