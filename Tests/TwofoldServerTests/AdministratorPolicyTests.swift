@@ -77,6 +77,19 @@ import VaporTesting
         #expect(decide(.changeDestination(.email)) == .stepUp(.recentSecondFactor))
         #expect(decide(.remove(proof: "totp")) == .stepUp(.otherProof))
         #expect(decide(.remove(proof: "email")) == .stepUp(.otherProof))
+
+        // Nor a code to the phone, for a key's downgrade, unless SMS is the administrator's factor.
+        let phone = "+14155550123"
+        var withKey = SignInCredentials(
+            deviceKeys: ["phone-1": "key"], emailCodes: true, phone: phone, email: "ada@example.com")
+        let bySMS: [Proof: Date] = [.password: recent, .code(.sms, to: phone): recent]
+        let downgrade = SignInChange.downgrade(proof: FactorChanges.factorName(method: .deviceKey, deviceID: "phone-1"))
+        func decideWithKey() -> SignInDecision {
+            SignInPolicy.decide(downgrade, proof: SessionProof(proofs: bySMS), account: withKey, now: now, window: 300)
+        }
+        #expect(decideWithKey() == .allowed, "a user's account: seed 004 scenario 8")
+        withKey.administrator = true
+        #expect(decideWithKey() == .stepUp(.otherProof))
     }
 
     /// A recovery is another person's review: an administrator cannot approve a request for

@@ -318,7 +318,10 @@ struct SignInPolicy: Sendable {
             if let factor = Proof(stored: Substring(removed)), kinds.contains(factor.method) {
                 vouching.insert(removed)
             }
-            if case .downgrade = change, account.verifiedPhone { vouching.insert(FactorMethod.sms.rawValue) }
+            // On an administrator's account only when SMS is one of the administrator's factors.
+            if case .downgrade = change, account.verifiedPhone, !account.administrator || kinds.contains(.sms) {
+                vouching.insert(FactorMethod.sms.rawValue)
+            }
             return recent.isDisjoint(with: vouching) ? .stepUp(.otherProof) : .allowed
         }
     }
