@@ -21,21 +21,25 @@ extension DeviceCookies {
         let cookies = DeviceCookies.forTests
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let alice = UUID()
-        let token = cookies.issue(userID: alice, now: now)
-        #expect(cookies.recognises(token, userID: alice, now: now))
-        #expect(cookies.recognises(token, userID: alice, now: now.addingTimeInterval(364 * 86_400)))
-        #expect(!cookies.recognises(token, userID: alice, now: now.addingTimeInterval(366 * 86_400)), "expired")
-        #expect(!cookies.recognises(token, userID: UUID(), now: now), "another account's")
-        #expect(!DeviceCookies.forTests.recognises(token, userID: alice, now: now), "another server's key")
-        #expect(cookies.issue(userID: alice, now: now) != token, "each sign-in's own")
+        let token = cookies.issue(userID: alice, epoch: 2, now: now)
+        #expect(cookies.recognises(token, userID: alice, epoch: 2, now: now))
+        #expect(cookies.recognises(token, userID: alice, epoch: 2, now: now.addingTimeInterval(364 * 86_400)))
+        #expect(
+            !cookies.recognises(token, userID: alice, epoch: 2, now: now.addingTimeInterval(366 * 86_400)), "expired")
+        #expect(!cookies.recognises(token, userID: UUID(), epoch: 2, now: now), "another account's")
+        #expect(!DeviceCookies.forTests.recognises(token, userID: alice, epoch: 2, now: now), "another server's key")
+        // Signing out everywhere, a password change or a reset raises the epoch: no earlier
+        // token counts any more.
+        #expect(!cookies.recognises(token, userID: alice, epoch: 3, now: now), "after every session ended")
+        #expect(cookies.issue(userID: alice, epoch: 2, now: now) != token, "each sign-in's own")
         // One character changed anywhere: not a token.
         for index in token.indices.dropFirst(3) {
             var changed = token
             changed.replaceSubrange(index...index, with: token[index] == "A" ? "B" : "A")
-            #expect(!cookies.recognises(changed, userID: alice, now: now), "\(changed)")
+            #expect(!cookies.recognises(changed, userID: alice, epoch: 2, now: now), "\(changed)")
         }
         for junk in ["", "d1.", "d1..", "d1.\(token)", String(repeating: "d1.A", count: 10_000), "🙂", token + "."] {
-            #expect(!cookies.recognises(junk, userID: alice, now: now))
+            #expect(!cookies.recognises(junk, userID: alice, epoch: 2, now: now))
         }
     }
 
@@ -86,7 +90,8 @@ extension DeviceCookies {
             // A token of another account, or a forged one, is a device new to the account.
             let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.9.1.1")
             let other = try #require(bob.deviceToken)
-            #expect(!app.twofold.sessions.deviceCookies.recognises(other, userID: signUp.user.id, now: clock.now))
+            #expect(
+                !app.twofold.sessions.deviceCookies.recognises(other, userID: signUp.user.id, epoch: 0, now: clock.now))
         }
     }
 
@@ -106,6 +111,14 @@ extension DeviceCookies {
                 ) { statuses.append($0.status.code) }
             }
             #expect(statuses == [401, 401, 401, 401, 401, 429, 429], "\(statuses)")
+            // Signed out everywhere, the token is a stranger's again (the account-wide bucket).
+            try await app.testing().test(
+                .POST, API.Auth.logoutAll.path(), headers: .bearer(signUp.accessToken.token)
+            ) { #expect($0.status == .ok) }
+            let user = try #require(try await app.twofold.users.user(id: signUp.user.id))
+            #expect(
+                !app.twofold.sessions.deviceCookies.recognises(
+                    device, userID: user.id, epoch: user.sessionEpoch, now: app.twofold.clock.now()))
         }
     }
 
@@ -119,7 +132,7 @@ extension DeviceCookies {
             let cookie = try #require(browser.cookies["twofold_device"])
             #expect(
                 app.twofold.sessions.deviceCookies.recognises(
-                    cookie, userID: alice.user.id, now: app.twofold.clock.now()))
+                    cookie, userID: alice.user.id, epoch: 0, now: app.twofold.clock.now()))
             // Sent back, it makes the next password sign-ins this browser's own: counted in its
             // own bucket (5, as one address's), whatever address the browser is at.
             browser.cookies["twofold_session"] = nil

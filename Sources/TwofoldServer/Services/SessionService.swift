@@ -27,6 +27,8 @@ struct SessionService: Sendable {
         let now: Date
         let refreshToken: TokenDTO
         let user: UserDTO
+        /// The account's `SessionEpoch` the sign-in read: its device token names it.
+        var epoch = 0
     }
 
     /// A refresh token about to be written: the token (shown once) and its record, made
@@ -69,7 +71,7 @@ struct SessionService: Sendable {
         return NewSession(
             recorded: Recorded(
                 userID: user.id, sessionID: sessionID, methods: methods, now: now, refreshToken: refresh.token,
-                user: user),
+                user: user, epoch: epoch),
             record: SessionRecord(
                 id: sessionID, userID: user.id, authTime: now, methods: methods, createdAt: now, lastUsedAt: now,
                 ipAddress: origin.address, userAgent: origin.userAgent,
@@ -102,7 +104,7 @@ struct SessionService: Sendable {
             now: session.now)
         return AuthTokensResponse(
             accessToken: access, refreshToken: session.refreshToken, user: session.user,
-            deviceToken: deviceCookies.issue(userID: session.userID, now: session.now))
+            deviceToken: deviceCookies.issue(userID: session.userID, epoch: session.epoch, now: session.now))
     }
 
     /// Exchanges a refresh token for a new pair.

@@ -59,7 +59,9 @@ struct SignIn: Sendable {
             remembered = try await trustedDevices.recognises(userID: user.id, token: source.trustedDeviceToken)
             if remembered {
                 knownDevice = source.trustedDeviceToken
-            } else if sessions.deviceCookies.recognises(source.deviceToken, userID: user.id, now: now) {
+            } else if sessions.deviceCookies.recognises(
+                source.deviceToken, userID: user.id, epoch: user.sessionEpoch, now: now)
+            {
                 knownDevice = source.deviceToken
             }
         }
