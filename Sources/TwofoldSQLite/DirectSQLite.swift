@@ -1,10 +1,10 @@
 import Logging
 import NIOCore
 
-/// Twofold's own SQLite connection and its thread, for a database file (not used for
-/// PostgreSQL, nor for `sqlite::memory:`, whose memory Fluent's connections share among
-/// themselves). The stores' statements go to it, and their reads of committed state
-/// (`SQLExecutor.readCommitted`) to the readers, one read-only connection per thread that reads. Beside them a checkpointer, on a thread and
+/// Twofold's own SQLite connection and its thread, for a database file (`sqlite::memory:` is one
+/// too, in a temporary folder; not used for PostgreSQL). The stores' statements go to it, and
+/// their reads of committed state (`SQLExecutor.readCommitted`) to the readers, one read-only
+/// connection per thread that reads. Beside them a checkpointer, on a thread and
 /// connection of its own, moves the write-ahead log into the database file four times a
 /// second: a checkpoint waits for the disk (fsync), which must not happen between sign-ins.
 /// After each checkpoint it has the part of the log the writer overwrites next read into memory

@@ -12,6 +12,7 @@ import Vapor
 public func configure(
     _ app: Application, with configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }
 ) async throws {
+    let clock = configuration.testClockFile.map { TestClockFile(path: $0).now } ?? clock
     let dataDirectory = DataDirectory(url: configuration.dataDirectory)
     try dataDirectory.prepare()
     let now = clock()
@@ -42,8 +43,7 @@ public func configure(
     app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
     var sqlite: DirectSQLite?
     var postgres: PostgresStatements?
-    switch configuration.database {
-    case .sqlite(let path):
+    func openSQLite(path: String) async throws {
         try DatabaseFilePermissions.restrict(path: path)
         let direct = try await DirectSQLite.open(path: path, logger: app.logger)
         app.lifecycle.use(direct)
@@ -51,8 +51,17 @@ public func configure(
         // Fluent only migrates: every statement after that goes through the stores.
         app.databases.use(.sqlite(.file(path)), as: .sqlite)
         try await SQLiteTuning.apply(to: app)
+    }
+    switch configuration.database {
+    case .sqlite(let path):
+        try await openSQLite(path: path)
     case .sqliteInMemory:
-        app.databases.use(.sqlite(.memory), as: .sqlite)
+        // A throwaway run: an SQLite file in a new temporary folder, removed at shutdown, so it
+        // takes the same path through the server as a kept file.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        app.lifecycle.use(FolderRemoval(folder: folder))
+        try await openSQLite(path: folder.appendingPathComponent("twofold.sqlite").path)
     case .postgres(let url):
         // The migrations' pool waits for a connection at least as long as the requests do.
         let migrationsWait = max(configuration.postgresConnectTimeout, .seconds(10))
@@ -187,6 +196,15 @@ struct BackgroundWorkShutdown: LifecycleHandler {
 }
 
 /// Stops a thread pool the application started, at shutdown.
+/// Removes a throwaway database's folder when the application stops.
+struct FolderRemoval: LifecycleHandler {
+    let folder: URL
+
+    func shutdownAsync(_ application: Application) async {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
 struct ThreadPoolShutdown: LifecycleHandler {
     let pool: NIOThreadPool
 

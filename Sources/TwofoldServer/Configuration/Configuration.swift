@@ -68,6 +68,11 @@ public struct Configuration: Sendable {
     public var disallowPinChangeWithBiometric: Bool
     /// Throttles, lockouts, lifetimes and cooldowns (`ProductRules`).
     public var rules: ProductRules
+    /// For tests of the built server (`TWOFOLD_TEST_CLOCK_FILE`, development only): a file holding
+    /// a number of seconds the server's clock runs ahead of the real one, read on every reading
+    /// of the clock, so a test moves the server's time (a step-up going stale, a cooldown passing)
+    /// by writing a larger number instead of waiting. Refused in production.
+    public var testClockFile: String?
     /// Passkeys: the relying party, its origins and what it asks of authenticators.
     public var webAuthn: WebAuthnSettings
 
@@ -149,7 +154,8 @@ public struct Configuration: Sendable {
         runsBackgroundJobs: Bool = true,
         disallowPinChangeWithBiometric: Bool = false,
         rules: ProductRules = ProductRules(),
-        webAuthn: WebAuthnSettings? = nil
+        webAuthn: WebAuthnSettings? = nil,
+        testClockFile: String? = nil
     ) {
         self.mode = mode
         self.host = host
@@ -174,6 +180,7 @@ public struct Configuration: Sendable {
         self.runsBackgroundJobs = runsBackgroundJobs
         self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
         self.rules = rules
+        self.testClockFile = testClockFile
         self.webAuthn = webAuthn ?? WebAuthnSettings(origins: WebAuthnSettings.developmentOrigins(port: port))
     }
 
@@ -287,6 +294,13 @@ public struct Configuration: Sendable {
                 message: "is console, which prints codes to standard output; production needs a real provider")
         }
         let webAuthn = try WebAuthnSettings.load(reader, mode: mode, port: port)
+        let testClockFile = reader.optional("TWOFOLD_TEST_CLOCK_FILE").map {
+            resolve($0, against: workingDirectory).path
+        }
+        if mode == .production, testClockFile != nil {
+            throw ConfigurationError(
+                variable: "TWOFOLD_TEST_CLOCK_FILE", message: "moves the server's clock for tests; never in production")
+        }
 
         return Configuration(
             mode: mode, host: host, port: port, dataDirectory: dataDirectory, database: database,
@@ -298,7 +312,8 @@ public struct Configuration: Sendable {
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,
             emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
-            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules, webAuthn: webAuthn)
+            disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules, webAuthn: webAuthn,
+            testClockFile: testClockFile)
     }
 }
 

@@ -82,8 +82,8 @@ extension SQLExecutor {
 }
 
 /// The server's database: Twofold's own connection for an SQLite file (inside a unit of work,
-/// that unit's transaction), PostgresNIO's client for PostgreSQL, else (`sqlite::memory:`)
-/// SQLKit on the database Fluent is configured with.
+/// that unit's transaction), PostgresNIO's client for PostgreSQL, else SQLKit on the database
+/// it is given (the server always has one of the first two: `sqlite::memory:` is a temporary file).
 struct DatabaseExecutor: SQLExecutor {
     let direct: DirectSQLite?
     var postgres: PostgresStatements? = nil

@@ -51,14 +51,6 @@ enum AuditEvent: String, Sendable {
     case recoveryDisowned = "recovery.disowned"
 }
 
-/// Where a request came from, as the audit log and remembered devices record it.
-struct RequestOrigin: Sendable, Equatable {
-    var address: String?
-    var userAgent: String?
-
-    static let none = RequestOrigin(address: nil, userAgent: nil)
-}
-
 /// One security event (`audit_events`, append-only).
 struct AuditEntry: Sendable, Equatable {
     var id: UUID
