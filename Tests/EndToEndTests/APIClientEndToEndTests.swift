@@ -17,11 +17,11 @@ import TwofoldTestSupport
 
         let registered = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: "pat", email: "pat@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: "pat", email: "pat@example.com", password: TestAccounts.password))
         #expect(registered.user.username == "pat")
         guard
             case .signedIn(let tokens) = try await client.send(
-                API.Auth.login, LoginRequest(username: "pat", password: AuthEndToEndTests.password))
+                API.Auth.login, LoginRequest(username: "pat", password: TestAccounts.password))
         else {
             Issue.record("a password-only account needs no second step")
             return

@@ -31,13 +31,13 @@ import TwofoldTestSupport
     }
 
     @Test func anAuthenticatorPasskeysAndAStepUpThroughTheSDK() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             let client = target.client
             let token = try await target.register("ann", phone: nil)
             let session = SessionManager(client: client, store: MemoryTokenStore())
             await session.signedIn(
                 try await client.send(
-                    API.Auth.login, LoginRequest(username: "ann", password: AuthEndToEndTests.password)
+                    API.Auth.login, LoginRequest(username: "ann", password: TestAccounts.password)
                 )
                 .tokens)
             #expect(!token.isEmpty)
@@ -59,7 +59,7 @@ import TwofoldTestSupport
             // that proved less than the account has.
             guard
                 case .secondStep(let flow) = try await client.send(
-                    API.Auth.login, LoginRequest(username: "ann", password: AuthEndToEndTests.password))
+                    API.Auth.login, LoginRequest(username: "ann", password: TestAccounts.password))
             else { throw CancellationError() }
             let full = try await client.send(
                 API.SecondStep.verifyLogin,
@@ -69,7 +69,7 @@ import TwofoldTestSupport
             let remembered = try #require(full.trustedDeviceToken)
             await session.signedIn(
                 try await client.send(
-                    API.Auth.login, LoginRequest(username: "ann", password: AuthEndToEndTests.password),
+                    API.Auth.login, LoginRequest(username: "ann", password: TestAccounts.password),
                     headers: [Wire.Header.trustedDevice: remembered]
                 ).tokens)
 

@@ -10,94 +10,35 @@ import TwofoldTestSupport
 
 /// Sign-in over HTTP against the built binary, on SQLite and on PostgreSQL.
 @Suite(.serialized) struct AuthEndToEndTests {
-    static let password = "correct horse battery staple"
-
-    /// The PostgreSQL database `scripts/test` prepares, or `nil` after recording why it is needed.
-    /// A fresh, empty database on that server for each call, so suites running in parallel never
-    /// see each other's rows.
-    static func postgresURL() -> String? {
-        guard let base = ProcessInfo.processInfo.environment["TWOFOLD_E2E_POSTGRES_URL"], !base.isEmpty else {
-            if ProcessInfo.processInfo.environment["TWOFOLD_ALLOW_MISSING_TOOLS"] != "1" {
-                Issue.record("TWOFOLD_E2E_POSTGRES_URL is not set; scripts/test starts PostgreSQL and sets it")
-            }
-            return nil
-        }
-        let name = "e2e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let psql = ExternalTool(url: URL(fileURLWithPath: "/usr/bin/psql"))
-        guard var components = URLComponents(string: base),
-            let created = try? psql.run([base, "-qc", "CREATE DATABASE \(name)"]), created.status == 0
-        else {
-            Issue.record("could not create a PostgreSQL database on \(base)")
-            return nil
-        }
-        components.path = "/" + name
-        return components.string
-    }
-
-    /// Register → login → an authenticated call → refresh → logout, then the dead tokens.
-    static func signInJourney(on server: ServerProcess) async throws {
-        let client = server.client
-        let created = try await client.send(
-            API.Auth.register, RegisterRequest(username: "alice", email: "alice@example.com", password: password))
-        #expect(created.user.username == "alice")
-        let tokens = try await client.send(
-            API.Auth.login, LoginRequest(email: "alice@example.com", password: password)
-        ).tokens
-
-        #expect(try await client.send(API.Account.show, bearer: tokens.accessToken.token).username == "alice")
-
-        let next = try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
-
-        _ = try await client.send(API.Auth.logout, RefreshRequest(refreshToken: next.refreshToken.token))
-        // The answer as it came: its Content-Type is checked.
-        let after = try await client.exchange(API.Account.show, bearer: next.accessToken.token)
-        #expect(after.status == 401)
-        #expect(after.header(Wire.Header.contentType)?.hasPrefix(Problem.mediaType) == true)
-    }
-
     @Test func signInJourneyOnSQLite() async throws {
         let root = try BuildProducts.temporaryDirectory("twofold-e2e")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
-        try await Self.signInJourney(on: server)
-        #expect(!server.log.contains(Self.password), "passwords never reach the log")
+        try await TestAccounts.signInJourney(on: server)
+        #expect(!server.log.contains(TestAccounts.password), "passwords never reach the log")
     }
 
     @Test func signInJourneyOnPostgreSQL() async throws {
-        guard let url = Self.postgresURL() else { return }
+        guard let url = TestAccounts.postgresURL() else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(
             dataDirectory: root.appendingPathComponent("data"), environment: ["DATABASE_URL": url])
         defer { server.stop() }
         try await ResetDatabase.run(server)
-        try await Self.signInJourney(on: server)
-    }
-
-    /// Runs `body` with two server instances on the end-to-end PostgreSQL database, reset
-    /// first; skipped without one.
-    static func withTwoInstances(_ body: (ServerProcess, ServerProcess) async throws -> Void) async throws {
-        guard let url = Self.postgresURL() else { return }
-        let root = try BuildProducts.temporaryDirectory("twofold-e2e")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let data = root.appendingPathComponent("data")
-        let first = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
-        defer { first.stop() }
-        try await ResetDatabase.run(first)
-        let second = try await ServerProcess(dataDirectory: data, environment: ["DATABASE_URL": url])
-        defer { second.stop() }
-        try await body(first, second)
+        try await TestAccounts.signInJourney(on: server)
     }
 
     /// Two instances on one PostgreSQL database: a refresh token exchanged on one is refused on
     /// the other, and the reuse revokes the family everywhere.
     @Test func aRefreshTokenUsedOnOneInstanceIsRefusedOnAnother() async throws {
-        try await Self.withTwoInstances { first, second in
+        try await TestAccounts.withTwoInstances { first, second in
             _ = try await first.client.send(
-                API.Auth.register, RegisterRequest(username: "bob", email: "bob@example.com", password: Self.password))
+                API.Auth.register,
+                RegisterRequest(username: "bob", email: "bob@example.com", password: TestAccounts.password))
             let tokens = try await first.client.send(
-                API.Auth.login, LoginRequest(username: "bob", password: Self.password)
+                API.Auth.login, LoginRequest(username: "bob", password: TestAccounts.password)
             ).tokens
             let refresh = RefreshRequest(refreshToken: tokens.refreshToken.token)
             let pair = try await first.client.send(API.Auth.refresh, refresh)
@@ -113,8 +54,8 @@ import TwofoldTestSupport
     /// Two instances on one PostgreSQL database: of sixteen parallel registrations with one
     /// `Idempotency-Key`, half sent to each, exactly one runs; the rest wait or get its answer.
     @Test func oneIdempotencyKeyRunsOnceAcrossInstances() async throws {
-        try await Self.withTwoInstances { first, second in
-            let body = RegisterRequest(username: "ida", email: "ida@example.com", password: Self.password)
+        try await TestAccounts.withTwoInstances { first, second in
+            let body = RegisterRequest(username: "ida", email: "ida@example.com", password: TestAccounts.password)
             // The answers as they came: whether each was replayed is in a header.
             let answers = try await withThrowingTaskGroup(of: HTTPAnswer.self) { group in
                 for index in 0..<16 {
@@ -138,7 +79,8 @@ import TwofoldTestSupport
         let root = try BuildProducts.temporaryDirectory("twofold-e2e")
         defer { try? FileManager.default.removeItem(at: root) }
         // The default bcrypt cost (12): each check takes a few hundred milliseconds of CPU.
-        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        let server = try await ServerProcess(
+            dataDirectory: root.appendingPathComponent("data"), environment: ["TWOFOLD_BCRYPT_COST": "12"])
         defer { server.stop() }
         let client = server.client
         let clock = ContinuousClock()

@@ -82,6 +82,7 @@ import TwofoldTestSupport
             "--admin-password", adminPassword, "--admin-totp-secret", adminKey, "--chromium", Self.chromium,
             "--chromedriver", Self.chromedriver,
             "--dashboard", dashboardAddress, "--sms-dir", gateway.directory.path,
+            "--clock-file", server.clockFile.path,
         ])
         let output = String(decoding: run.standardOutput, as: UTF8.self)
         #expect(

@@ -12,30 +12,11 @@ import TwofoldTestSupport
 /// protocols: a signed webhook to a local SMS gateway, and SMTP with STARTTLS and AUTH to a local
 /// mail server. On SQLite and on PostgreSQL.
 @Suite(.serialized) struct CodeDeliveryEndToEndTests {
-    static let phone = "+14155550199"
-
-    /// The server's database settings for `database`, or `nil` when PostgreSQL is not available.
-    static func databaseEnvironment(_ database: String) -> [String: String]? {
-        guard database == "postgres" else { return [:] }
-        return AuthEndToEndTests.postgresURL().map { ["DATABASE_URL": $0] }
-    }
-
-    /// Login with the password, then the code that `received` yields once it arrives.
-    static func signInWithCode(
-        _ server: ServerProcess, as name: String, code: () async throws -> String?
-    ) async throws -> (LoginChallengeResponse, SecondStepResponse) {
-        let challenge = try await server.client.send(
-            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
-        ).challenge
-        let sent = try #require(try await code(), "no code arrived")
-        let verified = try await server.client.send(
-            API.SecondStep.verifyOTP, OTPVerifyRequest(otpFlowId: challenge.otpFlowId, code: sent))
-        return (challenge, verified)
-    }
-
     @Test(arguments: ["sqlite", "postgres"])
     func smsSignInThroughASignedWebhookThatIsDownAtFirst(_ database: String) async throws {
-        guard let python = TestPython.find(), var environment = Self.databaseEnvironment(database) else { return }
+        guard let python = TestPython.find(), var environment = CodeSignIns.databaseEnvironment(database) else {
+            return
+        }
         let gatewayPort = SMTPSink.freePort()
         environment.merge([
             "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(gatewayPort)/sms",
@@ -47,10 +28,10 @@ import TwofoldTestSupport
             dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         try await ResetDatabase.run(server)
-        let tokens = try await TokenVerificationTests.signIn(server, as: "grace")
+        let tokens = try await TokenChecks.signIn(server, as: "grace")
 
         _ = try await server.client.send(
-            API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: Self.phone), bearer: tokens.accessToken.token)
+            API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: CodeSignIns.phone), bearer: tokens.accessToken.token)
         // Nobody listens yet: the first attempt fails and the message waits in the outbox.
         let failed = try await poll({ server.log }) { $0.contains("delivery failed") }
         #expect(failed.contains("delivery failed"), "the worker tried while the gateway was down")
@@ -59,29 +40,31 @@ import TwofoldTestSupport
         defer { gateway.stop() }
         let first = try await gateway.waitForMessages(1)
         let enableMessage = try #require(first.first, "the code arrived once the gateway came back")
-        #expect(enableMessage.to == Self.phone)
+        #expect(enableMessage.to == CodeSignIns.phone)
         let enabled = try await server.client.send(
             API.TwoFactor.smsVerify, CodeRequest(code: try #require(enableMessage.code)),
             bearer: tokens.accessToken.token)
         #expect(enabled.backupCodes?.count == 10)
 
-        let (challenge, signedIn) = try await Self.signInWithCode(server, as: "grace") {
+        let (challenge, signedIn) = try await CodeSignIns.signInWithCode(server, as: "grace") {
             try await gateway.waitForMessages(2).dropFirst().first?.code
         }
         #expect(challenge.availableMethods == [.sms, .backup])
         #expect(challenge.maskedPhone == "+•••••••0199")
-        if let verified = try TokenVerificationTests.verify(signedIn.accessToken.token, on: server) {
+        if let verified = try TokenChecks.verify(signedIn.accessToken.token, on: server) {
             #expect(verified.text.contains(#""amr": ["pwd", "sms", "mfa"]"#))
         }
         // Neither the codes nor the full number reach the log.
         let log = server.log
         for message in try gateway.messages() { #expect(!log.contains(try #require(message.code))) }
-        #expect(!log.contains(Self.phone))
+        #expect(!log.contains(CodeSignIns.phone))
     }
 
     @Test(arguments: ["sqlite", "postgres"])
     func emailSignInThroughSMTPWithSTARTTLS(_ database: String) async throws {
-        guard let python = TestPython.find(), var environment = Self.databaseEnvironment(database) else { return }
+        guard let python = TestPython.find(), var environment = CodeSignIns.databaseEnvironment(database) else {
+            return
+        }
         let sink = try SMTPSink(python: python, security: "starttls", username: "twofold", password: "mail-pass")
         defer { sink.stop() }
         environment.merge([
@@ -96,7 +79,7 @@ import TwofoldTestSupport
             dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
         try await ResetDatabase.run(server)
-        let tokens = try await TokenVerificationTests.signIn(server, as: "heidi")
+        let tokens = try await TokenChecks.signIn(server, as: "heidi")
 
         _ = try await server.client.send(API.TwoFactor.emailSetup, bearer: tokens.accessToken.token)
         let enableMail = try #require(try await sink.waitForMessages(1).first)
@@ -107,7 +90,7 @@ import TwofoldTestSupport
             API.TwoFactor.emailVerify, CodeRequest(code: try #require(oneTimeCode(in: enableMail.data))),
             bearer: tokens.accessToken.token)
 
-        let (challenge, _) = try await Self.signInWithCode(server, as: "heidi") {
+        let (challenge, _) = try await CodeSignIns.signInWithCode(server, as: "heidi") {
             // The notice that email codes were added comes between the two codes.
             try await poll({ try sink.messages().dropFirst().compactMap { oneTimeCode(in: $0.data) } }) {
                 !$0.isEmpty

@@ -12,7 +12,7 @@ import TwofoldTestSupport
 @Suite struct CommandLineAccountTests {
     let twofold = ExternalTool(url: BuildProducts.executable("twofold"))
     /// The password as a script pipes it to `--password-stdin`.
-    let password = Data((AuthEndToEndTests.password + "\n").utf8)
+    let password = Data((TestAccounts.password + "\n").utf8)
 
     /// Runs `body` with a freshly started built server, a state folder for the tool (`home`, in
     /// a temporary folder removed after) and `run`, which runs the tool against the server (at
@@ -88,7 +88,7 @@ import TwofoldTestSupport
             #expect(folderMode == 0o700 && fileMode == 0o600)
             let stored = try Wire.decoder().decode(StoredSession.self, from: Data(contentsOf: sessionFile))
             #expect(
-                !String(decoding: try Data(contentsOf: sessionFile), as: UTF8.self).contains(AuthEndToEndTests.password)
+                !String(decoding: try Data(contentsOf: sessionFile), as: UTF8.self).contains(TestAccounts.password)
             )
 
             // An authenticator app, turned on from the CLI's own session.
@@ -117,7 +117,7 @@ import TwofoldTestSupport
             #expect(!FileManager.default.fileExists(atPath: pendingFile.path))
             #expect(try status().methods?.contains(.totp) == true)
             for output in [first, second, wrongCode] {
-                #expect(!output.text.contains(code) && !output.errorText.contains(AuthEndToEndTests.password))
+                #expect(!output.text.contains(code) && !output.errorText.contains(TestAccounts.password))
             }
 
             // Logging out ends the session here and on the server.
@@ -204,7 +204,7 @@ import TwofoldTestSupport
             let unknown = try run(["passkey", "remove", id])
             #expect(unknown.status != 0 && !unknown.errorText.isEmpty)
             for output in [started, enabled, added, listed] {
-                #expect(!output.errorText.contains(AuthEndToEndTests.password))
+                #expect(!output.errorText.contains(TestAccounts.password))
             }
         }
     }

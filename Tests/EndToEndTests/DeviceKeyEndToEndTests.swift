@@ -17,7 +17,7 @@ import TwofoldTestSupport
     @Test(arguments: ["sqlite", "postgres"])
     func seedScenariosOneToTen(_ database: String) async throws {
         guard let python = TestPython.find(),
-            var environment = CodeDeliveryEndToEndTests.databaseEnvironment(database)
+            var environment = CodeSignIns.databaseEnvironment(database)
         else { return }
         let gatewayPort = SMTPSink.freePort()
         environment.merge([
@@ -47,7 +47,7 @@ struct DeviceKeyScenarios {
     /// with the password and an SMS code and returns that session's token (a factor never
     /// steps up the session that added it, and adding a device now needs a recent one).
     func signUpWithPhone(_ name: String, phone: String) async throws -> String {
-        let tokens = try await TokenVerificationTests.signIn(server, as: name)
+        let tokens = try await TokenChecks.signIn(server, as: name)
         let before = try gateway.messages().count
         _ = try await client.send(
             API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: phone), bearer: tokens.accessToken.token)
@@ -60,7 +60,7 @@ struct DeviceKeyScenarios {
     func signInWithPasswordAndSMS(_ name: String) async throws -> String {
         let before = try gateway.messages().count
         let flow = try await client.send(
-            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+            API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
         ).challenge
         let code = try #require(try await gateway.nextMessage(after: before)?.code)
         let completed = try await client.send(
@@ -107,7 +107,7 @@ struct DeviceKeyScenarios {
     /// The password re-entered on `token`'s session; the new access token.
     func stepUpWithPassword(_ token: String) async throws -> String {
         let stepped = try await client.send(
-            API.Auth.stepUp, StepUpRequest(method: .password, password: AuthEndToEndTests.password), bearer: token)
+            API.Auth.stepUp, StepUpRequest(method: .password, password: TestAccounts.password), bearer: token)
         return stepped.accessToken.token
     }
 
@@ -180,7 +180,7 @@ struct DeviceKeyScenarios {
         #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
         // And the password login now asks for the device key as its second step.
         let flow = try await client.send(
-            API.Auth.login, LoginRequest(username: "alice", password: AuthEndToEndTests.password)
+            API.Auth.login, LoginRequest(username: "alice", password: TestAccounts.password)
         ).challenge
         #expect(flow.availableMethods.first == .deviceKey && flow.availableMethods.contains(.sms))
         let flowChallenge = try await client.send(
@@ -241,7 +241,7 @@ struct DeviceKeyScenarios {
         // Scenario 5: a phone without a passcode enrols for SMS only, and signs in with SMS
         // (scenario 7). An SMS-only enrolment needs a verified number on file.
         let bobPhone = "+14155550177"
-        let bobToken = try await TokenVerificationTests.signIn(server, as: "bob").accessToken.token
+        let bobToken = try await TokenChecks.signIn(server, as: "bob").accessToken.token
         let smsEnrol = DeviceEnrollRequest(
             username: "bob", phoneNumber: bobPhone, method: "smsOTP", deviceId: "old-iphone")
         let unverified = await refusal { try await client.send(API.DeviceKeys.enroll, smsEnrol, bearer: bobToken) }

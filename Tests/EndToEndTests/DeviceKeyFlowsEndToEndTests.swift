@@ -8,21 +8,11 @@ import TwofoldTestSupport
 /// Seed 004's scenarios on the SDK's device flows and the virtual phone, against the built
 /// server: what the phone did and what the server answered.
 @Suite struct DeviceKeyFlowsEndToEndTests {
-    /// `name` signed in on a fresh session of `target`'s server.
-    static func session(_ target: AttackEndToEndTests.Target, _ name: String) async throws -> SessionManager {
-        let session = SessionManager(client: target.client, store: MemoryTokenStore())
-        await session.signedIn(
-            try await target.client.send(
-                API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
-            ).tokens)
-        return session
-    }
-
     @Test func scenariosOneTwoThreeAndSixWithAKey() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             _ = try await target.register("dee")
             let phone = VirtualPhone(DeviceCapabilities.faceID)
-            let session = try await Self.session(target, "dee")
+            let session = try await DeviceKeySessions.session(target, "dee")
             let flows = DeviceKeyFlows(session: session, device: phone, deviceID: "iphone-1")
 
             // Scenario 2: Face ID declined; the SDK offers the passcode (nothing reached the server).
@@ -61,7 +51,7 @@ import TwofoldTestSupport
             // Scenario 1, on another account: Face ID; locked-out biometrics offer SMS too.
             _ = try await target.register("fay")
             let faceID = DeviceKeyFlows(
-                session: try await Self.session(target, "fay"), device: phone, deviceID: "iphone-1")
+                session: try await DeviceKeySessions.session(target, "fay"), device: phone, deviceID: "iphone-1")
             #expect(try await faceID.enroll(username: "fay") == .enrolled(.biometric))
             guard case .signedIn = try await faceID.signIn(username: "fay") else {
                 Issue.record("Face ID did not sign in")
@@ -74,9 +64,9 @@ import TwofoldTestSupport
     }
 
     @Test func scenariosFourAndFiveWithoutBiometricsOrSecurity() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             _ = try await target.register("eve")
-            let session = try await Self.session(target, "eve")
+            let session = try await DeviceKeySessions.session(target, "eve")
 
             // Scenario 4: no biometrics enrolled: biometrics are refused, the passcode enrols.
             let phone = VirtualPhone(DeviceCapabilities.biometryNotEnrolled)

@@ -24,10 +24,10 @@ import TwofoldTestSupport
         let client = server.client
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: "pia", email: "pia@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: "pia", email: "pia@example.com", password: TestAccounts.password))
         let session = SessionManager(client: client, store: MemoryTokenStore())
         await session.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: "pia", password: AuthEndToEndTests.password))
+            try await client.send(API.Auth.login, LoginRequest(username: "pia", password: TestAccounts.password))
                 .tokens)
         let phone = VirtualPhone()
         let keys = DeviceKeyFlows(session: session, device: phone, deviceID: "pia-phone")

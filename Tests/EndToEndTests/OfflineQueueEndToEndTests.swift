@@ -48,17 +48,17 @@ import TwofoldTestSupport
         if register {
             _ = try await session.client.send(
                 API.Auth.register,
-                RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
+                RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
         }
         await session.signedIn(
             try await session.client.send(
-                API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+                API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
             ).tokens)
     }
 
     @Test(arguments: ["sqlite", "postgres"])
     func aChangeWhoseAnswerWasLostIsAppliedOnce(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-queue")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(
@@ -96,7 +96,7 @@ import TwofoldTestSupport
 
     @Test(arguments: ["sqlite", "postgres"])
     func twentyParallelReplaysOfOneKeyApplyItOnce(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-queue-parallel")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(

@@ -15,59 +15,15 @@ import TwofoldTestSupport
 /// credentials) goes as the server and it wrote them, not through `TwofoldAPI`'s types: the point
 /// is that independent software reads what the server writes, and the server what it writes.
 @Suite struct PasskeyEndToEndTests {
-    struct Case: Sendable, CustomTestStringConvertible {
-        let library: String
-        let alg: String
-        let format: String
-        /// soft-webauthn sets user presence only: no passwordless sign-in.
-        var verifiesUser: Bool { library == "fido2" }
-        var testDescription: String { "\(library) \(alg) \(format)" }
-    }
-
-    static let cases: [Case] =
-        ["ES256", "RS256", "EdDSA"].flatMap { alg in
-            ["none", "packed"].map { Case(library: "fido2", alg: alg, format: $0) }
-        } + [Case(library: "soft-webauthn", alg: "ES256", format: "none")]
-
-    /// The authenticator: one credential, its key and counter in a state file.
-    struct Authenticator {
-        let python: ExternalTool
-        let directory: URL
-        let origin: String
-        var state: String { directory.appendingPathComponent("state.json").path }
-
-        func run(_ command: String, options: Data, _ extra: [String] = []) throws -> Data {
-            let file = directory.appendingPathComponent("options-\(UUID().uuidString).json")
-            try options.write(to: file)
-            let script = BuildProducts.repositoryRoot.appendingPathComponent("scripts/soft_authenticator.py").path
-            let output = try python.run(
-                [script, command, "--state", state, "--options", file.path, "--origin", origin] + extra)
-            #expect(output.status == 0, "\(output.errorText)")
-            return output.standardOutput
-        }
-    }
-
-    /// `{ key: <the authenticator's JSON> }` plus string members.
-    static func wrap(_ credential: Data, as key: String = "credential", _ members: [String: String] = [:]) throws
-        -> Data
-    {
-        var object: [String: Any] = members
-        object[key] = try JSONSerialization.jsonObject(with: credential)
-        return try JSONSerialization.data(withJSONObject: object)
-    }
-
-    static func methods(_ server: ServerProcess, token: String) async throws -> [String]? {
-        try await server.client.send(API.Auth.sessions, bearer: token).sessions.first { $0.current }?.methods
-    }
-
-    @Test(arguments: cases)
-    func registerThenSecondStepPasswordlessAndStepUp(_ testCase: Case) async throws {
+    @Test(arguments: PasskeyCeremonies.cases)
+    func registerThenSecondStepPasswordlessAndStepUp(_ testCase: PasskeyCeremonies.Case) async throws {
         guard let python = TestPython.find() else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-passkeys")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
-        let authenticator = Authenticator(python: python, directory: root, origin: "http://localhost:\(server.port)")
+        let authenticator = PasskeyCeremonies.Authenticator(
+            python: python, directory: root, origin: "http://localhost:\(server.port)")
 
         // An account, signed in with its password.
         let client = server.client
@@ -86,7 +42,7 @@ import TwofoldTestSupport
             "create", options: creation.body,
             ["--library", testCase.library, "--alg", testCase.alg, "--format", testCase.format])
         let verify = try await client.exchange(
-            API.Passkeys.registerVerify.erased, body: try Self.wrap(created, ["name": "Test key"]),
+            API.Passkeys.registerVerify.erased, body: try PasskeyCeremonies.wrap(created, ["name": "Test key"]),
             bearer: tokens.accessToken.token)
         let passkey = try client.read(verify, of: API.Passkeys.registerVerify)
         #expect(passkey.credential.attestationFormat == testCase.format)
@@ -103,15 +59,15 @@ import TwofoldTestSupport
         #expect(request.status == 200, "\(request.text)")
         let assertion = try authenticator.run("get", options: request.body)
         let secondStep = try await client.exchange(
-            API.Passkeys.flowVerify.erased, body: try Self.wrap(assertion, ["tempToken": flow.tempToken]))
+            API.Passkeys.flowVerify.erased, body: try PasskeyCeremonies.wrap(assertion, ["tempToken": flow.tempToken]))
         let session = try client.read(secondStep, of: API.Passkeys.flowVerify)
-        #expect(try await Self.methods(server, token: session.accessToken.token) == ["pwd", "hwk", "mfa"])
+        #expect(try await PasskeyCeremonies.methods(server, token: session.accessToken.token) == ["pwd", "hwk", "mfa"])
 
         // Step-up with the passkey, from the session the passkey signed in.
         let stepUpOptions = try await client.exchange(API.Auth.stepUpPasskeyOptions, bearer: session.accessToken.token)
         let stepUpAssertion = try authenticator.run("get", options: stepUpOptions.body)
         let stepUp = try await client.exchange(
-            API.Auth.stepUp.erased, body: try Self.wrap(stepUpAssertion, ["method": "webauthn"]),
+            API.Auth.stepUp.erased, body: try PasskeyCeremonies.wrap(stepUpAssertion, ["method": "webauthn"]),
             bearer: session.accessToken.token)
         #expect(stepUp.status == 200, "\(stepUp.text)")
 
@@ -120,16 +76,18 @@ import TwofoldTestSupport
         let options = try client.read(signInOptions, of: API.Passkeys.signInOptions)
         #expect(options.allowCredentials.isEmpty && options.userVerification == "required")
         let signInAssertion = try authenticator.run("get", options: signInOptions.body)
-        let signIn = try await client.exchange(API.Passkeys.signInVerify.erased, body: try Self.wrap(signInAssertion))
+        let signIn = try await client.exchange(
+            API.Passkeys.signInVerify.erased, body: try PasskeyCeremonies.wrap(signInAssertion))
         if testCase.verifiesUser {
             let signedIn = try client.read(signIn, of: API.Passkeys.signInVerify)
             #expect(signedIn.user.username == "pat")
-            #expect(try await Self.methods(server, token: signedIn.accessToken.token) == ["hwk", "mfa"])
+            #expect(try await PasskeyCeremonies.methods(server, token: signedIn.accessToken.token) == ["hwk", "mfa"])
         } else {
             #expect(signIn.status == 422 && signIn.text.contains("user_not_verified"), "\(signIn.text)")
         }
         // The same assertion again is a replay.
-        let replay = try await client.exchange(API.Passkeys.signInVerify.erased, body: try Self.wrap(signInAssertion))
+        let replay = try await client.exchange(
+            API.Passkeys.signInVerify.erased, body: try PasskeyCeremonies.wrap(signInAssertion))
         #expect([409, 422].contains(replay.status), "\(replay.text)")
     }
 }

@@ -14,28 +14,6 @@ import TwofoldTestSupport
 /// PostgreSQL: every failure a state, the fallback chain down to recovery, the session kept and
 /// refreshed, a passkey from the virtual device as the second factor.
 @Suite struct SDKSignInEndToEndTests {
-    /// An account with an authenticator app: its secret and backup codes.
-    static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
-        _ = try await client.send(
-            API.Auth.register,
-            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
-        let token = try await client.send(
-            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
-        ).tokens.accessToken.token
-        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: token)
-        let secret = try Base32.decode(setup.secret)
-        let enabled = try await client.send(
-            API.TwoFactor.totpVerify, CodeRequest(code: try TOTP(secret: secret).code(at: Date())), bearer: token)
-        return (secret, try #require(enabled.backupCodes))
-    }
-
-    /// A six-digit code that is none of the codes the server would take now.
-    static func wrongCode(_ secret: [UInt8]) throws -> String {
-        let totp = try TOTP(secret: secret)
-        let near = try (-2...2).map { try totp.code(at: Date().addingTimeInterval(TimeInterval($0 * 30))) }
-        return (0..<1_000_000).lazy.map { String(format: "%06d", $0) }.first { !near.contains($0) } ?? "000000"
-    }
-
     /// "Remember this device": the token the second step answers is kept, and the next password
     /// sign-in of the account (by username or email, in any case) skips the second step.
     @Test func aRememberedDeviceSkipsTheSecondStepNextTime() async throws {
@@ -44,12 +22,12 @@ import TwofoldTestSupport
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
         let client = server.client
-        let (secret, _) = try await Self.accountWithTOTP(client, "ray")
+        let (secret, _) = try await SDKAccounts.accountWithTOTP(client, "ray")
         let remembered = MemoryRememberedDevices()
         let session = SessionManager(client: client, store: MemoryTokenStore())
         let flow = SignInFlow(client: client, session: session, rememberedDevices: remembered)
         #expect(flow.canRememberDevice)
-        guard case .secondFactor = await flow.signIn("ray", password: AuthEndToEndTests.password) else {
+        guard case .secondFactor = await flow.signIn("ray", password: TestAccounts.password) else {
             Issue.record("no second step: \(await flow.state)")
             return
         }
@@ -65,7 +43,7 @@ import TwofoldTestSupport
         await session.signOut()
 
         let again = SignInFlow(client: client, session: session, rememberedDevices: remembered)
-        guard case .signedIn(let user) = await again.signIn("Ray@Example.com", password: AuthEndToEndTests.password)
+        guard case .signedIn(let user) = await again.signIn("Ray@Example.com", password: TestAccounts.password)
         else {
             Issue.record("the remembered device was asked for a second factor: \(await again.state)")
             return
@@ -78,14 +56,14 @@ import TwofoldTestSupport
         let watched = APIClient(baseURL: server.baseURL, transport: recording)
         await session.signOut()
         _ = await SignInFlow(client: watched, session: session, rememberedDevices: remembered)
-            .signIn("ray", password: AuthEndToEndTests.password)
+            .signIn("ray", password: TestAccounts.password)
         let sent = recording.headers.first { $0[Wire.Header.deviceToken] != nil }?[Wire.Header.deviceToken]
         #expect(sent != nil && sent != "", "the device token went with the sign-in")
         #expect(await remembered.token(for: "ray", at: SignInFlow.deviceTokens(client.origin)) != device, "a new one")
         // Another device (no token kept) is asked for the second factor.
         let elsewhere = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
         #expect(!elsewhere.canRememberDevice)
-        guard case .secondFactor = await elsewhere.signIn("ray", password: AuthEndToEndTests.password) else {
+        guard case .secondFactor = await elsewhere.signIn("ray", password: TestAccounts.password) else {
             Issue.record("a device without the token skipped the second step: \(await elsewhere.state)")
             return
         }
@@ -93,7 +71,7 @@ import TwofoldTestSupport
 
     @Test(arguments: ["sqlite", "postgres"])
     func codesFallbackAndSessionThroughTheSDK(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(
@@ -101,7 +79,7 @@ import TwofoldTestSupport
         defer { server.stop() }
         try await ResetDatabase.run(server)
         let client = server.client
-        let (secret, backupCodes) = try await Self.accountWithTOTP(client, "sam")
+        let (secret, backupCodes) = try await SDKAccounts.accountWithTOTP(client, "sam")
 
         let store = MemoryTokenStore()
         let session = SessionManager(client: client, store: store)
@@ -111,7 +89,7 @@ import TwofoldTestSupport
         #expect(await flow.signIn("sam", password: "not the password") == .credentials(.invalidCredentials))
 
         // The password, then the authenticator app: the methods offered, in the chain's order.
-        guard case .secondFactor(let step) = await flow.signIn("sam@example.com", password: AuthEndToEndTests.password)
+        guard case .secondFactor(let step) = await flow.signIn("sam@example.com", password: TestAccounts.password)
         else {
             Issue.record("no second step: \(await flow.state)")
             return
@@ -119,7 +97,7 @@ import TwofoldTestSupport
         #expect(step.method == .totp && step.methods == [.totp, .backup])
 
         // A wrong code is a state with the tries left.
-        guard case .secondFactor(let wrong) = await flow.submit(code: try Self.wrongCode(secret)) else {
+        guard case .secondFactor(let wrong) = await flow.submit(code: try SDKAccounts.wrongCode(secret)) else {
             Issue.record("a wrong code left the second step: \(await flow.state)")
             return
         }
@@ -135,7 +113,7 @@ import TwofoldTestSupport
 
         // Again, with the next step's code (the confirming code's step is used).
         await flow.restart()
-        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        _ = await flow.signIn("sam", password: TestAccounts.password)
         let code = try TOTP(secret: secret).code(at: Date().addingTimeInterval(30))
         guard case .signedIn(let user) = await flow.submit(code: code) else {
             Issue.record("the right code did not sign in: \(await flow.state)")
@@ -159,7 +137,7 @@ import TwofoldTestSupport
         #expect(await session.state == .signedOut)
 
         // A backup code, chosen from the start.
-        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        _ = await flow.signIn("sam", password: TestAccounts.password)
         _ = await flow.choose(.backup)
         guard case .signedIn = await flow.submit(code: backupCodes[0]) else {
             Issue.record("a backup code did not sign in: \(await flow.state)")
@@ -168,7 +146,7 @@ import TwofoldTestSupport
         // The same backup code again, at once, signs nothing in: the server takes it for a
         // duplicate of the sign-in it just made. The step says so and goes on: another code
         // signs in on the same flow.
-        _ = await flow.signIn("sam", password: AuthEndToEndTests.password)
+        _ = await flow.signIn("sam", password: TestAccounts.password)
         _ = await flow.choose(.backup)
         guard case .secondFactor(let reused) = await flow.submit(code: backupCodes[0]) else {
             Issue.record("a used backup code ended the step: \(await flow.state)")
@@ -209,9 +187,9 @@ import TwofoldTestSupport
     /// inside the cooldown is a state that says when, and after it a new code signs in.
     @Test(arguments: ["sqlite", "postgres"])
     func smsCodesWithResendAndItsCooldown(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         let name = "sue-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        try await AttackEndToEndTests.withTarget(
+        try await TestServers.withTarget(
             environment: environment.merging(["TWOFOLD_CODE_RESEND_SECONDS": "10"]) { $1 }
         ) { target in
             let phone = "+14155550177"
@@ -220,14 +198,14 @@ import TwofoldTestSupport
             let flow = SignInFlow(
                 client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
             let before = try target.gateway.messages().count
-            guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
+            guard case .secondFactor(let step) = await flow.signIn(name, password: TestAccounts.password) else {
                 Issue.record("no second step: \(await flow.state)")
                 return
             }
             #expect(step.method == .sms && step.codeSentTo?.hasSuffix("77") == true && step.codeSentTo != phone)
 
-            // At once (before waiting for the first message, whose delivery on a loaded machine
-            // can take longer than the cooldown): too soon, and the step says when another may go.
+            // At once: too soon (the cooldown passes only when the test moves the server's clock),
+            // and the step says when another may go.
             guard case .secondFactor(let early) = await flow.resend() else {
                 Issue.record("a resend left the step: \(await flow.state)")
                 return
@@ -240,7 +218,7 @@ import TwofoldTestSupport
             let first = try #require(try await target.gateway.nextMessage(after: before)?.code)
 
             // After the cooldown: a new code, which signs in (the first one still would too).
-            try await Task.sleep(for: .seconds(10.5))
+            try target.server.advanceClock(by: 10.5)
             let count = try target.gateway.messages().count
             guard case .secondFactor(let resent) = await flow.resend() else {
                 Issue.record("a resend left the step: \(await flow.state)")
@@ -262,16 +240,16 @@ import TwofoldTestSupport
     /// that code itself, and say it went only once it did.
     @Test(arguments: ["sqlite", "postgres"])
     func aKeyPrimaryAccountOnAnotherClientGetsItsSMSCode(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         let name = "kay-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        try await AttackEndToEndTests.withTarget(environment: environment) { target in
+        try await TestServers.withTarget(environment: environment) { target in
             let token = try await target.register(name)
             try await target.enableSMS(token, phone: "+14155550178")
             // Signed in with the SMS code: a session that proved a second factor enrols the key.
             let enrolling = SessionManager(client: target.client, store: MemoryTokenStore())
             let first = SignInFlow(client: target.client, session: enrolling)
             var before = try target.gateway.messages().count
-            guard case .secondFactor(let sms) = await first.signIn(name, password: AuthEndToEndTests.password),
+            guard case .secondFactor(let sms) = await first.signIn(name, password: TestAccounts.password),
                 sms.method == .sms
             else {
                 Issue.record("no SMS step: \(await first.state)")
@@ -290,7 +268,7 @@ import TwofoldTestSupport
             let onPhone = SignInFlow(
                 client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()),
                 deviceKeys: keys)
-            guard case .secondFactor(let keyStep) = await onPhone.signIn(name, password: AuthEndToEndTests.password)
+            guard case .secondFactor(let keyStep) = await onPhone.signIn(name, password: TestAccounts.password)
             else {
                 Issue.record("no second step on the phone: \(await onPhone.state)")
                 return
@@ -301,7 +279,7 @@ import TwofoldTestSupport
             before = try target.gateway.messages().count
             let elsewhere = SignInFlow(
                 client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
-            guard case .secondFactor(let step) = await elsewhere.signIn(name, password: AuthEndToEndTests.password)
+            guard case .secondFactor(let step) = await elsewhere.signIn(name, password: TestAccounts.password)
             else {
                 Issue.record("no second step elsewhere: \(await elsewhere.state)")
                 return
@@ -320,7 +298,7 @@ import TwofoldTestSupport
 
     @Test(arguments: ["sqlite", "postgres"])
     func wrongCodesLockTheMethodAndSayUntilWhen(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         // Accounts of their own: the PostgreSQL database is shared with other runs.
         let name = "lee-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-lock")
@@ -328,14 +306,14 @@ import TwofoldTestSupport
         let server = try await ServerProcess(
             dataDirectory: root.appendingPathComponent("data"), environment: environment)
         defer { server.stop() }
-        let (secret, _) = try await Self.accountWithTOTP(server.client, name)
+        let (secret, _) = try await SDKAccounts.accountWithTOTP(server.client, name)
         let flow = SignInFlow(
             client: server.client, session: SessionManager(client: server.client, store: MemoryTokenStore()))
-        _ = await flow.signIn(name, password: AuthEndToEndTests.password)
+        _ = await flow.signIn(name, password: TestAccounts.password)
         var left: [Int?] = []
         var locked: Date?
         for _ in 0..<6 where locked == nil {
-            guard case .secondFactor(let step) = await flow.submit(code: try Self.wrongCode(secret)) else {
+            guard case .secondFactor(let step) = await flow.submit(code: try SDKAccounts.wrongCode(secret)) else {
                 Issue.record("a wrong code left the second step: \(await flow.state)")
                 return
             }
@@ -359,7 +337,7 @@ import TwofoldTestSupport
 
     @Test(arguments: ["sqlite", "postgres"])
     func aPasskeyFromTheVirtualDeviceAsTheSecondFactor(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         // Accounts of their own: the PostgreSQL database is shared with other runs.
         let name = "kim-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-passkey")
@@ -371,9 +349,9 @@ import TwofoldTestSupport
         let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(server.port)"))
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
         let token = try await client.send(
-            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
+            API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
         ).tokens.accessToken.token
         let creation = try await client.send(
             API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
@@ -384,7 +362,7 @@ import TwofoldTestSupport
 
         let flow = SignInFlow(
             client: client, session: SessionManager(client: client, store: MemoryTokenStore()), passkeys: passkeys)
-        guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
+        guard case .secondFactor(let step) = await flow.signIn(name, password: TestAccounts.password) else {
             Issue.record("no second step: \(await flow.state)")
             return
         }
@@ -405,7 +383,7 @@ import TwofoldTestSupport
 
         // Without a passkey provider, the SDK does not offer passkeys.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
-        guard case .secondFactor(let codesOnly) = await plain.signIn(name, password: AuthEndToEndTests.password)
+        guard case .secondFactor(let codesOnly) = await plain.signIn(name, password: TestAccounts.password)
         else {
             Issue.record("no second step: \(await plain.state)")
             return
@@ -418,7 +396,7 @@ import TwofoldTestSupport
     /// signs in once the prompt works.
     @Test(arguments: ["sqlite", "postgres"])
     func aDeviceKeyAsTheSecondFactor(_ database: String) async throws {
-        guard let environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard let environment = CodeSignIns.databaseEnvironment(database) else { return }
         // Accounts of their own: the PostgreSQL database is shared with other runs.
         let name = "dee-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let root = try BuildProducts.temporaryDirectory("twofold-e2e-sdk-device-key")
@@ -429,10 +407,10 @@ import TwofoldTestSupport
         let client = server.client
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
         let enrolling = SessionManager(client: client, store: MemoryTokenStore())
         await enrolling.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password))
+            try await client.send(API.Auth.login, LoginRequest(username: name, password: TestAccounts.password))
                 .tokens)
         let phone = VirtualPhone()
         let keys = DeviceKeyFlows(session: enrolling, device: phone, deviceID: "sdk-phone-1")
@@ -441,7 +419,7 @@ import TwofoldTestSupport
         let flow = SignInFlow(
             client: client, session: SessionManager(client: client, store: MemoryTokenStore()),
             deviceKey: keys.signer(username: name))
-        guard case .secondFactor(let step) = await flow.signIn(name, password: AuthEndToEndTests.password) else {
+        guard case .secondFactor(let step) = await flow.signIn(name, password: TestAccounts.password) else {
             Issue.record("no second step: \(await flow.state)")
             return
         }
@@ -468,7 +446,7 @@ import TwofoldTestSupport
         // Without a signer, the SDK does not offer the device key: with no other factor, what is
         // left is recovery.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
-        #expect(await plain.signIn(name, password: AuthEndToEndTests.password) == .recovery)
+        #expect(await plain.signIn(name, password: TestAccounts.password) == .recovery)
     }
 }
 

@@ -25,7 +25,7 @@ import TwofoldTestSupport
     static func withServer(
         _ database: String, webhookPort: Int, _ body: (ServerProcess) async throws -> Void
     ) async throws {
-        guard var environment = CodeDeliveryEndToEndTests.databaseEnvironment(database) else { return }
+        guard var environment = CodeSignIns.databaseEnvironment(database) else { return }
         environment.merge([
             "TWOFOLD_SMS_PROVIDER": "webhook", "TWOFOLD_SMS_WEBHOOK_URL": "http://127.0.0.1:\(webhookPort)/sms",
             "TWOFOLD_SMS_WEBHOOK_SECRET": secret, "TWOFOLD_EMAIL_PROVIDER": "console",

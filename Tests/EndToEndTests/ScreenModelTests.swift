@@ -58,8 +58,8 @@ import TwofoldTestSupport
     // MARK: Seeds 003 and 002: sign-in, challenge, verify code
 
     @Test(.timeLimit(.minutes(2))) func signInScreenThroughEveryOutcome() async throws {
-        try await AttackEndToEndTests.withTarget { target in
-            let (secret, backupCodes) = try await SDKSignInEndToEndTests.accountWithTOTP(target.client, "sam")
+        try await TestServers.withTarget { target in
+            let (secret, backupCodes) = try await SDKAccounts.accountWithTOTP(target.client, "sam")
             @MainActor func model() -> SignInModel {
                 SignInModel(
                     flow: SignInFlow(
@@ -77,14 +77,14 @@ import TwofoldTestSupport
             #expect(screen.message == "The account name or password is wrong." && screen.feedback?.kind == .error)
 
             // The password: the challenge with the account's tabs, the authenticator first.
-            screen.password = AuthEndToEndTests.password
+            screen.password = TestAccounts.password
             await screen.signIn()
             #expect(screen.phase == .challenge && screen.method == .totp)
             #expect(screen.tabs == [.totp, .backup], "\(screen.tabs)")
             #expect(screen.canRememberDevice && screen.resendCountdown() == nil)
 
             // A wrong code pasted inside a message: submitted at once, refused, attempts left shown.
-            let wrong = try SDKSignInEndToEndTests.wrongCode(secret)
+            let wrong = try SDKAccounts.wrongCode(secret)
             await screen.paste("Your code is \(wrong).")
             #expect(screen.problem == .wrongCode(attemptsRemaining: 4), "\(String(describing: screen.problem))")
             #expect(screen.step?.attemptsRemaining == 4 && screen.code.text.isEmpty && screen.phase == .challenge)
@@ -102,7 +102,7 @@ import TwofoldTestSupport
             // Wrong codes lock the method: the lock and its countdown are on the step.
             let locking = model()
             locking.name = "sam"
-            locking.password = AuthEndToEndTests.password
+            locking.password = TestAccounts.password
             await locking.signIn()
             for _ in 0..<6 where locking.lockCountdown() == nil {
                 await locking.type(wrong)
@@ -128,7 +128,7 @@ import TwofoldTestSupport
                     client: Self.unreachable,
                     session: SessionManager(client: Self.unreachable, store: MemoryTokenStore())))
             offline.name = "sam"
-            offline.password = AuthEndToEndTests.password
+            offline.password = TestAccounts.password
             await offline.signIn()
             #expect(offline.problem == .offline && offline.phase == .credentials)
         }
@@ -137,7 +137,7 @@ import TwofoldTestSupport
     // MARK: Seed 003's auth guard and seed 002's app lock
 
     @Test(.timeLimit(.minutes(2))) func theAuthGuardAndTheAppLock() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             _ = try await target.register("gil")
             let store = MemoryTokenStore()
             let phone = VirtualPhone(.faceID)
@@ -151,7 +151,7 @@ import TwofoldTestSupport
 
             let screen = SignInModel(flow: SignInFlow(client: target.client, session: app.session))
             screen.name = "gil"
-            screen.password = AuthEndToEndTests.password
+            screen.password = TestAccounts.password
             await screen.signIn()
             guard case .signedIn(let user) = screen.phase else {
                 Issue.record("not signed in: \(screen.phase)")
@@ -195,7 +195,7 @@ import TwofoldTestSupport
             // A session revoked elsewhere: the next call finds it refused, and the app, wherever
             // it was, shows the sign-in screen.
             let again = SignInModel(flow: SignInFlow(client: target.client, session: app.session))
-            (again.name, again.password) = ("gil", AuthEndToEndTests.password)
+            (again.name, again.password) = ("gil", TestAccounts.password)
             await again.signIn()
             try await Self.until {
                 if case .home = app.screen { true } else { false }
@@ -218,9 +218,9 @@ import TwofoldTestSupport
     // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
 
     @Test(.timeLimit(.minutes(2))) func securityScreensSetUpAndGuardChanges() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             _ = try await target.register("hal")
-            let session = try await DeviceKeyFlowsEndToEndTests.session(target, "hal")
+            let session = try await DeviceKeySessions.session(target, "hal")
             let prompt = StepUpPrompt(session: session)
             let unexpected = Self.failUnexpectedQuestions(prompt)
             defer { unexpected.cancel() }
@@ -240,7 +240,7 @@ import TwofoldTestSupport
             #expect(setup.qrCodeSVG.contains("<svg") && wizard.secretForReading.contains(" "))
             #expect(wizard.copySecret() == setup.secret && wizard.copied)
             let secret = try Base32.decode(setup.secret)
-            let wrong = try SDKSignInEndToEndTests.wrongCode(secret)
+            let wrong = try SDKAccounts.wrongCode(secret)
             await wizard.type(wrong)
             #expect(wizard.problem == .wrongCode(attemptsRemaining: nil) || wizard.problem?.isWrongCode == true)
             #expect(wizard.feedback?.kind == .error && wizard.code.text.isEmpty)
@@ -270,7 +270,7 @@ import TwofoldTestSupport
             let again = SignInModel(
                 flow: SignInFlow(client: target.client, session: session, rememberedDevices: remembered))
             again.name = "hal"
-            again.password = AuthEndToEndTests.password
+            again.password = TestAccounts.password
             again.rememberDevice = true
             await again.signIn()
             await again.type(try Self.code(secret, offset: 30))
@@ -278,7 +278,7 @@ import TwofoldTestSupport
             let passwordOnly = SignInModel(
                 flow: SignInFlow(client: target.client, session: session, rememberedDevices: remembered))
             passwordOnly.name = "hal"
-            passwordOnly.password = AuthEndToEndTests.password
+            passwordOnly.password = TestAccounts.password
             await passwordOnly.signIn()
             #expect(passwordOnly.phase.isSignedIn, "\(passwordOnly.phase)")
 
@@ -393,7 +393,7 @@ import TwofoldTestSupport
             let first = Task { await autofill.offerPasskeysInAutofill(using: bar) }
             try await bar.waitUntilAsked()
             #expect(autofill.phase == .credentials)
-            (autofill.name, autofill.password) = ("hal", AuthEndToEndTests.password)
+            (autofill.name, autofill.password) = ("hal", TestAccounts.password)
             await autofill.signIn()
             #expect(autofill.phase == .challenge, "\(autofill.phase) \(String(describing: autofill.problem))")
             await bar.answer(picked: true)
@@ -440,7 +440,7 @@ import TwofoldTestSupport
     // MARK: Seed 000: recovery
 
     @Test(.timeLimit(.minutes(2))) func recoveryScreenStartsAndRefusesAWrongCode() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             let session = SessionManager(client: target.client, store: MemoryTokenStore())
             let recovery = RecoveryModel(recovery: AccountRecovery(client: target.client), session: session)
             #expect(recovery.stateText.hasPrefix("Tell us which account"))
@@ -470,14 +470,14 @@ import TwofoldTestSupport
     // MARK: Seed 004: enrolment, authentication, settings
 
     @Test(.timeLimit(.minutes(2))) func deviceScreensAlongFlowsABC() async throws {
-        try await AttackEndToEndTests.withTarget { target in
+        try await TestServers.withTarget { target in
             // A number on file first; then a session the password and an SMS code began.
             let phoneNumber = "+14155550143"
             try await target.enableSMS(try await target.register("dee"), phone: phoneNumber)
             let session = SessionManager(client: target.client, store: MemoryTokenStore())
             let smsSignIn = SignInModel(flow: SignInFlow(client: target.client, session: session))
             smsSignIn.name = "dee"
-            smsSignIn.password = AuthEndToEndTests.password
+            smsSignIn.password = TestAccounts.password
             let mark = try target.gateway.messages().count
             await smsSignIn.signIn()
             #expect(smsSignIn.method == .sms && smsSignIn.resendCountdown() != nil)
@@ -493,7 +493,7 @@ import TwofoldTestSupport
                 if question.need == "otherProof", !gavePassword.value {
                     gavePassword.value = true
                     prompt.choose(.password)
-                    prompt.password = AuthEndToEndTests.password
+                    prompt.password = TestAccounts.password
                 } else if offered.contains(.sms) {
                     prompt.choose(.sms)
                     let before = (try? gateway.messages().count) ?? 0
@@ -502,7 +502,7 @@ import TwofoldTestSupport
                     prompt.code.update(code ?? "")
                 } else {
                     prompt.choose(.password)
-                    prompt.password = AuthEndToEndTests.password
+                    prompt.password = TestAccounts.password
                 }
                 prompt.confirm()
             }
@@ -632,7 +632,7 @@ import TwofoldTestSupport
     /// the actions meet (LocalAuthentication's codes in the log), a scenario runs with its code
     /// typed into the code field, and the network gone is a failed line, not a crash.
     @Test(.timeLimit(.minutes(1))) func theTestingDashboardModel() async throws {
-        try await AttackEndToEndTests.withTarget(environment: ["TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1"]) {
+        try await TestServers.withTarget(environment: ["TWOFOLD_THROTTLE_REGISTER_PER_ADDRESS": "100/1"]) {
             target in
             let phone = VirtualPhone(.faceID)
             let dashboard = TestingDashboardModel(

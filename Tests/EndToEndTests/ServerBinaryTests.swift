@@ -143,7 +143,7 @@ import TwofoldTestSupport
                         API.Auth.register,
                         RegisterRequest(
                             username: "suite\(index)", email: "suite\(index)@example.com",
-                            password: AuthEndToEndTests.password))
+                            password: TestAccounts.password))
                     created += 1
                 } catch let error as APIError where error.status == 429 {
                     // Throttled: not created.

@@ -24,7 +24,7 @@ import TwofoldTestSupport
         let server = try await ServerProcess(dataDirectory: data)
         defer { server.stop() }
         let client = server.client
-        let tokens = try await TokenVerificationTests.signIn(server, as: "frank")
+        let tokens = try await TokenChecks.signIn(server, as: "frank")
 
         let setup = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
 
@@ -46,7 +46,7 @@ import TwofoldTestSupport
         #expect(enabled.backupCodes?.count == 10)
 
         let challenge = try await client.send(
-            API.Auth.login, LoginRequest(username: "frank", password: AuthEndToEndTests.password)
+            API.Auth.login, LoginRequest(username: "frank", password: TestAccounts.password)
         ).challenge
         #expect(challenge.availableMethods == [.totp, .backup])
         #expect(abs(challenge.serverTime.timeIntervalSinceNow) < 30)
@@ -55,7 +55,7 @@ import TwofoldTestSupport
         let next = try #require(try Self.oathtoolCode(setup.secret, at: Date().addingTimeInterval(30)))
         let signedIn = try await client.send(
             API.SecondStep.validateTOTP, TOTPValidateRequest(tempToken: challenge.tempToken, code: next))
-        if let verified = try TokenVerificationTests.verify(signedIn.accessToken.token, on: server) {
+        if let verified = try TokenChecks.verify(signedIn.accessToken.token, on: server) {
             #expect(verified.text.contains(#""amr": ["pwd", "otp", "mfa"]"#))
         }
         server.stop()

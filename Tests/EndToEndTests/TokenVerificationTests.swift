@@ -12,42 +12,14 @@ import TwofoldTestSupport
 
 /// Access tokens checked by an independent verifier (PyJWT) against the published JWKS.
 @Suite(.serialized) struct TokenVerificationTests {
-    /// The virtualenv's Python with PyJWT (`scripts/test` makes it), or `nil` after recording why.
-    static func python() -> ExternalTool? { TestPython.find() }
-
-    static func verify(_ token: String, on server: ServerProcess, later: Int? = nil) throws -> ExternalTool.Output? {
-        guard let python = python() else { return nil }
-        let script = BuildProducts.repositoryRoot.appendingPathComponent("scripts/verify_jwt.py").path
-        var arguments = [
-            script, server.baseURL.appendingPathComponent(API.Operations.jwks.path()).absoluteString, token,
-        ]
-        if let later { arguments += ["--later", String(later)] }
-        return try python.run(arguments)
-    }
-
-    /// Registers `name` (unless an earlier call did) and signs in with the password alone.
-    static func signIn(_ server: ServerProcess, as name: String) async throws -> AuthTokensResponse {
-        let client = server.client
-        do {
-            _ = try await client.send(
-                API.Auth.register,
-                RegisterRequest(username: name, email: "\(name)@example.com", password: AuthEndToEndTests.password))
-        } catch let error as APIError where error.status == 409 {
-            // Registered by an earlier call: sign that account in.
-        }
-        return try await client.send(
-            API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password)
-        ).tokens
-    }
-
     @Test func pyJWTVerifiesAccessTokensUntilTheyExpire() async throws {
         let root = try BuildProducts.temporaryDirectory("twofold-e2e")
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
-        let tokens = try await Self.signIn(server, as: "carol")
+        let tokens = try await TokenChecks.signIn(server, as: "carol")
 
-        guard let verified = try Self.verify(tokens.accessToken.token, on: server) else { return }
+        guard let verified = try TokenChecks.verify(tokens.accessToken.token, on: server) else { return }
         #expect(verified.status == 0, "\(verified.errorText)")
         let claims = try JSONSerialization.jsonObject(with: verified.standardOutput) as? [String: Any]
         #expect(claims?["sub"] as? String == tokens.user.id.uuidString)
@@ -56,7 +28,7 @@ import TwofoldTestSupport
         #expect(claims?["auth_time"] is Int)
         #expect((claims?["exp"] as? Int).map { $0 - (claims?["iat"] as? Int ?? 0) } == 900)
 
-        let later = try #require(try Self.verify(tokens.accessToken.token, on: server, later: 16 * 60))
+        let later = try #require(try TokenChecks.verify(tokens.accessToken.token, on: server, later: 16 * 60))
         #expect(later.status == 1)
         #expect(later.errorText.contains("ExpiredSignatureError"))
 
@@ -66,7 +38,7 @@ import TwofoldTestSupport
                 tokens.accessToken.token.distance(from: tokens.accessToken.token.startIndex, to: $0) + 5
             } ?? 5
         tampered[index] = tampered[index] == "A" ? "B" : "A"
-        let forged = try #require(try Self.verify(String(tampered), on: server))
+        let forged = try #require(try TokenChecks.verify(String(tampered), on: server))
         #expect(forged.status == 1)
     }
 
@@ -75,7 +47,7 @@ import TwofoldTestSupport
         defer { try? FileManager.default.removeItem(at: root) }
         let data = root.appendingPathComponent("data")
         let first = try await ServerProcess(dataDirectory: data)
-        let tokens = try await Self.signIn(first, as: "dave")
+        let tokens = try await TokenChecks.signIn(first, as: "dave")
         first.stop()
         let stolenKey = try P256.Signing.PrivateKey(
             pemRepresentation: String(
@@ -86,10 +58,10 @@ import TwofoldTestSupport
             .run(["keys", "rotate"], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
         #expect(rotate.status == 0, "\(rotate.text)\(rotate.errorText)")
         let second = try await ServerProcess(dataDirectory: data)
-        guard let stillValid = try Self.verify(tokens.accessToken.token, on: second) else { return }
+        guard let stillValid = try TokenChecks.verify(tokens.accessToken.token, on: second) else { return }
         #expect(stillValid.status == 0, "a retired key verifies until its tokens expire: \(stillValid.errorText)")
-        let fresh = try await Self.signIn(second, as: "erin")
-        #expect(try #require(try Self.verify(fresh.accessToken.token, on: second)).status == 0)
+        let fresh = try await TokenChecks.signIn(second, as: "erin")
+        #expect(try #require(try TokenChecks.verify(fresh.accessToken.token, on: second)).status == 0)
 
         // Issue 21 item 6: whoever kept a copy of the retired private key (a backup, an old
         // disk) signs new tokens with it. The retired key on disk is public only, and the server
@@ -107,16 +79,16 @@ import TwofoldTestSupport
         let client = second.client
         let genuine = try await client.send(API.Account.show, bearer: tokens.accessToken.token)
         #expect(genuine.id == tokens.user.id, "the untampered token still works")
-        let resignedAsIs = try Self.resign(tokens.accessToken.token, with: stolenKey) { _ in }
+        let resignedAsIs = try TokenChecks.resign(tokens.accessToken.token, with: stolenKey) { _ in }
         let asIs = try await client.send(API.Account.show, bearer: resignedAsIs)
         #expect(asIs.id == tokens.user.id, "the forging works: the same claims signed again are accepted")
-        let afterRetirement = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
+        let afterRetirement = try TokenChecks.resign(tokens.accessToken.token, with: stolenKey) { claims in
             claims["iat"] = now
             claims["exp"] = now + 30 * 86_400
         }
         let forged = await refusal { try await client.send(API.Account.show, bearer: afterRetirement) }
         #expect(forged?.status == 401, "a token signed after the key retired is refused")
-        let longLived = try Self.resign(tokens.accessToken.token, with: stolenKey) { claims in
+        let longLived = try TokenChecks.resign(tokens.accessToken.token, with: stolenKey) { claims in
             claims["exp"] = now + 30 * 86_400
         }
         let stretched = await refusal { try await client.send(API.Account.show, bearer: longLived) }
@@ -132,33 +104,12 @@ import TwofoldTestSupport
         }
         let third = try await ServerProcess(dataDirectory: data)
         defer { third.stop() }
-        let rotatedOut = try #require(try Self.verify(tokens.accessToken.token, on: third))
+        let rotatedOut = try #require(try TokenChecks.verify(tokens.accessToken.token, on: third))
         #expect(rotatedOut.status == 1)
         #expect(rotatedOut.errorText.contains("no key"))
         let account = await refusal { try await third.client.send(API.Account.show, bearer: tokens.accessToken.token) }
         #expect(account?.status == 401, "the server refuses it too")
         #expect(try FileManager.default.contentsOfDirectory(atPath: retired.path).isEmpty, "the aged key was deleted")
-    }
-
-    /// `token` with its claims changed by `change` and signed again with `key` (ES256, same header).
-    static func resign(
-        _ token: String, with key: P256.Signing.PrivateKey, _ change: (inout [String: Any]) -> Void
-    ) throws -> String {
-        let parts = token.split(separator: ".").map(String.init)
-        func decode(_ text: String) throws -> Data {
-            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-            return try #require(Data(base64Encoded: base64))
-        }
-        func encode(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        var claims = try #require(try JSONSerialization.jsonObject(with: try decode(parts[1])) as? [String: Any])
-        change(&claims)
-        let input = parts[0] + "." + encode(try JSONSerialization.data(withJSONObject: claims))
-        let signature = try key.signature(for: Data(input.utf8))
-        return input + "." + encode(signature.rawRepresentation)
     }
 
     @Test func adminCreateCommandMakesAnAdministrator() async throws {
@@ -210,5 +161,48 @@ import TwofoldTestSupport
             ], environment: ["TWOFOLD_DATA_DIR": data.path, "PATH": "/usr/bin:/bin"])
         #expect(generated.status == 0, "\(generated.errorText)")
         #expect(generated.text.contains("Password (shown once"))
+    }
+
+    /// Whoever holds the signing key cannot be stopped, but the token reader must read one
+    /// header: a header or claims naming a member twice are refused, as is a token issued in
+    /// the future. The same claims signed again as they were still work (the forging is real).
+    @Test func tokensWithDuplicateMembersOrAFutureIssueTimeAreRefused() async throws {
+        try await TestServers.withTarget { target in
+            let token = try await target.register("tess")
+            let key = try P256.Signing.PrivateKey(
+                pemRepresentation: String(
+                    decoding: try Data(
+                        contentsOf: target.server.dataDirectory.appendingPathComponent("signing-key.pem")),
+                    as: UTF8.self))
+            let parts = token.split(separator: ".").map(String.init)
+            let header = String(decoding: try TestServers.unbase64URL(parts[0]), as: UTF8.self)
+            let claims = String(decoding: try TestServers.unbase64URL(parts[1]), as: UTF8.self)
+            func sign(header: String, claims: String) throws -> String {
+                let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+                return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+            }
+            func account(_ bearer: String) async throws -> Int {
+                try await target.client.exchange(API.Account.show, bearer: bearer).status
+            }
+            #expect(try await account(try sign(header: header, claims: claims)) == 200, "the same, signed again")
+
+            let kid = try #require(
+                (try JSONSerialization.jsonObject(with: Data(header.utf8)) as? [String: Any])?["kid"] as? String)
+            let twoKids = String(header.dropLast()) + #","kid":"\#(kid)"}"#
+            #expect(try await account(try sign(header: twoKids, claims: claims)) == 401, "a header naming kid twice")
+            let twoAlgs = String(header.dropLast()) + #","alg":"ES256"}"#
+            #expect(try await account(try sign(header: twoAlgs, claims: claims)) == 401, "a header naming alg twice")
+            let sub = try #require(
+                (try JSONSerialization.jsonObject(with: Data(claims.utf8)) as? [String: Any])?["sub"] as? String)
+            let twoSubs = String(claims.dropLast()) + #","sub":"\#(sub)"}"#
+            #expect(try await account(try sign(header: header, claims: twoSubs)) == 401, "claims naming sub twice")
+
+            var future = try #require(try JSONSerialization.jsonObject(with: Data(claims.utf8)) as? [String: Any])
+            let now = Int(Date().timeIntervalSince1970)
+            future["iat"] = now + 600
+            future["exp"] = now + 600 + 900
+            let ahead = String(decoding: try JSONSerialization.data(withJSONObject: future), as: UTF8.self)
+            #expect(try await account(try sign(header: header, claims: ahead)) == 401, "issued ten minutes from now")
+        }
     }
 }

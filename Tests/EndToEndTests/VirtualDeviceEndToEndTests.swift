@@ -12,7 +12,7 @@ import TwofoldTestSupport
 /// enrols and signs in as a Secure Enclave key does.
 @Suite struct VirtualDeviceEndToEndTests {
     static func signIn(_ client: APIClient, _ name: String) async throws -> LoginOutcome {
-        try await client.send(API.Auth.login, LoginRequest(username: name, password: AuthEndToEndTests.password))
+        try await client.send(API.Auth.login, LoginRequest(username: name, password: TestAccounts.password))
     }
 
     @Test func passkeysAndADeviceKeyFromTheVirtualDevice() async throws {
@@ -25,7 +25,7 @@ import TwofoldTestSupport
 
         _ = try await client.send(
             API.Auth.register,
-            RegisterRequest(username: "pat", email: "pat@example.com", password: AuthEndToEndTests.password))
+            RegisterRequest(username: "pat", email: "pat@example.com", password: TestAccounts.password))
         guard case .signedIn(let first) = try await Self.signIn(client, "pat") else {
             Issue.record("a password-only account needs no second step")
             return

@@ -98,27 +98,27 @@ import VaporTesting
     @Test func anAdministratorsOwnRecoveryWaitsForAnother() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let alice = try await AdminTests.adminTokens(app)
-            _ = try await RecoveryTests.messages(app, clock: clock, to: "alice@example.com")
-            let (status, started, _) = try await RecoveryTests.start(app, "alice@example.com")
+            let alice = try await Administrators.adminTokens(app)
+            _ = try await RecoverySteps.messages(app, clock: clock, to: "alice@example.com")
+            let (status, started, _) = try await RecoverySteps.start(app, "alice@example.com")
             #expect(status == .accepted)
             let id = try #require(started).recoveryId
-            let mail = try #require(try await RecoveryTests.messages(app, clock: clock, to: "alice@example.com").first)
-            let (proven, _) = try await RecoveryTests.post(
-                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try RecoveryTests.code(in: mail)])
+            let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "alice@example.com").first)
+            let (proven, _) = try await RecoverySteps.post(
+                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try RecoverySteps.code(in: mail)])
             #expect(proven == .ok)
             for path in [API.Admin.approveRecovery.path("\(id)"), API.Admin.denyRecovery.path("\(id)")] {
-                let (refused, body) = try await RecoveryTests.post(
+                let (refused, body) = try await RecoverySteps.post(
                     app, path, ["note": "It is me."], headers: .bearer(alice.accessToken.token))
                 #expect(refused == .forbidden, "\(body)")
             }
             // Another administrator decides it.
-            _ = try await AuthFlowTests.signUp(app, "carol", address: "10.0.0.3")
+            _ = try await Accounts.signUp(app, "carol", address: "10.0.0.3")
             try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'carol'"))
             let carolID = try #require(try await app.twofold.users.named("carol")).id
             _ = try await app.twofold.totp.enableForNewAccount(userID: carolID, account: "carol@example.com")
-            let carol = try await AdminTests.signIn(app, "carol")
-            #expect(try await RecoveryTests.approve(app, id, admin: carol) == .ok)
+            let carol = try await Administrators.signIn(app, "carol")
+            #expect(try await RecoverySteps.approve(app, id, admin: carol) == .ok)
         }
     }
 
@@ -126,10 +126,10 @@ import VaporTesting
     /// alone reset any user's factors. Now the password, however recent, opens nothing.
     @Test func anAdministratorWithoutASecondFactorAdministersNothing() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice")
+            let alice = try await Accounts.signUp(app, "alice")
             try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'alice'"))
-            let bob = try await AuthFlowTests.signUp(app, "bob")
-            let stepped = try await AuthFlowTests.stepUpWithPassword(app, token: alice.accessToken.token)
+            let bob = try await Accounts.signUp(app, "bob")
+            let stepped = try await Accounts.stepUpWithPassword(app, token: alice.accessToken.token)
             for (status, need) in try await Self.adminCalls(app, token: stepped, on: bob.user.id) {
                 #expect(status == 403 && need == "administratorFactor", "\(status) \(need ?? "-")")
             }
@@ -156,9 +156,9 @@ import VaporTesting
     @Test func theConsoleOpensToASessionThatProvedTheAdministratorsFactor() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice")
+            let alice = try await Accounts.signUp(app, "alice")
             try await app.twofold.database.run(Statement("UPDATE users SET role = 'admin' WHERE username = 'alice'"))
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: alice, clock: clock)
             for (status, need) in try await Self.adminCalls(app, token: alice.accessToken.token, on: bob.user.id) {
                 #expect(status == 403 && need == "recentSecondFactor", "\(status) \(need ?? "-")")
@@ -194,9 +194,9 @@ import VaporTesting
     @Test func aStaleAdministratorSessionClearsNoLock() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await AdminTests.adminTokens(app)
+            let admin = try await Administrators.adminTokens(app)
             clock.advance(by: 6 * 60)  // the administrator's password is no longer recent
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
             let flow = try await TOTPSteps.startLogin(app, "bob")
             for _ in 0..<5 { _ = try await TOTPSteps.validate(app, flow: flow, code: "000000") }
@@ -207,7 +207,7 @@ import VaporTesting
             #expect(
                 try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock, offset: 30)).0
                     == 429, "still locked")
-            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
+            let stepped = try await Administrators.stepUp(app, token: admin.accessToken.token)
             #expect(try await Self.unlock(app, bob.user.id, token: stepped).0 == 200)
             clock.advance(by: 30)
             #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 200)
@@ -219,13 +219,13 @@ import VaporTesting
     @Test func unlockingLiftsNoRecoveryHold() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (bob, _, _) = try await RecoveryTests.recovered(app, clock: clock)
-            let admin = try await AdminTests.stepUp(
-                app, token: try await AdminTests.signIn(app, "alice").accessToken.token)
+            let (bob, _, _) = try await RecoverySteps.recovered(app, clock: clock)
+            let admin = try await Administrators.stepUp(
+                app, token: try await Administrators.signIn(app, "alice").accessToken.token)
             #expect(try await Self.unlock(app, bob.user.id, token: admin).0 == 200)
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": AuthFlowTests.password])
+                body: json(["username": "bob", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .forbidden)
                 #expect((try? response.problem())?.code == "factor_setup_required")

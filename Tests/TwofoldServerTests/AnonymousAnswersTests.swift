@@ -35,14 +35,14 @@ import VaporTesting
     /// A known account with everything an anonymous endpoint can find: a verified phone, an SMS
     /// sign-in device and a key device.
     static func knownAccount(_ app: Application, clock: TestClock) async throws {
-        let tokens = try await AuthFlowTests.signUp(app)
-        try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
+        let tokens = try await Accounts.signUp(app)
+        try await Accounts.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
         let key = SoftwareDeviceKey()
-        #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: key).0 == 200)
+        #expect(try await DeviceKeySteps.enroll(app, token: tokens.accessToken.token, phone: key).0 == 200)
         // The key is a second factor now: the SMS sign-in device is added by a session it signed in.
-        let signedIn = try await DeviceSignInTests.stepUp(app, token: tokens.accessToken.token, phone: key)
-        #expect(try await DeviceSignInTests.enrollSMSDevice(app, token: signedIn, device: "phone").0 == 200)
-        _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+        let signedIn = try await DeviceKeySteps.stepUp(app, token: tokens.accessToken.token, phone: key)
+        #expect(try await DeviceKeySteps.enrollSMSDevice(app, token: signedIn, device: "phone").0 == 200)
+        _ = try await Codes.deliverAll(app, clock: clock)
     }
 
     /// The same request for `alice` and for `nobody`, each from an address of its own.

@@ -6,46 +6,9 @@ import VaporTesting
 
 /// Register → login → an authenticated call → refresh → logout, and what each refuses.
 @Suite struct AuthFlowTests {
-    static let password = "correct horse battery staple"
-
-    /// Registers `name` and signs in, returning the token answer.
-    static func signUp(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1") async throws
-        -> AuthTokensResponse
-    {
-        try await app.testing().test(
-            .POST, API.Auth.register.path(), headers: .client(address),
-            body: json(["username": name, "email": "\(name)@example.com", "password": password])
-        ) { response in
-            #expect(response.status == .created)
-        }
-        var tokens: AuthTokensResponse?
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: .client(address),
-            body: json(["email": "\(name)@example.com", "password": password])
-        ) { response in
-            #expect(response.status == .ok)
-            tokens = try response.decode(AuthTokensResponse.self)
-        }
-        return try #require(tokens)
-    }
-
-    /// Re-enters the password on the session of `token` (`POST /auth/step-up`, `method:
-    /// password`); the new access token.
-    static func stepUpWithPassword(_ app: Application, token: String) async throws -> String {
-        var stepped: StepUpResponse?
-        try await app.testing().test(
-            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
-            body: json(["method": "password", "password": password])
-        ) { response in
-            #expect(response.status == .ok)
-            stepped = try response.decode(StepUpResponse.self)
-        }
-        return try #require(stepped).accessToken.token
-    }
-
     @Test func registerLoginCallRefreshLogout() async throws {
         try await withTestApp { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             #expect(tokens.user.username == "alice")
             #expect(tokens.accessToken.expiresAt.timeIntervalSince(Date(timeIntervalSince1970: 1_800_000_000)) == 900)
 
@@ -89,10 +52,10 @@ import VaporTesting
 
     @Test func loginByUsernameWorksAndCaseDoesNotMatter() async throws {
         try await withTestApp { app in
-            _ = try await Self.signUp(app)
+            _ = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.2"),
-                body: json(["username": "ALICE", "password": Self.password])
+                body: json(["username": "ALICE", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -104,13 +67,13 @@ import VaporTesting
     /// `username` beside an `email` accepted).
     @Test func everyNameFieldGivenToLoginMustBeAName() async throws {
         try await withTestApp { app in
-            _ = try await Self.signUp(app)
+            _ = try await Accounts.signUp(app)
             let refused: [(String, String?, String)] = [
                 ("alice@example.com", "", "username"), ("alice@example.com", " \t", "username"),
                 ("", "alice", "email"), (String(repeating: "a", count: 255), nil, "email"),
             ]
             for (email, username, field) in refused {
-                var body: [String: String] = ["email": email, "password": Self.password]
+                var body: [String: String] = ["email": email, "password": Accounts.password]
                 body["username"] = username
                 try await app.testing().test(
                     .POST, API.Auth.login.path(), headers: .client("10.0.0.4"), body: json(body)
@@ -122,7 +85,7 @@ import VaporTesting
             }
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
-                body: json(["password": Self.password])
+                body: json(["password": Accounts.password])
             ) { response in
                 #expect(response.status == .unprocessableEntity)
                 let problem = try response.problem()
@@ -130,7 +93,7 @@ import VaporTesting
             }
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
-                body: json(["username": " alice\t", "password": Self.password])
+                body: json(["username": " alice\t", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -139,10 +102,10 @@ import VaporTesting
 
     @Test func wrongPasswordAndUnknownUserLookTheSame() async throws {
         try await withTestApp { app in
-            _ = try await Self.signUp(app)
+            _ = try await Accounts.signUp(app)
             for body in [
                 ["email": "alice@example.com", "password": "wrong password"],
-                ["email": "nobody@example.com", "password": Self.password],
+                ["email": "nobody@example.com", "password": Accounts.password],
             ] {
                 try await app.testing().test(
                     .POST, API.Auth.login.path(), headers: .client("10.0.0.3"), body: json(body)
@@ -160,7 +123,7 @@ import VaporTesting
     @Test func accessTokensExpireAfterFifteenMinutes() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             clock.advance(by: 14 * 60)
             try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
                 response in
@@ -178,7 +141,7 @@ import VaporTesting
     @Test func aRefreshTokenExpiresAfterThirtyDaysUnused() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             clock.advance(by: 30 * 24 * 3600)
             try await app.testing().test(
                 .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
@@ -193,7 +156,7 @@ import VaporTesting
 
     @Test func garbageBearerTokensAreUnauthorized() async throws {
         try await withTestApp { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var tampered = Array(tokens.accessToken.token)
             tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
             for token in ["", "abc", "a.b.c", String(tampered)] {
@@ -209,7 +172,7 @@ import VaporTesting
 
     @Test func reusedRefreshTokenRevokesTheFamilyAndIsAudited() async throws {
         try await withTestApp { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var second: RefreshResponse?
             try await app.testing().test(
                 .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
@@ -241,9 +204,9 @@ import VaporTesting
         }
     }
 
-    @Test func twentyParallelRefreshesWithOneTokenGiveExactlyOneSuccess() async throws {
+    @Test(.tags(.database)) func twentyParallelRefreshesWithOneTokenGiveExactlyOneSuccess() async throws {
         try await withTestApp { app in
-            let tokens = try await Self.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
@@ -269,11 +232,11 @@ import VaporTesting
 
     @Test func sessionsAreListedAndRevokedOneByOneOrAll() async throws {
         try await withTestApp { app in
-            let first = try await Self.signUp(app)
+            let first = try await Accounts.signUp(app)
             var second: AuthTokensResponse?
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["email": "alice@example.com", "password": Self.password])
+                body: json(["email": "alice@example.com", "password": Accounts.password])
             ) { response in second = try response.decode(AuthTokensResponse.self) }
             let other = try #require(second)
 
@@ -306,8 +269,8 @@ import VaporTesting
 
     @Test func aSessionOfAnotherUserCannotBeRevoked() async throws {
         try await withTestApp { app in
-            let alice = try await Self.signUp(app, "alice")
-            let bob = try await Self.signUp(app, "bob")
+            let alice = try await Accounts.signUp(app, "alice")
+            let bob = try await Accounts.signUp(app, "bob")
             var bobSessions: SessionsResponse?
             try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(bob.accessToken.token)) {
                 response in

@@ -5,54 +5,37 @@ import TwofoldCore
 import VaporTesting
 
 @Suite struct BackupCodeTests {
-    static func useCode(
-        _ app: Application, flow: String, code: String, path: String = API.SecondStep.verifyBackupCode.path()
-    )
-        async throws -> (UInt, SecondStepResponse?, ProblemBody?)
-    {
-        var result: (UInt, SecondStepResponse?, ProblemBody?) = (0, nil, nil)
-        try await app.testing().test(
-            .POST, path, headers: jsonHeaders, body: json(["otpFlowId": flow, "backupCode": code])
-        ) {
-            response in
-            result.0 = response.status.code
-            if response.status == .ok {
-                result.1 = try response.decode(SecondStepResponse.self)
-            } else {
-                result.2 = try response.problem()
-            }
-        }
-        return result
-    }
-
     @Test func eachCodeWorksOnceWithNormalisedInputAndWarnsWhenFewAreLeft() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             // Lower case, spaces instead of the dash: still the same code (seed 000).
             let typed = codes[0].lowercased().replacingOccurrences(of: "-", with: " ")
-            let first = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: typed)
+            let first = try await BackupCodeSteps.useCode(app, flow: try await TOTPSteps.startLogin(app), code: typed)
             #expect(first.0 == 200)
             #expect(first.1?.backupCodesRemaining == 9)
             #expect(first.1?.backupCodesLow == false)
 
             // Sent again a moment later (a retry, a double tap): a duplicate, not a guess (issue T).
-            let again = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
+            let again = try await BackupCodeSteps.useCode(
+                app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
             #expect(again.0 == 409 && again.2?.code == "already_used")
             clock.advance(by: 121)
-            let later = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
+            let later = try await BackupCodeSteps.useCode(
+                app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
             #expect(later.0 == 401 && later.2?.code == "invalid_code", "later, a used code is a wrong one")
 
             for (index, code) in codes[1...6].enumerated() {
                 let path =
                     index % 2 == 0
                     ? API.SecondStep.verifyBackupCodeSeed000.path() : API.SecondStep.verifyBackupCode.path()
-                let result = try await Self.useCode(
+                let result = try await BackupCodeSteps.useCode(
                     app, flow: try await TOTPSteps.startLogin(app), code: code, path: path)
                 #expect(result.0 == 200)
             }
-            let seventh = try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[7])
+            let seventh = try await BackupCodeSteps.useCode(
+                app, flow: try await TOTPSteps.startLogin(app), code: codes[7])
             #expect(seventh.1?.backupCodesRemaining == 2)
             #expect(seventh.1?.backupCodesLow == true)
         }
@@ -61,11 +44,11 @@ import VaporTesting
     @Test func malformedCodesAreWrongCodesAndChangeNothing() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             for code in ["", "ABCD", "0000-0000", String(repeating: "A", count: 500)] {
-                let result = try await Self.useCode(app, flow: flow, code: code)
+                let result = try await BackupCodeSteps.useCode(app, flow: flow, code: code)
                 #expect([401, 422].contains(result.0), "\(code.prefix(10))")
             }
             try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
@@ -79,7 +62,7 @@ import VaporTesting
     @Test func regeneratingNeedsStepUpAndRetiresTheOldCodes() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             try await app.testing().test(
@@ -107,9 +90,11 @@ import VaporTesting
             let newCodes = try #require(fresh).backupCodes
             #expect(newCodes.count == 10 && Set(newCodes).isDisjoint(with: codes))
             try #require(
-                try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0]).0 == 401)
+                try await BackupCodeSteps.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0]).0
+                    == 401)
             try #require(
-                try await Self.useCode(app, flow: try await TOTPSteps.startLogin(app), code: newCodes[0]).0 == 200)
+                try await BackupCodeSteps.useCode(app, flow: try await TOTPSteps.startLogin(app), code: newCodes[0]).0
+                    == 200)
         }
     }
 }
@@ -118,7 +103,7 @@ import VaporTesting
     @Test func removingTheAuthenticatorNeedsStepUpAndPurgesEverything() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(older)) {
@@ -140,7 +125,7 @@ import VaporTesting
             // A password alone signs in again.
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in
                 try #require(try response.decode(AuthTokensResponse.self).user.username == "alice")
             }
@@ -150,7 +135,7 @@ import VaporTesting
     @Test func seed002VerifyLoginTakesTheFlowAsBearer() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             try await app.testing().test(
@@ -174,10 +159,10 @@ import VaporTesting
 
     /// Issue T: the same backup code sent twice at once on step-up is used once; the other copy
     /// is `409 already_used`, not a wrong code counted toward a lock.
-    @Test func aDuplicateStepUpCodeIsAlreadyUsedNotAFailure() async throws {
+    @Test(.tags(.database)) func aDuplicateStepUpCodeIsAlreadyUsedNotAFailure() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             let statuses = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in

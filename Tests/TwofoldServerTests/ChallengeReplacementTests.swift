@@ -8,13 +8,13 @@ import VaporTesting
 
 /// Issue T: one live challenge per (user or device, purpose, login flow), replaced rather than
 /// added, and a per-user bound on how many are asked for.
-@Suite struct ChallengeReplacementTests {
-    typealias Device = DeviceSignInTests
+@Suite(.tags(.database)) struct ChallengeReplacementTests {
+    typealias Device = DeviceKeySteps
 
     @Test func aNewStepUpChallengeRetiresTheLastAndSignInChallengesStay() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let phone = SoftwareDeviceKey()
             #expect(try await Device.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             let session = try await Device.stepUp(app, token: tokens.accessToken.token, phone: phone)
@@ -46,7 +46,7 @@ import VaporTesting
     @Test func oneUserAsksForAtMostThirtyChallengesAtOnce() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let phone = SoftwareDeviceKey()
             #expect(try await Device.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
             let session = try await Device.stepUp(app, token: tokens.accessToken.token, phone: phone)

@@ -8,120 +8,39 @@ import VaporTesting
 
 /// SMS and email codes, delivered through the outbox to a recording provider.
 @Suite struct CodeFactorTests {
-    /// Delivers what is queued and returns the 6-digit codes in the delivered texts, by channel.
-    static func deliver(_ app: Application, clock: TestClock) async throws -> [(String, String)] {
-        try await deliverMessages(app, clock: clock).map { ($0.channel, $0.code) }
-    }
-
-    /// Delivers what is queued: each code message's channel, destination and the code in its
-    /// text (notices, such as "a sign-in method was added", are delivered and left out).
-    static func deliverMessages(_ app: Application, clock: TestClock) async throws
-        -> [(channel: String, destination: String, code: String)]
-    {
-        try await deliverAll(app, clock: clock).filter { $0.body.contains("Your Twofold code") }.map { message in
-            let digits = message.body.split(separator: " ").first {
-                $0.count >= 6 && $0.prefix(6).allSatisfy(\.isNumber)
-            }
-            return (message.channel.rawValue, message.destination, String(digits?.prefix(6) ?? ""))
-        }
-    }
-
-    /// Delivers what is queued and returns every message, notices included.
-    static func deliverAll(_ app: Application, clock: TestClock) async throws -> [OutgoingMessage] {
-        // Codes an anonymous request sends after its answer are queued first.
-        await app.twofold.background.idle()
-        let recorder = RecordingProvider()
-        let worker = DeliveryWorker(
-            store: SQLOutboxStore(database: app.twofold.database), sms: recorder, email: recorder,
-            secrets: app.twofold.secrets)
-        try await worker.runOnce(now: clock.now, logger: app.logger)
-        return recorder.delivered
-    }
-
-    /// A session other than the one that enabled SMS or email codes (a factor added in a session
-    /// never steps that session up), signed in with the password and the code sent at login;
-    /// unless `waits` is `false`, left 6 minutes so its second factor is no longer recent.
-    static func laterCodeSession(_ app: Application, clock: TestClock, waits: Bool = true) async throws -> String {
-        clock.advance(by: 61)
-        let flow = try await TOTPSteps.startLogin(app)
-        let code = try #require(try await deliver(app, clock: clock).last).1
-        var token: String?
-        try await app.testing().test(
-            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
-        ) { response in
-            #expect(response.status == .ok)
-            token = try response.decode(SecondStepResponse.self).accessToken.token
-        }
-        if waits { clock.advance(by: 6 * 60) }
-        return try #require(token)
-    }
-
-    static func enableSMS(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws -> [String] {
-        try await enableSMS(app, token: tokens.accessToken.token, clock: clock)
-    }
-
-    static func enableSMS(_ app: Application, token: String, clock: TestClock) async throws -> [String] {
-        try await app.testing().test(
-            .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(token),
-            body: json(["phoneNumber": "+14155550123"])
-        ) { response in
-            #expect(response.status == .ok)
-            let sent = try response.decode(CodeSentResponse.self)
-            #expect(sent.maskedDestination == "+•••••••0123")
-            #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(60))
-        }
-        let code = try #require(try await deliver(app, clock: clock).first).1
-        var enabled: FactorEnabledResponse?
-        try await app.testing().test(
-            .POST, API.TwoFactor.smsVerify.path(), headers: .bearer(token), body: json(["code": code])
-        ) { response in
-            #expect(response.status == .ok)
-            enabled = try response.decode(FactorEnabledResponse.self)
-        }
-        return try #require(enabled?.backupCodes)
-    }
-
-    static func verifyOTP(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
-        var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(
-            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
-        ) { response in result = (response.status.code, response.status == .ok ? nil : try response.problem()) }
-        return result
-    }
-
     @Test func enableSMSThenSignInWithTheCodeSentAtLogin() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            let backup = try await Self.enableSMS(app, tokens: tokens, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            let backup = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             #expect(backup.count == 10, "the first factor hands out backup codes")
 
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
             #expect(flow.availableMethods == [.sms, .backup])
             #expect(flow.maskedPhone == "+•••••••0123")
-            let delivered = try await Self.deliver(app, clock: clock)
+            let delivered = try await Codes.deliver(app, clock: clock)
             #expect(delivered.map(\.0) == ["sms"], "an SMS primary sends its code at once")
-            try #require(try await Self.verifyOTP(app, flow: flow.otpFlowId, code: "000000").1?.attemptsRemaining == 4)
-            try #require(try await Self.verifyOTP(app, flow: flow.otpFlowId, code: delivered[0].1).0 == 200)
+            try #require(try await Codes.verifyOTP(app, flow: flow.otpFlowId, code: "000000").1?.attemptsRemaining == 4)
+            try #require(try await Codes.verifyOTP(app, flow: flow.otpFlowId, code: delivered[0].1).0 == 200)
             try #require(
-                try await Self.verifyOTP(app, flow: flow.otpFlowId, code: delivered[0].1).0 != 200, "used once")
+                try await Codes.verifyOTP(app, flow: flow.otpFlowId, code: delivered[0].1).0 != 200, "used once")
         }
     }
 
     @Test func resendWaitsSixtySecondsAllowsFiveAnHourAndNeverResetsFailures() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await Self.enableSMS(app, tokens: tokens, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             clock.advance(by: 60)
             let flow = try await TOTPSteps.startLogin(app)
-            _ = try await Self.deliver(app, clock: clock)
-            for _ in 0..<3 { _ = try await Self.verifyOTP(app, flow: flow, code: "111111") }
+            _ = try await Codes.deliver(app, clock: clock)
+            for _ in 0..<3 { _ = try await Codes.verifyOTP(app, flow: flow, code: "111111") }
             try await app.testing().test(
                 .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
             ) { response in
@@ -136,19 +55,19 @@ import VaporTesting
                 #expect(response.status == .ok)
                 try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
             }
-            let fresh = try #require(try await Self.deliver(app, clock: clock).first).1
+            let fresh = try #require(try await Codes.deliver(app, clock: clock).first).1
             // The failure count belongs to the user and factor: 2 more wrong codes lock it.
-            try #require(try await Self.verifyOTP(app, flow: flow, code: "111111").1?.attemptsRemaining == 1)
-            try #require(try await Self.verifyOTP(app, flow: flow, code: "111111").0 == 429)
-            try #require(try await Self.verifyOTP(app, flow: flow, code: fresh).0 == 429)
+            try #require(try await Codes.verifyOTP(app, flow: flow, code: "111111").1?.attemptsRemaining == 1)
+            try #require(try await Codes.verifyOTP(app, flow: flow, code: "111111").0 == 429)
+            try #require(try await Codes.verifyOTP(app, flow: flow, code: fresh).0 == 429)
         }
     }
 
     @Test func atMostFiveCodesAreSentAnHour() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await Self.enableSMS(app, tokens: tokens, clock: clock)  // send 1
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)  // send 1
             let flow = try await TOTPSteps.startLogin(app)  // send 2, at login
             var statuses: [UInt] = []
             for _ in 0..<4 {
@@ -164,21 +83,21 @@ import VaporTesting
     @Test func aCodeExpiresAfterFiveMinutesAndOnlyTheNewestWorks() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await Self.enableSMS(app, tokens: tokens, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             clock.advance(by: 60)
             let flow = try await TOTPSteps.startLogin(app)
-            let first = try #require(try await Self.deliver(app, clock: clock).first).1
+            let first = try #require(try await Codes.deliver(app, clock: clock).first).1
             clock.advance(by: 60)
             try await app.testing().test(
                 .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
             ) { response in #expect(response.status == .ok) }
-            let second = try #require(try await Self.deliver(app, clock: clock).first).1
+            let second = try #require(try await Codes.deliver(app, clock: clock).first).1
             if first != second {
-                try #require(try await Self.verifyOTP(app, flow: flow, code: first).0 == 401, "replaced by the resend")
+                try #require(try await Codes.verifyOTP(app, flow: flow, code: first).0 == 401, "replaced by the resend")
             }
             clock.advance(by: 5 * 60)
-            let late = try await Self.verifyOTP(app, flow: flow, code: second)
+            let late = try await Codes.verifyOTP(app, flow: flow, code: second)
             #expect(late.0 == 401, "the flow and the code expired")
         }
     }
@@ -186,7 +105,7 @@ import VaporTesting
     @Test func codesAreStoredHashedAndTheirMessagesEncrypted() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])
@@ -194,7 +113,7 @@ import VaporTesting
             let sql = try #require(app.db as? any SQLDatabase)
             let codeRow = try #require(
                 try await sql.raw("SELECT code_hash, destination_ciphertext FROM one_time_codes").first())
-            let code = try #require(try await Self.deliver(app, clock: clock).first).1
+            let code = try #require(try await Codes.deliver(app, clock: clock).first).1
             try #require(try codeRow.decode(column: "code_hash", as: String.self) != code)
             #expect(!(try codeRow.decode(column: "destination_ciphertext", as: String.self)).contains("4155550123"))
         }
@@ -203,7 +122,7 @@ import VaporTesting
     @Test func emailCodesAndThePrimaryMethod() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             // Adding a factor to an account that has one needs a recent second factor.
             let recent = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
@@ -211,7 +130,7 @@ import VaporTesting
                 response in
                 try #require(try response.decode(CodeSentResponse.self).maskedDestination == "a•••@example.com")
             }
-            let code = try #require(try await Self.deliver(app, clock: clock).first)
+            let code = try #require(try await Codes.deliver(app, clock: clock).first)
             #expect(code.0 == "email")
             try await app.testing().test(
                 .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(recent), body: json(["code": code.1])
@@ -231,23 +150,23 @@ import VaporTesting
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             #expect(challenge?.availableMethods == [.email, .totp, .backup])
             #expect(challenge?.maskedEmail == "a•••@example.com")
-            let emailed = try #require(try await Self.deliver(app, clock: clock).first)
+            let emailed = try #require(try await Codes.deliver(app, clock: clock).first)
             #expect(emailed.0 == "email")
             try #require(
-                try await Self.verifyOTP(app, flow: try #require(challenge).otpFlowId, code: emailed.1).0 == 200)
+                try await Codes.verifyOTP(app, flow: try #require(challenge).otpFlowId, code: emailed.1).0 == 200)
         }
     }
 
     @Test func removingSMSNeedsStepUp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            let backup = try await Self.enableSMS(app, tokens: tokens, clock: clock)
-            let older = try await Self.laterCodeSession(app, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            let backup = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
+            let older = try await Codes.laterCodeSession(app, clock: clock)
             try await app.testing().test(.DELETE, API.TwoFactor.smsDelete.path(), headers: .bearer(older)) {
                 response in
                 #expect(response.status == .forbidden)
@@ -268,7 +187,7 @@ import VaporTesting
 
     @Test func switchedOffChannelsAreRefused() async throws {
         try await withTestApp(adjust: { $0.smsProvider = .disabled }) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])

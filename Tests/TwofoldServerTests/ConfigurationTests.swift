@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-import TwofoldServer
+import TwofoldTestSupport
+
+@testable import TwofoldServer
 
 @Suite struct ConfigurationTests {
     let cwd = URL(fileURLWithPath: "/srv/twofold")
@@ -233,5 +235,38 @@ import TwofoldServer
         ] {
             #expect(example.contains("\(variable)="), "\(variable) missing from .env.example")
         }
+    }
+}
+
+/// `TWOFOLD_TEST_CLOCK_FILE`: the built server's clock, moved by tests instead of waiting.
+struct TestClockFileTests {
+    @Test func theServersClockRunsAheadByWhatTheFileHolds() throws {
+        let folder = try BuildProducts.temporaryDirectory("twofold-clock")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("clock")
+        let clock = TestClockFile(path: file.path)
+        // Missing: the real time.
+        #expect(abs(clock.now().timeIntervalSinceNow) < 5)
+        try Data("61.5\n".utf8).write(to: file)
+        #expect(abs(clock.now().timeIntervalSinceNow - 61.5) < 5)
+        try Data("3600".utf8).write(to: file)
+        #expect(abs(clock.now().timeIntervalSinceNow - 3600) < 5)
+        // Not a number: the real time again, never a trap.
+        for text in ["soon", "nan", "inf", ""] {
+            try Data(text.utf8).write(to: file)
+            #expect(abs(clock.now().timeIntervalSinceNow) < 5, "\(text)")
+        }
+    }
+
+    @Test func productionRefusesAMovableClock() throws {
+        let environment = [
+            "TWOFOLD_ENV": "production", "TWOFOLD_TEST_CLOCK_FILE": "/tmp/clock",
+            "TWOFOLD_SMS_PROVIDER": "disabled", "TWOFOLD_EMAIL_PROVIDER": "disabled",
+            "TWOFOLD_WEBAUTHN_RP_ID": "example.com", "TWOFOLD_WEBAUTHN_ORIGINS": "https://example.com",
+        ]
+        #expect(throws: ConfigurationError.self) { try Configuration.load(from: environment) }
+        var development = environment
+        development["TWOFOLD_ENV"] = "development"
+        #expect(try Configuration.load(from: development).testClockFile == "/tmp/clock")
     }
 }

@@ -50,7 +50,7 @@ extension DeviceCookies {
     @Test func strangersGuessingFromFiftyAddressesDoNotHoldTheOwnerOut() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let signUp = try await AuthFlowTests.signUp(app, "alice", address: "10.9.0.1")
+            let signUp = try await Accounts.signUp(app, "alice", address: "10.9.0.1")
             let device = try #require(signUp.deviceToken, "a sign-in gives its device a token")
             func owner(_ token: String?, from address: String) async throws -> UInt {
                 var headers: HTTPHeaders = .client(address)
@@ -58,7 +58,7 @@ extension DeviceCookies {
                 var status: UInt = 0
                 try await app.testing().test(
                     .POST, API.Auth.login.path(), headers: headers,
-                    body: json(["username": "alice", "password": AuthFlowTests.password])
+                    body: json(["username": "alice", "password": Accounts.password])
                 ) { status = $0.status.code }
                 return status
             }
@@ -88,7 +88,7 @@ extension DeviceCookies {
             let waited = try #require(newDeviceIn, "a new device never got in")
             #expect(waited <= 90, "a new device waited \(waited) s")
             // A token of another account, or a forged one, is a device new to the account.
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.9.1.1")
+            let bob = try await Accounts.signUp(app, "bob", address: "10.9.1.1")
             let other = try #require(bob.deviceToken)
             #expect(
                 !app.twofold.sessions.deviceCookies.recognises(other, userID: signUp.user.id, epoch: 0, now: clock.now))
@@ -99,7 +99,7 @@ extension DeviceCookies {
     /// one gives no more tries than an address does, and the right password resets its count.
     @Test func aDeviceTokenGivesNoMoreGuessesThanAnAddress() async throws {
         try await withTestApp { app in
-            let signUp = try await AuthFlowTests.signUp(app, "alice")
+            let signUp = try await Accounts.signUp(app, "alice")
             let device = try #require(signUp.deviceToken)
             var statuses: [UInt] = []
             for attempt in 0..<7 {
@@ -125,7 +125,7 @@ extension DeviceCookies {
     /// The pages set the device cookie at a sign-in, and send it back with the next one.
     @Test func thePagesKeepTheDeviceCookie() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice")
+            let alice = try await Accounts.signUp(app, "alice")
             let browser = TestBrowser(app)
             let signedIn = try await browser.signIn("alice")
             #expect(signedIn.status == .seeOther)

@@ -13,25 +13,11 @@ import VaporTesting
 /// alone. SQLite only: PostgreSQL has no such connection.
 @Suite(.enabled(if: TestDatabase.isSQLiteFile))
 struct DirectSQLiteTests {
-    static func request(_ app: Application) -> Request {
-        Request(application: app, method: .POST, url: "/", on: app.eventLoopGroup.next())
-    }
-
-    static func events(of type: AuditEvent, _ app: Application) async throws -> Int {
-        try await fluentCount(type.rawValue, app.db)
-    }
-
-    /// Audit events of `type`, counted on one of Fluent's connections (not Twofold's own).
-    static func fluentCount(_ type: String, _ database: any Database) async throws -> Int {
-        let sql = try #require(database as? any SQLDatabase)
-        return try await sql.raw("SELECT id FROM audit_events WHERE type = \(bind: type)").all().count
-    }
-
     @Test func theSecondStepOfASignInCommitsOnce() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let direct = try #require(app.twofold.sqlite)
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             let before = try await direct.commitCount()
@@ -53,7 +39,7 @@ struct DirectSQLiteTests {
                 connection.commitWindow = .seconds(5)
                 connection.busyWithin = .seconds(60)
             }.get()
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             try await request.application.twofold.audit.record(
                 .userUnlocked, user: nil, detail: "makes the database busy", origin: request.origin)
             let before = try await direct.commitCount()
@@ -71,7 +57,7 @@ struct DirectSQLiteTests {
             }
             let commits = try await direct.commitCount() - before
             #expect(commits == 1, "5 units arriving 10 ms apart made \(commits) commits")
-            #expect(try await Self.events(of: .userUnlocked, app) == 6)
+            #expect(try await DirectSQLiteChecks.events(of: .userUnlocked, app) == 6)
         }
     }
 
@@ -83,9 +69,9 @@ struct DirectSQLiteTests {
         try await withTestApp(clock: clock) { app in
             let direct = try #require(app.twofold.sqlite)
             let connection = direct.database.connection
-            let alice = try await AuthFlowTests.signUp(app, "alice")
+            let alice = try await Accounts.signUp(app, "alice")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: alice, clock: clock)
-            _ = try await TOTPSteps.enable(app, tokens: try await AuthFlowTests.signUp(app, "bob"), clock: clock)
+            _ = try await TOTPSteps.enable(app, tokens: try await Accounts.signUp(app, "bob"), clock: clock)
             var flows: [String] = []
             for index in 0..<20 { flows.append(try await TOTPSteps.startLogin(app, from: "10.2.0.\(index)")) }
             let bobsFlow = try await TOTPSteps.startLogin(app, "bob")
@@ -141,7 +127,7 @@ struct DirectSQLiteTests {
 
     @Test func aUnitsWritesAreCommittedBeforeItAnswers() async throws {
         try await withTestApp { app in
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
                 try await request.application.twofold.audit.record(
                     .userUnlocked, user: nil, detail: "first", origin: request.origin)
@@ -149,7 +135,7 @@ struct DirectSQLiteTests {
                     .userUnlocked, user: nil, detail: "second", origin: request.origin)
             }
             // Fluent reads on a connection of its own: it sees only what is committed.
-            #expect(try await Self.events(of: .userUnlocked, app) == 2)
+            #expect(try await DirectSQLiteChecks.events(of: .userUnlocked, app) == 2)
         }
     }
 
@@ -170,7 +156,7 @@ struct DirectSQLiteTests {
 
     @Test func aFailedStatementIsUndoneAloneAndTheRestOfTheGroupStands() async throws {
         try await withTestApp { app in
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             let id = UUID()
             let database = try #require(request.application.twofold.sqlite).database
             let insert: @Sendable (UUID, String) async throws -> Void = { id, detail in
@@ -205,7 +191,7 @@ struct DirectSQLiteTests {
             // Two users with an authenticator app, sessions, failures and codes in every table.
             var bobSecret: [UInt8] = []
             for name in ["alice", "bob"] {
-                let tokens = try await AuthFlowTests.signUp(app, name)
+                let tokens = try await Accounts.signUp(app, name)
                 let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
                 bobSecret = secret
                 let flow = try await TOTPSteps.startLogin(app, name)
@@ -242,7 +228,7 @@ struct DirectSQLiteTests {
         try await withTestApp(clock: clock) { app in
             let direct = try #require(app.twofold.sqlite)
             for name in ["alice", "bob"] {
-                let tokens = try await AuthFlowTests.signUp(app, name)
+                let tokens = try await Accounts.signUp(app, name)
                 _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
                 let flow = try await TOTPSteps.startLogin(app, name)
                 #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
@@ -261,7 +247,7 @@ struct DirectSQLiteTests {
 
     @Test func aReadSeesWhatIsCommittedAndCannotWrite() async throws {
         try await withTestApp { app in
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             try await request.application.twofold.audit.record(
                 .userUnlocked, user: nil, detail: "committed", origin: request.origin)
             let count = Statement("SELECT COUNT(*) FROM audit_events WHERE type = ?", .text("admin.user_unlocked"))
@@ -270,13 +256,13 @@ struct DirectSQLiteTests {
                 _ = try await request.application.twofold.database.readCommitted(Statement("DELETE FROM audit_events"))
                 { _ in 0 }
             }
-            #expect(try await Self.events(of: .userUnlocked, app) == 1)
+            #expect(try await DirectSQLiteChecks.events(of: .userUnlocked, app) == 1)
         }
     }
 
     @Test func aStatementMissingABoundValueIsRefused() async throws {
         try await withTestApp { app in
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             // A kept statement keeps its last values; one bound short must not run with them.
             let database = try #require(request.application.twofold.sqlite).database
             let sql = "SELECT COUNT(*) AS n FROM users WHERE id = ? OR id = :other"
@@ -313,14 +299,14 @@ struct DirectSQLiteTests {
 
     @Test func aStatementFromAnotherThreadIsCommittedWhenItAnswers() async throws {
         try await withTestApp { app in
-            let request = Self.request(app)
+            let request = DirectSQLiteChecks.request(app)
             let direct = try #require(app.twofold.sqlite)
             #expect(!direct.thread.isCurrent)
             let before = try await direct.commitCount()
             try await request.application.twofold.audit.record(
                 .userUnlocked, user: nil, detail: "from elsewhere", origin: request.origin)
             #expect(try await direct.commitCount() == before + 1)
-            #expect(try await Self.events(of: .userUnlocked, app) == 1)
+            #expect(try await DirectSQLiteChecks.events(of: .userUnlocked, app) == 1)
         }
     }
 }

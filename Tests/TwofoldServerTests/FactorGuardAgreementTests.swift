@@ -8,6 +8,7 @@ import TwofoldSQLite
 /// SQL (`SQLFactorGuardStore.closed`, inside the statement that signs in with an authenticator
 /// code on PostgreSQL). Over a table of guard states, on the database the tests run on, the two
 /// answer alike.
+@Suite(.tags(.database))
 struct FactorGuardAgreementTests {
     static let limit = 5
 
@@ -26,7 +27,7 @@ struct FactorGuardAgreementTests {
 
     @Test func theSwiftAndSQLLockoutRulesAgree() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let user = try #require(try await app.twofold.users.users(matching: nil, offset: 0, limit: 1).first?.id)
             let database = app.twofold.database
             // Whole seconds, as both databases store them.

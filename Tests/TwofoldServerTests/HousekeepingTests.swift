@@ -6,11 +6,11 @@ import VaporTesting
 
 @testable import TwofoldServer
 
-@Suite struct HousekeepingTests {
+@Suite(.tags(.database)) struct HousekeepingTests {
     @Test func anUnconfirmedTOTPSecretIsPurgedAfterTenMinutes() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
             ) {
@@ -26,7 +26,7 @@ import VaporTesting
     @Test func spentStateIsSweptAndLiveStateKept() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
                 body: json(["refreshToken": tokens.refreshToken.token])
@@ -50,7 +50,7 @@ import VaporTesting
     @Test func passkeyChallengesGoADayAfterTheyExpire() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await PasskeyCalls.register(app, token: tokens.accessToken.token, Passkey())
             _ = try await PasskeyCalls.signInOptions(app)
             #expect(try await AuditQueries.count(table: "webauthn_challenges", on: app) == 2)
@@ -65,9 +65,9 @@ import VaporTesting
     @Test func deviceChallengesGoADayAfterTheyExpire() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: .init())
-            _ = try await DeviceSignInTests.challenge(app)
+            let tokens = try await Accounts.signUp(app)
+            _ = try await DeviceKeySteps.enroll(app, token: tokens.accessToken.token, phone: .init())
+            _ = try await DeviceKeySteps.challenge(app)
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(300 + 23 * 3600))
             #expect(try await AuditQueries.count(table: "device_challenges", on: app) == 1)
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(300 + 24 * 3600))

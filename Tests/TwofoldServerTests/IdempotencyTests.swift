@@ -10,7 +10,7 @@ import VaporTesting
 /// attacker would: the same key and request again get the first answer and change nothing;
 /// another request under the key is refused; parallel requests with one key run once; keys are
 /// the caller's; refusals are kept too; nothing readable is stored.
-@Suite struct IdempotencyTests {
+@Suite(.tags(.database)) struct IdempotencyTests {
     struct Answer {
         let status: UInt
         let body: String
@@ -36,7 +36,7 @@ import VaporTesting
         try await AuditQueries.count(table: "users", on: app)
     }
 
-    static let pat = ["username": "pat", "email": "pat@example.com", "password": AuthFlowTests.password]
+    static let pat = ["username": "pat", "email": "pat@example.com", "password": Accounts.password]
 
     @Test func theSameRequestAgainGetsTheFirstAnswerAndChangesNothing() async throws {
         try await withTestApp { app in
@@ -85,7 +85,7 @@ import VaporTesting
             #expect(elsewhere.status == 409 && !elsewhere.replayed && elsewhere.body.contains("already registered"))
 
             // A signed-in caller's keys are the session's, whatever address the retry comes from.
-            let tokens = try await AuthFlowTests.signUp(app, "alice")
+            let tokens = try await Accounts.signUp(app, "alice")
             let first = try await Self.send(
                 app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.3",
                 bearer: tokens.accessToken.token)
@@ -98,14 +98,14 @@ import VaporTesting
             // a session that proved less must not be handed what this one was allowed.
             let login = try await Self.send(
                 app, API.Auth.login.path(), key: nil,
-                body: ["email": "alice@example.com", "password": AuthFlowTests.password], address: "10.0.0.5")
+                body: ["email": "alice@example.com", "password": Accounts.password], address: "10.0.0.5")
             let otherSession = try decodeJSON(AuthTokensResponse.self, from: ByteBuffer(string: login.body))
             let elsewhereSession = try await Self.send(
                 app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.3",
                 bearer: otherSession.accessToken.token)
             #expect(!elsewhereSession.replayed && elsewhereSession.body != first.body)
             // Another user's request under the same key is theirs alone.
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             let bobs = try await Self.send(
                 app, API.TwoFactor.totpSetup.path(), key: "totp-setup-1", body: [:], address: "10.0.0.3",
                 bearer: bob.accessToken.token)
@@ -133,7 +133,7 @@ import VaporTesting
     @Test func aRefusalIsKeptSoARetryIsNotASecondGuess() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             let wrong = ["tempToken": flow, "code": "000000"]
@@ -188,10 +188,10 @@ import VaporTesting
 
     @Test func nothingReadableIsStored() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let login = try await Self.send(
                 app, API.Auth.login.path(), key: "login-key-1",
-                body: ["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: ["email": "alice@example.com", "password": Accounts.password])
             #expect(login.status == 200 && login.body.contains("accessToken"))
             let sql = try #require(app.db as? any SQLDatabase)
             let rows = try await sql.raw("SELECT key_hash, request_hash, body_ciphertext FROM idempotent_requests")
@@ -201,13 +201,13 @@ import VaporTesting
                 for column in ["key_hash", "request_hash", "body_ciphertext"] {
                     let text = try row.decode(column: column, as: String.self)
                     #expect(!text.contains("login-key-1") && !text.contains("accessToken"))
-                    #expect(!text.contains(AuthFlowTests.password))
+                    #expect(!text.contains(Accounts.password))
                 }
             }
             // And the sealed answer opens to the first one.
             let replay = try await Self.send(
                 app, API.Auth.login.path(), key: "login-key-1",
-                body: ["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: ["email": "alice@example.com", "password": Accounts.password])
             #expect(replay.replayed && replay.body == login.body)
         }
     }

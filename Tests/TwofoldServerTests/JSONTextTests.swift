@@ -5,6 +5,7 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// The second step's answer, written without JSONEncoder, is what JSONEncoder writes for it.
+@Suite(.tags(.database))
 struct JSONTextTests {
     static func answer(
         phone: String?, remaining: Int?, deviceToken: String?, name: String = "alice", now: Date

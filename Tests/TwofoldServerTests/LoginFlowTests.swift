@@ -54,7 +54,7 @@ import VaporTesting
 
     @Test func aFlowIsConsumedExactlyOnce() async throws {
         try await withTestApp(routes: Self.routes) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let token = try await start(app, for: "alice")
             try #require(try await complete(app, token, userID: tokens.user.id).0 == 200)
             let again = try await complete(app, token, userID: tokens.user.id)
@@ -63,9 +63,9 @@ import VaporTesting
         }
     }
 
-    @Test func parallelCompletionsGiveOneSuccess() async throws {
+    @Test(.tags(.database)) func parallelCompletionsGiveOneSuccess() async throws {
         try await withTestApp(routes: Self.routes) { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let token = try await start(app, for: "alice")
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
                 for _ in 0..<20 { group.addTask { try await complete(app, token).0 } }
@@ -79,7 +79,7 @@ import VaporTesting
     /// the flow checks the user again.
     @Test func aFlowIsNotConsumedOnceItsUserIsLocked() async throws {
         try await withTestApp(routes: Self.routes) { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let token = try await start(app, for: "alice")
             let sql = try #require(app.db as? any SQLDatabase)
             try await sql.raw("UPDATE users SET status = 'locked' WHERE username = 'alice'").run()
@@ -94,7 +94,7 @@ import VaporTesting
     @Test func anExpiredFlowIsRefused() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock, routes: Self.routes) { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let token = try await start(app, for: "alice")
             clock.advance(by: 5 * 60)
             let result = try await complete(app, token)
@@ -105,8 +105,8 @@ import VaporTesting
 
     @Test func aFlowBelongsToOneUser() async throws {
         try await withTestApp(routes: Self.routes) { app in
-            _ = try await AuthFlowTests.signUp(app, "alice")
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await Accounts.signUp(app, "alice")
+            let bob = try await Accounts.signUp(app, "bob")
             let alicesFlow = try await start(app, for: "alice")
             let result = try await complete(app, alicesFlow, userID: bob.user.id)
             #expect(result.0 == 401)
@@ -136,7 +136,7 @@ import VaporTesting
                 return "ok"
             }
         }) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .forbidden)
@@ -168,7 +168,7 @@ import VaporTesting
     @Test func aProvenFactorRaisesAuthTimeForFiveMinutes() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock, routes: Self.routes) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             clock.advance(by: 600)
             var stepped: StepUpResponse?
             try await app.testing().test(.POST, "test/proven", headers: .bearer(tokens.accessToken.token)) { response in
@@ -194,7 +194,7 @@ import VaporTesting
     @Test func stepUpRefusesMethodsThatAreNotEnabledAndChangesNothing() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock, routes: Self.routes) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             clock.advance(by: 6 * 60)
             for body in [["method": "totp", "code": "123456"], ["method": "carrier-pigeon"]] {
                 try await app.testing().test(

@@ -5,7 +5,7 @@ import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
 
-@Suite struct OperationsTests {
+@Suite(.tags(.database)) struct OperationsTests {
     @Test func healthAnswersOK() async throws {
         try await withTestApp { app in
             try await app.testing().test(.GET, API.Operations.health.path()) { response in

@@ -74,7 +74,7 @@ final class TestBrowser: @unchecked Sendable {
     }
 
     /// Signs in through the sign-in page with a password alone (an account with no factor).
-    func signIn(_ account: String, password: String = AuthFlowTests.password) async throws -> Page {
+    func signIn(_ account: String, password: String = Accounts.password) async throws -> Page {
         let form = try await get("/")
         return try await post("/", ["csrf": form.csrf ?? "", "account": account, "password": password])
     }
@@ -83,7 +83,7 @@ final class TestBrowser: @unchecked Sendable {
     /// authenticator app (administrators have one, issue V item 5).
     func signInAsAdministrator(_ account: String = "alice") async throws -> Page {
         let second = try await signIn(account)
-        return try await secondStep(second, method: "totp", code: try await AdminTests.freshCode(app, account))
+        return try await secondStep(second, method: "totp", code: try await Administrators.freshCode(app, account))
     }
 
     /// Sends `code` by `method` on the second-step page `page` (the one `signIn` answered).
@@ -103,25 +103,25 @@ final class TestBrowser: @unchecked Sendable {
 @Suite struct PageSecurityTests {
     @Test func formsWithoutTheirTokenOrFromAnotherSiteAreRefusedAndChangeNothing() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await Accounts.signUp(app, "bob")
             let browser = TestBrowser(app)
             let page = try await browser.get("/")
             let csrf = try #require(page.csrf)
             let attempts: [([String: String], HTTPHeaders)] = [
-                (["account": "bob", "password": AuthFlowTests.password], [:]),
+                (["account": "bob", "password": Accounts.password], [:]),
                 // Another token of the same shape (its first digit changed, never to itself).
                 (
                     [
-                        "account": "bob", "password": AuthFlowTests.password,
+                        "account": "bob", "password": Accounts.password,
                         "csrf": (csrf.first == "0" ? "1" : "0") + csrf.dropFirst(),
                     ], [:]
                 ),
                 (
-                    ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                    ["account": "bob", "password": Accounts.password, "csrf": csrf],
                     ["Origin": "https://evil.example"]
                 ),
                 (
-                    ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                    ["account": "bob", "password": Accounts.password, "csrf": csrf],
                     ["Sec-Fetch-Site": "cross-site"]
                 ),
             ]
@@ -138,7 +138,7 @@ final class TestBrowser: @unchecked Sendable {
             // With its token, from this site, it works, and the cookie carries its attributes.
             var setCookie = ""
             let signedIn = try await browser.post(
-                "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": csrf],
+                "/", ["account": "bob", "password": Accounts.password, "csrf": csrf],
                 extra: ["Origin": "http://localhost:8080", "Sec-Fetch-Site": "same-origin"])
             #expect(signedIn.status == .seeOther)
             #expect(signedIn.headers.first(name: .location) == "/account/security")
@@ -167,12 +167,12 @@ final class TestBrowser: @unchecked Sendable {
                 $0.webAuthn.origins = ["https://id.example.com"]
             }
         ) { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await Accounts.signUp(app, "bob")
             let browser = TestBrowser(app)
             let page = try await browser.get("/")
             #expect(page.headers[.setCookie].contains { $0.hasPrefix("__Host-twofold_csrf=") && $0.contains("Secure") })
             let signedIn = try await browser.post(
-                "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": page.csrf ?? ""])
+                "/", ["account": "bob", "password": Accounts.password, "csrf": page.csrf ?? ""])
             #expect(signedIn.status == .seeOther, "\(signedIn.headers[.setCookie])")
             let setCookies: [String] = signedIn.headers[.setCookie]
             var cookie = ""
@@ -193,7 +193,7 @@ final class TestBrowser: @unchecked Sendable {
 
     @Test func signedOutPagesGoToSignInAndComeBackButNeverElsewhere() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await Accounts.signUp(app, "bob")
             let browser = TestBrowser(app)
             for path in ["/account/security", "/admin", "/admin/recovery", "/admin/audit"] {
                 let page = try await browser.get(path)
@@ -209,7 +209,7 @@ final class TestBrowser: @unchecked Sendable {
             let back = try await browser.post(
                 "/",
                 [
-                    "account": "bob", "password": AuthFlowTests.password, "csrf": form.csrf ?? "",
+                    "account": "bob", "password": Accounts.password, "csrf": form.csrf ?? "",
                     "next": "/admin/audit",
                 ])
             #expect(back.headers.first(name: .location) == "/admin/audit", "comes back where it was sent from")
@@ -217,7 +217,7 @@ final class TestBrowser: @unchecked Sendable {
                 browser.cookies["twofold_session"] = nil
                 let fresh = try await browser.get("/")
                 let page = try await browser.post(
-                    "/", ["account": "bob", "password": AuthFlowTests.password, "csrf": fresh.csrf ?? "", "next": next])
+                    "/", ["account": "bob", "password": Accounts.password, "csrf": fresh.csrf ?? "", "next": next])
                 #expect(page.headers.first(name: .location) == "/account/security", "\(next)")
             }
         }
@@ -226,26 +226,26 @@ final class TestBrowser: @unchecked Sendable {
     @Test func whatPeopleTypedIsShownAsTextEverywhere() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            _ = try await AdminTests.adminTokens(app)
+            _ = try await Administrators.adminTokens(app)
             let markup = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             // A device model, through seed 004's enrolment.
             try await app.testing().test(
                 .POST, API.DeviceKeys.enroll.path(), headers: .bearer(bob.accessToken.token),
-                body: RecoveryTests.body([
+                body: RecoverySteps.body([
                     "username": "bob", "deviceId": "device-1", "method": "smsOTP", "phoneNumber": "+14155550123",
                     "deviceModel": markup,
                 ])
             ) { _ in }
             // A recovery message, waiting for review.
-            let (_, started, _) = try await RecoveryTests.start(app, "bob@example.com", message: markup)
+            let (_, started, _) = try await RecoverySteps.start(app, "bob@example.com", message: markup)
             let mail = try #require(
-                try await RecoveryTests.messages(app, clock: clock, to: "bob@example.com").first {
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
                     $0.body.contains("Your code is")
                 })
-            let (proven, _) = try await RecoveryTests.post(
+            let (proven, _) = try await RecoverySteps.post(
                 app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"),
-                ["code": try RecoveryTests.code(in: mail)])
+                ["code": try RecoverySteps.code(in: mail)])
             #expect(proven == .ok)
             // bob's browser's User-Agent becomes his session's and remembered device's name.
             let bobBrowser = TestBrowser(app)
@@ -272,8 +272,8 @@ final class TestBrowser: @unchecked Sendable {
 
     @Test func theConsoleRefusesNonAdminsAndLockedAdmins() async throws {
         try await withTestApp { app in
-            let admin = try await AdminTests.adminTokens(app)
-            _ = try await AuthFlowTests.signUp(app, "bob")
+            let admin = try await Administrators.adminTokens(app)
+            _ = try await Accounts.signUp(app, "bob")
             let bob = TestBrowser(app)
             _ = try await bob.signIn("bob")
             for path in ["/admin", "/admin/recovery", "/admin/audit", "/admin/users/\(admin.user.id)"] {
@@ -299,8 +299,8 @@ final class TestBrowser: @unchecked Sendable {
     @Test func theConsoleShowsLocksAndPagesTheAuditLogOfANamedUser() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await AdminTests.adminTokens(app)
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let admin = try await Administrators.adminTokens(app)
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
             let flow = try await TOTPSteps.startLogin(app, "bob", from: "10.0.0.2")
             for _ in 0..<5 {
@@ -374,15 +374,15 @@ final class TestBrowser: @unchecked Sendable {
     @Test func theSecondStepPageCountsDownShutsDuringALockAndSendsWhenAsked() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let bob = try await AuthFlowTests.signUp(app, "bob")
-            _ = try await CodeFactorTests.enableSMS(app, tokens: bob, clock: clock)
+            let bob = try await Accounts.signUp(app, "bob")
+            _ = try await Codes.enableSMS(app, tokens: bob, clock: clock)
             clock.advance(by: 61)
             let browser = TestBrowser(app)
             var page = try await browser.signIn("bob")
             #expect(page.body.contains("Code sent by text message to +") && page.body.contains("0123"))
             #expect(page.body.contains("data-countdown=\"60\""), "another code in a minute")
             #expect(page.body.contains("src=\"/assets/twofold.js\""), "the countdown's script is there")
-            #expect(try await CodeFactorTests.deliver(app, clock: clock).count == 1, "the code went once")
+            #expect(try await Codes.deliver(app, clock: clock).count == 1, "the code went once")
             let flow = try #require(
                 page.body.range(of: "name=\"flow\" value=\"").map {
                     String(page.body[$0.upperBound...].prefix { $0 != "\"" })
@@ -397,9 +397,9 @@ final class TestBrowser: @unchecked Sendable {
             #expect(statuses == [401, 401, 401, 401, 429], "the fifth wrong code locks the factor")
             #expect(page.body.contains("name=\"code\" type=\"text\"") && page.body.contains(" disabled data-until=\""))
 
-            let alice = try await AuthFlowTests.signUp(app, "alice", address: "10.0.0.2")
-            _ = try await CodeFactorTests.enableSMS(app, tokens: alice, clock: clock)
-            let later = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
+            let alice = try await Accounts.signUp(app, "alice", address: "10.0.0.2")
+            _ = try await Codes.enableSMS(app, tokens: alice, clock: clock)
+            let later = try await Codes.laterCodeSession(app, clock: clock, waits: false)
             try await PasskeyCalls.register(app, token: later, Passkey())
             clock.advance(by: 61)
             let other = TestBrowser(app)
@@ -407,7 +407,7 @@ final class TestBrowser: @unchecked Sendable {
             #expect(second.body.contains("Use your passkey"))
             #expect(second.body.contains("Send a code by text message"))
             #expect(!second.body.contains("Code sent by text message"), "no code was sent, so none is asked for")
-            #expect(try await CodeFactorTests.deliver(app, clock: clock).isEmpty)
+            #expect(try await Codes.deliver(app, clock: clock).isEmpty)
         }
     }
 
@@ -416,12 +416,12 @@ final class TestBrowser: @unchecked Sendable {
     @Test func oneSessionIsSignedOutAndADeviceRemovedFromThePage() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let signUp = try await AuthFlowTests.signUp(app, "alice")
+            let signUp = try await Accounts.signUp(app, "alice")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: signUp, clock: clock)
             clock.advance(by: 30)
             let later = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
             let phone = SoftwareDeviceKey()
-            #expect(try await DeviceSignInTests.enroll(app, token: later, phone: phone).0 == 200)
+            #expect(try await DeviceKeySteps.enroll(app, token: later, phone: phone).0 == 200)
 
             clock.advance(by: 30)
             let browser = TestBrowser(app)
@@ -464,7 +464,7 @@ final class TestBrowser: @unchecked Sendable {
     @Test func changesAskForAStepUpThenWork() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
             let browser = TestBrowser(app)
             let second = try await browser.signIn("bob")
@@ -506,11 +506,11 @@ final class TestBrowser: @unchecked Sendable {
             #expect(codes.status == .ok && codes.body.components(separatedBy: "<li><code>").count == 11)
 
             // SMS codes: a code to the number, confirmed.
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             let sent = try await browser.post(
                 "/account/security/codes/sms", ["csrf": page.csrf ?? "", "phoneNumber": "+14155550123"])
             #expect(sent.status == .ok && sent.body.contains("We sent a code by text message"))
-            let code = try #require(try await CodeFactorTests.deliver(app, clock: clock).first).1
+            let code = try #require(try await Codes.deliver(app, clock: clock).first).1
             let on = try await browser.post(
                 "/account/security/codes/sms/confirm", ["csrf": page.csrf ?? "", "code": code])
             #expect(on.status == .ok && on.body.contains("SMS codes are on"))
@@ -545,7 +545,7 @@ final class TestBrowser: @unchecked Sendable {
             #expect(smsSent.status == .forbidden && smsSent.body.contains("A code went to"))
             #expect(smsSent.body.contains("Code sent by text message to"))
             #expect(!smsSent.body.contains("+14155550123"), "the number is shown masked")
-            let smsCode = try #require(try await CodeFactorTests.deliver(app, clock: clock).first).1
+            let smsCode = try #require(try await Codes.deliver(app, clock: clock).first).1
             let smsRefused = try await browser.post(
                 "/step-up",
                 [
@@ -556,7 +556,7 @@ final class TestBrowser: @unchecked Sendable {
             let password = try await browser.post(
                 "/step-up",
                 [
-                    "csrf": page.csrf ?? "", "method": "password", "password": AuthFlowTests.password,
+                    "csrf": page.csrf ?? "", "method": "password", "password": Accounts.password,
                     "next": "/account/security",
                 ])
             #expect(password.status == .seeOther)

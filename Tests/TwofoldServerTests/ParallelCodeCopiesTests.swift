@@ -9,7 +9,7 @@ import VaporTesting
 /// as step-ups give one success and nine `409 already_used`: never `429 locked` for a factor
 /// that is not locked (the finding: 5 of 10 backup-code copies answered a 5-minute lockout
 /// while another code worked at once). Run on every database the server suite runs on.
-@Suite struct ParallelCodeCopiesTests {
+@Suite(.tags(.database)) struct ParallelCodeCopiesTests {
     /// Sends `body` as a step-up ten times at once; each answer's status and problem code.
     static func tenCopies(_ app: Application, token: String, _ body: [String: String]) async throws
         -> [(UInt, String?)]
@@ -37,7 +37,7 @@ import VaporTesting
     @Test func tenCopiesOfABackupCode() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             Self.expectOneSuccessAndCopies(
@@ -54,7 +54,7 @@ import VaporTesting
     @Test func tenCopiesOfAnAuthenticatorAppCode() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             Self.expectOneSuccessAndCopies(
@@ -66,14 +66,14 @@ import VaporTesting
     @Test func tenCopiesOfAnSMSCode() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
-            let session = try await CodeFactorTests.laterCodeSession(app, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
+            let session = try await Codes.laterCodeSession(app, clock: clock)
             clock.advance(by: 61)
             try await app.testing().test(
                 .POST, API.Auth.stepUpSend.path(), headers: .bearer(session), body: json(["method": "sms"])
             ) { #expect($0.status == .ok) }
-            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last).code
+            let code = try #require(try await Codes.deliverMessages(app, clock: clock).last).code
             Self.expectOneSuccessAndCopies(
                 try await Self.tenCopies(app, token: session, ["method": "sms", "code": code]))
         }

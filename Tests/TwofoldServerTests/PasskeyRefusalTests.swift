@@ -68,7 +68,7 @@ import WebAuthn
         try await withTestApp(clock: clock) { app in
             var passkey = Passkey()
             let alice = try await Calls.signUpWithPasskey(app, passkey)
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2")
 
             let answer: PasskeyCalls.Answer
             let before: [Int]
@@ -282,11 +282,11 @@ import WebAuthn
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let passkey = Passkey()
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.deliverAll(app, clock: clock)
             try await Calls.register(app, token: tokens.accessToken.token, passkey, name: "Owner laptop")
             let notice = try #require(
-                try await CodeFactorTests.deliverAll(app, clock: clock).first { $0.body.contains("passkey") }
+                try await Codes.deliverAll(app, clock: clock).first { $0.body.contains("passkey") }
             ).body
             #expect(!notice.contains("Owner laptop"), "\(notice)")
             #expect(notice.contains("added 2027-01-15 08:00 UTC from 10.0.0.1"), "\(notice)")
@@ -296,7 +296,7 @@ import WebAuthn
                     body: PasskeyRenameRequest(name: bad))
                 #expect(refused.status == 422, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
             }
-            let model = try await DeviceSignInTests.post(
+            let model = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.enroll.path(),
                 [
                     "username": "alice", "method": "secureEnclave", "deviceId": "p", "deviceModel": "iPhone\u{202E}",

@@ -15,7 +15,7 @@ import WebAuthn
     @Test func registerThenSignInWithThePasskeyAfterThePassword() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let token = tokens.accessToken.token
             let options = try await Calls.creationOptions(app, token: token)
             #expect(options.rp == .init(id: "localhost", name: "Twofold"))
@@ -83,7 +83,7 @@ import WebAuthn
 
     @Test func aFailedPasskeyLeavesTheFlowForABackupCode() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var passkey = Passkey()
             let codes = try #require(
                 try await Calls.register(app, token: tokens.accessToken.token, passkey).backupCodes)
@@ -106,7 +106,7 @@ import WebAuthn
 
     @Test func aSyncedPasskeySignsInAloneByItsUserHandle() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var passkey = Passkey(flags: [.userPresent, .userVerified, .backupEligible, .backedUp], signCount: 0)
             let registered = try await Calls.register(app, token: tokens.accessToken.token, passkey)
             #expect(registered.credential.synced && !registered.credential.deviceBound)
@@ -165,7 +165,7 @@ import WebAuthn
 
             let signedIn = try await Calls.post(
                 app, API.Auth.login.path(), headers: .client("10.0.0.2"),
-                body: ["username": "alice", "password": AuthFlowTests.password])
+                body: ["username": "alice", "password": Accounts.password])
             let flow = try signedIn.decode(LoginChallengeResponse.self)
             // A fresh session signed in with the password and the passkey steps up with it.
             let request = try await Calls.flowOptions(app, flow: flow.otpFlowId)
@@ -231,14 +231,14 @@ import WebAuthn
             #expect(!status.isEnabled && !status.webauthn.enabled && status.backupCodes.remaining == 0)
             let login = try await Calls.post(
                 app, API.Auth.login.path(), headers: .client("10.0.0.4"),
-                body: ["username": "alice", "password": AuthFlowTests.password])
+                body: ["username": "alice", "password": Accounts.password])
             #expect((try? login.decode(AuthTokensResponse.self)) != nil)
         }
     }
 
     @Test func addingAPasskeyToAProtectedAccountNeedsAStepUp() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let options = try await Calls.creationOptions(app, token: tokens.accessToken.token)
             try await Calls.register(app, token: tokens.accessToken.token, Passkey())
             // The session proved only the password: once the account has a second factor, another
@@ -256,7 +256,7 @@ import WebAuthn
 
     @Test func anAutomaticUpgradeRegistersWithoutUserPresence() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let passkey = Passkey(flags: [.backupEligible, .backedUp], signCount: 0)
             let options = try await Calls.creationOptions(app, token: tokens.accessToken.token)
             let asked = try await Calls.post(
@@ -296,7 +296,7 @@ import WebAuthn
     @Test func badOptionsRequestsAreRefused() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let token = tokens.accessToken.token
             let hints = try await Calls.post(
                 app, API.Passkeys.registerOptions.path(), headers: .bearer(token),
@@ -316,7 +316,7 @@ import WebAuthn
         }
     }
 
-    @Test func aPasskeySecondStepCanRememberTheDevice() async throws {
+    @Test(.tags(.database)) func aPasskeySecondStepCanRememberTheDevice() async throws {
         try await withTestApp { app in
             var passkey = Passkey()
             _ = try await Calls.signUpWithPasskey(app, passkey)
@@ -335,7 +335,7 @@ import WebAuthn
     /// On PostgreSQL a passkey second step is four round trips: the flow, the challenge and the
     /// passkey read, and one statement for every write (`PasskeySignInStore`), all or nothing.
     /// Runs in the PostgreSQL pass (`TWOFOLD_TEST_POSTGRES_URL`).
-    @Test func onPostgreSQLAPasskeySecondStepIsFourStatements() async throws {
+    @Test(.tags(.database)) func onPostgreSQLAPasskeySecondStepIsFourStatements() async throws {
         guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
         try await withTestApp { app in
             var passkey = Passkey()
@@ -361,8 +361,8 @@ import WebAuthn
 
     @Test func theSameCredentialCannotBeRegisteredTwice() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app)
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
+            let alice = try await Accounts.signUp(app)
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2")
             let passkey = Passkey()
             try await Calls.register(app, token: alice.accessToken.token, passkey)
             let options = try await Calls.creationOptions(app, token: bob.accessToken.token)
@@ -410,7 +410,7 @@ import WebAuthn
 
     // MARK: Single use under concurrency
 
-    @Test func oneAssertionSentThirtyTimesInParallelSignsInOnce() async throws {
+    @Test(.tags(.database)) func oneAssertionSentThirtyTimesInParallelSignsInOnce() async throws {
         try await withTestApp { app in
             var passkey = Passkey()
             let tokens = try await Calls.signUpWithPasskey(app, passkey)
@@ -434,9 +434,9 @@ import WebAuthn
         }
     }
 
-    @Test func oneRegistrationSentTenTimesInParallelStoresOnePasskey() async throws {
+    @Test(.tags(.database)) func oneRegistrationSentTenTimesInParallelStoresOnePasskey() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let options = try await Calls.creationOptions(app, token: tokens.accessToken.token)
             let credential = Passkey().registration(options)
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in

@@ -7,7 +7,7 @@ import _ConnectionPoolModule
 
 /// `TWOFOLD_POSTGRES_CONNECTIONS` bounds the connections an instance opens to PostgreSQL for its
 /// requests. Runs in the PostgreSQL pass (`TWOFOLD_TEST_POSTGRES_URL`).
-@Suite struct PostgresConnectionsTests {
+@Suite(.tags(.database)) struct PostgresConnectionsTests {
     static var onPostgreSQL: Bool {
         !(ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"] ?? "").isEmpty
     }

@@ -134,7 +134,7 @@ import VaporTesting
                 $0.rules.firstLockout = 60
             }
         ) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             var answers: [String] = []
@@ -159,7 +159,7 @@ import VaporTesting
                 $0.rules.stepUpWindow = 60
             }
         ) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             try await app.testing().test(
                 .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
                 body: json(["phoneNumber": "+14155550123"])
@@ -168,7 +168,7 @@ import VaporTesting
                 #expect(sent.expiresAt == clock.now.addingTimeInterval(120))
                 #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(30))
             }
-            let message = try #require(try await CodeFactorTests.deliverAll(app, clock: clock).last)
+            let message = try #require(try await Codes.deliverAll(app, clock: clock).last)
             #expect(message.body.contains("It expires in 2 minutes."), "\(message.body)")
             // A password-only account steps up with a sign-in inside the window: 61 s is outside.
             clock.advance(by: 61)
@@ -190,16 +190,16 @@ import VaporTesting
                 $0.rules.deviceChallengeLifetime = 60
             }
         ) { app in
-            let token = try await DeviceSecondFactorTests.enrolled(app)
-            #expect(try await DeviceSignInTests.challenge(app).expiresIn == 60)
-            let set = try await DeviceSecondFactorTests.setPIN(
+            let token = try await DeviceSecondFactorSteps.enrolled(app)
+            #expect(try await DeviceKeySteps.challenge(app).expiresIn == 60)
+            let set = try await DeviceSecondFactorSteps.setPIN(
                 app, DevicePINChangeRequest(newPin: "4826"), token: token)
             #expect(set.0 == 200, "\(set.1)")
             for remaining in [4, 3, 2, 1] {
-                let (status, body) = try await DeviceSecondFactorTests.verifyPIN(app, "9999", token: token)
+                let (status, body) = try await DeviceSecondFactorSteps.verifyPIN(app, "9999", token: token)
                 #expect(status == 401 && body.contains(#""attemptsRemaining":\#(remaining)"#), "\(body)")
             }
-            let (status, body) = try await DeviceSecondFactorTests.verifyPIN(app, "9999", token: token)
+            let (status, body) = try await DeviceSecondFactorSteps.verifyPIN(app, "9999", token: token)
             #expect(status == 403 && body.contains("pin_blocked"), "the fifth wrong PIN blocks it: \(body)")
         }
     }
@@ -208,7 +208,7 @@ import VaporTesting
     @Test func theBackupCodeWarningFollowsItsSetting() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock, adjust: { $0.rules.backupCodesWarnAt = 8 }) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             var low: [Bool?] = []
             for code in codes.prefix(2) {

@@ -10,94 +10,13 @@ import VaporTesting
 /// Account recovery with manual review (`AccountRecovery`), and the administrators' reset, over
 /// HTTP as an attacker and as the owner would use them.
 @Suite struct RecoveryTests {
-    /// The first bytes of a PNG file, and a little more.
-    static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
-
-    static func body(_ object: [String: Any]) -> ByteBuffer {
-        ByteBuffer(data: try! JSONSerialization.data(withJSONObject: object))
-    }
-
-    /// Starts recovery for `email` from `address`; the answer's status and body.
-    static func start(
-        _ app: Application, _ email: String, message: String = "I lost my phone.", document: [String: String]? = nil,
-        from address: String = "10.9.0.1"
-    ) async throws -> (HTTPStatus, RecoveryStatus?, ProblemBody?) {
-        var object: [String: Any] = ["email": email, "message": message]
-        if let document { object["document"] = document }
-        var result: (HTTPStatus, RecoveryStatus?, ProblemBody?) = (.internalServerError, nil, nil)
-        try await app.testing().test(.POST, API.Recovery.start.path(), headers: .client(address), body: body(object)) {
-            response in
-            result =
-                response.status == .accepted
-                ? (response.status, try response.decode(RecoveryStatus.self), nil)
-                : (response.status, nil, try response.problem())
-        }
-        return result
-    }
-
-    /// The messages delivered since the last call, to `destination`.
-    static func messages(_ app: Application, clock: TestClock, to destination: String) async throws
-        -> [OutgoingMessage]
-    {
-        try await CodeFactorTests.deliverAll(app, clock: clock).filter { $0.destination == destination }
-    }
-
-    /// The 6-digit code in a recovery email.
-    static func code(in message: OutgoingMessage) throws -> String {
-        let range = try #require(message.body.range(of: "Your code is "))
-        return String(message.body[range.upperBound...].prefix(6))
-    }
-
-    /// The `token` of the link to `page` in `message`.
-    static func token(of page: Page, in message: OutgoingMessage) throws -> String {
-        let range = try #require(message.body.range(of: "/\(page.path)?token="))
-        return String(message.body[range.upperBound...].prefix { !$0.isWhitespace })
-    }
-
-    static func post(
-        _ app: Application, _ path: String, _ object: [String: Any], headers: HTTPHeaders = .client("10.9.0.1")
-    ) async throws -> (HTTPStatus, ByteBuffer) {
-        var result: (HTTPStatus, ByteBuffer) = (.internalServerError, ByteBuffer())
-        try await app.testing().test(.POST, path, headers: headers, body: body(object)) { response in
-            result = (response.status, response.body)
-        }
-        return result
-    }
-
-    /// bob, with an authenticator app, starts recovery and proves his email; the request's id.
-    static func pendingReview(
-        _ app: Application, clock: TestClock, message: String = "I lost my phone.", document: [String: String]? = nil
-    ) async throws -> (bob: AuthTokensResponse, id: UUID, cancel: String) {
-        let bob = try await AuthFlowTests.signUp(app, "bob")
-        _ = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
-        _ = try await messages(app, clock: clock, to: "bob@example.com")
-        let (status, started, _) = try await start(app, "bob@example.com", message: message, document: document)
-        #expect(status == .accepted)
-        let id = try #require(started).recoveryId
-        let mail = try #require(try await messages(app, clock: clock, to: "bob@example.com").first)
-        let (proven, _) = try await post(app, API.Recovery.verifyEmail.path("\(id)"), ["code": try code(in: mail)])
-        #expect(proven == .ok)
-        return (bob, id, try token(of: Pages.recoveryCancel, in: mail))
-    }
-
-    /// An administrator (alice) who signed in a moment ago with her password.
-    static func admin(_ app: Application) async throws -> AuthTokensResponse { try await AdminTests.adminTokens(app) }
-
-    static func approve(_ app: Application, _ id: UUID, admin: AuthTokensResponse, note: String = "Checked the ID.")
-        async throws -> HTTPStatus
-    {
-        try await post(
-            app, API.Admin.approveRecovery.path("\(id)"), ["note": note], headers: .bearer(admin.accessToken.token)
-        ).0
-    }
-
     @Test func aReviewedRecoverySignsInOnceAndAsksForAFactorFirst() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let (bob, id, _) = try await Self.pendingReview(
+            let admin = try await RecoverySteps.admin(app)
+            let (bob, id, _) = try await RecoverySteps.pendingReview(
                 app, clock: clock, message: "<script>alert(1)</script>",
-                document: ["contentType": "image/png", "data": Self.png.base64EncodedString()])
+                document: ["contentType": "image/png", "data": RecoverySteps.png.base64EncodedString()])
 
             // The queue shows the request, its message as typed and its document.
             try await app.testing().test(
@@ -108,13 +27,13 @@ import VaporTesting
                 #expect(queue.first?.message == "<script>alert(1)</script>")
                 #expect(queue.first?.username == "bob")
                 #expect(queue.first?.state == .pendingReview)
-                #expect(queue.first?.documentBytes == Self.png.count)
+                #expect(queue.first?.documentBytes == RecoverySteps.png.count)
             }
             try await app.testing().test(
                 .GET, API.Admin.recoveryDocument.path("\(id)"), headers: .bearer(admin.accessToken.token)
             ) { response in
                 #expect(response.status == .ok)
-                #expect(Data(buffer: response.body) == Self.png)
+                #expect(Data(buffer: response.body) == RecoverySteps.png)
                 #expect(response.headers.first(name: "Content-Type") == "image/png")
                 #expect(response.headers.first(name: "Content-Disposition") == "attachment")
             }
@@ -122,18 +41,20 @@ import VaporTesting
                 try await AuditQueries.count(type: "recovery.document_viewed", on: app) == 1,
                 "opening someone's identity document is audited")
 
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             // The document is gone with the decision; the pass went to bob's address.
             try await app.testing().test(
                 .GET, API.Admin.recoveryDocument.path("\(id)"), headers: .bearer(admin.accessToken.token)
             ) { response in #expect(response.status == .notFound) }
             let mail = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
+            let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
             #expect(mail.body.contains("/\(Pages.recoveryCancel.path)?token="))
 
-            let (redeemed, tokensBody) = try await Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            let (redeemed, tokensBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
             #expect(redeemed == .ok)
             let recovered = try decodeJSON(AuthTokensResponse.self, from: tokensBody).accessToken.token
 
@@ -149,14 +70,14 @@ import VaporTesting
             // Before a factor, nothing else: not even the primary method or the password.
             try await app.testing().test(
                 .PUT, API.Account.changePassword.path(), headers: .bearer(recovered),
-                body: json(["currentPassword": AuthFlowTests.password, "newPassword": "another long password 1"])
+                body: json(["currentPassword": Accounts.password, "newPassword": "another long password 1"])
             ) { response in
                 #expect(response.status == .forbidden)
                 let problem = try response.problem()
                 #expect(problem.code == "factor_setup_required")
             }
             // The pass works once.
-            let (again, againBody) = try await Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            let (again, againBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
             #expect(again == .conflict)
             #expect(try decodeJSON(ProblemBody.self, from: againBody).code == "already_used")
             // Setting up an authenticator app is allowed, and lifts the gate.
@@ -184,18 +105,18 @@ import VaporTesting
     @Test func anUnknownAddressIsAnsweredLikeAKnownOne() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
-            let (knownStatus, known, _) = try await Self.start(app, "bob@example.com")
-            let (unknownStatus, unknown, _) = try await Self.start(app, "nobody@example.com")
+            _ = try await Accounts.signUp(app, "bob")
+            _ = try await Codes.deliverAll(app, clock: clock)
+            let (knownStatus, known, _) = try await RecoverySteps.start(app, "bob@example.com")
+            let (unknownStatus, unknown, _) = try await RecoverySteps.start(app, "nobody@example.com")
             #expect(knownStatus == .accepted && unknownStatus == .accepted)
             #expect(known?.state == .pendingEmail && unknown?.state == .pendingEmail)
             #expect(known?.expiresAt == unknown?.expiresAt)
-            let delivered = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let delivered = try await Codes.deliverAll(app, clock: clock)
             #expect(delivered.map(\.destination) == ["bob@example.com"])
             // A wrong code is answered alike too.
             for started in [known, unknown] {
-                let (status, body) = try await Self.post(
+                let (status, body) = try await RecoverySteps.post(
                     app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"), ["code": "000000"])
                 #expect(status == .unauthorized)
                 let problem = try decodeJSON(ProblemBody.self, from: body)
@@ -204,9 +125,9 @@ import VaporTesting
             // The request for no account never leaves its first step, whatever is tried.
             let unknownID = try #require(unknown).recoveryId
             for guess in ["111111", "222222", "333333", "444444"] {
-                _ = try await Self.post(app, API.Recovery.verifyEmail.path("\(unknownID)"), ["code": guess])
+                _ = try await RecoverySteps.post(app, API.Recovery.verifyEmail.path("\(unknownID)"), ["code": guess])
             }
-            let (tooMany, body) = try await Self.post(
+            let (tooMany, body) = try await RecoverySteps.post(
                 app, API.Recovery.verifyEmail.path("\(unknownID)"), ["code": "555555"])
             #expect(tooMany == .unauthorized)
             #expect(try decodeJSON(ProblemBody.self, from: body).attemptsRemaining == 0)
@@ -216,12 +137,12 @@ import VaporTesting
     @Test func approvalNeedsTheEmailStepAndAFreshAdminStepUp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            _ = try await AuthFlowTests.signUp(app, "bob")
-            let (_, started, _) = try await Self.start(app, "bob@example.com")
+            let admin = try await RecoverySteps.admin(app)
+            _ = try await Accounts.signUp(app, "bob")
+            let (_, started, _) = try await RecoverySteps.start(app, "bob@example.com")
             let id = try #require(started).recoveryId
             // Not proven yet: refused, and not in the queue.
-            #expect(try await Self.approve(app, id, admin: admin) == .conflict)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .conflict)
             try await app.testing().test(
                 .GET, API.Admin.recoveryRequests.path(), headers: .bearer(admin.accessToken.token)
             ) { response in
@@ -229,37 +150,37 @@ import VaporTesting
                 #expect(queue.requests.isEmpty)
             }
 
-            let mail = try #require(try await Self.messages(app, clock: clock, to: "bob@example.com").first)
-            let (proven, _) = try await Self.post(
-                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try Self.code(in: mail)])
+            let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first)
+            let (proven, _) = try await RecoverySteps.post(
+                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try RecoverySteps.code(in: mail)])
             #expect(proven == .ok)
             // The administrator's password is no longer recent: step up first.
             clock.advance(by: 6 * 60)
-            let (stale, staleBody) = try await Self.post(
+            let (stale, staleBody) = try await RecoverySteps.post(
                 app, API.Admin.approveRecovery.path("\(id)"), ["note": "ok"], headers: .bearer(admin.accessToken.token))
             #expect(stale == .forbidden)
             #expect(try decodeJSON(ProblemBody.self, from: staleBody).code == "step_up_required")
             // A non-admin is refused whatever they proved.
-            let mallory = try await AuthFlowTests.signUp(app, "mallory")
+            let mallory = try await Accounts.signUp(app, "mallory")
             for path in [API.Admin.approveRecovery.path("\(id)"), API.Admin.denyRecovery.path("\(id)")] {
-                let (status, _) = try await Self.post(
+                let (status, _) = try await RecoverySteps.post(
                     app, path, ["note": "ok"], headers: .bearer(mallory.accessToken.token))
                 #expect(status == .forbidden)
             }
-            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
-            let (empty, _) = try await Self.post(
+            let stepped = try await Administrators.stepUp(app, token: admin.accessToken.token)
+            let (empty, _) = try await RecoverySteps.post(
                 app, API.Admin.denyRecovery.path("\(id)"), ["note": "  "], headers: .bearer(stepped))
             #expect(empty == .unprocessableEntity)
-            let (denied, deniedBody) = try await Self.post(
+            let (denied, deniedBody) = try await RecoverySteps.post(
                 app, API.Admin.denyRecovery.path("\(id)"), ["note": "The ID does not match."],
                 headers: .bearer(stepped))
             #expect(denied == .ok)
             #expect(try decodeJSON(AdminRecoveryRequest.self, from: deniedBody).state == .denied)
             // Decided once: a second decision is refused.
-            let (twice, _) = try await Self.post(
+            let (twice, _) = try await RecoverySteps.post(
                 app, API.Admin.approveRecovery.path("\(id)"), ["note": "changed my mind"], headers: .bearer(stepped))
             #expect(twice == .conflict)
-            let notices = try await Self.messages(app, clock: clock, to: "bob@example.com")
+            let notices = try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com")
             #expect(notices.contains { $0.subject.contains("denied") })
         }
     }
@@ -273,14 +194,16 @@ import VaporTesting
                 $0.rules.recoveryPassLifetime = 600
             }
         ) { app in
-            let admin = try await Self.admin(app)
-            let (_, id, _) = try await Self.pendingReview(app, clock: clock)
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let admin = try await RecoverySteps.admin(app)
+            let (_, id, _) = try await RecoverySteps.pendingReview(app, clock: clock)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             let mail = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
-            let (early, earlyBody) = try await Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
+            let (early, earlyBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
             #expect(early == .forbidden)
             let problem = try decodeJSON(ProblemBody.self, from: earlyBody)
             #expect(problem.code == "not_yet_valid" && problem.retryAfter == 3600)
@@ -289,10 +212,10 @@ import VaporTesting
                 #expect(status.state == .approved && status.usableFrom == clock.now.addingTimeInterval(3600))
             }
             clock.advance(by: 3600 + 601)
-            let (late, lateBody) = try await Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            let (late, lateBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
             #expect(late == .unauthorized)
             #expect(try decodeJSON(ProblemBody.self, from: lateBody).code == "expired")
-            let (wrong, _) = try await Self.post(app, API.Recovery.redeem.path(), ["pass": "not-a-pass"])
+            let (wrong, _) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": "not-a-pass"])
             #expect(wrong == .unauthorized)
         }
     }
@@ -300,53 +223,59 @@ import VaporTesting
     @Test func thisWasntMeCancelsAndAfterTheFactLocksTheAccount() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let (bob, id, cancel) = try await Self.pendingReview(app, clock: clock)
-            let (cancelled, body) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let admin = try await RecoverySteps.admin(app)
+            let (bob, id, cancel) = try await RecoverySteps.pendingReview(app, clock: clock)
+            let (cancelled, body) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             #expect(cancelled == .ok)
             #expect(try decodeJSON(RecoveryStatus.self, from: body).state == .cancelled)
-            #expect(try await Self.approve(app, id, admin: admin) == .conflict)
-            let (bad, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel + "x"])
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .conflict)
+            let (bad, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel + "x"])
             #expect(bad == .notFound)
 
             // A second request goes through; "this wasn't me" afterwards locks the account.
             clock.advance(by: 60)
-            let (_, second, _) = try await Self.start(app, "bob@example.com")
+            let (_, second, _) = try await RecoverySteps.start(app, "bob@example.com")
             let secondID = try #require(second).recoveryId
-            let mail = try #require(try await Self.messages(app, clock: clock, to: "bob@example.com").last)
-            _ = try await Self.post(
-                app, API.Recovery.verifyEmail.path("\(secondID)"), ["code": try Self.code(in: mail)])
-            #expect(try await Self.approve(app, secondID, admin: admin) == .ok)
+            let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").last)
+            _ = try await RecoverySteps.post(
+                app, API.Recovery.verifyEmail.path("\(secondID)"), ["code": try RecoverySteps.code(in: mail)])
+            #expect(try await RecoverySteps.approve(app, secondID, admin: admin) == .ok)
             let approved = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let (redeemed, _) = try await Self.post(
-                app, API.Recovery.redeem.path(), ["pass": try Self.token(of: Pages.recoveryPass, in: approved)])
+            let (redeemed, _) = try await RecoverySteps.post(
+                app, API.Recovery.redeem.path(), ["pass": try RecoverySteps.token(of: Pages.recoveryPass, in: approved)]
+            )
             #expect(redeemed == .ok)
-            let (disowned, _) = try await Self.post(
-                app, API.Recovery.cancel.path(), ["token": try Self.token(of: Pages.recoveryCancel, in: approved)])
+            let (disowned, _) = try await RecoverySteps.post(
+                app, API.Recovery.cancel.path(),
+                ["token": try RecoverySteps.token(of: Pages.recoveryCancel, in: approved)])
             #expect(disowned == .ok)
             #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
             // Ten days on, the link no longer works.
             clock.advance(by: 10 * 86_400)
-            let (old, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let (old, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             #expect(old == .unauthorized)
         }
     }
 
-    @Test func parallelRedeemsSignInOnce() async throws {
+    @Test(.tags(.database)) func parallelRedeemsSignInOnce() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let (_, id, _) = try await Self.pendingReview(app, clock: clock)
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let admin = try await RecoverySteps.admin(app)
+            let (_, id, _) = try await RecoverySteps.pendingReview(app, clock: clock)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             let mail = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
+            let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
             let statuses = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try await Self.post(app, API.Recovery.redeem.path(), ["pass": pass]).0 }
+                    group.addTask { try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass]).0 }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -358,8 +287,8 @@ import VaporTesting
     @Test func badInputIsRefusedAndStoresNothing() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Accounts.signUp(app, "bob")
+            _ = try await Codes.deliverAll(app, clock: clock)
             let jpegAsPNG = ["contentType": "image/png", "data": Data([0xFF, 0xD8, 0xFF, 0xE0]).base64EncodedString()]
             let cases: [(String, [String: String]?, String)] = [
                 ("hi", jpegAsPNG, "document"),
@@ -369,14 +298,14 @@ import VaporTesting
                 (String(repeating: "x", count: 2001), nil, "message"),
             ]
             for (message, document, field) in cases {
-                let (status, _, problem) = try await Self.start(
+                let (status, _, problem) = try await RecoverySteps.start(
                     app, "bob@example.com", message: message, document: document)
                 #expect(status == .unprocessableEntity)
                 #expect(problem?.errors?[field] != nil, "\(field)")
             }
-            let (badEmail, _, _) = try await Self.start(app, "not an address")
+            let (badEmail, _, _) = try await RecoverySteps.start(app, "not an address")
             #expect(badEmail == .unprocessableEntity)
-            #expect(try await CodeFactorTests.deliverAll(app, clock: clock).isEmpty)
+            #expect(try await Codes.deliverAll(app, clock: clock).isEmpty)
             let stored = try await app.twofold.database.count(Statement("SELECT id FROM recovery_requests"))
             #expect(stored == 0)
         }
@@ -384,19 +313,19 @@ import VaporTesting
 
     @Test func startsAreLimitedPerAddressAndPerAccount() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app, "bob")
+            _ = try await Accounts.signUp(app, "bob")
             for index in 0..<3 {
-                let (status, _, _) = try await Self.start(app, "bob@example.com", from: "10.9.1.\(index)")
+                let (status, _, _) = try await RecoverySteps.start(app, "bob@example.com", from: "10.9.1.\(index)")
                 #expect(status == .accepted)
             }
-            let (perAccount, _, problem) = try await Self.start(app, "bob@example.com", from: "10.9.1.9")
+            let (perAccount, _, problem) = try await RecoverySteps.start(app, "bob@example.com", from: "10.9.1.9")
             #expect(perAccount == .tooManyRequests && problem?.retryAfter != nil)
             // An unknown address has the same budget.
-            for index in 0..<3 { _ = try await Self.start(app, "ghost@example.com", from: "10.9.2.\(index)") }
-            let (ghost, _, _) = try await Self.start(app, "ghost@example.com", from: "10.9.2.9")
+            for index in 0..<3 { _ = try await RecoverySteps.start(app, "ghost@example.com", from: "10.9.2.\(index)") }
+            let (ghost, _, _) = try await RecoverySteps.start(app, "ghost@example.com", from: "10.9.2.9")
             #expect(ghost == .tooManyRequests)
-            for index in 0..<5 { _ = try await Self.start(app, "p\(index)@example.com", from: "10.9.3.1") }
-            let (perAddress, _, _) = try await Self.start(app, "p9@example.com", from: "10.9.3.1")
+            for index in 0..<5 { _ = try await RecoverySteps.start(app, "p\(index)@example.com", from: "10.9.3.1") }
+            let (perAddress, _, _) = try await RecoverySteps.start(app, "p9@example.com", from: "10.9.3.1")
             #expect(perAddress == .tooManyRequests)
         }
     }
@@ -404,19 +333,19 @@ import VaporTesting
     @Test func anAdminResetRemovesEveryFactorAfterAStepUp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let admin = try await RecoverySteps.admin(app)
+            let bob = try await Accounts.signUp(app, "bob")
             _ = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
-            let (bobTries, _) = try await Self.post(
+            _ = try await Codes.deliverAll(app, clock: clock)
+            let (bobTries, _) = try await RecoverySteps.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(bob.accessToken.token))
             #expect(bobTries == .forbidden)
             clock.advance(by: 6 * 60)
-            let (stale, _) = try await Self.post(
+            let (stale, _) = try await RecoverySteps.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(admin.accessToken.token))
             #expect(stale == .forbidden)
-            let stepped = try await AdminTests.stepUp(app, token: admin.accessToken.token)
-            let (reset, _) = try await Self.post(
+            let stepped = try await Administrators.stepUp(app, token: admin.accessToken.token)
+            let (reset, _) = try await RecoverySteps.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(stepped))
             #expect(reset == .ok)
             try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(bob.accessToken.token)) {
@@ -425,38 +354,22 @@ import VaporTesting
             // bob signs in with the password alone now, and was told.
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "bob", "password": AuthFlowTests.password])
+                body: json(["username": "bob", "password": Accounts.password])
             ) { response in
                 let tokens = try response.decode(AuthTokensResponse.self)
                 #expect(tokens.user.username == "bob")
             }
-            let notices = try await Self.messages(app, clock: clock, to: "bob@example.com")
+            let notices = try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com")
             #expect(notices.contains { $0.subject.contains("reset") })
             let events = try await app.twofold.audit.events(userID: bob.user.id)
             #expect(events.contains { $0.type == "account.factors_reset" && $0.actorId == admin.user.id })
         }
     }
 
-    /// A completed recovery, from bob's request to the pass used: the recovered session's token,
-    /// and the request's "this wasn't me" token.
-    static func recovered(_ app: Application, clock: TestClock) async throws -> (
-        bob: AuthTokensResponse, session: String, cancel: String
-    ) {
-        let admin = try await Self.admin(app)
-        let (bob, id, cancel) = try await Self.pendingReview(app, clock: clock)
-        #expect(try await Self.approve(app, id, admin: admin) == .ok)
-        let mail = try #require(
-            try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") })
-        let (status, body) = try await Self.post(
-            app, API.Recovery.redeem.path(), ["pass": try Self.token(of: Pages.recoveryPass, in: mail)])
-        #expect(status == .ok)
-        return (bob, try decodeJSON(AuthTokensResponse.self, from: body).accessToken.token, cancel)
-    }
-
     @Test func disowningARecoveryRemovesWhatItAddedAndTheReviewerIsWarned() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (bob, session, cancel) = try await Self.recovered(app, clock: clock)
+            let (bob, session, cancel) = try await RecoverySteps.recovered(app, clock: clock)
             // Whoever recovered adds an authenticator app, a while later (the recovery proof
             // vouches for a first factor however old it is).
             clock.advance(by: 10 * 60)
@@ -466,18 +379,18 @@ import VaporTesting
             _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
             // The owner says it was not them: the app goes, the account locks, sessions end.
-            let (disowned, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let (disowned, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             #expect(disowned == .ok)
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
             #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
             #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
             // A new request for the account shows its reviewer the lock and the disowned one.
             clock.advance(by: 60)
-            let (_, started, _) = try await Self.start(app, "bob@example.com")
-            let mail = try #require(try await Self.messages(app, clock: clock, to: "bob@example.com").last)
-            _ = try await Self.post(
+            let (_, started, _) = try await RecoverySteps.start(app, "bob@example.com")
+            let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").last)
+            _ = try await RecoverySteps.post(
                 app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"),
-                ["code": try Self.code(in: mail)])
+                ["code": try RecoverySteps.code(in: mail)])
             let queued = try #require(try await app.twofold.recovery.queue(PageQuery()).requests.first)
             #expect(queued.accountStatus == "locked" && queued.disownedRecoveries == 1)
         }
@@ -486,11 +399,11 @@ import VaporTesting
     @Test func thePasswordAloneWaitsWhileTheRecoveredSessionSetsUpAFactor() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (bob, session, _) = try await Self.recovered(app, clock: clock)
+            let (bob, session, _) = try await RecoverySteps.recovered(app, clock: clock)
             // Someone with bob's password races him: refused, for the hold's seven days.
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": AuthFlowTests.password])
+                body: json(["username": "bob", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .forbidden)
                 let problem = try response.problem()
@@ -503,7 +416,7 @@ import VaporTesting
             _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": AuthFlowTests.password])
+                body: json(["username": "bob", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .ok)
                 let outcome = try response.decode(LoginOutcome.self)
@@ -520,13 +433,15 @@ import VaporTesting
     @Test func aRecoveredBrowserSessionMaySetUpAPasskeyAndNothingElseByScript() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let (_, id, _) = try await Self.pendingReview(app, clock: clock)
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let admin = try await RecoverySteps.admin(app)
+            let (_, id, _) = try await RecoverySteps.pendingReview(app, clock: clock)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             let mail = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
+            let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
             let browser = TestBrowser(app)
             let form = try await browser.get("/recovery/pass?token=\(pass)")
             let signedIn = try await browser.post("/recovery/pass", ["csrf": form.csrf ?? "", "token": pass])
@@ -541,18 +456,20 @@ import VaporTesting
         }
     }
 
-    @Test func aCancelRacingTheRedeemNeverLeavesASession() async throws {
+    @Test(.tags(.database)) func aCancelRacingTheRedeemNeverLeavesASession() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await Self.admin(app)
-            let (bob, id, cancel) = try await Self.pendingReview(app, clock: clock)
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let admin = try await RecoverySteps.admin(app)
+            let (bob, id, cancel) = try await RecoverySteps.pendingReview(app, clock: clock)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             let mail = try #require(
-                try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") }
+                try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
+                    $0.body.contains("approved")
+                }
             )
-            let pass = try Self.token(of: Pages.recoveryPass, in: mail)
-            async let redeemed = Self.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            async let cancelled = Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
+            async let redeemed = RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
+            async let cancelled = RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             let (redeem, cancelAnswer) = try await (redeemed, cancelled)
             #expect(cancelAnswer.0 == .ok)
             let state = try #require(try await app.twofold.recovery.status(id)).state
@@ -573,10 +490,10 @@ import VaporTesting
     @Test func anAdminLiftsTheHoldAndAnUnlockAfterADisownRemovesWhatSlippedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (bob, _, cancel) = try await Self.recovered(app, clock: clock)
+            let (bob, _, cancel) = try await RecoverySteps.recovered(app, clock: clock)
             // The reset took the phone's proof with it.
             #expect(try await app.twofold.users.user(id: bob.user.id)?.verifiedPhone == nil)
-            let (disowned, _) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let (disowned, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             #expect(disowned == .ok)
             // A factor an in-flight request added while the account was being locked.
             let setup = try await app.twofold.totp.setup(userID: bob.user.id, account: "bob@example.com")
@@ -586,15 +503,15 @@ import VaporTesting
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
             // The administrator unlocks: it goes first, and the password works again (a disowned
             // recovery holds nothing).
-            let stepped = try await AdminTests.stepUp(
-                app, token: try await AdminTests.signIn(app, "alice").accessToken.token)
+            let stepped = try await Administrators.stepUp(
+                app, token: try await Administrators.signIn(app, "alice").accessToken.token)
             try await app.testing().test(
                 .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(stepped)
             ) { response in #expect(response.status == .ok) }
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": AuthFlowTests.password])
+                body: json(["username": "bob", "password": Accounts.password])
             ) { response in #expect(response.status == .ok) }
         }
     }
@@ -602,12 +519,12 @@ import VaporTesting
     @Test func theCancelLinkWorksTenDaysFromTheDecision() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (_, id, cancel) = try await Self.pendingReview(app, clock: clock)
+            let (_, id, cancel) = try await RecoverySteps.pendingReview(app, clock: clock)
             clock.advance(by: 11 * 86_400)
-            let admin = try await AdminTests.signIn(app, "alice", register: true)
-            #expect(try await Self.approve(app, id, admin: admin) == .ok)
+            let admin = try await Administrators.signIn(app, "alice", register: true)
+            #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             clock.advance(by: 3600)
-            let (cancelled, body) = try await Self.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let (cancelled, body) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
             #expect(cancelled == .ok)
             #expect(try decodeJSON(RecoveryStatus.self, from: body).state == .cancelled)
         }

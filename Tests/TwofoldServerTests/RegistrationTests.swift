@@ -57,10 +57,10 @@ import VaporTesting
 
     @Test func duplicateUsernameOrEmailConflicts() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             for body in [
-                ["username": "ALICE", "email": "other@example.com", "password": AuthFlowTests.password],
-                ["username": "alice2", "email": "Alice@Example.com", "password": AuthFlowTests.password],
+                ["username": "ALICE", "email": "other@example.com", "password": Accounts.password],
+                ["username": "alice2", "email": "Alice@Example.com", "password": Accounts.password],
             ] {
                 try await app.testing().test(.POST, API.Auth.register.path(), headers: jsonHeaders, body: json(body)) {
                     response in
@@ -76,7 +76,7 @@ import VaporTesting
         try await withTestApp(adjust: { $0.registrationEnabled = false }) { app in
             try await app.testing().test(
                 .POST, API.Auth.register.path(), headers: jsonHeaders,
-                body: json(["username": "alice", "email": "a@example.com", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "email": "a@example.com", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .forbidden)
             }
@@ -93,12 +93,12 @@ import VaporTesting
 
     @Test func passwordsAreStoredAsBcryptHashesOnly() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             let sql = try #require(app.db as? any SQLDatabase)
             let row = try #require(try await sql.raw("SELECT password_hash FROM users").first())
             let hash = try row.decode(column: "password_hash", as: String.self)
             #expect(hash.hasPrefix("$2b$04$") || hash.hasPrefix("$2a$04$") || hash.hasPrefix("$2y$04$"))
-            #expect(!hash.contains(AuthFlowTests.password))
+            #expect(!hash.contains(Accounts.password))
         }
     }
 }

@@ -21,7 +21,7 @@ import VaporTesting
     static func owner(_ app: Application, clock: TestClock) async throws -> (
         secret: [UInt8], fresh: () async throws -> String
     ) {
-        let tokens = try await AuthFlowTests.signUp(app)
+        let tokens = try await Accounts.signUp(app)
         let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
         let fresh = {
             clock.advance(by: 30)
@@ -59,16 +59,16 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let owner = try await Self.owner(app, clock: clock)
             let phone = SoftwareDeviceKey()
-            let enrolled = try await DeviceSignInTests.enroll(
+            let enrolled = try await DeviceKeySteps.enroll(
                 app, token: try await owner.fresh(), phone: phone, device: "intruder")
             #expect(enrolled.0 == 200, "\(enrolled.1)")
-            let challenge = try await DeviceSignInTests.challenge(app, device: "intruder")
-            let (signedIn, body) = try await DeviceSignInTests.verify(
+            let challenge = try await DeviceKeySteps.challenge(app, device: "intruder")
+            let (signedIn, body) = try await DeviceKeySteps.verify(
                 app, challenge, signature: try phone.sign(challenge: challenge.challenge), device: "intruder")
             #expect(signedIn == 200, "\(body)")
-            let intruder = try DeviceSignInTests.decode(DeviceTokenResponse.self, body).token
+            let intruder = try DeviceKeySteps.decode(DeviceTokenResponse.self, body).token
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 200)
-            let removed = try await DeviceSignInTests.post(
+            let removed = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.unenroll.path(), ["username": "alice", "deviceId": "intruder"],
                 token: try await owner.fresh())
             #expect(removed.0 == 200, "\(removed.1)")
@@ -84,11 +84,11 @@ import VaporTesting
             let owner = try await Self.owner(app, clock: clock)
             let intruder = try await owner.fresh()
             let ownerSession = try await owner.fresh()
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             #expect(try await Self.status(app, .DELETE, API.TwoFactor.totpDelete.path(), token: ownerSession) < 300)
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: ownerSession) == 200)
-            let notices = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let notices = try await Codes.deliverAll(app, clock: clock)
             let notice = try #require(notices.first { $0.body.contains("was removed from your account") })
             #expect(notice.body.contains("authenticator app"))
             #expect(notice.body.contains("/recovery"), "it says how to recover the account")
@@ -135,11 +135,11 @@ import VaporTesting
     @Test func aNewPhoneNumberEndsTheSessionsTheOldOneSignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            _ = try await CodeFactorTests.enableSMS(app, tokens: tokens, clock: clock)
-            let intruder = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
-            let owner = try await CodeFactorTests.laterCodeSession(app, clock: clock, waits: false)
-            try await AccountTests.verifyPhone(app, token: owner, clock: clock, phone: "+14155550199")
+            let tokens = try await Accounts.signUp(app)
+            _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
+            let intruder = try await Codes.laterCodeSession(app, clock: clock, waits: false)
+            let owner = try await Codes.laterCodeSession(app, clock: clock, waits: false)
+            try await Accounts.verifyPhone(app, token: owner, clock: clock, phone: "+14155550199")
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
             #expect(try await Self.status(app, .GET, API.Account.show.path(), token: owner) == 200)
         }
@@ -163,9 +163,9 @@ import VaporTesting
     @Test func newBackupCodesEndTheSessionAnOldOneSignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let signedIn = try await BackupCodeTests.useCode(
+            let signedIn = try await BackupCodeSteps.useCode(
                 app, flow: try await TOTPSteps.startLogin(app), code: codes[0])
             let intruder = try #require(signedIn.1).accessToken.token
             clock.advance(by: 30)
@@ -190,13 +190,13 @@ import VaporTesting
             let owner = try await Self.owner(app, clock: clock)
             let phone = SoftwareDeviceKey()
             #expect(
-                try await DeviceSignInTests.enroll(app, token: try await owner.fresh(), phone: phone, device: device).0
+                try await DeviceKeySteps.enroll(app, token: try await owner.fresh(), phone: phone, device: device).0
                     == 200)
-            let challenge = try await DeviceSignInTests.challenge(app, device: device)
-            let (_, body) = try await DeviceSignInTests.verify(
+            let challenge = try await DeviceKeySteps.challenge(app, device: device)
+            let (_, body) = try await DeviceKeySteps.verify(
                 app, challenge, signature: try phone.sign(challenge: challenge.challenge), device: device)
-            let intruder = try DeviceSignInTests.decode(DeviceTokenResponse.self, body).token
-            let removed = try await DeviceSignInTests.post(
+            let intruder = try DeviceKeySteps.decode(DeviceTokenResponse.self, body).token
+            let removed = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.unenroll.path(), ["username": "alice", "deviceId": device],
                 token: try await owner.fresh())
             #expect(removed.0 == 200, "\(removed.1)")

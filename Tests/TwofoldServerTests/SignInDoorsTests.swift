@@ -48,25 +48,25 @@ import VaporTesting
     @Test func anSMSSignInDeviceIsTheSecondStepOfAPasswordSignIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
-            let enrolled = try await DeviceSignInTests.enrollSMSDevice(app, token: tokens.accessToken.token)
+            let tokens = try await Accounts.signUp(app)
+            try await Accounts.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
+            let enrolled = try await DeviceKeySteps.enrollSMSDevice(app, token: tokens.accessToken.token)
             #expect(enrolled.0 == 200, "\(enrolled.1)")
             clock.advance(by: 61)
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .ok)
                 challenge = try? response.decode(LoginChallengeResponse.self)
             }
             let flow = try #require(challenge, "a login flow, not a session")
             #expect(flow.availableMethods == [.sms])
-            let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last)
+            let code = try #require(try await Codes.deliverMessages(app, clock: clock).last)
             #expect(code.destination == "+14155550123")
-            let (status, _) = try await CodeFactorTests.verifyOTP(app, flow: flow.otpFlowId, code: code.code)
+            let (status, _) = try await Codes.verifyOTP(app, flow: flow.otpFlowId, code: code.code)
             #expect(status == 200)
         }
     }
@@ -96,13 +96,13 @@ import VaporTesting
     /// same status and the same bytes.
     @Test func aDeviceKeyRefusalReadsTheSameForARealDeviceAndNone() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let phone = SoftwareDeviceKey()
-            #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
-            let challenge = try await DeviceSignInTests.challenge(app)
+            #expect(try await DeviceKeySteps.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
+            let challenge = try await DeviceKeySteps.challenge(app)
             let wrong = try SoftwareDeviceKey().sign(challenge: challenge.challenge)
-            let real = try await DeviceSignInTests.verify(app, challenge, signature: wrong)
-            let unknown = try await DeviceSignInTests.verify(app, challenge, signature: wrong, user: "nobody")
+            let real = try await DeviceKeySteps.verify(app, challenge, signature: wrong)
+            let unknown = try await DeviceKeySteps.verify(app, challenge, signature: wrong, user: "nobody")
             #expect(real.0 == 401)
             #expect(real.0 == unknown.0)
             #expect(real.1 == unknown.1)
@@ -113,7 +113,7 @@ import VaporTesting
     /// into a replay of the live new pair; the session ends.
     @Test func aSpentRefreshTokenIsReuseWhateverIdempotencyKeyItCarries() async throws {
         try await withTestApp { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: Wire.Header.idempotencyKey, value: "refresh-key-0001")
             let body = json(["refreshToken": tokens.refreshToken.token])

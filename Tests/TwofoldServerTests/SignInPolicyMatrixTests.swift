@@ -11,7 +11,7 @@ import VaporTesting
 /// signed-in user calls to change something must have a row; each row's change is tried from
 /// every account and session state of the second table, on a fresh account each time, and the
 /// server's answer (`403 step_up_required` or not) must be the table's.
-@Suite struct SignInPolicyMatrixTests {
+@Suite(.tags(.database)) struct SignInPolicyMatrixTests {
     /// The two tables of `docs/security.md`, read from the repository.
     struct Tables {
         /// `METHOD /path` → change.
@@ -108,7 +108,7 @@ import VaporTesting
             let address = "10.\(index % 250).\(Int(kind.asciiValue ?? 0)).\(Int.random(in: 1...250))"
             var account = Account(
                 name: name,
-                token: try await AuthFlowTests.signUp(app, name, address: address).accessToken.token,
+                token: try await Accounts.signUp(app, name, address: address).accessToken.token,
                 address: address)
             let phone = "+1415555\(String(format: "%04d", index))"
             switch kind {
@@ -130,7 +130,7 @@ import VaporTesting
                 let (status, body) = try await post(
                     API.DeviceKeys.verifyOTP.path(), ["username": name, "otp": code], nil, from: address)
                 #expect(status == 200, "\(body)")
-                account.token = try DeviceSignInTests.decode(DeviceTokenResponse.self, body).token
+                account.token = try DeviceKeySteps.decode(DeviceTokenResponse.self, body).token
             case "D":
                 try await verifyPhone(phone, account)
                 let key = SoftwareDeviceKey()
@@ -147,7 +147,7 @@ import VaporTesting
                     API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow, "deviceId": "iphone-1"], nil,
                     from: address)
                 #expect(status == 200, "\(body)")
-                let challenge = try DeviceSignInTests.decode(DeviceChallengeResponse.self, body)
+                let challenge = try DeviceKeySteps.decode(DeviceChallengeResponse.self, body)
                 account.token = try await secondStep([
                     "otpFlowId": flow, "method": "deviceKey", "deviceId": "iphone-1",
                     "challengeId": challenge.challengeId, "signature": try key.sign(challenge: challenge.challenge),
@@ -156,7 +156,7 @@ import VaporTesting
             }
             // An SMS sign-in's session proves more with the password (S·stale and S·2fa).
             if kind == "S", session != "sms" {
-                account.token = try await stepUp(["method": "password", "password": AuthFlowTests.password], account)
+                account.token = try await stepUp(["method": "password", "password": Accounts.password], account)
             }
             switch session {
             case "stale":
@@ -165,7 +165,7 @@ import VaporTesting
                 if kind != "P" {
                     clock.advance(by: 6 * 60)
                     account.token = try await stepUp(
-                        ["method": "password", "password": AuthFlowTests.password], account)
+                        ["method": "password", "password": Accounts.password], account)
                 }
                 if session != "pwd" {
                     let method = session == "pwd+email" ? "email" : "sms"
@@ -251,7 +251,7 @@ import VaporTesting
         func post(_ path: String, _ body: [String: String], _ account: Account?, from address: String? = nil)
             async throws -> (UInt, String)
         {
-            try await DeviceSignInTests.post(
+            try await DeviceKeySteps.post(
                 app, path, body, token: account?.token, from: address ?? account?.address ?? "10.0.0.1")
         }
 
@@ -277,22 +277,22 @@ import VaporTesting
 
         /// The last code delivered to `destination`.
         func code(to destination: String) async throws -> String {
-            let codes = try await CodeFactorTests.deliverMessages(app, clock: clock).filter {
+            let codes = try await Codes.deliverMessages(app, clock: clock).filter {
                 $0.destination == destination
             }
             return try #require(codes.last).code
         }
 
         func secondStep(_ body: [String: String]) async throws -> String {
-            let (status, answer) = try await DeviceSignInTests.post(app, API.SecondStep.verifyLogin.path(), body)
+            let (status, answer) = try await DeviceKeySteps.post(app, API.SecondStep.verifyLogin.path(), body)
             #expect(status == 200, "\(answer)")
-            return try DeviceSignInTests.decode(SecondStepResponse.self, answer).accessToken.token
+            return try DeviceKeySteps.decode(SecondStepResponse.self, answer).accessToken.token
         }
 
         func stepUp(_ body: [String: String], _ account: Account) async throws -> String {
             let (status, answer) = try await post(API.Auth.stepUp.path(), body, account)
             #expect(status == 200, "\(answer)")
-            return try DeviceSignInTests.decode(StepUpResponse.self, answer).accessToken.token
+            return try DeviceKeySteps.decode(StepUpResponse.self, answer).accessToken.token
         }
     }
 }

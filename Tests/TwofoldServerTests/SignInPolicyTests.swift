@@ -16,13 +16,13 @@ import VaporTesting
     /// 50 runs of "confirm a new TOTP and, in parallel, step up with it": no step-up, ever. The
     /// factor is recorded on the adding session before its secret becomes active, and the step-up
     /// reads the session again after the code checks out.
-    @Test func aFactorConfirmedInParallelNeverStepsUpItsSession() async throws {
+    @Test(.tags(.database)) func aFactorConfirmedInParallelNeverStepsUpItsSession() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             var confirmed = 0
             for run in 0..<50 {
                 let name = "racer\(run)"
-                let token = try await AuthFlowTests.signUp(app, name, address: "10.9.\(run).1").accessToken.token
+                let token = try await Accounts.signUp(app, name, address: "10.9.\(run).1").accessToken.token
                 var setup: TOTPSetupResponse?
                 try await app.testing().test(.POST, API.TwoFactor.totpSetup.path(), headers: .bearer(token)) {
                     response in setup = try response.decode(TOTPSetupResponse.self)
@@ -62,7 +62,7 @@ import VaporTesting
     @Test func anotherSessionStepsUpWithTheNewApp() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let other = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             clock.advance(by: 30)
@@ -90,7 +90,7 @@ import VaporTesting
             let tokens = try await Calls.signUpWithPasskey(app, passkey)
             try await Calls.register(
                 app, token: try await Calls.signInWithPasskey(app, &passkey), Passkey(), name: "Owner's YubiKey")
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             let session = try await Calls.signInWithPasskey(app, &passkey)
 
             func change(_ extra: [String: Bool], to new: String, from old: String) async throws -> [OutgoingMessage] {
@@ -100,11 +100,11 @@ import VaporTesting
                     .PUT, API.Account.changePassword.path(), headers: .bearer(session),
                     body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
                 ) { response in #expect(response.status == .ok, "\(response.body.string)") }
-                return try await CodeFactorTests.deliverAll(app, clock: clock).filter {
+                return try await Codes.deliverAll(app, clock: clock).filter {
                     $0.body.contains("password was changed")
                 }
             }
-            let kept = try await change([:], to: "first new passphrase", from: AuthFlowTests.password)
+            let kept = try await change([:], to: "first new passphrase", from: Accounts.password)
             let notice = try #require(kept.first).body
             #expect(notice.contains("These can still sign in without the password"), "\(notice)")
             #expect(notice.components(separatedBy: "a passkey from").count == 3, "both passkeys: \(notice)")
@@ -122,10 +122,10 @@ import VaporTesting
     @Test func signingOutEverywhereForgetsRememberedDevicesAndSaysWhatRemains() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             try await app.testing().test(
                 .POST, API.Auth.logoutAll.path(), headers: .bearer(tokens.accessToken.token)
             ) { response in #expect(response.status == .ok) }
@@ -134,8 +134,8 @@ import VaporTesting
             }
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
-            #expect(try await TrustedDeviceTests.login(app, headers: headers) == (200, true), "a second step again")
-            let notice = try await CodeFactorTests.deliverAll(app, clock: clock).first {
+            #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, true), "a second step again")
+            let notice = try await Codes.deliverAll(app, clock: clock).first {
                 $0.body.contains("signed out")
             }
             #expect(notice?.body.contains("Nothing else can sign in to your account without the password") == true)
@@ -147,20 +147,20 @@ import VaporTesting
     @Test func codesToADestinationTheSessionChoseNeverVouchForIt() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let token = try await AuthFlowTests.signUp(app).accessToken.token
+            let token = try await Accounts.signUp(app).accessToken.token
             for (channel, field, value) in [
                 ("sms", "phoneNumber", "+14155550188"), ("email", "email", "thief@example.net"),
             ] {
                 let path = channel == "sms" ? API.Account.changePhone.path() : API.Account.changeEmail.path()
-                #expect(try await AccountTests.put(app, path: path, token: token, [field: value]).0 == 202)
+                #expect(try await Accounts.put(app, path: path, token: token, [field: value]).0 == 202)
                 let code = try #require(
-                    try await CodeFactorTests.deliverMessages(app, clock: clock).last { $0.destination == value }
+                    try await Codes.deliverMessages(app, clock: clock).last { $0.destination == value }
                 ).code
                 #expect(
-                    try await AccountTests.put(app, path: path, token: token, [field: value, "code": code]).0 == 200)
+                    try await Accounts.put(app, path: path, token: token, [field: value, "code": code]).0 == 200)
             }
             #expect(
-                try await DeviceSignInTests.post(
+                try await DeviceKeySteps.post(
                     app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "burner"],
                     token: token
                 ).0 == 200)
@@ -168,14 +168,14 @@ import VaporTesting
             for method in ["sms", "email"] {
                 clock.advance(by: 61)
                 #expect(
-                    try await DeviceSignInTests.post(app, API.Auth.stepUpSend.path(), ["method": method], token: token)
+                    try await DeviceKeySteps.post(app, API.Auth.stepUpSend.path(), ["method": method], token: token)
                         .0 == 200)
-                let code = try #require(try await CodeFactorTests.deliverMessages(app, clock: clock).last).code
-                let stepped = try await DeviceSignInTests.post(
+                let code = try #require(try await Codes.deliverMessages(app, clock: clock).last).code
+                let stepped = try await DeviceKeySteps.post(
                     app, API.Auth.stepUp.path(), ["method": method, "code": code], token: token)
                 #expect(stepped.0 == 403 && stepped.1.contains("added in this session"), "\(method): \(stepped.1)")
             }
-            #expect(try await DeviceSignInTests.post(app, API.TwoFactor.totpSetup.path(), [:], token: token).0 == 403)
+            #expect(try await DeviceKeySteps.post(app, API.TwoFactor.totpSetup.path(), [:], token: token).0 == 403)
         }
     }
 
@@ -184,16 +184,16 @@ import VaporTesting
     @Test func enrollingSMSOverAKeyIsADowngrade() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
-            try await AccountTests.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
+            let tokens = try await Accounts.signUp(app)
+            try await Accounts.verifyPhone(app, token: tokens.accessToken.token, clock: clock)
             let phone = SoftwareDeviceKey()
-            #expect(try await DeviceSignInTests.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
-            let keyOnly = try await DeviceSignInTests.stepUp(app, token: tokens.accessToken.token, phone: phone)
-            let replaced = try await DeviceSignInTests.post(
+            #expect(try await DeviceKeySteps.enroll(app, token: tokens.accessToken.token, phone: phone).0 == 200)
+            let keyOnly = try await DeviceKeySteps.stepUp(app, token: tokens.accessToken.token, phone: phone)
+            let replaced = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.enroll.path(), ["username": "alice", "method": "smsOTP", "deviceId": "iphone-1"],
                 token: keyOnly)
             #expect(replaced.0 == 403 && replaced.1.contains("step_up_required"), "\(replaced.1)")
-            #expect(try await DeviceSignInTests.challenge(app).method == "secureEnclave", "the key stays")
+            #expect(try await DeviceKeySteps.challenge(app).method == "secureEnclave", "the key stays")
         }
     }
 }

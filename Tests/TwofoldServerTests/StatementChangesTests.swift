@@ -9,6 +9,7 @@ import VaporTesting
 /// `Request.changes`: how many rows a write changed, which every claim in a sign-in decides by
 /// (attempt slot, time step, flow). SQLite counts them itself; PostgreSQL returns a row per
 /// changed row. Runs on both, inside a unit of work and outside one.
+@Suite(.tags(.database))
 struct StatementChangesTests {
     static let claim = """
         UPDATE factor_guards SET attempts = attempts + 1
@@ -21,7 +22,7 @@ struct StatementChangesTests {
         """
 
     static func userID(_ app: Application) async throws -> UUID {
-        _ = try await AuthFlowTests.signUp(app)
+        _ = try await Accounts.signUp(app)
         return try #require(try await app.twofold.users.users(matching: nil, offset: 0, limit: 1).first?.id)
     }
 
@@ -34,7 +35,7 @@ struct StatementChangesTests {
     @Test func aConditionalUpdateCountsTheRowsItChangedAndNoneOnceTheConditionFails() async throws {
         try await withTestApp { app in
             let user = try await Self.userID(app)
-            let request = DirectSQLiteTests.request(app)
+            let request = DirectSQLiteChecks.request(app)
             let upsert = Statement(Self.upsert, .uuid(user), .text("test"), .integer(2))
             // Inserted, then updated once, then refused by the update's condition.
             #expect(try await request.application.twofold.database.changes(upsert) == 1)
@@ -62,7 +63,7 @@ struct StatementChangesTests {
     @Test func ofManyParallelClaimsOnOneRowExactlyOneChangesIt() async throws {
         try await withTestApp { app in
             let user = try await Self.userID(app)
-            let request = DirectSQLiteTests.request(app)
+            let request = DirectSQLiteChecks.request(app)
             #expect(
                 try await request.application.twofold.database.changes(
                     Statement(Self.upsert, .uuid(user), .text("test"), .integer(1))) == 1
@@ -71,7 +72,7 @@ struct StatementChangesTests {
             let won = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<40 {
                     group.addTask {
-                        let request = DirectSQLiteTests.request(app)
+                        let request = DirectSQLiteChecks.request(app)
                         return try await request.application.twofold.unitsOfWork.run(on: request.eventLoop) {
                             try await request.application.twofold.database.changes(once)
                         }

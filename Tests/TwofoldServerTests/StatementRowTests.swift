@@ -7,6 +7,7 @@ import TwofoldSQLite
 
 /// `StatementRow` over an SQLKit row (PostgreSQL's path), which reads columns by name: a column
 /// whose name another column shares is refused, never read from the wrong column.
+@Suite(.tags(.database))
 struct StatementRowTests {
     /// Reads by name as PostgreSQL's rows do: the first column of that name.
     struct NamedRow: SQLRow {

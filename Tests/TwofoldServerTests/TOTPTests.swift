@@ -8,10 +8,10 @@ import VaporTesting
 @testable import TwofoldServer
 
 @Suite struct TOTPFactorTests {
-    @Test func setupConfirmAndSignInWithTheSecondStep() async throws {
+    @Test(.tags(.database)) func setupConfirmAndSignInWithTheSecondStep() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var setup: TOTPSetupResponse?
             try await app.testing().test(
                 .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
@@ -39,7 +39,7 @@ import VaporTesting
             var challenge: LoginChallengeResponse?
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
             let flow = try #require(challenge)
             #expect(flow.requires2FA && flow.tempToken == flow.otpFlowId)
@@ -81,11 +81,11 @@ import VaporTesting
     /// Issue E item 7: on PostgreSQL a second step with an app code is two round trips, the
     /// read of its flow and one statement for every write (`CodeSignInStore`). Runs in the
     /// PostgreSQL pass (`TWOFOLD_TEST_POSTGRES_URL`).
-    @Test func onPostgreSQLASecondStepWithAnAppCodeIsTwoStatements() async throws {
+    @Test(.tags(.database)) func onPostgreSQLASecondStepWithAnAppCodeIsTwoStatements() async throws {
         guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             let sent = try #require(app.twofold.database.postgres).sent
@@ -119,11 +119,11 @@ import VaporTesting
     /// counted 18 and none locked the account (found by an attacker's review): the count read
     /// again once each is committed locks it. The guard row is held meanwhile, as a commit in
     /// flight would hold it, so that all four start before any writes.
-    @Test func onPostgreSQLParallelWrongCodesAtTheDaysLimitLockTheAccount() async throws {
+    @Test(.tags(.database)) func onPostgreSQLParallelWrongCodesAtTheDaysLimitLockTheAccount() async throws {
         guard let url = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !url.isEmpty else { return }
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let userID = tokens.user.id
             let guards = app.twofold.guards.store
@@ -143,7 +143,7 @@ import VaporTesting
                         "SELECT 1 FROM factor_guards WHERE user_id = \(bind: userID) AND factor = 'totp' FOR UPDATE"
                     ).run()
                     holding.yield()
-                    try await Task.sleep(for: .seconds(2))
+                    try await Task.sleep(for: .seconds(1))
                 }
             }
             for await _ in held { break }
@@ -162,7 +162,7 @@ import VaporTesting
     @Test func aTimeStepIsAcceptedOnlyOnce() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let code = try TOTPSteps.code(secret, clock)
             let first = try await TOTPSteps.startLogin(app)
@@ -180,10 +180,10 @@ import VaporTesting
         }
     }
 
-    @Test func fiftyParallelSubmissionsOfOneValidCodeGiveOneSuccess() async throws {
+    @Test(.tags(.database)) func fiftyParallelSubmissionsOfOneValidCodeGiveOneSuccess() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             var flows: [String] = []
             for index in 0..<50 { flows.append(try await TOTPSteps.startLogin(app, from: "10.1.0.\(index)")) }
@@ -199,7 +199,7 @@ import VaporTesting
     @Test func lockedForFiveMinutesAfterFiveWrongCodesEvenAcrossFlows() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             var flow = try await TOTPSteps.startLogin(app)
             for attempt in 1...4 {
@@ -234,7 +234,7 @@ import VaporTesting
     @Test func aUsedOrExpiredFlowIsRefusedBeforeTheCode() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let used = try await TOTPSteps.startLogin(app)
             #expect(try await TOTPSteps.validate(app, flow: used, code: try TOTPSteps.code(secret, clock)).0 == 200)
@@ -270,7 +270,7 @@ import VaporTesting
     @Test func aReplayedCodeIsRefusedWithoutCountingOrResettingTheCount() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let used = try TOTPSteps.code(secret, clock)
             #expect(try await TOTPSteps.validate(app, flow: try await TOTPSteps.startLogin(app), code: used).0 == 200)
@@ -291,7 +291,7 @@ import VaporTesting
     @Test func aWaitingFlowOfALockedAccountIsRefusedBeforeItsCode() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             let sql = try #require(app.db as? any SQLDatabase)
@@ -310,7 +310,7 @@ import VaporTesting
     @Test func aRightCodeIsRefusedWhileEveryAttemptSlotIsTaken() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let sql = try #require(app.db as? any SQLDatabase)
             // Five slots taken by codes still being checked: no lock is written yet.
@@ -338,7 +338,7 @@ import VaporTesting
     @Test func aRightCodeWritesTheGuardOnlyWhenThereIsACountToForget() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             clock.advance(by: 30)
             let first = try await TOTPSteps.startLogin(app)
@@ -356,10 +356,10 @@ import VaporTesting
         }
     }
 
-    @Test func aHundredParallelWrongCodesEvaluateAtMostFive() async throws {
+    @Test(.tags(.database)) func aHundredParallelWrongCodesEvaluateAtMostFive() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             let results = try await withThrowingTaskGroup(of: UInt.self) { group in
@@ -379,7 +379,7 @@ import VaporTesting
     @Test func repeatedLockoutsLengthenAndTwentyInADayLockTheAccount() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             var lockouts: [Int?] = []
             for round in 0..<4 {
@@ -398,7 +398,7 @@ import VaporTesting
             #expect(lockouts == [300, 600, 1200])
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": AuthFlowTests.password])
+                body: json(["username": "alice", "password": Accounts.password])
             ) { response in #expect(response.status == .forbidden) }
             #expect(try await AuditQueries.count(type: "account.locked", on: app) == 1)
         }
@@ -407,7 +407,7 @@ import VaporTesting
     @Test func thePendingSecretExpiresAfterTenMinutes() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             var setup: TOTPSetupResponse?
             try await app.testing().test(
                 .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
@@ -417,7 +417,7 @@ import VaporTesting
             clock.advance(by: 601)
             let code = try TOTP(secret: try Base32.decode(try #require(setup).secret)).code(at: clock.now)
             // Adding to a password-only account needs the password within 5 minutes.
-            let fresh = try await AuthFlowTests.stepUpWithPassword(app, token: tokens.accessToken.token)
+            let fresh = try await Accounts.stepUpWithPassword(app, token: tokens.accessToken.token)
             try await app.testing().test(
                 .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(fresh),
                 body: json(["code": code])
@@ -433,7 +433,7 @@ import VaporTesting
     @Test func theSecretIsEncryptedAtRest() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let sql = try #require(app.db as? any SQLDatabase)
             let row = try #require(try await sql.raw("SELECT * FROM totp_credentials").first())

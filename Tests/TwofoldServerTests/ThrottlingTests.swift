@@ -4,10 +4,10 @@ import TwofoldAPI
 import TwofoldServer
 import VaporTesting
 
-@Suite struct ThrottlingTests {
+@Suite(.tags(.database)) struct ThrottlingTests {
     @Test func fiftyParallelWrongPasswordsAreThrottledAndTheRealUserIsNotLockedOut() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app, address: "192.0.2.1")
+            _ = try await Accounts.signUp(app, address: "192.0.2.1")
             let attacker = "203.0.113.66"
             let results = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
                 for index in 0..<50 {
@@ -35,7 +35,7 @@ import VaporTesting
             // The attacker's address stays throttled, even with the right password.
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client(attacker),
-                body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: json(["email": "alice@example.com", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .tooManyRequests)
                 try #require(try response.problem().code == "rate_limited")
@@ -43,7 +43,7 @@ import VaporTesting
             // Alice, from her own address, signs in at once.
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("192.0.2.1"),
-                body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: json(["email": "alice@example.com", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -53,7 +53,7 @@ import VaporTesting
     @Test func theLimitRefillsWithTime() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             for _ in 0..<5 {
                 try await app.testing().test(
                     .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
@@ -62,7 +62,7 @@ import VaporTesting
             }
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
-                body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: json(["email": "alice@example.com", "password": Accounts.password])
             ) { response in
                 #expect(response.status == .tooManyRequests)
                 #expect(response.headers.first(name: .retryAfter) == "60")
@@ -70,7 +70,7 @@ import VaporTesting
             clock.advance(by: 60)
             try await app.testing().test(
                 .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
-                body: json(["email": "alice@example.com", "password": AuthFlowTests.password])
+                body: json(["email": "alice@example.com", "password": Accounts.password])
             ) { response in #expect(response.status == .ok) }
         }
     }
@@ -93,9 +93,9 @@ import VaporTesting
     @Test func strangersFromManyAddressesCannotHoldARememberedDeviceOut() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             var refused = 0
             for index in 0..<110 {
                 let status = try await Self.login(
@@ -103,9 +103,9 @@ import VaporTesting
                 if status == 429 { refused += 1 }
             }
             #expect(refused >= 10, "the account-wide bucket holds the strangers back")
-            #expect(try await Self.login(app, from: "192.0.2.200", password: AuthFlowTests.password) == 429)
+            #expect(try await Self.login(app, from: "192.0.2.200", password: Accounts.password) == 429)
             #expect(
-                try await Self.login(app, from: "192.0.2.201", password: AuthFlowTests.password, device: device) == 200,
+                try await Self.login(app, from: "192.0.2.201", password: Accounts.password, device: device) == 200,
                 "the owner's remembered device is exempt")
         }
     }
@@ -113,10 +113,10 @@ import VaporTesting
     /// Issue T: the account-wide bucket counts failures only: a right password gives its token back.
     @Test func rightPasswordsDoNotSpendTheAccountBucket() async throws {
         try await withTestApp { app in
-            _ = try await AuthFlowTests.signUp(app)
+            _ = try await Accounts.signUp(app)
             for index in 0..<130 {
                 let status = try await Self.login(
-                    app, from: "198.18.\(index / 200).\(index % 200 + 1)", password: AuthFlowTests.password)
+                    app, from: "198.18.\(index / 200).\(index % 200 + 1)", password: Accounts.password)
                 #expect(status == 200, "sign-in \(index)")
                 if status != 200 { break }
             }
@@ -128,9 +128,9 @@ import VaporTesting
     @Test func aRememberedDeviceTokenHasABucketOfItsOwn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, _) = try await TrustedDeviceTests.trust(app, secret: secret, clock: clock)
+            let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             var statuses: [UInt] = []
             for index in 0..<8 {
                 statuses.append(

@@ -4,39 +4,12 @@ import TwofoldAPI
 import VaporTesting
 
 @Suite struct TrustedDeviceTests {
-    /// Signs in with TOTP and `trustDevice`; returns the device token and the response's cookie.
-    static func trust(_ app: Application, secret: [UInt8], clock: TestClock) async throws -> (String, String?) {
-        let flow = try await TOTPSteps.startLogin(app)
-        var result: (String, String?) = ("", nil)
-        try await app.testing().test(
-            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
-            body: ByteBuffer(
-                string: #"{"tempToken":"\#(flow)","code":"\#(try TOTPSteps.code(secret, clock))","trustDevice":true}"#)
-        ) { response in
-            #expect(response.status == .ok)
-            result.0 = try #require(try response.decode(SecondStepResponse.self).trustedDeviceToken)
-            result.1 = response.headers.first(name: .setCookie)
-        }
-        return result
-    }
-
-    static func login(_ app: Application, headers: HTTPHeaders) async throws -> (UInt, Bool) {
-        var result: (UInt, Bool) = (0, false)
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: headers,
-            body: json(["username": "alice", "password": AuthFlowTests.password])
-        ) { response in
-            result = (response.status.code, response.body.string.contains("requires2FA"))
-        }
-        return result
-    }
-
     @Test func aRememberedDeviceSkipsTheSecondStepForThirtyDays() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, cookie) = try await Self.trust(app, secret: secret, clock: clock)
+            let (device, cookie) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             let setCookie = try #require(cookie)
             // Served to http://localhost (the test server's origins): not `Secure`, which a browser
             // could drop there; for the whole site, so a sign-in page at the root sees it.
@@ -47,15 +20,17 @@ import VaporTesting
 
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
-            #expect(try await Self.login(app, headers: headers) == (200, false))
+            #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, false))
             var withCookie = HTTPHeaders.client("10.0.0.1")
             withCookie.add(name: .cookie, value: "twofold_trusted_device=\(device)")
-            #expect(try await Self.login(app, headers: withCookie) == (200, false))
+            #expect(try await RememberedDeviceSteps.login(app, headers: withCookie) == (200, false))
             // Without it, or for another user, the second step is still asked for.
-            #expect(try await Self.login(app, headers: .client("10.0.0.1")) == (200, true))
+            #expect(try await RememberedDeviceSteps.login(app, headers: .client("10.0.0.1")) == (200, true))
 
             clock.advance(by: 30 * 24 * 3600)
-            #expect(try await Self.login(app, headers: headers) == (200, true), "30 days later it has expired")
+            #expect(
+                try await RememberedDeviceSteps.login(app, headers: headers) == (200, true),
+                "30 days later it has expired")
         }
     }
 
@@ -64,28 +39,28 @@ import VaporTesting
     @Test func overHTTPSTheCookieIsSecureAndHostPrefixed() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock, adjust: { $0.webAuthn.origins = ["https://login.example.com"] }) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, cookie) = try await Self.trust(app, secret: secret, clock: clock)
+            let (device, cookie) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             let setCookie = try #require(cookie)
             #expect(setCookie.hasPrefix("__Host-twofold_trusted_device=\(device);"))
             #expect(setCookie.contains("Secure") && setCookie.contains("Path=/;") && !setCookie.contains("Domain"))
             var prefixed = HTTPHeaders.client("10.0.0.1")
             prefixed.add(name: .cookie, value: "__Host-twofold_trusted_device=\(device)")
-            #expect(try await Self.login(app, headers: prefixed) == (200, false))
+            #expect(try await RememberedDeviceSteps.login(app, headers: prefixed) == (200, false))
             // The unprefixed name is not this server's cookie: a subdomain could have set it.
             var plain = HTTPHeaders.client("10.0.0.1")
             plain.add(name: .cookie, value: "twofold_trusted_device=\(device)")
-            #expect(try await Self.login(app, headers: plain) == (200, true))
+            #expect(try await RememberedDeviceSteps.login(app, headers: plain) == (200, true))
         }
     }
 
     @Test func rememberedDevicesAreListedAndRevoked() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
+            let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             var listed: TrustedDevicesResponse?
             try await app.testing().test(
                 .GET, API.TwoFactor.trustedDevices.path(), headers: .bearer(tokens.accessToken.token)
@@ -100,7 +75,7 @@ import VaporTesting
             #expect(listed?.devices.count == 1)
             #expect(!(String(data: try Wire.encoder().encode(listed), encoding: .utf8) ?? "").contains(device))
 
-            let bob = try await AuthFlowTests.signUp(app, "bob")
+            let bob = try await Accounts.signUp(app, "bob")
             try await app.testing().test(
                 .DELETE, API.TwoFactor.revokeTrustedDevice.path("\(entry.id)"), headers: .bearer(bob.accessToken.token)
             ) { response in #expect(response.status == .notFound, "not bob's to revoke") }
@@ -110,16 +85,16 @@ import VaporTesting
             ) { response in #expect(response.status == .ok) }
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
-            #expect(try await Self.login(app, headers: headers) == (200, true))
+            #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, true))
         }
     }
 
     @Test func resettingSecondFactorsRevokesRememberedDevices() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-            let (device, _) = try await Self.trust(app, secret: secret, clock: clock)
+            let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             clock.advance(by: 30)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             var stepped: StepUpResponse?
@@ -128,7 +103,7 @@ import VaporTesting
                 body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
             ) { response in stepped = try response.decode(StepUpResponse.self) }
             // Removing the only factor: the password with it.
-            let both = try await AuthFlowTests.stepUpWithPassword(app, token: try #require(stepped).accessToken.token)
+            let both = try await Accounts.stepUpWithPassword(app, token: try #require(stepped).accessToken.token)
             try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(both)) {
                 response in #expect(response.status == .ok)
             }
@@ -139,7 +114,7 @@ import VaporTesting
             _ = try await TOTPSteps.enable(app, tokens: again, clock: clock)
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
-            #expect(try await Self.login(app, headers: headers) == (200, true))
+            #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, true))
         }
     }
 }

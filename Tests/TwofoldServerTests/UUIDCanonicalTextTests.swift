@@ -4,6 +4,7 @@ import Testing
 @testable import TwofoldServer
 
 /// `UUID.canonicalText` agrees with Foundation's `uuidString`, which sqlite-kit and earlier tokens use.
+@Suite(.tags(.database))
 struct UUIDTextTests {
     @Test func writesWhatUUIDStringWritesAndReadsWhatUUIDStringReads() {
         for _ in 0..<1000 {

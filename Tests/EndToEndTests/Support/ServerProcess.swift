@@ -15,6 +15,10 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var port: Int
     let dataDirectory: URL
     private(set) var logFile: URL
+    /// The server's clock (`TWOFOLD_TEST_CLOCK_FILE`): how far it runs ahead of the real one.
+    let clockFile: URL
+    private let ahead = NSLock()
+    private var secondsAhead: TimeInterval = 0
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     /// A client of this server, on the shared ephemeral session.
     var client: APIClient { APIClient(baseURL: baseURL) }
@@ -23,6 +27,8 @@ final class ServerProcess: @unchecked Sendable {
     /// process took between choosing and binding it is chosen again.
     init(dataDirectory: URL, environment extra: [String: String] = [:]) async throws {
         self.dataDirectory = dataDirectory
+        clockFile = dataDirectory.deletingLastPathComponent().appendingPathComponent(
+            "clock-\(UUID().uuidString.prefix(8))")
         port = SMTPSink.freePort()
         logFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("server-\(port).log")
         for attempt in 1...5 {
@@ -43,6 +49,11 @@ final class ServerProcess: @unchecked Sendable {
         environment["DATABASE_URL"] = nil
         environment["TWOFOLD_DATA_DIR"] = dataDirectory.path
         environment["TWOFOLD_PORT"] = String(port)
+        environment["TWOFOLD_TEST_CLOCK_FILE"] = clockFile.path
+        // bcrypt's lowest cost: at the default (12) each password check takes most of a second of
+        // CPU in a debug build, which the suite's hundreds of sign-ins paid for nothing. The test
+        // of logins hashing in parallel asks for the default.
+        environment["TWOFOLD_BCRYPT_COST"] = "4"
         environment.merge(extra) { $1 }
         process = try ChildProcess(
             BuildProducts.executable("twofold-server"), arguments: [], environment: environment,
@@ -61,6 +72,19 @@ final class ServerProcess: @unchecked Sendable {
         }
         throw ServerProcessError.neverHealthy(log: log)
     }
+
+    /// Moves the server's clock `seconds` ahead (a cooldown passes, a proof goes stale) instead of
+    /// waiting for it. The server reads the clock file on every reading of its clock.
+    func advanceClock(by seconds: TimeInterval) throws {
+        let total = ahead.withLock {
+            secondsAhead += seconds
+            return secondsAhead
+        }
+        try Data(String(total).utf8).write(to: clockFile, options: .atomic)
+    }
+
+    /// The server's time now.
+    var now: Date { Date().addingTimeInterval(ahead.withLock { secondsAhead }) }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 

@@ -9,55 +9,23 @@ import VaporTesting
 /// `scripts/test`'s other runs): a factor is written only while the session adding it is live,
 /// checked in the write's own statement, so a session revoked after the bearer check (signed
 /// out everywhere, an administrator's reset, a recovery) writes nothing after.
-@Suite struct AddingSessionTests {
-    /// Two sessions of `user`'s, stored: one live, one revoked.
-    static func sessions(_ app: Application, user: UUID) async throws -> (live: AddingSession, revoked: AddingSession) {
-        let store = SQLSessionStore(database: app.twofold.database)
-        let now = Date()
-        var made: [UUID] = []
-        for _ in 0..<2 {
-            let session = SessionRecord(
-                id: UUID(), userID: user, authTime: now, methods: ["pwd"], createdAt: now, lastUsedAt: now,
-                ipAddress: "10.0.0.1", userAgent: nil, proofs: [.password: now])
-            try await store.insert(
-                session,
-                firstRefreshToken: RefreshTokenRecord(
-                    id: UUID(), sessionID: session.id, tokenHash: "hash-\(session.id)", createdAt: now,
-                    expiresAt: now.addingTimeInterval(3600)))
-            made.append(session.id)
-        }
-        #expect(try await store.revoke(sessionID: made[1], reason: "signed out everywhere", now: now))
-        return (AddingSession(made[0]), AddingSession(made[1]))
-    }
-
-    /// `body` is refused as the write of a session that ended.
-    static func expectEnded(_ what: String, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("a revoked session's write went ahead: \(what)")
-        } catch let problem as Problem {
-            #expect(problem.status == 401 && problem.code == .unauthorized, "\(what): \(problem)")
-        } catch {
-            Issue.record("\(what): \(error)")
-        }
-    }
-
+@Suite(.tags(.database)) struct AddingSessionTests {
     @Test func everyFactorWriteOfARevokedSessionChangesNothing() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let (live, revoked) = try await Self.sessions(app, user: alice)
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let (live, revoked) = try await SessionChecks.sessions(app, user: alice)
             let database = app.twofold.database
             let now = Date()
 
             // A passkey.
             let passkeys = SQLPasskeyStore(database: database)
-            await Self.expectEnded("passkey") {
-                _ = try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "REVOKED"), addedBy: revoked)
+            await SessionChecks.expectEnded("passkey") {
+                _ = try await passkeys.insert(PasskeyRecords.passkey(alice, "REVOKED"), addedBy: revoked)
             }
             #expect(try await passkeys.credential(id: "REVOKED") == nil)
-            #expect(try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LIVE"), addedBy: live))
+            #expect(try await passkeys.insert(PasskeyRecords.passkey(alice, "LIVE"), addedBy: live))
             #expect(
-                try await !passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LIVE"), addedBy: live),
+                try await !passkeys.insert(PasskeyRecords.passkey(alice, "LIVE"), addedBy: live),
                 "a credential ID already registered is still that")
 
             // A device, and a new key for one.
@@ -65,10 +33,10 @@ import VaporTesting
             let phone = DeviceRecord(
                 id: UUID(), userID: alice, deviceID: "phone", method: .secureEnclave, publicKey: "key",
                 enrolledAt: now, updatedAt: now)
-            await Self.expectEnded("device") { _ = try await devices.insert(phone, addedBy: revoked) }
+            await SessionChecks.expectEnded("device") { _ = try await devices.insert(phone, addedBy: revoked) }
             #expect(try await devices.device("phone", userID: alice) == nil)
             #expect(try await devices.insert(phone, addedBy: live))
-            await Self.expectEnded("a device's new key") {
+            await SessionChecks.expectEnded("a device's new key") {
                 try await devices.changeKey(
                     deviceRowID: phone.id, method: .secureEnclave, publicKey: "another key", deviceModel: nil,
                     enrolledAt: nil, pinHash: nil, now: now, addedBy: revoked)
@@ -85,7 +53,7 @@ import VaporTesting
                 id: UUID(), userID: alice, status: .pending, secretCiphertext: "sealed", createdAt: now,
                 expiresAt: now.addingTimeInterval(600))
             try await totp.replace(with: pending)
-            await Self.expectEnded("authenticator app") {
+            await SessionChecks.expectEnded("authenticator app") {
                 _ = try await totp.activate(credentialID: pending.id, now: now, addedBy: revoked)
             }
             #expect(try await totp.credential(userID: alice, status: .active) == nil)
@@ -94,16 +62,16 @@ import VaporTesting
 
             // Codes turned on, and where they go.
             let users = SQLUserStore(database: database)
-            await Self.expectEnded("email codes") {
+            await SessionChecks.expectEnded("email codes") {
                 try await users.enableCodes(.email, phone: nil, userID: alice, now: now, addedBy: revoked)
             }
-            await Self.expectEnded("SMS codes") {
+            await SessionChecks.expectEnded("SMS codes") {
                 try await users.enableCodes(.sms, phone: "+14155550123", userID: alice, now: now, addedBy: revoked)
             }
-            await Self.expectEnded("phone number") {
+            await SessionChecks.expectEnded("phone number") {
                 try await users.setVerifiedPhone("+14155550123", userID: alice, now: now, addedBy: revoked)
             }
-            await Self.expectEnded("email address") {
+            await SessionChecks.expectEnded("email address") {
                 _ = try await users.setEmail("mallory@example.com", userID: alice, now: now, addedBy: revoked)
             }
             let unchanged = try #require(try await users.user(id: alice))
@@ -124,7 +92,7 @@ import VaporTesting
             }
             let owners = set("owner")
             try await codes.replace(userID: alice, with: owners, addedBy: live)
-            await Self.expectEnded("backup codes") {
+            await SessionChecks.expectEnded("backup codes") {
                 try await codes.replace(userID: alice, with: set("thief"), addedBy: revoked)
             }
             #expect(try await codes.code(userID: alice, lookup: "thief0") == nil)
@@ -132,7 +100,7 @@ import VaporTesting
 
             // The password: not by a revoked session, and only over the hash it was checked against.
             let hash = unchanged.passwordHash
-            await Self.expectEnded("password") {
+            await SessionChecks.expectEnded("password") {
                 _ = try await users.setPasswordHash(
                     "thief's", userID: alice, now: now, replacing: hash, addedBy: revoked)
             }
@@ -151,8 +119,8 @@ import VaporTesting
     /// on PostgreSQL, one under way holds the session's row, so the revocation waits for it.
     @Test func aResetRacingAStolenSessionLeavesNoFactor() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let (stolen, _) = try await Self.sessions(app, user: alice)
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let (stolen, _) = try await SessionChecks.sessions(app, user: alice)
             let database = app.twofold.database
             let passkeys = SQLPasskeyStore(database: database)
             let sessions = SQLSessionStore(database: database)
@@ -166,7 +134,7 @@ import VaporTesting
                             let done = await reset.done
                             do {
                                 let added = try await passkeys.insert(
-                                    PasskeyStoreContractTests.passkey(alice, "K\(lane)-\(index)"), addedBy: stolen)
+                                    PasskeyRecords.passkey(alice, "K\(lane)-\(index)"), addedBy: stolen)
                                 written += added ? 1 : 0
                             } catch let problem as Problem where problem.status == 401 {}
                             if done { afterReset += 1 }
@@ -189,8 +157,8 @@ import VaporTesting
             #expect(written > 0, "the stolen session wrote before the reset")
             let left = try await passkeys.credentials(userID: alice).count
             #expect(left == 0, "\(left) of the \(written) passkeys written survived the reset")
-            await Self.expectEnded("a passkey after the reset") {
-                _ = try await passkeys.insert(PasskeyStoreContractTests.passkey(alice, "LATE"), addedBy: stolen)
+            await SessionChecks.expectEnded("a passkey after the reset") {
+                _ = try await passkeys.insert(PasskeyRecords.passkey(alice, "LATE"), addedBy: stolen)
             }
         }
     }

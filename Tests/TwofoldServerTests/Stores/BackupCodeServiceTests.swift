@@ -7,7 +7,7 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// Backup codes with in-memory stores: no Vapor, no database.
-@Suite struct BackupCodeServiceTests {
+@Suite(.tags(.database)) struct BackupCodeServiceTests {
     @Test func aCodeWorksOnceInAnyCaseAndSpacing() async throws {
         let time = TestClock()
         let clock = ServerClock { time.now }

@@ -8,7 +8,7 @@ import TwofoldCore
 @testable import TwofoldServer
 
 /// Device keys and PINs with in-memory stores: no Vapor, no database.
-@Suite struct DeviceKeyServiceTests {
+@Suite(.tags(.database)) struct DeviceKeyServiceTests {
     let clock = TestClock()
     let devices = InMemoryDeviceStore()
     let guardStore = InMemoryFactorGuardStore()

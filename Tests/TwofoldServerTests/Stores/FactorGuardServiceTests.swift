@@ -6,7 +6,7 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// Wrong-code limits with in-memory stores: no Vapor, no database.
-@Suite struct FactorGuardServiceTests {
+@Suite(.tags(.database)) struct FactorGuardServiceTests {
     let clock = TestClock()
     let store = InMemoryFactorGuardStore()
     let users = InMemoryUserStore()

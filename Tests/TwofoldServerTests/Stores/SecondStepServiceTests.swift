@@ -14,7 +14,7 @@ import TwofoldDevice
 /// database. Every method completes a flow once; a wrong code, a replayed code, a locked
 /// factor, a locked account, an expired flow and parallel submissions are refused as the JSON
 /// API refuses them, from the same code a sign-in page will call.
-@Suite struct SecondStepServiceTests {
+@Suite(.tags(.database)) struct SecondStepServiceTests {
     /// Messages the outbox delivered.
     final class Sent: MessageProvider, @unchecked Sendable {
         private let lock = NSLock()

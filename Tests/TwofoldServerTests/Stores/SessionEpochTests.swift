@@ -9,7 +9,7 @@ import VaporTesting
 /// `scripts/test`'s other runs): a sign-in that began before every session of its account was
 /// ended (signed out everywhere, a password change, an administrator's reset, a recovery, a lock)
 /// starts nothing that counts, however its writes fall around that end.
-@Suite struct SessionEpochTests {
+@Suite(.tags(.database)) struct SessionEpochTests {
     /// A session of `user` as a sign-in that read the account's epoch `epoch` writes it.
     static func session(_ app: Application, _ user: UUID, epoch: Int) async throws -> SessionRecord {
         let now = Date()
@@ -30,7 +30,7 @@ import VaporTesting
     @Test func aSecondStepBegunBeforeEverySessionEndedStartsNone() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let owner = try await AuthFlowTests.signUp(app)
+            let owner = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: owner, clock: clock)
             let thiefs = try await TOTPSteps.startLogin(app, from: "203.0.113.9")
             try await app.testing().test(
@@ -57,7 +57,7 @@ import VaporTesting
     @Test func aFlowOfAnAccountLockedMeanwhileIsToldItIsLocked() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app)
+            let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
             // As `FactorGuard` locks an account: the lock, then every session ended.
@@ -74,7 +74,7 @@ import VaporTesting
     /// the caller's) stays live until the next end.
     @Test func whatAnOvertakenSignInWritesCountsForNothing() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let database = app.twofold.database
             let (users, sessions) = (SQLUserStore(database: database), SQLSessionStore(database: database))
             let devices = SQLTrustedDeviceStore(database: database)
@@ -98,9 +98,9 @@ import VaporTesting
             #expect(try await sessions.liveSessions(userID: alice).map(\.id) == [caller.id])
             #expect(try await sessions.useRefreshToken(hash: "hash-\(late.id)", now: now) == nil)
             #expect(try await !sessions.stepUp(sessionID: late.id, methods: ["pwd"], proofs: [:], now: now))
-            await AddingSessionTests.expectEnded("a passkey by the overtaken session") {
+            await SessionChecks.expectEnded("a passkey by the overtaken session") {
                 _ = try await SQLPasskeyStore(database: database).insert(
-                    PasskeyStoreContractTests.passkey(alice, "LATE"), addedBy: AddingSession(late.id))
+                    PasskeyRecords.passkey(alice, "LATE"), addedBy: AddingSession(late.id))
             }
             #expect(try await !devices.markUsed(tokenHash: "device-late", userID: alice, now: now))
             #expect(try await devices.live(userID: alice, now: now).isEmpty)
@@ -126,7 +126,7 @@ import VaporTesting
     /// the epoch every session written after the reset's revocation was.
     @Test func signInsRacingAResetLeaveNoLiveSession() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let database = app.twofold.database
             let sessions = SQLSessionStore(database: database)
             let read = try #require(try await SQLUserStore(database: database).user(id: alice)).sessionEpoch
@@ -165,7 +165,7 @@ extension SessionEpochTests {
     /// live; after it, sign-ins start again.
     @Test func noSignInStartsWhileTheFactorsAreReset() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let (sessions, users) = (app.twofold.sessions, app.twofold.users)
             let store = SQLSessionStore(database: app.twofold.database)
             let before = try #require(try await users.user(id: alice))
@@ -208,7 +208,7 @@ extension SessionEpochTests {
     /// added a passkey behind the removal (the attacker review's finding).
     @Test func signInsDuringAResetAddNothingThatSurvivesIt() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let (sessions, users) = (app.twofold.sessions, app.twofold.users)
             let passkeys = SQLPasskeyStore(database: app.twofold.database)
             let reset = ResetFinished()
@@ -232,7 +232,7 @@ extension SessionEpochTests {
                             let id = "L\(lane)-\(index)"
                             do {
                                 if try await passkeys.insert(
-                                    PasskeyStoreContractTests.passkey(alice, id),
+                                    PasskeyRecords.passkey(alice, id),
                                     addedBy: AddingSession(session.record.id))
                                 {
                                     added.append((id, user.sessionEpoch))
@@ -275,7 +275,7 @@ extension SessionEpochTests {
     @Test func aResetCutShortIsClosedAndATakenClaimIsNotClosedByItsFormerHolder() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let store = SQLSessionStore(database: app.twofold.database)
             let users = app.twofold.users
             func epoch() async throws -> Int { try #require(try await users.user(id: alice)).sessionEpoch }
@@ -318,24 +318,24 @@ extension SessionEpochTests {
     @Test func anSMSSignInCodeSentBeforeAResetSignsNobodyInAfterIt() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let admin = try await AdminTests.adminTokens(app)
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2")
-            try await AccountTests.verifyPhone(app, token: bob.accessToken.token, clock: clock)
-            let enrolled = try await DeviceSignInTests.post(
+            let admin = try await Administrators.adminTokens(app)
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2")
+            try await Accounts.verifyPhone(app, token: bob.accessToken.token, clock: clock)
+            let enrolled = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.enroll.path(), ["username": "bob", "method": "smsOTP", "deviceId": "old-phone"],
                 token: bob.accessToken.token)
             #expect(enrolled.0 == 200, "\(enrolled.1)")
-            _ = try await CodeFactorTests.deliverAll(app, clock: clock)
+            _ = try await Codes.deliverAll(app, clock: clock)
             clock.advance(by: 61)
-            let sent = try await DeviceSignInTests.post(
+            let sent = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.requestOTP.path(), ["username": "bob"], from: "10.0.0.2")
             #expect(sent.0 == 200, "\(sent.1)")
-            let code = try #require(try await CodeFactorTests.deliver(app, clock: clock).last).1
+            let code = try #require(try await Codes.deliver(app, clock: clock).last).1
 
-            let reset = try await DeviceSignInTests.post(
+            let reset = try await DeviceKeySteps.post(
                 app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], token: admin.accessToken.token)
             #expect(reset.0 == 200, "\(reset.1)")
-            let late = try await DeviceSignInTests.post(
+            let late = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.verifyOTP.path(), ["username": "bob", "otp": code], from: "10.0.0.2")
             #expect(late.0 == 401, "\(late.1)")
             #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)

@@ -6,7 +6,7 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// Sessions with in-memory stores: no Vapor, no database.
-@Suite struct SessionServiceTests {
+@Suite(.tags(.database)) struct SessionServiceTests {
     static let totpProof = Proof(method: .totp, version: "secret-1")
 
     let clock = TestClock()

@@ -9,15 +9,16 @@ import TwofoldTestSupport
 @Suite struct StoreBoundaryTests {
     static let mayReachTheDatabase = ["Database/", "Stores/", "Application+Twofold.swift", "ServerMain.swift"]
 
-    /// The lines of the server's sources in `folder`, each with its file's name.
+    /// The lines of the server's sources in `folder` and the folders inside it, each with its
+    /// file's name.
     static func lines(in folder: String) throws -> [(file: String, line: Substring)] {
         let url = BuildProducts.repositoryRoot.appendingPathComponent("Sources/TwofoldServer").appendingPathComponent(
             folder)
-        return try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".swift") }
-            .flatMap { name in
-                try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
-                    .split(separator: "\n").map { (name, $0) }
-            }
+        let paths = try #require(FileManager.default.enumerator(atPath: url.path)).compactMap { $0 as? String }
+        return try paths.filter { $0.hasSuffix(".swift") }.flatMap { path in
+            try String(contentsOf: url.appendingPathComponent(path), encoding: .utf8)
+                .split(separator: "\n").map { ((path as NSString).lastPathComponent, $0) }
+        }
     }
 
     @Test func onlyStoresReachTheDatabase() throws {
@@ -42,6 +43,7 @@ import TwofoldTestSupport
     /// passed in when they are built, rather than looking it up on the request; no controller
     /// calls another.
     @Test func dependenciesArePassedIn() throws {
+        #expect(try Self.lines(in: "Services").count > 5000, "the walk found the services, in their folders")
         let services = try Self.lines(in: "Services").filter { $0.line.contains(/\bRequest\b/) }
         #expect(services.isEmpty, "services that see a Request: \(services.map(\.file))")
         let lookups = try (Self.lines(in: "Controllers") + Self.lines(in: "Middleware"))

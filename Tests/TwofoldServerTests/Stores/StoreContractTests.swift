@@ -7,7 +7,7 @@ import VaporTesting
 
 /// Each store's in-memory twin keeps the SQL store's contract: the same calls, on both, give the
 /// same answers (the SQL one on SQLite, and on PostgreSQL in `scripts/test`'s second run).
-@Suite struct StoreContractTests {
+@Suite(.tags(.database)) struct StoreContractTests {
     /// `alice` and `bob` are users that exist (the tables' foreign keys need them).
     static func trustedDeviceContract(_ store: any TrustedDeviceStore, alice: UUID, bob: UUID) async throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -42,8 +42,8 @@ import VaporTesting
 
     @Test func trustedDevicesInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2").user.id
             try await Self.trustedDeviceContract(
                 SQLTrustedDeviceStore(database: app.twofold.database), alice: alice, bob: bob)
         }
@@ -172,8 +172,8 @@ import VaporTesting
 
     @Test func sessionsInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2").user.id
             let store = SQLSessionStore(database: app.twofold.database)
             // Signing up signed them in: those sessions end first, one by one (an end of every
             // session would supersede the contract's sessions, made at epoch 0), so it starts empty.
@@ -228,7 +228,7 @@ import VaporTesting
 
     @Test func factorGuardsInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             try await Self.factorGuardContract(SQLFactorGuardStore(database: app.twofold.database), alice: alice)
         }
     }
@@ -280,7 +280,7 @@ import VaporTesting
 
     @Test func loginFlowsInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             let users = SQLUserStore(database: app.twofold.database)
             try await Self.loginFlowContract(SQLLoginFlowStore(database: app.twofold.database), alice: alice) {
                 _ = try await users.lock(userID: alice, now: Date())
@@ -325,8 +325,8 @@ import VaporTesting
 
     @Test func totpCredentialsInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2").user.id
             try await Self.totpContract(SQLTOTPCredentialStore(database: app.twofold.database), alice: alice, bob: bob)
         }
     }
@@ -363,8 +363,8 @@ import VaporTesting
 
     @Test func backupCodesInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2").user.id
             try await Self.backupCodeContract(
                 SQLBackupCodeStore(database: app.twofold.database), alice: alice, bob: bob)
         }
@@ -460,7 +460,7 @@ import VaporTesting
 
     @Test func oneTimeCodesInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             try await Self.oneTimeCodeContract(SQLOneTimeCodeStore(database: app.twofold.database), alice: alice)
         }
     }
@@ -496,7 +496,7 @@ import VaporTesting
 
     @Test func auditInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
             try await Self.auditContract(SQLAuditStore(database: app.twofold.database), alice: alice)
         }
     }
@@ -505,7 +505,7 @@ import VaporTesting
     @Test func storedFactorsInTheDatabase() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let tokens = try await AuthFlowTests.signUp(app, "alice")
+            let tokens = try await Accounts.signUp(app, "alice")
             let users = SQLUserStore(database: app.twofold.database)
             #expect(
                 try await users.storedFactors(userID: tokens.user.id)

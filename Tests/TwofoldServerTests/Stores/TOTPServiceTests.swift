@@ -7,7 +7,7 @@ import TwofoldCore
 @testable import TwofoldServer
 
 /// Authenticator apps with in-memory stores: no Vapor, no database.
-@Suite struct TOTPServiceTests {
+@Suite(.tags(.database)) struct TOTPServiceTests {
     let clock = TestClock()
     let store = InMemoryTOTPCredentialStore()
     let guardStore = InMemoryFactorGuardStore()

@@ -5,7 +5,7 @@ import TwofoldAPI
 @testable import TwofoldServer
 
 /// The remembered-devices service with in-memory stores: no Vapor, no database.
-@Suite struct TrustedDeviceServiceTests {
+@Suite(.tags(.database)) struct TrustedDeviceServiceTests {
     let clock = TestClock()
     let store = InMemoryTrustedDeviceStore()
     let audit = InMemoryAuditStore()

@@ -7,7 +7,7 @@ import VaporTesting
 
 /// The contracts of `UserStore` and `DeviceStore`, on their in-memory twins and on the database
 /// (SQLite, and PostgreSQL in `scripts/test`'s second run).
-@Suite struct UserAndDeviceStoreContractTests {
+@Suite(.tags(.database)) struct UserAndDeviceStoreContractTests {
     static let now = Date(timeIntervalSince1970: 1_900_000_000)
 
     static func account(_ name: String, phone: String? = nil, role: User.Role = .user) -> User {
@@ -172,8 +172,8 @@ import VaporTesting
 
     @Test func devicesInTheDatabase() async throws {
         try await withTestApp { app in
-            let alice = try await AuthFlowTests.signUp(app, "alice").user.id
-            let bob = try await AuthFlowTests.signUp(app, "bob", address: "10.0.0.2").user.id
+            let alice = try await Accounts.signUp(app, "alice").user.id
+            let bob = try await Accounts.signUp(app, "bob", address: "10.0.0.2").user.id
             try await Self.deviceContract(SQLDeviceStore(database: app.twofold.database), alice: alice, bob: bob)
         }
     }

@@ -82,7 +82,7 @@ enum PasskeyCalls {
     static func signUpWithPasskey(_ app: Application, _ passkey: Passkey, _ name: String = "alice") async throws
         -> AuthTokensResponse
     {
-        let tokens = try await AuthFlowTests.signUp(app, name)
+        let tokens = try await Accounts.signUp(app, name)
         try await register(app, token: tokens.accessToken.token, passkey)
         return tokens
     }
@@ -112,7 +112,7 @@ enum PasskeyCalls {
     {
         let answer = try await post(
             app, API.Auth.login.path(), headers: .client(address),
-            body: ["username": name, "password": AuthFlowTests.password])
+            body: ["username": name, "password": Accounts.password])
         #expect(answer.status == 200, "\(answer.text)")
         return try answer.decode(LoginChallengeResponse.self)
     }

@@ -61,7 +61,7 @@ enum TOTPSteps {
         var challenge: LoginChallengeResponse?
         try await app.testing().test(
             .POST, API.Auth.login.path(), headers: .client(address),
-            body: json(["username": name, "password": AuthFlowTests.password])
+            body: json(["username": name, "password": Accounts.password])
         ) { response in
             #expect(response.status == .ok)
             challenge = try response.decode(LoginChallengeResponse.self)

@@ -1,6 +1,7 @@
 import FluentPostgresDriver
 import Foundation
 import SQLKit
+import Testing
 import TwofoldAPI
 import TwofoldServer
 import TwofoldTestSupport
@@ -53,29 +54,33 @@ func withTestApp(
 /// An SQLite file in the test's folder (so the server runs as in production: WAL, and its own
 /// direct connection beside Fluent's), or — when `TWOFOLD_TEST_POSTGRES_URL` names a PostgreSQL
 /// server, as `scripts/test` does for its second run — a fresh PostgreSQL database per test,
-/// dropped after; or, with `TWOFOLD_TEST_SQLITE_MEMORY=1` (its third run), `sqlite::memory:`.
+/// dropped after. Either is a copy of one template the run migrated once (`TemplateDatabase`).
+///
+/// The PostgreSQL run is for the tests that can differ by database: those tagged `.database`
+/// (with their suite or alone). Any other test that asks for a database there is skipped.
 struct TestDatabase {
     let configuration: Configuration.Database
     let drop: @Sendable () async throws -> Void
 
-    /// Whether tests run on an SQLite file (not PostgreSQL, not `sqlite::memory:`): Twofold's own
-    /// SQLite connection exists only then.
-    static var isSQLiteFile: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["TWOFOLD_TEST_POSTGRES_URL"].map(\.isEmpty) ?? true
-            && environment["TWOFOLD_TEST_SQLITE_MEMORY"] != "1"
+    static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// Whether tests run on an SQLite file (not PostgreSQL): Twofold's own SQLite connection
+    /// exists only then.
+    static var isSQLiteFile: Bool { postgresURL == nil }
+
     static func make(in directory: URL) async throws -> TestDatabase {
-        if ProcessInfo.processInfo.environment["TWOFOLD_TEST_SQLITE_MEMORY"] == "1" {
-            return TestDatabase(configuration: .sqliteInMemory, drop: {})
+        guard let admin = postgresURL else {
+            let path = directory.appendingPathComponent("twofold.sqlite")
+            try await TemplateDatabase.shared.copySQLite(to: path)
+            return TestDatabase(configuration: .sqlite(path: path.path), drop: {})
         }
-        guard let admin = ProcessInfo.processInfo.environment["TWOFOLD_TEST_POSTGRES_URL"], !admin.isEmpty else {
-            let path = directory.appendingPathComponent("twofold.sqlite").path
-            return TestDatabase(configuration: .sqlite(path: path), drop: {})
+        guard Test.current?.tags.contains(.database) ?? true else {
+            try Test.cancel("the PostgreSQL run is for the tests tagged .database; this one ran on SQLite")
         }
         let name = "twofold_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-        try await onAdminDatabase(admin) { sql in try await sql.raw("CREATE DATABASE \(ident: name)").run() }
+        try await TemplateDatabase.shared.copyPostgres(admin: admin, to: name)
         let base = admin[..<(admin.lastIndex(of: "/") ?? admin.endIndex)]
         return TestDatabase(configuration: .postgres(url: "\(base)/\(name)")) {
             try await onAdminDatabase(admin) { sql in
@@ -84,7 +89,7 @@ struct TestDatabase {
         }
     }
 
-    private static func onAdminDatabase(_ url: String, _ work: (any SQLDatabase) async throws -> Void) async throws {
+    static func onAdminDatabase(_ url: String, _ work: (any SQLDatabase) async throws -> Void) async throws {
         let app = try await Application.make(.testing)
         do {
             app.databases.use(try .postgres(url: url, connectionPoolTimeout: .seconds(60)), as: .psql)
@@ -95,6 +100,73 @@ struct TestDatabase {
             throw error
         }
         try await app.asyncShutdown()
+    }
+}
+
+extension Tag {
+    /// Tests whose outcome can differ by database (SQL that differs, single statements, parallel
+    /// claims and replays, the policy matrix, connection loss): they run on SQLite and again on
+    /// PostgreSQL.
+    @Tag static var database: Self
+}
+
+/// The schema, migrated once per test run and copied for each test: an SQLite file copied, or a
+/// PostgreSQL database made with `CREATE DATABASE … TEMPLATE`. Migrating took most of a short
+/// test's time when each test ran every migration.
+actor TemplateDatabase {
+    static let shared = TemplateDatabase()
+
+    private var sqlite: Task<URL, any Error>?
+    private var postgres: Task<String, any Error>?
+
+    /// Copies the migrated SQLite file to `path`.
+    func copySQLite(to path: URL) async throws {
+        if sqlite == nil {
+            sqlite = Task {
+                let folder = try BuildProducts.temporaryDirectory("twofold-template")
+                let file = folder.appendingPathComponent("twofold.sqlite")
+                try await Self.migrate(.sqlite(path: file.path), folder: folder)
+                return file
+            }
+        }
+        let template = try await sqlite!.value
+        try FileManager.default.copyItem(at: template, to: path)
+        // Closing the last connection folds the log into the file; were one left, it goes along.
+        let log = URL(fileURLWithPath: template.path + "-wal")
+        if FileManager.default.fileExists(atPath: log.path) {
+            try FileManager.default.copyItem(at: log, to: URL(fileURLWithPath: path.path + "-wal"))
+        }
+    }
+
+    /// Makes the database `name` from the migrated template on the PostgreSQL server at `admin`.
+    func copyPostgres(admin: String, to name: String) async throws {
+        if postgres == nil {
+            postgres = Task {
+                let template = "twofold_template_\(UUID().uuidString.prefix(8).lowercased())"
+                try await TestDatabase.onAdminDatabase(admin) { sql in
+                    try await sql.raw("CREATE DATABASE \(ident: template)").run()
+                }
+                let base = admin[..<(admin.lastIndex(of: "/") ?? admin.endIndex)]
+                let folder = try BuildProducts.temporaryDirectory("twofold-template")
+                try await Self.migrate(.postgres(url: "\(base)/\(template)"), folder: folder)
+                return template
+            }
+        }
+        let template = try await postgres!.value
+        try await TestDatabase.onAdminDatabase(admin) { sql in
+            try await sql.raw("CREATE DATABASE \(ident: name) TEMPLATE \(ident: template)").run()
+        }
+    }
+
+    /// Runs every migration on `database`, then closes every connection to it.
+    private static func migrate(_ database: Configuration.Database, folder: URL) async throws {
+        let configuration = Configuration(
+            mode: .development, dataDirectory: folder.appendingPathComponent("data"), database: database,
+            postgresConnections: 2, postgresConnectTimeout: .seconds(60), bcryptCost: 4, runsBackgroundJobs: false)
+        try await withApp { app in
+            try await configure(app, with: configuration)
+            try await app.autoMigrate()
+        }
     }
 }
 

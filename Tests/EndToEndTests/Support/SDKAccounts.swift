@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
+import TwofoldDevice
+import TwofoldTestSupport
+
+/// Accounts made through the SDK: an authenticator app with backup codes, and a code the server would refuse.
+enum SDKAccounts {
+    /// An account with an authenticator app: its secret and backup codes.
+    static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
+        let token = try await client.send(
+            API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
+        ).tokens.accessToken.token
+        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: token)
+        let secret = try Base32.decode(setup.secret)
+        let enabled = try await client.send(
+            API.TwoFactor.totpVerify, CodeRequest(code: try TOTP(secret: secret).code(at: Date())), bearer: token)
+        return (secret, try #require(enabled.backupCodes))
+    }
+
+    /// A six-digit code that is none of the codes the server would take now.
+    static func wrongCode(_ secret: [UInt8]) throws -> String {
+        let totp = try TOTP(secret: secret)
+        let near = try (-2...2).map { try totp.code(at: Date().addingTimeInterval(TimeInterval($0 * 30))) }
+        return (0..<1_000_000).lazy.map { String(format: "%06d", $0) }.first { !near.contains($0) } ?? "000000"
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldTestSupport
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Accounts as the tests make them: signed up, signed in, stepped up with the password, their phone verified.
+enum Accounts {
+    static let password = "correct horse battery staple"
+
+    /// Registers `name` and signs in, returning the token answer.
+    static func signUp(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1") async throws
+        -> AuthTokensResponse
+    {
+        try await app.testing().test(
+            .POST, API.Auth.register.path(), headers: .client(address),
+            body: json(["username": name, "email": "\(name)@example.com", "password": password])
+        ) { response in
+            #expect(response.status == .created)
+        }
+        var tokens: AuthTokensResponse?
+        try await app.testing().test(
+            .POST, API.Auth.login.path(), headers: .client(address),
+            body: json(["email": "\(name)@example.com", "password": password])
+        ) { response in
+            #expect(response.status == .ok)
+            tokens = try response.decode(AuthTokensResponse.self)
+        }
+        return try #require(tokens)
+    }
+
+    /// Re-enters the password on the session of `token` (`POST /auth/step-up`, `method:
+    /// password`); the new access token.
+    static func stepUpWithPassword(_ app: Application, token: String) async throws -> String {
+        var stepped: StepUpResponse?
+        try await app.testing().test(
+            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
+            body: json(["method": "password", "password": password])
+        ) { response in
+            #expect(response.status == .ok)
+            stepped = try response.decode(StepUpResponse.self)
+        }
+        return try #require(stepped).accessToken.token
+    }
+
+    static let newPassword = "a different long passphrase"
+
+    static func put<Body, Answer>(
+        _ app: Application, _ endpoint: Endpoint<Body, Answer>, token: String, _ body: [String: String]
+    ) async throws -> (UInt, ProblemBody?) {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(.PUT, endpoint.path(), headers: .bearer(token), body: json(body)) {
+            response in
+            result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
+        }
+        return result
+    }
+
+    /// `PUT path` with a JSON body as `token`; the status and, on failure, the problem.
+    static func put(_ app: Application, path: String, token: String, _ body: [String: String]) async throws
+        -> (UInt, ProblemBody?)
+    {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(.PUT, path, headers: .bearer(token), body: json(body)) { response in
+            result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
+        }
+        return result
+    }
+
+    /// Makes `phone` the verified number of `token`'s account, with the code sent to it.
+    static func verifyPhone(_ app: Application, token: String, clock: TestClock, phone: String = "+14155550123")
+        async throws
+    {
+        #expect(try await put(app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone]).0 == 202)
+        let code = try #require(
+            try await Codes.deliverMessages(app, clock: clock).last { $0.destination == phone }
+        ).code
+        #expect(
+            try await put(
+                app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone, "code": code]
+            )
+            .0 == 200)
+    }
+
+    static func account(_ app: Application, token: String) async throws -> UserDTO {
+        var user: UserDTO?
+        try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
+            user = try response.decode(UserDTO.self)
+        }
+        return try #require(user)
+    }
+
+    /// Step-up with an SMS code sent by `POST /auth/step-up/send`; returns the fresh access token.
+    static func stepUpBySMS(_ app: Application, token: String, clock: TestClock) async throws -> String {
+        try await app.testing().test(
+            .POST, API.Auth.stepUpSend.path(), headers: .bearer(token), body: json(["method": "sms"])
+        ) { response in
+            #expect(response.status == .ok)
+            try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
+        }
+        let code = try #require(try await Codes.deliverMessages(app, clock: clock).first).code
+        var fresh: String?
+        try await app.testing().test(
+            .POST, API.Auth.stepUp.path(), headers: .bearer(token), body: json(["method": "sms", "code": code])
+        ) { response in
+            #expect(response.status == .ok)
+            fresh = try response.decode(StepUpResponse.self).accessToken.token
+        }
+        return try #require(fresh)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import SQLKit
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Codes by text message and email: the outbox delivered, SMS codes turned on, later sessions proved by a code.
+enum Codes {
+    /// Delivers what is queued and returns the 6-digit codes in the delivered texts, by channel.
+    static func deliver(_ app: Application, clock: TestClock) async throws -> [(String, String)] {
+        try await deliverMessages(app, clock: clock).map { ($0.channel, $0.code) }
+    }
+
+    /// Delivers what is queued: each code message's channel, destination and the code in its
+    /// text (notices, such as "a sign-in method was added", are delivered and left out).
+    static func deliverMessages(_ app: Application, clock: TestClock) async throws
+        -> [(channel: String, destination: String, code: String)]
+    {
+        try await deliverAll(app, clock: clock).filter { $0.body.contains("Your Twofold code") }.map { message in
+            let digits = message.body.split(separator: " ").first {
+                $0.count >= 6 && $0.prefix(6).allSatisfy(\.isNumber)
+            }
+            return (message.channel.rawValue, message.destination, String(digits?.prefix(6) ?? ""))
+        }
+    }
+
+    /// Delivers what is queued and returns every message, notices included.
+    static func deliverAll(_ app: Application, clock: TestClock) async throws -> [OutgoingMessage] {
+        // Codes an anonymous request sends after its answer are queued first.
+        await app.twofold.background.idle()
+        let recorder = RecordingProvider()
+        let worker = DeliveryWorker(
+            store: SQLOutboxStore(database: app.twofold.database), sms: recorder, email: recorder,
+            secrets: app.twofold.secrets)
+        try await worker.runOnce(now: clock.now, logger: app.logger)
+        return recorder.delivered
+    }
+
+    /// A session other than the one that enabled SMS or email codes (a factor added in a session
+    /// never steps that session up), signed in with the password and the code sent at login;
+    /// unless `waits` is `false`, left 6 minutes so its second factor is no longer recent.
+    static func laterCodeSession(_ app: Application, clock: TestClock, waits: Bool = true) async throws -> String {
+        clock.advance(by: 61)
+        let flow = try await TOTPSteps.startLogin(app)
+        let code = try #require(try await deliver(app, clock: clock).last).1
+        var token: String?
+        try await app.testing().test(
+            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
+        ) { response in
+            #expect(response.status == .ok)
+            token = try response.decode(SecondStepResponse.self).accessToken.token
+        }
+        if waits { clock.advance(by: 6 * 60) }
+        return try #require(token)
+    }
+
+    static func enableSMS(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws -> [String] {
+        try await enableSMS(app, token: tokens.accessToken.token, clock: clock)
+    }
+
+    static func enableSMS(_ app: Application, token: String, clock: TestClock) async throws -> [String] {
+        try await app.testing().test(
+            .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(token),
+            body: json(["phoneNumber": "+14155550123"])
+        ) { response in
+            #expect(response.status == .ok)
+            let sent = try response.decode(CodeSentResponse.self)
+            #expect(sent.maskedDestination == "+•••••••0123")
+            #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(60))
+        }
+        let code = try #require(try await deliver(app, clock: clock).first).1
+        var enabled: FactorEnabledResponse?
+        try await app.testing().test(
+            .POST, API.TwoFactor.smsVerify.path(), headers: .bearer(token), body: json(["code": code])
+        ) { response in
+            #expect(response.status == .ok)
+            enabled = try response.decode(FactorEnabledResponse.self)
+        }
+        return try #require(enabled?.backupCodes)
+    }
+
+    static func verifyOTP(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
+        var result: (UInt, ProblemBody?) = (0, nil)
+        try await app.testing().test(
+            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
+        ) { response in result = (response.status.code, response.status == .ok ? nil : try response.problem()) }
+        return result
+    }
+}
