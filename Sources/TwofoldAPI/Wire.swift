@@ -20,6 +20,14 @@ public enum Wire {
         return decoder
     }
 
+    /// The decoder of an access token's claims (a JWT's payload): its dates are seconds since
+    /// 1970 (RFC 7519's NumericDate), not ISO-8601.
+    public static func tokenClaimsDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }
+
     /// The media type of a JSON request or answer.
     public static let json = "application/json"
 

@@ -115,7 +115,8 @@ public func configure(
     // Each controller registers its handlers from the endpoints of `API` (paths from the root),
     // and is built with what it uses.
     let context = app.twofold
-    let recoveryGate = RecoveryGate(users: context.users, secondFactors: context.secondFactors)
+    let callers = Callers(users: context.users)
+    let recoveryGate = RecoveryGate(callers: callers, secondFactors: context.secondFactors)
     let routes = EndpointRoutes(
         app.routes,
         bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
@@ -129,18 +130,18 @@ public func configure(
         JWKSController(tokens: context.tokens, clock: context.clock),
         AuthController(
             registration: context.registration, signIn: context.signIn, stepUps: context.stepUp,
-            signOut: context.signOut, sessions: context.sessions, users: context.users, cookies: context.cookies),
-        AccountController(changes: context.accountChanges, users: context.users),
-        DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, users: context.users),
-        DeviceSecondFactorController(factors: context.deviceFactors, users: context.users),
-        AdminController(administration: context.administration, users: context.users),
-        RecoveryController(recovery: context.recovery, users: context.users),
-        TwoFactorController(settings: context.factorSettings, users: context.users),
+            signOut: context.signOut, sessions: context.sessions, callers: callers, cookies: context.cookies),
+        AccountController(changes: context.accountChanges, callers: callers),
+        DeviceKeyController(enrolment: context.deviceEnrolment, signIn: context.deviceSignIn, callers: callers),
+        DeviceSecondFactorController(factors: context.deviceFactors, callers: callers),
+        AdminController(administration: context.administration, callers: callers),
+        RecoveryController(recovery: context.recovery, callers: callers),
+        TwoFactorController(settings: context.factorSettings, callers: callers),
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
             cookies: context.cookies),
         PasskeyController(
-            management: context.passkeyManagement, passwordless: context.passwordlessSignIn, users: context.users,
+            management: context.passkeyManagement, passwordless: context.passwordlessSignIn, callers: callers,
             origins: context.configuration.webAuthn.origins),
     ]
     for controller in controllers { controller.boot(routes: routes) }

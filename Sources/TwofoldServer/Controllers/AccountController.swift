@@ -6,7 +6,7 @@ import Vapor
 /// number or email address that SMS and email codes go to (`AccountChanges`).
 struct AccountController: EndpointCollection {
     let changes: AccountChanges
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Account.show, use: show)
@@ -16,12 +16,12 @@ struct AccountController: EndpointCollection {
     }
 
     @Sendable func show(request: Request, _: NoContent) async throws -> UserDTO {
-        try await request.currentUser(in: users).dto
+        try await request.currentUser(in: callers).dto
     }
 
     @Sendable func changePassword(request: Request, body: PasswordChangeRequest) async throws -> SuccessResponse {
         let caller = try request.caller
-        let user = try await request.currentUser(in: users)
+        let user = try await request.currentUser(in: callers)
         try await changes.changePassword(body, user: user, caller: caller, origin: request.origin)
         return SuccessResponse()
     }
@@ -50,7 +50,7 @@ struct AccountController: EndpointCollection {
         _ channel: DeliveryChannel, to destination: String, code: String?, request: Request
     ) async throws -> Reply<DestinationChangeOutcome> {
         let outcome = try await changes.changeDestination(
-            channel, to: destination, code: code, user: try await request.currentUser(in: users),
+            channel, to: destination, code: code, user: try await request.currentUser(in: callers),
             caller: try request.caller, origin: request.origin)
         switch outcome {
         case .codeSent: return Reply(answer: outcome, status: .accepted)

@@ -6,7 +6,7 @@ import Vapor
 /// needs an admin's token.
 struct AdminController: EndpointCollection {
     let administration: Administration
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Admin.users, use: users)
@@ -27,13 +27,13 @@ struct AdminController: EndpointCollection {
     @Sendable func unlock(request: Request, _: NoContent) async throws -> UserDTO {
         let id = request.parameters.get("userID", as: UUID.self)
         return try await administration.unlock(
-            id, by: try request.caller, adminUser: try await request.currentUser(in: users), origin: request.origin)
+            id, by: try request.caller, adminUser: try await request.currentUser(in: callers), origin: request.origin)
     }
 
     @Sendable func resetMFA(request: Request, _: NoContent) async throws -> UserDTO {
         try await administration.resetMFA(
             request.parameters.get("userID", as: UUID.self), by: try request.caller,
-            adminUser: try await request.currentUser(in: users), origin: request.origin)
+            adminUser: try await request.currentUser(in: callers), origin: request.origin)
     }
 
     @Sendable func audit(request: Request, _: NoContent) async throws -> AuditEventsResponse {

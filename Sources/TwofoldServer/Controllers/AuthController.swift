@@ -10,7 +10,7 @@ struct AuthController: EndpointCollection {
     let stepUps: StepUp
     let signOut: SignOut
     let sessions: SessionService
-    let users: any UserStore
+    let callers: Callers
     let cookies: CookieRules
 
     func boot(routes: EndpointRoutes) {
@@ -52,7 +52,7 @@ struct AuthController: EndpointCollection {
     @Sendable func logoutAll(request: Request, _: NoContent) async throws -> SuccessResponse {
         let caller = try request.caller
         try await signOut.everywhere(
-            user: try await request.currentUser(in: users), caller: caller, origin: request.origin)
+            user: try await request.currentUser(in: callers), caller: caller, origin: request.origin)
         return SuccessResponse()
     }
 
@@ -64,7 +64,7 @@ struct AuthController: EndpointCollection {
     @Sendable func revokeSession(request: Request, _: NoContent) async throws -> SuccessResponse {
         let caller = try request.caller
         try await signOut.session(
-            request.parameters.get("sessionID", as: UUID.self), user: try await request.currentUser(in: users),
+            request.parameters.get("sessionID", as: UUID.self), user: try await request.currentUser(in: callers),
             caller: caller, origin: request.origin)
         return SuccessResponse()
     }
@@ -81,6 +81,6 @@ struct AuthController: EndpointCollection {
 
     /// Sends an SMS or email code for `POST /auth/step-up` (`method: sms|email`).
     @Sendable func sendStepUpCode(request: Request, body: StepUpSendRequest) async throws -> CodeSentResponse {
-        try await stepUps.sendCode(body.method, to: try await request.currentUser(in: users))
+        try await stepUps.sendCode(body.method, to: try await request.currentUser(in: callers))
     }
 }

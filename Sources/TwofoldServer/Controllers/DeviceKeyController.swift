@@ -9,7 +9,7 @@ import Vapor
 struct DeviceKeyController: EndpointCollection {
     let enrolment: DeviceEnrolment
     let signIn: DeviceSignIn
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceKeys.enroll, use: enroll)
@@ -30,27 +30,27 @@ struct DeviceKeyController: EndpointCollection {
 
     @Sendable func enroll(request: Request, body: DeviceEnrollRequest) async throws -> DeviceEnrollResponse {
         try await enrolment.enroll(
-            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            body, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
     @Sendable func unenroll(request: Request, body: DeviceRequest) async throws -> DeviceMessageResponse {
         try await enrolment.unenroll(
-            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            body, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
     /// SMS → key, or a new key for a key device (seed 004 scenarios 9 and 10).
     @Sendable func upgrade(request: Request, body: DeviceUpgradeRequest) async throws -> DeviceMethodResponse {
         try await enrolment.upgrade(
-            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            body, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
     /// Key → SMS (seed 004 scenario 8: the device's security was removed, so its key is gone).
     @Sendable func downgrade(request: Request, body: DeviceRequest) async throws -> DeviceMethodResponse {
         try await enrolment.downgrade(
-            body, user: try await request.currentUser(in: users), caller: try request.caller,
+            body, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
@@ -79,7 +79,7 @@ struct DeviceKeyController: EndpointCollection {
     @Sendable func stepUpChallenge(request: Request, body: StepUpDeviceKeyChallengeRequest) async throws
         -> DeviceChallengeResponse
     {
-        try await signIn.stepUpChallenge(body, user: try await request.currentUser(in: users))
+        try await signIn.stepUpChallenge(body, user: try await request.currentUser(in: callers))
     }
 
     @Sendable func verifySignature(request: Request, body: VerifySignatureRequest) async throws -> DeviceTokenResponse {

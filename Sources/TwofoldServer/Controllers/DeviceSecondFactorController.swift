@@ -6,7 +6,7 @@ import Vapor
 /// caller's own devices (`/device/{deviceId}/…`, bearer token).
 struct DeviceSecondFactorController: EndpointCollection {
     let factors: DeviceFactors
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.DeviceFactors.status, use: status)
@@ -64,7 +64,7 @@ struct DeviceSecondFactorController: EndpointCollection {
     /// The caller's device named in the path, after the policy when the call changes it.
     private func device(_ request: Request, changing change: SignInChange? = nil) async throws -> DeviceRecord {
         try await factors.callersDevice(
-            request.parameters.get("deviceID") ?? "", user: try await request.currentUser(in: users),
+            request.parameters.get("deviceID") ?? "", user: try await request.currentUser(in: callers),
             caller: try request.caller, changing: change)
     }
 }

@@ -9,7 +9,7 @@ import Vapor
 struct PasskeyController: EndpointCollection {
     let management: PasskeyManagement
     let passwordless: PasswordlessSignIn
-    let users: any UserStore
+    let callers: Callers
     /// The origins passkeys may be used from (`TWOFOLD_WEBAUTHN_ORIGINS`).
     let origins: [String]
 
@@ -35,14 +35,14 @@ struct PasskeyController: EndpointCollection {
         request: Request, body: PasskeyRegistrationOptionsRequest
     ) async throws -> PasskeyCreationOptions {
         try await management.creationOptions(
-            user: try await request.currentUser(in: users), caller: try request.caller, hints: body.hints)
+            user: try await request.currentUser(in: callers), caller: try request.caller, hints: body.hints)
     }
 
     @Sendable func registerVerify(
         request: Request, body: PasskeyRegistrationRequest
     ) async throws -> PasskeyRegisteredResponse {
         try await management.register(
-            body, user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
+            body, user: try await request.currentUser(in: callers), caller: try request.caller, origin: request.origin)
     }
 
     @Sendable func list(request: Request, _: NoContent) async throws -> PasskeysResponse {
@@ -51,12 +51,12 @@ struct PasskeyController: EndpointCollection {
 
     @Sendable func rename(request: Request, body: PasskeyRenameRequest) async throws -> PasskeyDTO {
         try await management.rename(
-            { try credentialID(request) }, to: body.name, user: try await request.currentUser(in: users),
+            { try credentialID(request) }, to: body.name, user: try await request.currentUser(in: callers),
             caller: try request.caller)
     }
 
     @Sendable func delete(request: Request, _: NoContent) async throws -> SuccessResponse {
-        let user = try await request.currentUser(in: users)
+        let user = try await request.currentUser(in: callers)
         try await management.delete(
             try credentialID(request), user: user, caller: try request.caller, origin: request.origin)
         return SuccessResponse()

@@ -6,7 +6,7 @@ import Vapor
 /// queue and decisions.
 struct RecoveryController: EndpointCollection {
     let recovery: AccountRecovery
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         // A document makes this request larger than any other: up to its limit in base64.
@@ -65,7 +65,7 @@ struct RecoveryController: EndpointCollection {
     {
         try await recovery.decide(
             request.parameters.get("recoveryID", as: UUID.self), approve: approve, note: body.note,
-            by: try request.caller, adminUser: try await request.currentUser(in: users), origin: request.origin)
+            by: try request.caller, adminUser: try await request.currentUser(in: callers), origin: request.origin)
     }
 }
 
@@ -73,13 +73,13 @@ struct RecoveryController: EndpointCollection {
 /// while the account has none: every other endpoint a signed-in caller reaches is refused with
 /// `403 factor_setup_required`. Runs after `BearerAuthentication`; costs nothing for other sessions.
 struct RecoveryGate: AsyncMiddleware {
-    let users: any UserStore
+    let callers: Callers
     let secondFactors: SecondFactors
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let caller = try request.caller
         if caller.proof.isRecovery {
-            guard try await !mustSetUpFactor(caller, user: try await request.currentUser(in: users)) else {
+            guard try await !mustSetUpFactor(caller, user: try await request.currentUser(in: callers)) else {
                 throw Self.refusal
             }
         }

@@ -6,7 +6,7 @@ import Vapor
 /// handler reads the caller and the body and calls `FactorSettings`.
 struct TwoFactorController: EndpointCollection {
     let settings: FactorSettings
-    let users: any UserStore
+    let callers: Callers
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.TwoFactor.totpSetup, use: setupTOTP)
@@ -27,32 +27,32 @@ struct TwoFactorController: EndpointCollection {
     }
 
     @Sendable func setupTOTP(request: Request, _: NoContent) async throws -> TOTPSetupResponse {
-        try await settings.setupTOTP(user: try await request.currentUser(in: users), caller: try request.caller)
+        try await settings.setupTOTP(user: try await request.currentUser(in: callers), caller: try request.caller)
     }
 
     @Sendable func verifyTOTP(request: Request, body: CodeRequest) async throws -> FactorEnabledResponse {
         try await settings.confirmTOTP(
-            body.code, user: try await request.currentUser(in: users), caller: try request.caller,
+            body.code, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
     @Sendable func deleteTOTP(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await settings.removeTOTP(
-            user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
+            user: try await request.currentUser(in: callers), caller: try request.caller, origin: request.origin)
         return SuccessResponse()
     }
 
     @Sendable func regenerateBackupCodes(request: Request, _: NoContent) async throws -> BackupCodesResponse {
         try await settings.regenerateBackupCodes(
-            user: try await request.currentUser(in: users), caller: try request.caller, origin: request.origin)
+            user: try await request.currentUser(in: callers), caller: try request.caller, origin: request.origin)
     }
 
     @Sendable func status(request: Request, _: NoContent) async throws -> TwoFactorStatus {
-        try await settings.status(of: try await request.currentUser(in: users))
+        try await settings.status(of: try await request.currentUser(in: callers))
     }
 
     @Sendable func flatStatus(request: Request, _: NoContent) async throws -> MFAStatus {
-        try await settings.flatStatus(of: try await request.currentUser(in: users))
+        try await settings.flatStatus(of: try await request.currentUser(in: callers))
     }
 
     // MARK: SMS and email codes
@@ -60,11 +60,11 @@ struct TwoFactorController: EndpointCollection {
     /// The body may be left out: then the number on file is used.
     @Sendable func setupSMS(request: Request, body: SMSSetupRequest) async throws -> CodeSentResponse {
         try await settings.setupSMS(
-            phoneNumber: body.phoneNumber, user: try await request.currentUser(in: users), caller: try request.caller)
+            phoneNumber: body.phoneNumber, user: try await request.currentUser(in: callers), caller: try request.caller)
     }
 
     @Sendable func setupEmail(request: Request, _: NoContent) async throws -> CodeSentResponse {
-        try await settings.setupEmail(user: try await request.currentUser(in: users), caller: try request.caller)
+        try await settings.setupEmail(user: try await request.currentUser(in: callers), caller: try request.caller)
     }
 
     @Sendable func verifySMS(request: Request, body: CodeRequest) async throws -> FactorEnabledResponse {
@@ -85,7 +85,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func setPrimaryMethod(request: Request, body: PrimaryMethodRequest) async throws -> SuccessResponse {
         try await settings.setPrimaryMethod(
-            body.method, user: try await request.currentUser(in: users), caller: try request.caller)
+            body.method, user: try await request.currentUser(in: callers), caller: try request.caller)
         return SuccessResponse()
     }
 
@@ -93,13 +93,13 @@ struct TwoFactorController: EndpointCollection {
         _ channel: DeliveryChannel, _ body: CodeRequest, request: Request
     ) async throws -> FactorEnabledResponse {
         try await settings.confirmCodes(
-            channel, code: body.code, user: try await request.currentUser(in: users), caller: try request.caller,
+            channel, code: body.code, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
     }
 
     private func disableCodes(_ channel: DeliveryChannel, request: Request) async throws -> SuccessResponse {
         try await settings.disableCodes(
-            channel, user: try await request.currentUser(in: users), caller: try request.caller,
+            channel, user: try await request.currentUser(in: callers), caller: try request.caller,
             origin: request.origin)
         return SuccessResponse()
     }
@@ -110,7 +110,7 @@ struct TwoFactorController: EndpointCollection {
 
     @Sendable func revokeTrustedDevice(request: Request, _: NoContent) async throws -> SuccessResponse {
         try await settings.forgetRememberedDevice(
-            request.parameters.get("deviceID", as: UUID.self), user: try await request.currentUser(in: users),
+            request.parameters.get("deviceID", as: UUID.self), user: try await request.currentUser(in: callers),
             caller: try request.caller, origin: request.origin)
         return SuccessResponse()
     }

@@ -57,12 +57,9 @@ extension Request {
         }
     }
 
-    /// The signed-in caller's account, read from `users`; `401` when it is gone.
-    func currentUser(in users: any UserStore) async throws -> User {
-        guard let user = try await users.user(id: try caller.userID) else {
-            throw BearerAuthentication.unauthorized("The account no longer exists.")
-        }
-        return user
+    /// The signed-in caller's account (`Callers`); `401` when it is gone.
+    func currentUser(in callers: Callers) async throws -> User {
+        try await callers.account(of: try caller)
     }
 }
 

@@ -70,6 +70,9 @@ import TwofoldTestSupport
             )
         }
         #expect(reachThroughs.isEmpty, "controllers that reach past a service: \(reachThroughs.map(\.file))")
+        // Controllers hold services only: the caller's own account comes from `Callers`.
+        let stores = controllers.filter { $0.line.contains(/let \w+: any \w*Store\b/) }
+        #expect(stores.isEmpty, "controllers that hold a store: \(stores.map { "\($0.file): \($0.line)" })")
         // What a controller may call of the user store is reading the caller's own account; the
         // policy, the audit log, passwords and throttles are the use cases' to ask.
         let decisions = controllers.filter {

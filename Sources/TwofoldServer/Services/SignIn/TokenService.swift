@@ -132,9 +132,7 @@ struct TokenService: Sendable {
         }
         let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
         guard key.isValidSignature(signature, for: Self.digest(Substring(signingInput))) else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        guard let claims = try? decoder.decode(AccessTokenClaims.self, from: payload),
+        guard let claims = try? Wire.tokenClaimsDecoder().decode(AccessTokenClaims.self, from: payload),
             claims.iss.value == AccessTokenClaims.issuer,
             claims.exp.value > now,
             claims.iat.value <= now.addingTimeInterval(1),

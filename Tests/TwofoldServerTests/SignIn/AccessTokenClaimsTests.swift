@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import Testing
+import TwofoldAPI
 
 @testable import TwofoldServer
 
@@ -15,9 +16,7 @@ struct AccessTokenClaimsTests {
     }
 
     static func decode(_ json: String) throws -> AccessTokenClaims {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try decoder.decode(AccessTokenClaims.self, from: Data(json.utf8))
+        try Wire.tokenClaimsDecoder().decode(AccessTokenClaims.self, from: Data(json.utf8))
     }
 
     @Test func readsBackAsTheClaimsItWasWrittenFrom() throws {

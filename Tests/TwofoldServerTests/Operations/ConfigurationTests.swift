@@ -218,8 +218,7 @@ import TwofoldTestSupport
 
     @Test func everyVariableIsListedInEnvExample() throws {
         let example = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".env.example"), encoding: .utf8)
+            contentsOf: BuildProducts.repositoryRoot.appendingPathComponent(".env.example"), encoding: .utf8)
         for variable in [
             "TWOFOLD_ENV", "TWOFOLD_HOST", "TWOFOLD_PORT", "TWOFOLD_DATA_DIR", "DATABASE_URL", "TWOFOLD_LOG_LEVEL",
             "TWOFOLD_LOG_FORMAT", "TWOFOLD_MAX_BODY_BYTES", "TWOFOLD_BCRYPT_COST", "TWOFOLD_REGISTRATION_ENABLED",

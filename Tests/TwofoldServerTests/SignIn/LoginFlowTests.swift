@@ -132,7 +132,7 @@ import VaporTesting
             ).get("test", "sensitive") { request async throws -> String in
                 try await app.twofold.policy.require(
                     .remove(proof: "totp"), caller: request.caller,
-                    user: try await request.currentUser(in: app.twofold.users))
+                    user: try await request.currentUser(in: Callers(users: app.twofold.users)))
                 return "ok"
             }
         }) { app in
@@ -160,7 +160,8 @@ import VaporTesting
         // Adding a factor to a password-only account: the password proven in the last 5 minutes.
         signedIn.get("test", "sensitive") { request async throws -> String in
             try await app.twofold.policy.require(
-                .add(kind: .totp), caller: request.caller, user: try await request.currentUser(in: app.twofold.users))
+                .add(kind: .totp), caller: request.caller,
+                user: try await request.currentUser(in: Callers(users: app.twofold.users)))
             return "ok"
         }
     }

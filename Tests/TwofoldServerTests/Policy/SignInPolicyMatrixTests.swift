@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldDevice
+import TwofoldTestSupport
 import VaporTesting
 
 @testable import TwofoldServer
@@ -22,8 +23,7 @@ import VaporTesting
         var outcomes: [String: [String: String]] = [:]
 
         static func read() throws -> Tables {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
+            let root = BuildProducts.repositoryRoot
             let text = try String(contentsOf: root.appendingPathComponent("docs/security.md"), encoding: .utf8)
             var tables = Tables()
             var section = ""

@@ -78,7 +78,8 @@ import VaporTesting
             app.routes,
             bearer: BearerAuthentication(
                 tokens: app.twofold.tokens, sessions: app.twofold.sessions, clock: app.twofold.clock),
-            recoveryGate: RecoveryGate(users: app.twofold.users, secondFactors: app.twofold.secondFactors),
+            recoveryGate: RecoveryGate(
+                callers: Callers(users: app.twofold.users), secondFactors: app.twofold.secondFactors),
             adminOnly: AdminOnly(policy: app.twofold.policy),
             idempotency: IdempotencyMiddleware(idempotency: app.twofold.idempotency, maxBodyBytes: 4096))
         root.on(fixed) { _, _ in SuccessResponse() }
