@@ -198,6 +198,7 @@ let package = Package(
             dependencies: [
                 "TwofoldServer",
                 "TwofoldAPI",
+                "TwofoldClient",
                 "TwofoldSQLite",
                 "TwofoldTestSupport",
                 "WebAuthn",

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 import VaporTesting
 
@@ -8,41 +9,30 @@ import VaporTesting
 
 /// Accounts as the tests make them: signed up, signed in, stepped up with the password, their phone verified.
 enum Accounts {
+    enum SignUpError: Error { case secondStepAsked(String) }
+
     static let password = "correct horse battery staple"
 
-    /// Registers `name` and signs in, returning the token answer.
+    /// Registers `name` and signs in, returning the token answer: through the typed client, as an
+    /// app does.
     static func signUp(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1") async throws
         -> AuthTokensResponse
     {
-        try await app.testing().test(
-            .POST, API.Auth.register.path(), headers: .client(address),
-            body: json(["username": name, "email": "\(name)@example.com", "password": password])
-        ) { response in
-            #expect(response.status == .created)
-        }
-        var tokens: AuthTokensResponse?
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: .client(address),
-            body: json(["email": "\(name)@example.com", "password": password])
-        ) { response in
-            #expect(response.status == .ok)
-            tokens = try response.decode(AuthTokensResponse.self)
-        }
-        return try #require(tokens)
+        let client = app.client(from: address)
+        _ = try await client.send(
+            API.Auth.register, RegisterRequest(username: name, email: "\(name)@example.com", password: password))
+        let outcome = try await client.send(
+            API.Auth.login, LoginRequest(email: "\(name)@example.com", password: password))
+        guard case .signedIn(let tokens) = outcome else { throw SignUpError.secondStepAsked(name) }
+        return tokens
     }
 
     /// Re-enters the password on the session of `token` (`POST /auth/step-up`, `method:
     /// password`); the new access token.
     static func stepUpWithPassword(_ app: Application, token: String) async throws -> String {
-        var stepped: StepUpResponse?
-        try await app.testing().test(
-            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
-            body: json(["method": "password", "password": password])
-        ) { response in
-            #expect(response.status == .ok)
-            stepped = try response.decode(StepUpResponse.self)
-        }
-        return try #require(stepped).accessToken.token
+        try await app.client().send(
+            API.Auth.stepUp, StepUpRequest(method: .password, password: password), bearer: token
+        ).accessToken.token
     }
 
     static let newPassword = "a different long passphrase"

@@ -1,0 +1,47 @@
+import Foundation
+import NIOCore
+import TwofoldAPI
+import TwofoldClient
+import VaporTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The SDK's `APIClient` on the application in process: a server test calls the server as an
+/// app does, with the endpoints' typed bodies and answers, through Vapor's in-memory testing
+/// (no socket). Requests come from `address` (`X-Forwarded-For`: the test apps trust one proxy)
+/// unless a request names its own.
+struct InProcessTransport: Transport {
+    let app: Application
+    let address: String
+
+    func send(_ request: URLRequest) async throws -> HTTPAnswer {
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw URLError(.badURL)
+        }
+        let path = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        var headers = HTTPHeaders((request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) })
+        if !headers.contains(name: "X-Forwarded-For") { headers.add(name: "X-Forwarded-For", value: address) }
+        var answer: HTTPAnswer?
+        try await app.testing().test(
+            HTTPMethod(rawValue: request.httpMethod ?? "GET"), path, headers: headers,
+            body: request.httpBody.map { ByteBuffer(data: $0) }
+        ) { response in
+            answer = HTTPAnswer(
+                status: Int(response.status.code),
+                headers: Dictionary(response.headers.map { ($0.name, $0.value) }) { first, _ in first },
+                body: Data(buffer: response.body))
+        }
+        guard let answer else { throw URLError(.badServerResponse) }
+        return answer
+    }
+}
+
+extension Application {
+    /// A typed client of this application in process, its requests from `address`.
+    func client(from address: String = "10.0.0.1") -> APIClient {
+        APIClient(
+            baseURL: URL(string: "http://localhost")!, transport: InProcessTransport(app: self, address: address))
+    }
+}
