@@ -59,7 +59,8 @@ public func configure(
         // A throwaway run: an SQLite file in a new temporary folder, removed at shutdown, so it
         // takes the same path through the server as a kept file.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         app.lifecycle.use(FolderRemoval(folder: folder))
         try await openSQLite(path: folder.appendingPathComponent("twofold.sqlite").path)
     case .postgres(let url):
