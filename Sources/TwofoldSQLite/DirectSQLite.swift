@@ -13,6 +13,8 @@ import NIOCore
 package struct DirectSQLite: Sendable {
     package static let checkpointInterval = TimeAmount.milliseconds(250)
 
+    /// The database file.
+    package let path: String
     package let thread: SQLiteThread
     package let database: DirectSQLiteDatabase
     package let readers: SQLiteReaders
@@ -48,7 +50,7 @@ package struct DirectSQLite: Sendable {
                 }
             }
             return DirectSQLite(
-                thread: thread, database: DirectSQLiteDatabase(connection: connection),
+                path: path, thread: thread, database: DirectSQLiteDatabase(connection: connection),
                 readers: SQLiteReaders(path: path),
                 checkpointer: checkpointer, checkpoints: checkpoints, readAhead: readAhead, schedule: schedule)
         } catch {

@@ -7,11 +7,21 @@ import Prometheus
 import TwofoldSQLite
 import Vapor
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Sets up an application from a configuration: data folder and keys, database, middleware,
 /// routes. The same function serves the binary and the in-process tests.
 public func configure(
     _ app: Application, with configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }
 ) async throws {
+    if configuration.testClockFile != nil, configuration.mode == .production {
+        throw ConfigurationError(
+            variable: "TWOFOLD_TEST_CLOCK_FILE", message: "moves the server's clock for tests; never in production")
+    }
     let clock = configuration.testClockFile.map { TestClockFile(path: $0).now } ?? clock
     let dataDirectory = DataDirectory(url: configuration.dataDirectory)
     try dataDirectory.prepare()
@@ -58,9 +68,12 @@ public func configure(
     case .sqliteInMemory:
         // A throwaway run: an SQLite file in a new temporary folder, removed at shutdown, so it
         // takes the same path through the server as a kept file.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("twofold-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(
-            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // mkdtemp: a new folder, the owner's alone (0700) from the moment it exists.
+        var template = Array((FileManager.default.temporaryDirectory.path + "/twofold-XXXXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw DataDirectoryError.cannotWrite(FileManager.default.temporaryDirectory.path)
+        }
+        let folder = URL(fileURLWithPath: String(cString: made))
         app.lifecycle.use(FolderRemoval(folder: folder))
         try await openSQLite(path: folder.appendingPathComponent("twofold.sqlite").path)
     case .postgres(let url):
@@ -197,16 +210,20 @@ struct BackgroundWorkShutdown: LifecycleHandler {
     }
 }
 
-/// Stops a thread pool the application started, at shutdown.
 /// Removes a throwaway database's folder when the application stops.
 struct FolderRemoval: LifecycleHandler {
     let folder: URL
 
     func shutdownAsync(_ application: Application) async {
-        try? FileManager.default.removeItem(at: folder)
+        do {
+            try FileManager.default.removeItem(at: folder)
+        } catch {
+            application.logger.warning("The throwaway database's folder \(folder.path) was not removed: \(error)")
+        }
     }
 }
 
+/// Stops a thread pool the application started, at shutdown.
 struct ThreadPoolShutdown: LifecycleHandler {
     let pool: NIOThreadPool
 

@@ -46,6 +46,11 @@ public enum ServerMain {
                         "dataDirectory": "\(configuration.dataDirectory.path)",
                         "database": "\(configuration.database.kind)",
                     ])
+                if let file = configuration.testClockFile {
+                    app.logger.warning(
+                        "The clock is moved by a test: TWOFOLD_TEST_CLOCK_FILE is set (for tests only)",
+                        metadata: ["file": "\(file)"])
+                }
             }
             try await app.execute()
         } catch {
@@ -95,7 +100,7 @@ extension Configuration.Database {
     var kind: String {
         switch self {
         case .sqlite: return "sqlite"
-        case .sqliteInMemory: return "sqlite (in memory)"
+        case .sqliteInMemory: return "sqlite (a throwaway file)"
         case .postgres: return "postgresql"
         }
     }

@@ -7,7 +7,7 @@ import VaporTesting
 @testable import TwofoldServer
 
 /// The signed-in user's account: password, phone and email changes, and step-up by SMS/email.
-@Suite struct AccountTests {
+@Suite(.tags(.database)) struct AccountTests {
     @Test func changingThePasswordRevokesOtherSessionsAndRememberedDevices() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

@@ -8,7 +8,7 @@ import VaporTesting
 
 @testable import TwofoldServer
 
-@Suite struct AdminTests {
+@Suite(.tags(.database)) struct AdminTests {
     @Test func nonAdminsAreForbidden() async throws {
         try await withTestApp { app in
             let bob = try await Accounts.signUp(app, "bob")
@@ -105,7 +105,7 @@ import VaporTesting
     }
 }
 
-@Suite struct AdminSearchTests {
+@Suite(.tags(.database)) struct AdminSearchTests {
     @Test func usersAreFoundByNameOrAddressAndEventsByTime() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

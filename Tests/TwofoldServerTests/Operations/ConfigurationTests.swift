@@ -1,8 +1,13 @@
 import Foundation
 import Testing
 import TwofoldTestSupport
+import VaporTesting
 
 @testable import TwofoldServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite struct ConfigurationTests {
     let cwd = URL(fileURLWithPath: "/srv/twofold")
@@ -250,10 +255,31 @@ struct TestClockFileTests {
         #expect(abs(clock.now().timeIntervalSinceNow - 61.5) < 5)
         try Data("3600".utf8).write(to: file)
         #expect(abs(clock.now().timeIntervalSinceNow - 3600) < 5)
-        // Not a number: the real time again, never a trap.
-        for text in ["soon", "nan", "inf", ""] {
+        // Not a number, backwards, or so far ahead that the server's integer times would
+        // overflow: the real time again, never a trap.
+        for text in ["soon", "nan", "inf", "", "-5", "-1e19", "1e300", "2e16", String(repeating: "9", count: 400)] {
             try Data(text.utf8).write(to: file)
             #expect(abs(clock.now().timeIntervalSinceNow) < 5, "\(text)")
+        }
+        // Not a regular file (a folder, a FIFO with no writer): the real time, without waiting.
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        #expect(abs(clock.now().timeIntervalSinceNow) < 5)
+        let fifo = folder.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(abs(TestClockFile(path: fifo.path).now().timeIntervalSinceNow) < 5)
+    }
+
+    @Test func noApplicationInProductionTakesAMovableClock() async throws {
+        let folder = try BuildProducts.temporaryDirectory("twofold-clock")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configuration = Configuration(
+            mode: .production, dataDirectory: folder.appendingPathComponent("data"),
+            database: .sqlite(path: folder.appendingPathComponent("twofold.sqlite").path),
+            smsProvider: .disabled, emailProvider: .disabled, runsBackgroundJobs: false,
+            testClockFile: folder.appendingPathComponent("clock").path)
+        await #expect(throws: ConfigurationError.self) {
+            try await withApp { app in try await configure(app, with: configuration) }
         }
     }
 

@@ -52,38 +52,31 @@ import VaporTesting
 
 /// `sqlite::memory:`: a throwaway database that takes the kept file's path through the server.
 @Suite struct ThrowawayDatabaseTests {
-    /// The folders named `twofold-<UUID>` in the temporary directory.
-    static func throwawayFolders() throws -> Set<String> {
-        Set(
-            try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-                .filter { $0.hasPrefix("twofold-") && UUID(uuidString: String($0.dropFirst(8))) != nil })
-    }
-
     @Test func itIsAnOwnerOnlyFileInATemporaryFolderRemovedAtShutdown() async throws {
         let root = try BuildProducts.temporaryDirectory("twofold-throwaway")
         defer { try? FileManager.default.removeItem(at: root) }
-        let before = try Self.throwawayFolders()
         let configuration = Configuration(
             dataDirectory: root.appendingPathComponent("data"), database: .sqliteInMemory, bcryptCost: 4,
             runsBackgroundJobs: false)
+        var folder: URL?
         try await withApp { app in
             try await configure(app, with: configuration)
             try await app.autoMigrate()
-            #expect(app.twofold.sqlite != nil, "the direct SQLite connection of a file")
-            let made = try Self.throwawayFolders().subtracting(before)
-            #expect(made.count == 1, "\(made)")
-            for name in made {
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent(name)
-                let mode = try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? NSNumber
-                #expect(mode?.intValue == 0o700)
-                #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("twofold.sqlite").path))
-            }
+            let file = try #require(app.twofold.sqlite?.path, "the direct SQLite connection of a file")
+            let made = URL(fileURLWithPath: file).deletingLastPathComponent()
+            folder = made
+            #expect(
+                made.deletingLastPathComponent().standardizedFileURL.path
+                    == FileManager.default.temporaryDirectory.standardizedFileURL.path)
+            let mode = try FileManager.default.attributesOfItem(atPath: made.path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o700)
             try await app.testing().test(
                 .POST, API.Auth.register.path(), headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(
                     string: #"{"username":"tia","email":"tia@example.com","password":"a long passphrase here"}"#)
             ) { response in #expect(response.status == .created) }
         }
-        #expect(try Self.throwawayFolders().subtracting(before).isEmpty, "removed at shutdown")
+        let removed = try #require(folder)
+        #expect(!FileManager.default.fileExists(atPath: removed.path), "removed at shutdown")
     }
 }

@@ -7,7 +7,7 @@ import VaporTesting
 @testable import TwofoldServer
 
 /// SMS and email codes, delivered through the outbox to a recording provider.
-@Suite struct CodeFactorTests {
+@Suite(.tags(.database)) struct CodeFactorTests {
     @Test func enableSMSThenSignInWithTheCodeSentAtLogin() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

@@ -9,7 +9,7 @@ import VaporTesting
 /// A factor the owner removes or replaces vouches for nothing any more: the sessions that proved
 /// it end, a proof of an old version counts for nothing, and the owner is told (issue V items 1
 /// and 8). Each test is an intruder who held one factor, over HTTP.
-@Suite struct RemovedFactorTests {
+@Suite(.tags(.database)) struct RemovedFactorTests {
     static func status(_ app: Application, _ method: HTTPMethod, _ path: String, token: String) async throws -> UInt {
         var status: UInt = 0
         try await app.testing().test(method, path, headers: .bearer(token)) { status = $0.status.code }

@@ -8,7 +8,7 @@ import VaporTesting
 /// SMS codes against strangers: anonymous sends spend their own budget, not the owner's; many
 /// addresses cannot flood the owner's phone; wrong sign-in codes lock only the stranger's tries;
 /// an added phone is told to the old one, masked.
-@Suite struct SMSCodeBudgetTests {
+@Suite(.tags(.database)) struct SMSCodeBudgetTests {
     /// Item 5, issue T: a stranger's SMS sign-in requests spend a budget of their own client
     /// scope, never the user's, nor the user's own SMS sign-in budget.
     @Test func anonymousSendsDoNotSpendTheUsersCodeBudget() async throws {

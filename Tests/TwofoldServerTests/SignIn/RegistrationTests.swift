@@ -5,7 +5,7 @@ import TwofoldAPI
 import TwofoldServer
 import VaporTesting
 
-@Suite struct RegistrationTests {
+@Suite(.tags(.database)) struct RegistrationTests {
     static let invalid: [([String: String], String)] = [
         (["username": "al", "email": "a@example.com", "password": "a long enough pass"], "username"),
         (["username": "al ice", "email": "a@example.com", "password": "a long enough pass"], "username"),

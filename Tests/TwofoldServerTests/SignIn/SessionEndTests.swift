@@ -7,7 +7,7 @@ import VaporTesting
 
 /// When sessions end: a rotated refresh token is recognised as reuse days later, and locking
 /// the account ends its sessions.
-@Suite struct SessionEndTests {
+@Suite(.tags(.database)) struct SessionEndTests {
     /// Item 7: a refresh token rotated by a thief is still recognised when the victim's app
     /// presents it days later, and the whole session ends.
     @Test func aRotatedRefreshTokenIsRecognisedDaysLater() async throws {

@@ -3,7 +3,7 @@ import Testing
 import TwofoldAPI
 import VaporTesting
 
-@Suite struct TrustedDeviceTests {
+@Suite(.tags(.database)) struct TrustedDeviceTests {
     @Test func aRememberedDeviceSkipsTheSecondStepForThirtyDays() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in

@@ -129,7 +129,13 @@ actor TemplateDatabase {
                 return file
             }
         }
-        let template = try await sqlite!.value
+        let template: URL
+        do {
+            template = try await sqlite!.value
+        } catch {
+            sqlite = nil  // the next test tries again
+            throw error
+        }
         try FileManager.default.copyItem(at: template, to: path)
         // Closing the last connection folds the log into the file; were one left, it goes along.
         let log = URL(fileURLWithPath: template.path + "-wal")
@@ -152,7 +158,13 @@ actor TemplateDatabase {
                 return template
             }
         }
-        let template = try await postgres!.value
+        let template: String
+        do {
+            template = try await postgres!.value
+        } catch {
+            postgres = nil  // the next test tries again
+            throw error
+        }
         try await TestDatabase.onAdminDatabase(admin) { sql in
             try await sql.raw("CREATE DATABASE \(ident: name) TEMPLATE \(ident: template)").run()
         }
