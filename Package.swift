@@ -1,8 +1,14 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Twofold — one package, small modules. Sections: shared (server and client, TwofoldDevice
 // among them), server, tools, tests.
+//
+// The `Server` trait, on by default, brings the server's and the tools' packages (Vapor, Fluent,
+// the database drivers, Prometheus, JWTKit, SwiftNIO, ArgumentParser). An app adds the SDK with
+// `traits: []` and resolves only swift-crypto, swift-asn1 and swift-certificates
+// (docs/sdk.md, "Add the package"; scripts/sdk_check measures it).
+let server: Set<String> = ["Server"]
 let package = Package(
     name: "twofold",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -18,6 +24,13 @@ let package = Package(
         .library(name: "TwofoldAppleUI", targets: ["TwofoldAppleUI"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
+    ],
+    traits: [
+        .default(enabledTraits: ["Server"]),
+        .trait(
+            name: "Server",
+            description: "The server, the command-line tool and the benchmarks, with their packages. Off for an app."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -110,11 +123,11 @@ let package = Package(
         .target(
             name: "TwofoldSQLite",
             dependencies: [
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio", condition: .when(traits: server)),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: server)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: server)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: server)),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: server)),
             ]
         ),
         .target(
@@ -124,24 +137,24 @@ let package = Package(
                 "TwofoldAPI",
                 "TwofoldSQLite",
                 "WebAuthn",
-                .product(name: "Vapor", package: "vapor"),
-                .product(name: "RoutingKit", package: "routing-kit"),
-                .product(name: "Fluent", package: "fluent"),
-                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
-                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "AsyncKit", package: "async-kit"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: server)),
+                .product(name: "RoutingKit", package: "routing-kit", condition: .when(traits: server)),
+                .product(name: "Fluent", package: "fluent", condition: .when(traits: server)),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver", condition: .when(traits: server)),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
+                .product(name: "SQLKit", package: "sql-kit", condition: .when(traits: server)),
+                .product(name: "SQLiteKit", package: "sqlite-kit", condition: .when(traits: server)),
+                .product(name: "SQLiteNIO", package: "sqlite-nio", condition: .when(traits: server)),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: server)),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: .when(traits: server)),
+                .product(name: "AsyncKit", package: "async-kit", condition: .when(traits: server)),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: server)),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: server)),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: server)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: server)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: server)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: server)),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -150,8 +163,8 @@ let package = Package(
         .executableTarget(
             name: "twofold-server",
             dependencies: [
-                "TwofoldServer", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "TwofoldServer", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: server)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: server)),
             ]
         ),
 
@@ -160,7 +173,7 @@ let package = Package(
             name: "twofold",
             dependencies: [
                 "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
-                "WebAuthn", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "WebAuthn", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: server)),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -204,10 +217,10 @@ let package = Package(
                 "WebAuthn",
                 "TwofoldDevice",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "VaporTesting", package: "vapor"),
-                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "VaporTesting", package: "vapor", condition: .when(traits: server)),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: .when(traits: server)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: server)),
             ]
         ),
         .testTarget(
