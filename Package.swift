@@ -141,7 +141,8 @@ let package = Package(
                 .product(name: "RoutingKit", package: "routing-kit", condition: .when(traits: server)),
                 .product(name: "Fluent", package: "fluent", condition: .when(traits: server)),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver", condition: .when(traits: server)),
-                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
+                .product(
+                    name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
                 .product(name: "SQLKit", package: "sql-kit", condition: .when(traits: server)),
                 .product(name: "SQLiteKit", package: "sqlite-kit", condition: .when(traits: server)),
                 .product(name: "SQLiteNIO", package: "sqlite-nio", condition: .when(traits: server)),
@@ -173,7 +174,8 @@ let package = Package(
             name: "twofold",
             dependencies: [
                 "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
-                "WebAuthn", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: server)),
+                "WebAuthn",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: server)),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -190,7 +192,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TwofoldAPITests", dependencies: ["TwofoldAPI", "TwofoldTestSupport"]),
-        .testTarget(name: "TwofoldClientTests", dependencies: ["TwofoldClient", "TwofoldAPI", "TwofoldCore"]),
+        .testTarget(
+            name: "TwofoldClientTests",
+            dependencies: ["TwofoldClient", "TwofoldAPI", "TwofoldCore", "TwofoldTestSupport"]
+        ),
         .testTarget(
             name: "TwofoldDeviceTests",
             dependencies: [
@@ -218,7 +223,8 @@ let package = Package(
                 "TwofoldDevice",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: server)),
-                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
+                .product(
+                    name: "FluentPostgresDriver", package: "fluent-postgres-driver", condition: .when(traits: server)),
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: .when(traits: server)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: server)),
             ]

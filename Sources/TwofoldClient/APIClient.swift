@@ -52,9 +52,16 @@ public struct URLSessionTransport: Transport {
         return URLSession(configuration: configuration)
     }()
 
-    /// Sends `request` on the session; throws when no HTTP answer came.
+    /// Sends `request` on the session; throws when no HTTP answer came, and `CancellationError`
+    /// when the calling task was cancelled (before sending, or while waiting for the answer).
     public func send(_ request: URLRequest) async throws -> HTTPAnswer {
-        let (data, response) = try await session.data(for: request)
+        try Task.checkCancellation()
+        let (data, response): (Data, URLResponse)
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch let error as URLError where error.code == .cancelled {
+            throw CancellationError()
+        }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
         for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
@@ -64,7 +71,7 @@ public struct URLSessionTransport: Transport {
 
 /// A refusal from the server: its status and, when it sent one, its problem document (the
 /// stable `code`, attempts left, when to retry, when a lockout ends).
-public struct APIError: Error, Sendable, CustomStringConvertible {
+public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status the server refused with.
     public let status: Int
     /// The server's problem document, when it sent one that could be read.
@@ -94,7 +101,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An answer the client could not read as the endpoint's declared answer.
-public struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
+public struct UnreadableAnswer: Error, Sendable, Equatable, CustomStringConvertible {
     /// The endpoint called, as it describes itself.
     public let endpoint: String
     /// The HTTP status of the answer.
@@ -103,15 +110,23 @@ public struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// The endpoint, the status and the reason, in one line.
     public var description: String { "\(endpoint) answered \(status), unreadable: \(reason)" }
+
+    /// An answer of `endpoint` with `status` that could not be read, and why.
+    public init(endpoint: String, status: Int, reason: String) {
+        (self.endpoint, self.status, self.reason) = (endpoint, status, reason)
+    }
 }
 
 /// A resource endpoint called with an empty value: a path segment cannot be empty (servers
 /// drop it, and the request would reach another endpoint), so nothing is sent.
-public struct MissingResource: Error, Sendable, CustomStringConvertible {
+public struct MissingResource: Error, Sendable, Equatable, CustomStringConvertible {
     /// The endpoint that was not called.
     public let endpoint: String
     /// What was missing, naming the endpoint.
     public var description: String { "\(endpoint) needs a non-empty value for its parameter" }
+
+    /// `endpoint` was called with an empty value.
+    public init(endpoint: String) { self.endpoint = endpoint }
 }
 
 /// Sends any endpoint of `API` to a server and gives back its typed answer, or throws

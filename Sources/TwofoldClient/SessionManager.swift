@@ -16,15 +16,36 @@ public enum AuthState: Sendable, Equatable {
     case waitingForStore
 }
 
-/// Why the session manager could not give a token.
+/// Why the session manager could not give a token. A caller that was cancelled gets
+/// `CancellationError` instead, never one of these.
 public enum SessionError: Error, Sendable, Equatable {
     /// There is no session: never signed in, signed out, or ended by the server.
     case signedOut
-    /// The server could not be reached (no network, a timeout, a cancel, a `5xx`, an answer
-    /// that is not the server's): the session is kept, and the next call tries again.
-    case offline(String)
+    /// The server could not be reached (no network, a timeout, a `5xx`, an answer that is not
+    /// the server's): the session is kept, and the next call tries again. `Unreachable` keeps
+    /// what went wrong, for a log.
+    case offline(Unreachable)
     /// The server asks to wait so many seconds; the session is kept.
     case rateLimited(retryAfter: Int?)
+}
+
+/// What kept a refresh from reaching the server: a sentence for a log, and the error underneath
+/// (a `URLError`, an `APIError` with a `5xx`, the token store's error) when there was one.
+public struct Unreachable: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, in words for a log (never a token).
+    public let reason: String
+    /// The error underneath, when there was one.
+    public let underlying: (any Error & Sendable)?
+
+    /// `reason`, with the error underneath when there is one.
+    public init(_ reason: String, underlying: (any Error & Sendable)? = nil) {
+        (self.reason, self.underlying) = (reason, underlying)
+    }
+
+    public var description: String { reason }
+
+    /// Two are equal when they say the same: the errors underneath are not compared.
+    public static func == (left: Unreachable, right: Unreachable) -> Bool { left.reason == right.reason }
 }
 
 /// Keeps one signed-in session: restores it from its store without a request, hands out an
@@ -46,7 +67,7 @@ public actor SessionManager {
 
     private var current: StoredSession?
     /// The refresh in flight, by the refresh token it presents.
-    private var refreshing: (from: String, task: Task<RefreshOutcome, Never>)?
+    private var refreshing: (from: String, task: Task<Result<StoredSession, SessionError>, Never>)?
     /// The last write to the store; the next one waits for it.
     private var lastWrite: Task<Void, any Error>?
     /// A session kept in memory that the store has not taken yet (a phone locked at the time):
@@ -245,21 +266,46 @@ public actor SessionManager {
         /// The server refused the refresh token: the session is over.
         case refused
         case rateLimited(Int?)
-        case unreachable(String)
+        case unreachable(Unreachable)
     }
 
+    /// The refresh of `session`, shared by every caller that needs it. It runs, and its outcome
+    /// is kept, even when every caller has been cancelled meanwhile: the server has spent the
+    /// old refresh token by then, and losing the new pair would sign the person out at the
+    /// next refresh. A cancelled caller stops waiting at once (`CancellationError`).
     private func refresh(from session: StoredSession) async throws -> StoredSession {
         let presented = session.refreshToken.token
-        let task: Task<RefreshOutcome, Never>
+        let task: Task<Result<StoredSession, SessionError>, Never>
         if let inFlight = refreshing, inFlight.from == presented {
             task = inFlight.task
         } else {
-            task = Task { [client, store, now] in await Self.refresh(session, with: client, store: store, now: now) }
+            try Task.checkCancellation()
+            task = Task { [client, store, now] in
+                let outcome = await Self.refresh(session, with: client, store: store, now: now)
+                return await self.settle(outcome, of: session)
+            }
             refreshing = (presented, task)
         }
-        let outcome = await task.value
-        if refreshing?.from == presented { refreshing = nil }
+        return try await CancellableWait.value(of: task).get()
+    }
 
+    /// Keeps what a refresh of `session` brought; once per refresh, whoever still waits for it.
+    private func settle(_ outcome: RefreshOutcome, of session: StoredSession) async -> Result<
+        StoredSession, SessionError
+    > {
+        let presented = session.refreshToken.token
+        if refreshing?.from == presented { refreshing = nil }
+        do {
+            return .success(try await apply(outcome, of: session))
+        } catch let error as SessionError {
+            return .failure(error)
+        } catch {
+            return .failure(.offline(Unreachable("\(error)", underlying: error)))
+        }
+    }
+
+    private func apply(_ outcome: RefreshOutcome, of session: StoredSession) async throws -> StoredSession {
+        let presented = session.refreshToken.token
         switch outcome {
         case .refreshed(let pair, let receivedAt, let stored):
             guard let current, current.signIn == session.signIn else {
@@ -325,7 +371,7 @@ public actor SessionManager {
                 do {
                     stored = try await store.load()
                 } catch {
-                    return .unreachable("the session store: \(error)")
+                    return .unreachable(Unreachable("the session store could not be read: \(error)", underlying: error))
                 }
                 // Signed out, or signed in anew, by another process while this one waited.
                 guard let stored, stored.signIn == session.signIn else { return .superseded }
@@ -341,7 +387,7 @@ public actor SessionManager {
                 return outcome
             }
         } catch {
-            return .unreachable("\(error)")
+            return .unreachable(Unreachable("the session store: \(error)", underlying: error))
         }
     }
 
@@ -372,12 +418,10 @@ public actor SessionManager {
             switch error.code {
             case .unauthorized?, .expired?, .validationFailed?: return .refused
             case .rateLimited?: return .rateLimited(error.retryAfter)
-            default: return .unreachable("the server answered \(error.status)")
+            default: return .unreachable(Unreachable("the server answered \(error.status)", underlying: error))
             }
-        } catch is CancellationError {
-            return .unreachable("cancelled")
         } catch {
-            return .unreachable("\(error)")
+            return .unreachable(Unreachable("the server could not be reached: \(error)", underlying: error))
         }
     }
 

@@ -59,6 +59,9 @@ public struct TokenFileNotPrivate: Error, Sendable, Equatable, CustomStringConve
     public let path: String
     /// The path, and what to do about it.
     public var description: String { "\(path) may be read or written by others; remove it and sign in again" }
+
+    /// The token file at `path` is not its owner's alone.
+    public init(path: String) { self.path = path }
 }
 
 /// Where the session is kept: the Keychain on Apple platforms, an owner-only file for the
@@ -103,6 +106,9 @@ public struct TokenStoreBusy: Error, Sendable, Equatable, CustomStringConvertibl
     public let path: String
     /// The path, and that another process held it.
     public var description: String { "\(path) stayed locked by another process" }
+
+    /// The token file at `path` stayed locked.
+    public init(path: String) { self.path = path }
 }
 
 /// A store in memory, for tests and previews; `readable` false plays a phone not yet unlocked.

@@ -124,6 +124,27 @@ import TwofoldClient
         SessionManager(client: APIClient(baseURL: URL(string: "http://twofold.test")!, transport: server), store: store)
     }
 
+    /// The caller that started a refresh goes away (its view closed) while the server rotates
+    /// the pair: the new pair is kept all the same. Dropping it would leave the spent refresh
+    /// token to present next time, which the server takes for a stolen one.
+    @Test func aRefreshWhoseCallerWasCancelledIsKept() async throws {
+        let server = Server()
+        let store = MemoryTokenStore(Self.stored(accessSeconds: -10))
+        let manager = Self.manager(server, store)
+        _ = await manager.restore()
+        server.hold()
+        let call = Task { try await manager.accessToken() }
+        await server.refreshArrived()
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        #expect(await manager.isOffline == false)
+        server.release()
+        // The next call waits for that same refresh, or finds its pair kept: no second refresh.
+        #expect(try await manager.accessToken() == "access-1")
+        #expect(server.refreshCount == 1)
+        #expect(try await store.load()?.refreshToken.token == "refresh-1-from-refresh-0")
+    }
+
     @Test func restoringAStoredSessionDecidesLocallyWithNoRequest() async throws {
         let server = Server()
         let manager = Self.manager(server, MemoryTokenStore(Self.stored(accessSeconds: -10)))
