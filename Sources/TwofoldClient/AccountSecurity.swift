@@ -18,7 +18,7 @@ public protocol StepUpProviding: Sendable {
 
 /// What starting an authenticator app's setup gives the person: the secret to type or the QR
 /// code to scan, until `expiresAt`.
-public struct AuthenticatorSetup: Sendable, Equatable {
+public struct AuthenticatorSetup: Sendable, Equatable, Encodable, RedactedDescription {
     /// The shared secret in base32, for typing into the app.
     public let secret: String
     /// The `otpauth://totp/…` URI the QR code holds.

@@ -149,11 +149,24 @@ public struct SecondFactorStep: Sendable, Equatable, Codable {
     /// How far this device's clock is off the server's, when more than 30 seconds: an
     /// authenticator app here may make codes the server refuses (seed 000's warning).
     public var clockSkew: TimeInterval?
+
+    /// A second step, as a screen's preview or test builds one; the flow makes its own.
+    public init(
+        methods: [FactorMethod], method: FactorMethod, maskedPhone: String? = nil, maskedEmail: String? = nil,
+        expiresAt: Date, attemptsRemaining: Int? = nil, lockedUntil: Date? = nil, resendAvailableAt: Date? = nil,
+        codeSentTo: String? = nil, problem: SignInProblem? = nil, clockSkew: TimeInterval? = nil
+    ) {
+        (self.methods, self.method, self.maskedPhone, self.maskedEmail, self.expiresAt) =
+            (methods, method, maskedPhone, maskedEmail, expiresAt)
+        (self.attemptsRemaining, self.lockedUntil, self.resendAvailableAt, self.codeSentTo) =
+            (attemptsRemaining, lockedUntil, resendAvailableAt, codeSentTo)
+        (self.problem, self.clockSkew) = (problem, clockSkew)
+    }
 }
 
 /// A second step waiting for its code, as a process keeps it between two runs (the command-line
 /// tool's `login`, then `login --code`). It names a live login flow: keep it as a secret.
-public struct PendingSignIn: Sendable, Equatable, Codable {
+public struct PendingSignIn: Sendable, Equatable, Codable, RedactedDescription {
     /// The login flow's identifier (`otpFlowId`).
     public var flow: String
     /// The second step as it was when kept.
@@ -161,6 +174,11 @@ public struct PendingSignIn: Sendable, Equatable, Codable {
     /// The server the flow belongs to (`APIClient.origin`): it is taken up, and its code sent,
     /// nowhere else.
     public var server: String?
+
+    /// The second step `step` of the login flow `flow` at `server`.
+    public init(flow: String, step: SecondFactorStep, server: String?) {
+        (self.flow, self.step, self.server) = (flow, step, server)
+    }
 }
 
 /// A sign-in as a state machine (seeds 003, 002, 000): credentials, then the second factor the

@@ -193,3 +193,5 @@ public struct FileTokenStore: TokenStore {
         return try await body()
     }
 }
+
+extension StoredSession: RedactedDescription {}
