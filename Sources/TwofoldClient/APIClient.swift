@@ -69,6 +69,52 @@ public struct URLSessionTransport: Transport {
     }
 }
 
+/// One request the client sent, as an app's log shows it: the endpoint (its path template, never
+/// a value, a header or a body, so never a token), what came back, and how long it took.
+public struct RequestRecord: Sendable, Equatable, CustomStringConvertible {
+    /// What came back.
+    public enum Outcome: Sendable, Equatable {
+        /// The server answered with this status.
+        case answered(status: Int)
+        /// No answer came: the kind of error (`URLError -1009`), never its text, which may hold
+        /// the URL.
+        case failed(String)
+        /// The calling task was cancelled.
+        case cancelled
+    }
+
+    /// The endpoint as `API` describes it (`POST /api/v1/auth/login`).
+    public let endpoint: String
+    /// What came back.
+    public let outcome: Outcome
+    /// How long it took.
+    public let duration: Duration
+
+    /// A request to `endpoint` and what came of it.
+    public init(endpoint: String, outcome: Outcome, duration: Duration) {
+        (self.endpoint, self.outcome, self.duration) = (endpoint, outcome, duration)
+    }
+
+    /// `POST /api/v1/auth/login → 200 in 41 ms`.
+    public var description: String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let what =
+            switch outcome {
+            case .answered(let status): "\(status)"
+            case .failed(let kind): "failed (\(kind))"
+            case .cancelled: "cancelled"
+            }
+        return "\(endpoint) → \(what) in \(milliseconds) ms"
+    }
+}
+
+/// Where an app's log takes the client's requests (an `os.Logger`, swift-log, a file): one
+/// `RequestRecord` per request, with no token, body or header in it.
+public protocol RequestLogging: Sendable {
+    /// Called once per request, when its answer (or its failure) came.
+    func log(_ record: RequestRecord)
+}
+
 /// A refusal from the server: its status and, when it sent one, its problem document (the
 /// stable `code`, attempts left, when to retry, when a lockout ends).
 public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -140,10 +186,16 @@ public struct APIClient: Sendable {
     public let transport: any Transport
     /// Headers every request carries (a test's `X-Forwarded-For`, an app's `User-Agent`).
     public var headers: [String: String]
+    /// Told of every request and what came of it, when set.
+    public var logger: (any RequestLogging)?
 
-    /// A client for the server at `baseURL`, sending through `transport` with `headers` on every request.
-    public init(baseURL: URL, transport: any Transport = URLSessionTransport(), headers: [String: String] = [:]) {
-        (self.baseURL, self.transport, self.headers) = (baseURL, transport, headers)
+    /// A client for the server at `baseURL`, sending through `transport` with `headers` on every
+    /// request, each logged to `logger` when there is one.
+    public init(
+        baseURL: URL, transport: any Transport = URLSessionTransport(), headers: [String: String] = [:],
+        logger: (any RequestLogging)? = nil
+    ) {
+        (self.baseURL, self.transport, self.headers, self.logger) = (baseURL, transport, headers, logger)
     }
 
     /// The server's origin: the scheme, host and port of `baseURL`, lowercased. What a token
@@ -162,9 +214,11 @@ public struct APIClient: Sendable {
         _ endpoint: Endpoint<Body, Answer>, _ body: Body, bearer: String? = nil, query: [URLQueryItem] = [],
         headers: [String: String] = [:]
     ) async throws -> Answer {
-        let answer = try await exchange(
-            endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: body, bearer: bearer,
-            headers: headers)
+        let answer = try await perform(
+            endpoint.description,
+            request(
+                endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: body, bearer: bearer,
+                headers: headers))
         return try read(answer, of: endpoint)
     }
 
@@ -173,9 +227,11 @@ public struct APIClient: Sendable {
         _ endpoint: Endpoint<NoContent, Answer>, bearer: String? = nil, query: [URLQueryItem] = [],
         headers: [String: String] = [:]
     ) async throws -> Answer {
-        let answer = try await exchange(
-            endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: NoContent?.none, bearer: bearer,
-            headers: headers)
+        let answer = try await perform(
+            endpoint.description,
+            request(
+                endpoint.method, endpoint.url(relativeTo: baseURL, query: query), body: NoContent?.none,
+                bearer: bearer, headers: headers))
         return try read(answer, of: endpoint)
     }
 
@@ -193,8 +249,11 @@ public struct APIClient: Sendable {
         headers: [String: String] = [:]
     ) async throws -> Answer {
         guard !value.isEmpty else { throw MissingResource(endpoint: endpoint.description) }
-        let answer = try await exchange(
-            endpoint.method, endpoint.url(relativeTo: baseURL, value), body: body, bearer: bearer, headers: headers)
+        let answer = try await perform(
+            endpoint.description,
+            request(
+                endpoint.method, endpoint.url(relativeTo: baseURL, value), body: body, bearer: bearer,
+                headers: headers))
         return try read(answer, of: endpoint)
     }
 
@@ -204,9 +263,11 @@ public struct APIClient: Sendable {
         headers: [String: String] = [:]
     ) async throws -> Answer {
         guard !value.isEmpty else { throw MissingResource(endpoint: endpoint.description) }
-        let answer = try await exchange(
-            endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
-            headers: headers)
+        let answer = try await perform(
+            endpoint.description,
+            request(
+                endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
+                headers: headers))
         return try read(answer, of: endpoint)
     }
 
@@ -214,8 +275,11 @@ public struct APIClient: Sendable {
     public func send(_ endpoint: Endpoint<NoContent, PlainText>, headers: [String: String] = [:]) async throws
         -> PlainText
     {
-        let answer = try await exchange(
-            endpoint.method, endpoint.url(relativeTo: baseURL), body: NoContent?.none, bearer: nil, headers: headers)
+        let answer = try await perform(
+            endpoint.description,
+            request(
+                endpoint.method, endpoint.url(relativeTo: baseURL), body: NoContent?.none, bearer: nil,
+                headers: headers))
         guard endpoint.success.contains(answer.status) else { throw Self.refusal(answer) }
         return PlainText(answer.text)
     }
@@ -250,7 +314,8 @@ public struct APIClient: Sendable {
     public func exchange(
         _ method: HTTPVerb, _ url: URL, body: (some Encodable)?, bearer: String?, headers: [String: String] = [:]
     ) async throws -> HTTPAnswer {
-        try await transport.send(try request(method, url, body: body, bearer: bearer, headers: headers))
+        try await perform(
+            "\(method.rawValue) \(url.path)", request(method, url, body: body, bearer: bearer, headers: headers))
     }
 
     /// Sends `body` (raw bytes, JSON or not) to an endpoint known only by its erased
@@ -266,7 +331,30 @@ public struct APIClient: Sendable {
             request.httpBody = body
             request.setValue(Wire.json, forHTTPHeaderField: Wire.Header.contentType)
         }
-        return try await transport.send(request)
+        return try await perform(endpoint.description, request)
+    }
+
+    /// Sends `request` through the transport, telling the logger (when there is one) what came
+    /// of it under `label`, the endpoint's description.
+    private func perform(_ label: String, _ request: URLRequest) async throws -> HTTPAnswer {
+        guard let logger else { return try await transport.send(request) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let answer = try await transport.send(request)
+            logger.log(
+                RequestRecord(
+                    endpoint: label, outcome: .answered(status: answer.status), duration: start.duration(to: clock.now))
+            )
+            return answer
+        } catch is CancellationError {
+            logger.log(RequestRecord(endpoint: label, outcome: .cancelled, duration: start.duration(to: clock.now)))
+            throw CancellationError()
+        } catch {
+            let kind = (error as? URLError).map { "URLError \($0.code.rawValue)" } ?? "\(type(of: error))"
+            logger.log(RequestRecord(endpoint: label, outcome: .failed(kind), duration: start.duration(to: clock.now)))
+            throw error
+        }
     }
 
     // MARK: Reading answers

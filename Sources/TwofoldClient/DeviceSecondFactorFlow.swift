@@ -92,7 +92,7 @@ public actor DeviceSecondFactorFlow {
     private var verifiedPIN: PIN?
     /// The factor that proved the person in the first step of `changePIN`.
     private var verifiedWith: SecondFactorType?
-    private let watchers = StateWatchers<SecondFactorFlowState>(buffer: 16)
+    private let watchers = StateWatchers<SecondFactorFlowState>(buffer: 16, initial: .processing)
 
     /// The flow's state now; `processing` until `start()` asks for the first input.
     public private(set) var state: SecondFactorFlowState = .processing

@@ -21,11 +21,20 @@ public struct QueuedChange: Codable, Sendable, Equatable, Identifiable {
     public var body: Data?
     /// The `Idempotency-Key` sent with every send of this change.
     public var idempotencyKey: String
-    /// When the change was made, by this device's clock.
+    /// When the change was made, by this device's clock, to the second (as it is kept in a file).
     public var madeAt: Date
     /// Whose change it is: sent only on that user's session, never on another's who signs in
     /// on the same device.
     public var userID: UUID
+
+    /// A change as `OfflineQueue.enqueue` makes one (a test's or a preview's fixture).
+    public init(
+        id: UUID, method: HTTPVerb, template: String, value: String?, body: Data?, idempotencyKey: String,
+        madeAt: Date, userID: UUID
+    ) {
+        (self.id, self.method, self.template, self.value, self.body) = (id, method, template, value, body)
+        (self.idempotencyKey, self.madeAt, self.userID) = (idempotencyKey, madeAt, userID)
+    }
 }
 
 /// Where queued changes are kept between launches.
@@ -46,6 +55,28 @@ public actor MemoryChangeQueueStore: ChangeQueueStore {
     public func load() -> [QueuedChange] { changes }
     /// Keeps `changes` in place of those kept before.
     public func save(_ changes: [QueuedChange]) { self.changes = changes }
+}
+
+/// Queued changes in a file only the device's user may read (0600, written whole and renamed
+/// over the old one, never through a link), beside the token store: changes made offline
+/// survive the app being closed. A file others may read is refused (`PrivateFile.NotPrivate`),
+/// not trusted: its changes would be sent with this user's tokens.
+public struct FileChangeQueueStore: ChangeQueueStore {
+    private let file: PrivateFile
+
+    /// The queue kept in `file` (nothing is read or written yet).
+    public init(file: URL) { self.file = PrivateFile(file) }
+
+    /// The changes kept, oldest first; none when there is no file yet.
+    public func load() throws -> [QueuedChange] {
+        guard let data = try file.read() else { return [] }
+        return try Wire.decoder().decode([QueuedChange].self, from: data)
+    }
+
+    /// Keeps `changes` in place of those kept before.
+    public func save(_ changes: [QueuedChange]) throws {
+        try file.write(try Wire.encoder().encode(changes))
+    }
 }
 
 /// What happened to a queued change when it was sent.
@@ -109,7 +140,8 @@ public actor OfflineQueue {
         let change = QueuedChange(
             id: UUID(), method: endpoint.method, template: endpoint.template, value: value,
             body: body is NoContent ? nil : try Wire.encoder().encode(body),
-            idempotencyKey: "twofold-" + UUID().uuidString.lowercased(), madeAt: now, userID: user.id)
+            idempotencyKey: "twofold-" + UUID().uuidString.lowercased(),
+            madeAt: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down)), userID: user.id)
         var all = try await loaded()
         all.append(change)
         try await store.save(all)

@@ -75,7 +75,17 @@ public actor SessionManager {
     private var unsaved = false
     /// A sign-out whose clearing of the store failed: retried at the next chance.
     private var uncleared = false
-    private let watchers = StateWatchers<AuthState>(buffer: 8)
+    private let watchers = StateWatchers<AuthState>(buffer: 8, initial: .checking)
+
+    /// What the guard shows now, read without `await`: from a SwiftUI view's body, or any
+    /// thread. It is `state` as of its last change (`states()` tells each change).
+    public nonisolated var currentState: AuthState { watchers.latest }
+
+    /// Who is signed in now, read without `await`; `nil` when no one is (or not known yet).
+    public nonisolated var currentUser: UserDTO? {
+        if case .signedIn(let user) = watchers.latest { return user }
+        return nil
+    }
 
     /// What the guard shows now.
     public private(set) var state: AuthState = .checking

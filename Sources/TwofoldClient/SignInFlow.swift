@@ -202,7 +202,7 @@ public actor SignInFlow {
     private let now: @Sendable () -> Date
     private var flow: String?
     private var tried: Set<FactorMethod> = []
-    private let watchers = StateWatchers<SignInState>(buffer: 16)
+    private let watchers = StateWatchers<SignInState>(buffer: 16, initial: .credentials(nil))
 
     /// The sign-in's state now.
     public private(set) var state: SignInState = .credentials(nil)
@@ -226,6 +226,9 @@ public actor SignInFlow {
 
     /// Whether "remember this device" can be offered: a store keeps its token.
     public nonisolated var canRememberDevice: Bool { rememberedDevices != nil }
+
+    /// The state now, read without `await` (a SwiftUI view's body): `state` as of its last change.
+    public nonisolated var currentState: SignInState { watchers.latest }
 
     /// The state now, then each change.
     public func states() -> AsyncStream<SignInState> { watchers.stream(starting: state) }

@@ -7,10 +7,15 @@ final class StateWatchers<State: Sendable>: @unchecked Sendable {
     // Safe: `continuations` is read and written only under `lock`.
     private let lock = NSLock()
     private var continuations: [UUID: AsyncStream<State>.Continuation] = [:]
+    private var last: State
     private let buffer: Int
 
-    /// Each stream keeps the newest `buffer` states its reader has not taken yet.
-    init(buffer: Int) { self.buffer = buffer }
+    /// Each stream keeps the newest `buffer` states its reader has not taken yet; `initial` is
+    /// the state before the first change.
+    init(buffer: Int, initial: State) { (self.buffer, last) = (buffer, initial) }
+
+    /// The state told last, read without waiting for the actor (a view's body reads it).
+    var latest: State { lock.withLock { last } }
 
     /// A stream that starts with `state`.
     func stream(starting state: State) -> AsyncStream<State> {
@@ -27,6 +32,10 @@ final class StateWatchers<State: Sendable>: @unchecked Sendable {
 
     /// Tells every stream `state`.
     func yield(_ state: State) {
-        for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(state) }
+        let watching = lock.withLock {
+            last = state
+            return Array(continuations.values)
+        }
+        for continuation in watching { continuation.yield(state) }
     }
 }

@@ -149,7 +149,9 @@ import TwofoldClient
         let server = Server()
         let manager = Self.manager(server, MemoryTokenStore(Self.stored(accessSeconds: -10)))
         #expect(await manager.state == .checking, "nothing is decided before the store is read")
+        #expect(manager.currentState == .checking && manager.currentUser == nil, "read without await")
         #expect(await manager.restore() == .signedIn(Self.user), "an expired access token is refreshed later")
+        #expect(manager.currentState == .signedIn(Self.user) && manager.currentUser == Self.user)
         #expect(server.requestCount == 0)
 
         let expired = Self.manager(server, MemoryTokenStore(Self.stored(accessSeconds: -10, refreshSeconds: -1)))
@@ -161,6 +163,8 @@ import TwofoldClient
         // a benchmark's to measure, not a test's on a loaded machine).
         for _ in 0..<1_000 { _ = try await manager.accessToken() }
         #expect(server.refreshCount == 1, "only the first call refreshed")
+        await manager.signOut()
+        #expect(manager.currentState == .signedOut && manager.currentUser == nil)
     }
 
     @Test func aStoreNotReadableYetIsNotSignedOut() async throws {

@@ -68,20 +68,26 @@ import TwofoldTestSupport
         let client = APIClient(baseURL: server.baseURL, transport: transport)
         let session = SessionManager(client: client, store: MemoryTokenStore())
         try await Self.signIn("ola-\(Self.suffix())", on: session)
-        let store = MemoryChangeQueueStore()
-        let queue = OfflineQueue(session: session, store: store)
+        let file = root.appendingPathComponent("state/queue.json")
+        let queue = OfflineQueue(session: session, store: FileChangeQueueStore(file: file))
 
         // Starting an authenticator app's setup: the server makes a secret; its answer is lost.
         let change = try await queue.enqueue(API.TwoFactor.totpSetup, NoContent())
         #expect(try await queue.replay().isEmpty, "the lost answer keeps the change")
         #expect(try await queue.waiting == [change])
         #expect(await session.isOffline == false, "a lost answer is no refresh failure")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the queue is the owner's alone")
 
-        // Sent again: the server answers from its record of the first, and makes no new secret.
-        let outcomes = try await queue.replay()
+        // The app is closed and opened again: a new queue reads the change from the file and
+        // sends it again, with the same key. The server answers from its record of the first,
+        // and makes no new secret.
+        let relaunched = OfflineQueue(session: session, store: FileChangeQueueStore(file: file))
+        #expect(try await relaunched.waiting == [change])
+        let outcomes = try await relaunched.replay()
         #expect(outcomes[change.id] == .applied(status: 200, replayed: true))
-        let stored = await store.changes
-        #expect(try await queue.waiting.isEmpty && stored.isEmpty)
+        let stored = try FileChangeQueueStore(file: file).load()
+        #expect(try await relaunched.waiting.isEmpty && stored.isEmpty)
         let answers = transport.answers
         #expect(answers.count == 2, "the server saw the change twice")
         let first = try Wire.decoder().decode(TOTPSetupResponse.self, from: answers[0].body)
