@@ -238,6 +238,41 @@ public actor SessionManager {
         if let ended { await Self.revoke(ended.refreshToken.token, with: client) }
     }
 
+    /// Which sessions a sign-out ends.
+    public enum SignOutScope: Sendable, Equatable {
+        /// This device's session only (`signOut()`).
+        case thisDevice
+        /// Every other session of the account (other phones, browsers, the command-line tool);
+        /// this one stays signed in.
+        case otherDevices
+        /// Every session of the account, this one included, and every remembered device.
+        case everywhere
+    }
+
+    /// Ends the sessions `scope` names. `thisDevice` never fails (as `signOut()`); the others
+    /// ask the server first and throw what it refused, the session here kept, and step the session
+    /// up with `stepUp` when the server asks for it. `everywhere` then signs out here too.
+    public func signOut(_ scope: SignOutScope, stepUp: (any StepUpProviding)? = nil) async throws {
+        switch scope {
+        case .thisDevice:
+            await signOut()
+        case .otherDevices:
+            let others = try await authorized(stepUp: stepUp) { [client] token in
+                try await client.send(API.Auth.sessions, bearer: token).sessions.filter { !$0.current }
+            }
+            for other in others {
+                _ = try await authorized(stepUp: stepUp) { [client] token in
+                    try await client.send(API.Auth.revokeSession, other.id.uuidString, bearer: token)
+                }
+            }
+        case .everywhere:
+            _ = try await authorized(stepUp: stepUp) { [client] token in
+                try await client.send(API.Auth.logoutAll, bearer: token)
+            }
+            await signOut()
+        }
+    }
+
     /// Keeps the access token a step-up answered (the same session, now proven more recently).
     public func steppedUp(_ accessToken: TokenDTO) async {
         guard var next = current else { return }
