@@ -20,8 +20,10 @@ let package = Package(
         .library(name: "TwofoldDevice", targets: ["TwofoldDevice"]),
         .library(name: "TwofoldScenarios", targets: ["TwofoldScenarios"]),
         .library(name: "TwofoldScreens", targets: ["TwofoldScreens"]),
+        .library(name: "TwofoldTestingScreens", targets: ["TwofoldTestingScreens"]),
         .library(name: "TwofoldApple", targets: ["TwofoldApple"]),
         .library(name: "TwofoldAppleUI", targets: ["TwofoldAppleUI"]),
+        .library(name: "TwofoldAppleTestingUI", targets: ["TwofoldAppleTestingUI"]),
         .executable(name: "twofold-server", targets: ["twofold-server"]),
         .executable(name: "twofold", targets: ["twofold"]),
     ],
@@ -63,7 +65,10 @@ let package = Package(
         // The client side: Foundation (FoundationNetworking on Linux) and TwofoldCore (codes,
         // otpauth URIs, the PIN container; swift-crypto, CryptoKit underneath on Apple
         // platforms), never the server.
-        .target(name: "TwofoldClient", dependencies: ["TwofoldAPI", "TwofoldCore"]),
+        .target(
+            name: "TwofoldClient", dependencies: ["TwofoldAPI", "TwofoldCore"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
         // Our own WebAuthn relying party: CBOR, COSE keys, authenticator data, attestation
         // statements and the two ceremonies. No Vapor: the server, the CLI and tests call it.
         .target(
@@ -97,22 +102,34 @@ let package = Package(
             ]
         ),
 
-        // The app's screen models (seeds 000, 002, 003 and 004's screens and testing dashboard):
-        // platform-neutral, `Observation` for the views, on the SDK's flows. The iOS app's
-        // SwiftUI views and `twofold dashboard`'s page render them.
+        // The app's screen models (seeds 000, 002, 003 and 004's screens): platform-neutral,
+        // `Observation` for the views, on the SDK's flows. The iOS app's SwiftUI views render them.
+        // No test harness: a release app links this, never TwofoldDevice or TwofoldScenarios.
+        .target(name: "TwofoldScreens", dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore"]),
+        // Seed 004's testing dashboard: the scenarios on the virtual phone or this phone. The
+        // testing build of the app and `twofold dashboard` render it; the release app does not.
         .target(
-            name: "TwofoldScreens",
-            dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore", "TwofoldDevice", "TwofoldScenarios"]
+            name: "TwofoldTestingScreens",
+            dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens"]
         ),
 
         // Apple-only code, every file under `#if canImport(…)` (empty on Linux, parse-checked by
         // scripts/apple_check): the SDK's protocols on the Secure Enclave, the Keychain,
         // LocalAuthentication and AuthenticationServices; then the SwiftUI views on the screen
         // models. The app project (App/project.yml) links both.
-        .target(name: "TwofoldApple", dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore"]),
+        .target(
+            name: "TwofoldApple", dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
         .target(
             name: "TwofoldAppleUI",
-            dependencies: ["TwofoldAPI", "TwofoldApple", "TwofoldClient", "TwofoldCore", "TwofoldScreens"]
+            dependencies: ["TwofoldAPI", "TwofoldApple", "TwofoldClient", "TwofoldCore", "TwofoldScreens"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
+        // The testing dashboard's view and its tab, for the app's testing build only.
+        .target(
+            name: "TwofoldAppleTestingUI",
+            dependencies: ["TwofoldAppleUI", "TwofoldClient", "TwofoldScreens", "TwofoldTestingScreens"]
         ),
 
         // MARK: Server
@@ -174,7 +191,7 @@ let package = Package(
             name: "twofold",
             dependencies: [
                 "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
-                "WebAuthn",
+                "TwofoldTestingScreens", "WebAuthn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: server)),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -233,7 +250,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TwofoldCore", "TwofoldAPI", "TwofoldClient", "TwofoldDevice", "TwofoldScenarios", "TwofoldScreens",
-                "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "TwofoldTestingScreens", "TwofoldTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ],

@@ -5,6 +5,10 @@
     import TwofoldAppleUI
     import TwofoldClient
 
+    #if TWOFOLD_TESTING
+        import TwofoldAppleTestingUI
+    #endif
+
     /// The iOS app: the SDK on the server the settings name, with the Keychain for the session
     /// and remembered devices, the Secure Enclave for this phone's key, LocalAuthentication for
     /// the app lock and the passkey sheet for passkeys; then the auth guard.
@@ -19,7 +23,12 @@
             screens = ScreenFactory(
                 session: SessionManager(client: client, store: KeychainTokenStore()), device: keys,
                 deviceID: Self.deviceID, gate: LocalAuthenticationGate(), passkeys: passkeys,
-                autofillPasskeys: PasskeyAuthorization(autoFill: true), rememberedDevices: KeychainRememberedDevices(), keyStorage: keys.storage)
+                autofillPasskeys: PasskeyAuthorization(autoFill: true), rememberedDevices: KeychainRememberedDevices(),
+                keyStorage: keys.storage)
+            #if TWOFOLD_TESTING
+                // The testing build (App/project.yml's TwofoldTesting) only.
+                screens.addTestingTab()
+            #endif
         }
 
         var body: some Scene {

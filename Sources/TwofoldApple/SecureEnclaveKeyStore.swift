@@ -8,7 +8,8 @@
     #endif
 
     /// Seed 004's key store on a phone: P-256 device keys made in the Secure Enclave, guarded by
-    /// `.userPresence` (biometrics preferred, the passcode as fallback) or `.devicePasscode`, kept
+    /// `.biometryCurrentSet` (the faces or fingers enrolled when the key was made; the passcode
+    /// never opens it, and a changed set invalidates it) or `.devicePasscode`, kept
     /// only while a passcode is set and never leaving this device. On the simulator, or a phone
     /// without a Secure Enclave, the keys are ordinary Keychain keys, and `capabilities()` and
     /// `storage` say so. Every choice (which protection, when to fall back) is the SDK's; this is
@@ -63,11 +64,38 @@
                 guard phone.biometryEnrolled else { throw .biometryNotEnrolled }
             }
             let (secureEnclave, accessGroup) = (usesSecureEnclave, accessGroup)
-            return try await Self.onKeyQueue {
+            let key = try await Self.onKeyQueue {
                 Self.delete(tag: tag)
                 return Self.makeKey(
                     tag: tag, protection: protection, secureEnclave: secureEnclave, accessGroup: accessGroup)
             }.get()
+            // The enrolled biometrics the key is bound to, to tell a changed set later.
+            Self.keepDomainState(protection == .biometric ? Self.biometricDomainState() : nil, tag: tag)
+            return key
+        }
+
+        /// Whether the biometric key under `tag` stopped working because the enrolled faces or
+        /// fingers changed: the Keychain no longer finds it, or LocalAuthentication's domain
+        /// state differs from the one kept when it was made (no biometrics enrolled: none).
+        public func biometricKeyInvalidated(tag: String) -> Bool {
+            guard let kept = UserDefaults.standard.data(forKey: Self.domainStateKey(tag)) else { return false }
+            return !Self.exists(tag: tag) || Self.biometricDomainState() != kept
+        }
+
+        /// LocalAuthentication's opaque state of the enrolled biometrics; `nil` with none.
+        private static func biometricDomainState() -> Data? {
+            let context = LAContext()
+            var error: NSError?
+            _ = context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error)
+            return context.evaluatedPolicyDomainState
+        }
+
+        private static func domainStateKey(_ tag: String) -> String { "twofold.biometric-domain-state." + tag }
+
+        /// Keeps (or, with `nil`, forgets) the biometric domain state of the key under `tag`. Not
+        /// a secret: a hash that changes when the enrolled biometrics do.
+        private static func keepDomainState(_ state: Data?, tag: String) {
+            UserDefaults.standard.set(state, forKey: domainStateKey(tag))
         }
 
         /// `message` signed (ECDSA-SHA256, DER) by the key under `tag`, after the system prompt.
@@ -88,7 +116,10 @@
         public func hasKey(tag: String) -> Bool { Self.exists(tag: tag) }
 
         /// Deletes the key under `tag`, if there is one.
-        public func deleteKey(tag: String) { Self.delete(tag: tag) }
+        public func deleteKey(tag: String) {
+            Self.delete(tag: tag)
+            Self.keepDomainState(nil, tag: tag)
+        }
 
         /// Moves the key under `pending` to `tag`, deleting the one there. A Secure Enclave key
         /// cannot be exported and added again, so the item's application tag is updated in place.
@@ -98,6 +129,8 @@
             Self.delete(tag: tag)
             let update = [kSecAttrApplicationTag as String: Data(tag.utf8)]
             _ = SecItemUpdate(Self.keyQuery(tag: pending) as CFDictionary, update as CFDictionary)
+            Self.keepDomainState(UserDefaults.standard.data(forKey: Self.domainStateKey(pending)), tag: tag)
+            Self.keepDomainState(nil, tag: pending)
         }
 
         // MARK: PromptSimulating
@@ -132,7 +165,9 @@
         private static func makeKey(
             tag: String, protection: KeyProtection, secureEnclave: Bool, accessGroup: String?
         ) -> Result<Data, DeviceAuthFailure> {
-            var flags: SecAccessControlCreateFlags = protection == .biometric ? .userPresence : .devicePasscode
+            // A biometric key opens only with the biometrics enrolled now: a face added later, or
+            // the passcode, cannot use it (seed 001: the biometric factor is biometric).
+            var flags: SecAccessControlCreateFlags = protection == .biometric ? .biometryCurrentSet : .devicePasscode
             if secureEnclave { flags.insert(.privateKeyUsage) }
             #if targetEnvironment(simulator)
                 // The simulator has no device passcode to bind a key to.

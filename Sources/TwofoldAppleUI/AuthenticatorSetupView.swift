@@ -17,7 +17,7 @@
         }
 
         public var body: some View {
-            content.navigationTitle("Authenticator App")
+            content.navigationTitle("Authenticator App").hiddenInAppSwitcher()
         }
 
         @ViewBuilder private var content: some View {

@@ -31,6 +31,7 @@
                 }
             }
             .navigationTitle("Backup Codes")
+            .hiddenInAppSwitcher()
             .navigationBarBackButtonHidden(!model.canFinish)
             .interactiveDismissDisabled(!model.canFinish)
             .confirmationDialog("Make new backup codes?", isPresented: $confirmingNew, titleVisibility: .visible) {

@@ -4,8 +4,8 @@
     import TwofoldScreens
 
     /// The protected screens, behind the auth guard: the account, the 2FA settings hub, this
-    /// phone's enrolment and settings (seed 004), and the testing dashboard. "Confirm it's you"
-    /// shows over any of them when the server asks for it.
+    /// phone's enrolment and settings (seed 004), and the tabs the build adds (the testing
+    /// build's dashboard). "Confirm it's you" shows over any of them when the server asks for it.
     struct HomeView: View {
         let screens: ScreenFactory
         let user: UserDTO
@@ -20,12 +20,10 @@
                 .tabItem { Label("Security", systemImage: "lock.shield") }
                 NavigationStack { device }
                     .tabItem { Label("This iPhone", systemImage: "iphone.gen3") }
-                NavigationStack {
-                    ModelHost(screens.testingDashboard) {
-                        TestingDashboardView(model: $0, keyStorage: screens.keyStorage)
-                    }
+                ForEach(screens.moreTabs) { tab in
+                    NavigationStack { tab.content() }
+                        .tabItem { Label(tab.id, systemImage: tab.systemImage) }
                 }
-                .tabItem { Label("Testing", systemImage: "checklist") }
             }
             .sheet(isPresented: stepUpShown) { StepUpSheet(prompt: screens.stepUp) }
         }

@@ -15,8 +15,13 @@
         public let stepUp: StepUpPrompt
         /// Where device keys are kept ("Secure Enclave", "Keychain (simulator)"), for the dashboard.
         public let keyStorage: String?
-        private let session: SessionManager
-        private let device: any DeviceSecurity
+        /// The signed-in session the screens call with.
+        public let session: SessionManager
+        /// This phone's key store (the Secure Enclave).
+        public let device: any DeviceSecurity
+        /// Tabs a build adds after the app's own (the testing build's dashboard); none in a
+        /// release build, which links no test harness.
+        public var moreTabs: [MoreTab] = []
         private let passkeys: (any PasskeyCreating & PasskeyAsserting)?
         /// Passkeys offered in the keyboard's autofill bar on the sign-in screen.
         let autofillPasskeys: (any PasskeyAsserting)?
@@ -45,6 +50,9 @@
         }
 
         private lazy var deviceID = makeDeviceID()
+
+        /// This phone's identifier, as the server knows it (read from the Keychain on first use).
+        public func phoneID() -> String { deviceID }
         private lazy var security = AccountSecurity(session: session, stepUp: stepUp.provider, passkeys: passkeys)
         private lazy var deviceFlows = DeviceKeyFlows(
             session: session, device: device, deviceID: deviceID, stepUp: stepUp.provider)
@@ -103,11 +111,6 @@
         /// Seed 004's settings of this phone for `user`.
         func deviceSettings(for user: UserDTO) -> DeviceSettingsModel {
             DeviceSettingsModel(flows: deviceFlows, session: session, username: user.username)
-        }
-
-        /// Seed 004's testing dashboard on this phone (codes typed into its code field).
-        func testingDashboard() -> TestingDashboardModel {
-            TestingDashboardModel(client: session.client, device: device, deviceID: deviceID)
         }
     }
 #endif

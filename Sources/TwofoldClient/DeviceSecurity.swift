@@ -55,10 +55,11 @@ public enum DeviceCapability: String, Codable, Sendable {
     case none
 }
 
-/// How a device key is guarded: biometrics preferred (`.userPresence`) or the passcode alone
-/// (`.devicePasscode`).
+/// How a device key is guarded: the biometrics enrolled when it was made
+/// (`.biometryCurrentSet`: a changed set of faces or fingers invalidates it, and the passcode
+/// never opens it), or the passcode alone (`.devicePasscode`).
 public enum KeyProtection: String, Codable, Sendable {
-    /// `biometric`: biometrics preferred; `passcode`: the passcode alone.
+    /// `biometric`: the enrolled biometrics only; `passcode`: the passcode alone.
     case biometric, passcode
 }
 
@@ -141,6 +142,11 @@ public protocol DeviceSecurity: Sendable {
     /// Puts the key under `pending` in the place of the one under `tag` (which is deleted): a
     /// new key takes over only once the server has taken it.
     func replaceKey(tag: String, with pending: String) async
+    /// Whether the biometric key made under `tag` no longer works because the enrolled faces or
+    /// fingers changed since (or were all removed): the key is gone, or LocalAuthentication's
+    /// `evaluatedPolicyDomainState` differs from the one kept when it was made. Asked without a
+    /// prompt; `false` when no biometric key was made under `tag`.
+    func biometricKeyInvalidated(tag: String) async -> Bool
 }
 
 /// A phone whose next prompt can be made to fail as if the person had declined it: the

@@ -16,6 +16,8 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     /// Biometrics locked out after too many failures: biometric prompts fail.
     public var biometryLockedOut = false
     private var keys: [String: (key: SoftwareDeviceKey, protection: KeyProtection)] = [:]
+    /// Biometric keys a change of the enrolled biometrics invalidated, until deleted or made again.
+    private var invalidated: Set<String> = []
     /// Every prompt shown, in order: what the person was asked for.
     public private(set) var prompts: [KeyProtection] = []
 
@@ -26,15 +28,23 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
 
     // MARK: Switches
 
-    /// Sets the phone's security to `state`; its keys stay as they are.
-    public func set(_ state: DeviceCapabilities) { self.state = state }
+    /// Sets the phone's security to `state`. Its keys stay as they are, except that removing
+    /// every face or finger invalidates the biometric keys, as on a phone (`.biometryCurrentSet`).
+    public func set(_ state: DeviceCapabilities) {
+        if self.state.biometryEnrolled && !state.biometryEnrolled { invalidateBiometricKeys() }
+        self.state = state
+    }
     /// Makes the person cancel the next prompt.
     public func cancelNextPrompt() { cancelsNextPrompt = true }
     /// Locks biometrics out (or, with `false`, lets them in again).
     public func lockOutBiometry(_ locked: Bool = true) { biometryLockedOut = locked }
 
-    /// The enrolled faces or fingers changed: keys guarded by biometrics stop working.
-    public func changeBiometricSet() {
+    /// The enrolled faces or fingers changed: keys guarded by biometrics stop working, as a
+    /// phone's `.biometryCurrentSet` keys do (the Keychain no longer finds them).
+    public func changeBiometricSet() { invalidateBiometricKeys() }
+
+    private func invalidateBiometricKeys() {
+        for (tag, entry) in keys where entry.protection == .biometric { invalidated.insert(tag) }
         keys = keys.filter { $0.value.protection != .biometric }
     }
 
@@ -43,7 +53,11 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
         state.passcodeSet = false
         state.biometryEnrolled = false
         keys = [:]
+        invalidated = []
     }
+
+    /// Whether the biometric key under `tag` was invalidated by a change of the enrolled biometrics.
+    public func biometricKeyInvalidated(tag: String) -> Bool { invalidated.contains(tag) }
 
     /// Whether a key is kept under `tag`.
     public func hasKey(tag: String) -> Bool { keys[tag] != nil }
@@ -77,6 +91,7 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
         }
         let key = SoftwareDeviceKey()
         keys[tag] = (key, protection)
+        invalidated.remove(tag)
         return key.privateKey.publicKey.x963Representation
     }
 
@@ -111,11 +126,15 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     }
 
     /// Deletes the key under `tag`, if any.
-    public func deleteKey(tag: String) { keys[tag] = nil }
+    public func deleteKey(tag: String) {
+        keys[tag] = nil
+        invalidated.remove(tag)
+    }
 
     /// Puts the key under `pending` in place of the one under `tag`; with no pending key, nothing changes.
     public func replaceKey(tag: String, with pending: String) {
         guard let key = keys.removeValue(forKey: pending) else { return }
         keys[tag] = key
+        invalidated.remove(tag)
     }
 }

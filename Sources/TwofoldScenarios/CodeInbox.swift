@@ -1,4 +1,5 @@
 import Foundation
+import TwofoldClient
 
 /// Where a scenario reads the one-time codes the server sends (by SMS): a person typing what
 /// the server's console shows, or the CLI's listener for the server's signed SMS webhook.
@@ -27,13 +28,5 @@ public enum OneTimeCodeText {
         let words: [Substring] = text.split(whereSeparator: { (character: Character) in character.isWhitespace })
         return words.first { $0.count >= 6 && $0.prefix(6).allSatisfy { $0.isASCII && $0.isNumber } }
             .map { String($0.prefix(6)) }
-    }
-}
-
-/// A phone number as a log may show it: the last two digits only.
-public enum PhoneMask {
-    /// `number` with all but its last two characters hidden; just `••` for four characters or fewer.
-    public static func masked(_ number: String) -> String {
-        number.count > 4 ? String(repeating: "•", count: number.count - 2) + number.suffix(2) : "••"
     }
 }

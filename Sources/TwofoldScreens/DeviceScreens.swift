@@ -2,7 +2,6 @@ import Foundation
 import Observation
 import TwofoldAPI
 import TwofoldClient
-import TwofoldScenarios
 
 extension Biometry {
     /// The biometry's name as a button says it ("Face ID").

@@ -5,6 +5,7 @@ import TwofoldClient
 import TwofoldDevice
 import TwofoldScenarios
 import TwofoldScreens
+import TwofoldTestingScreens
 
 /// `twofold dashboard`: seed 004's testing dashboard as a web page on loopback, rendered from the
 /// same `TestingDashboardModel` the iOS app shows, on the SDK and a virtual phone whose switches

@@ -4,6 +4,7 @@ import TwofoldClient
 import TwofoldCore
 import TwofoldScenarios
 import TwofoldScreens
+import TwofoldTestingScreens
 
 /// The dashboard's page and its small JSON interface, answered on the listener's threads: the
 /// model lives on the main actor, so each request hops there and waits. Only this machine's

@@ -125,4 +125,50 @@ import TwofoldTestSupport
         #expect(await blocked.enter(pin: Self.pin("333777")) == .failed(.pinBlocked))
         #expect(await flow(.addBiometrics).start() == .failed(.pinBlocked))
     }
+    /// Seed 001's "biometrics changed": a face added in Settings invalidates the biometric key
+    /// (`.biometryCurrentSet`); the app's check at launch finds it, tells the server, which turns
+    /// the biometric factor off, and deletes the key. A second check finds nothing to report.
+    @Test func aChangedBiometricSetIsReportedOnce() async throws {
+        let root = try BuildProducts.temporaryDirectory("twofold-e2e-biometric-change")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
+        defer { server.stop() }
+        let client = server.client
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: "bea", email: "bea@example.com", password: TestAccounts.password))
+        let session = SessionManager(client: client, store: MemoryTokenStore())
+        await session.signedIn(
+            try await client.send(API.Auth.login, LoginRequest(username: "bea", password: TestAccounts.password))
+                .tokens)
+        let phone = VirtualPhone()
+        #expect(
+            try await DeviceKeyFlows(session: session, device: phone, deviceID: "bea-phone")
+                .enroll(username: "bea", protection: .passcode) == .enrolled(.passcode))
+        func flow(_ kind: DeviceSecondFactorFlow.Kind) -> DeviceSecondFactorFlow {
+            DeviceSecondFactorFlow(
+                kind, session: session, device: phone, deviceID: "bea-phone", biometricKeyTag: "bea-biometrics")
+        }
+        let setPIN = flow(.setPIN)
+        await setPIN.start()
+        _ = await setPIN.enter(pin: Self.pin("739154"), confirmation: Self.pin("739154"))
+        let add = flow(.addBiometrics)
+        await add.start()
+        _ = await add.enter(pin: Self.pin("739154"))
+        guard case .done(let added) = await add.useBiometrics(), added.hasBiometrics else {
+            Issue.record("biometrics were not added: \(await add.state)")
+            return
+        }
+        let check = BiometricChangeCheck(
+            session: session, device: phone, deviceID: "bea-phone", biometricKeyTag: "bea-biometrics")
+        #expect(try await check.check() == .unchanged, "nothing changed yet")
+
+        await phone.changeBiometricSet()
+        #expect(try await check.check() == .reported(hasPin: true, hasBiometrics: false))
+        #expect(await phone.hasKey(tag: "bea-biometrics") == false)
+        #expect(try await check.check() == .unchanged, "reported once")
+        let status = try await client.send(
+            API.DeviceFactors.status, "bea-phone", bearer: try await session.accessToken())
+        #expect(status.hasPin && !status.hasBiometrics)
+    }
 }

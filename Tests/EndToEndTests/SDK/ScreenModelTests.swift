@@ -6,6 +6,7 @@ import TwofoldCore
 import TwofoldDevice
 import TwofoldScreens
 import TwofoldTestSupport
+import TwofoldTestingScreens
 
 /// The app's screen models against the built server: for each screen, success, a wrong code, the
 /// lockout, the network gone and a cancelled prompt, where the screen can meet them. The views

@@ -4,6 +4,7 @@ import TwofoldAPI
 import TwofoldClient
 import TwofoldDevice
 import TwofoldScenarios
+import TwofoldScreens
 
 /// Seed 004's testing dashboard: the device's status, the test actions, seed 004's ten scenarios
 /// and the timestamped results log with LocalAuthentication's error codes. On a virtual phone

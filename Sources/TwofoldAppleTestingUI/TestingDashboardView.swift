@@ -2,6 +2,7 @@
     import SwiftUI
     import TwofoldClient
     import TwofoldScreens
+    import TwofoldTestingScreens
 
     /// Seed 004's testing dashboard on a `TestingDashboardModel`: the device's status (✅/❌),
     /// the eight test actions, the virtual phone's switches when there is one, the ten
