@@ -19,15 +19,22 @@ import TwofoldTestSupport
         var records: [RequestRecord] { lock.withLock { kept } }
     }
 
+    /// Refuses the login with a problem document; answers anything else with success.
+    struct Server: Transport {
+        func send(_ request: URLRequest) async throws -> HTTPAnswer {
+            guard request.url?.path.hasSuffix("/login") == true else {
+                return HTTPAnswer(
+                    status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"success":true}"#.utf8))
+            }
+            return HTTPAnswer(
+                status: 401, headers: ["Content-Type": "application/problem+json"],
+                body: Data(#"{"type":"about:blank","title":"No","status":401,"code":"invalid_credentials"}"#.utf8))
+        }
+    }
+
     @Test func everyRequestIsLoggedByItsTemplateWithNoSecret() async throws {
         let collector = Collector()
-        let transport = APIClientTests.Recorder { request in
-            request.url?.path.hasSuffix("/login") == true
-                ? APIClientTests.json(
-                    401, #"{"type":"about:blank","title":"No","status":401,"code":"invalid_credentials"}"#,
-                    type: "application/problem+json")
-                : APIClientTests.json(200, #"{"success":true}"#)
-        }
+        let transport = Server()
         let client = APIClient(baseURL: URL(string: "http://twofold.test")!, transport: transport, logger: collector)
         await #expect(throws: APIError.self) {
             try await client.send(API.Auth.login, LoginRequest(username: "pat", password: "S3CRET-password"))
