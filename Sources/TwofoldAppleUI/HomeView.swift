@@ -26,6 +26,10 @@
                 }
             }
             .sheet(isPresented: stepUpShown) { StepUpSheet(prompt: screens.stepUp) }
+            .safeAreaInset(edge: .top) {
+                if screens.app.isOffline { OfflineBanner(app: screens.app) }
+            }
+            .task { await screens.app.checkConnection() }
         }
 
         private var device: some View {

@@ -24,6 +24,7 @@
                 .task { await app.follow() }
                 .onReceive(Self.notifications(UIApplication.willEnterForegroundNotification)) { _ in
                     app.didEnterForeground()
+                    Task { await app.checkConnection() }
                 }
                 .onReceive(Self.notifications(UIApplication.protectedDataDidBecomeAvailableNotification)) { _ in
                     // The phone's first unlock: the kept session can be read now.

@@ -46,7 +46,11 @@
             self.autofillPasskeys = autofillPasskeys
             (self.rememberedDevices, self.keyStorage, self.defaults) = (rememberedDevices, keyStorage, defaults)
             stepUp = StepUpPrompt(session: session)
-            app = AppModel(session: session, gate: gate, lockEnabled: defaults.bool(forKey: Self.lockKey))
+            // Changes made offline wait in a file of the app's own (0600), across launches.
+            let queueFile = URL.applicationSupportDirectory.appending(path: "Twofold/offline-changes.json")
+            app = AppModel(
+                session: session, gate: gate, lockEnabled: defaults.bool(forKey: Self.lockKey),
+                queue: OfflineQueue(session: session, store: FileChangeQueueStore(file: queueFile)))
         }
 
         private lazy var deviceID = makeDeviceID()

@@ -27,6 +27,11 @@ public struct AuthenticatorSetup: Sendable, Equatable, Encodable, RedactedDescri
     public let qrCodeSVG: String
     /// When the pending setup lapses unless confirmed.
     public let expiresAt: Date
+
+    /// A setup as the server starts one (a preview's or a test's fixture).
+    public init(secret: String, otpauthURI: String, qrCodeSVG: String, expiresAt: Date) {
+        (self.secret, self.otpauthURI, self.qrCodeSVG, self.expiresAt) = (secret, otpauthURI, qrCodeSVG, expiresAt)
+    }
 }
 
 /// The signed-in account's factors (seed 000's settings): authenticator app, passkeys, SMS and

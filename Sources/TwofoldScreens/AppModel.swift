@@ -32,11 +32,47 @@ public final class AppModel {
     public private(set) var lockProblem: String?
     /// The session the screens use.
     public let session: SessionManager
+    /// Whether the server could not be reached the last time the app asked (seed 003): the
+    /// protected screens show that they are offline, with "Try again" (`checkConnection()`).
+    public private(set) var isOffline = false
+    /// Changes made offline and not yet sent, as of the last check.
+    public private(set) var waitingChanges = 0
     private let gate: (any BiometricGate)?
+    private let queue: OfflineQueue?
 
-    /// An app on `session`; `gate` is the app lock's prompt (none: no lock offered).
-    public init(session: SessionManager, gate: (any BiometricGate)? = nil, lockEnabled: Bool = false) {
-        (self.session, self.gate, self.lockEnabled) = (session, gate, lockEnabled && gate != nil)
+    /// An app on `session`; `gate` is the app lock's prompt (none: no lock offered); `queue`
+    /// keeps the changes made offline, sent when the server answers again.
+    public init(
+        session: SessionManager, gate: (any BiometricGate)? = nil, lockEnabled: Bool = false,
+        queue: OfflineQueue? = nil
+    ) {
+        (self.session, self.gate, self.lockEnabled, self.queue) = (session, gate, lockEnabled && gate != nil, queue)
+    }
+
+    /// Asks the server whether it can be reached (at launch, on return to the foreground, and
+    /// from the offline state's "Try again"): a current token and the account. When it answers,
+    /// the changes queued offline are sent, in order. Signed out, nothing is asked. Whether the
+    /// server answered.
+    @discardableResult
+    public func checkConnection() async -> Bool {
+        guard session.currentUser != nil else {
+            isOffline = false
+            return true
+        }
+        do {
+            let token = try await session.accessToken()
+            _ = try await session.client.send(API.Account.show, bearer: token)
+            isOffline = false
+            if let queue {
+                _ = try? await queue.replay()
+            }
+        } catch is CancellationError {
+            return !isOffline
+        } catch {
+            isOffline = SignInProblem.of(error) == .offline
+        }
+        if let queue { waitingChanges = (try? await queue.waiting.count) ?? waitingChanges }
+        return !isOffline
     }
 
     /// Whether an app lock can be offered.

@@ -8,6 +8,10 @@ import TwofoldScreens
 import TwofoldTestSupport
 import TwofoldTestingScreens
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The app's screen models against the built server: for each screen, success, a wrong code, the
 /// lockout, the network gone and a cancelled prompt, where the screen can meet them. The views
 /// (Apple-only) render only what these models hold.
@@ -132,6 +136,52 @@ import TwofoldTestingScreens
             offline.password = TestAccounts.password
             await offline.signIn()
             #expect(offline.problem == .offline && offline.phase == .credentials)
+        }
+    }
+
+    // MARK: Seed 003's offline state
+
+    /// The network, as a switch: off, every request fails as a phone without signal does.
+    final class Network: Transport, @unchecked Sendable {
+        // Safe: `up` is read and written under `lock`.
+        private let lock = NSLock()
+        private var up = true
+        private let real = URLSessionTransport()
+        func set(up: Bool) { lock.withLock { self.up = up } }
+        func send(_ request: URLRequest) async throws -> HTTPAnswer {
+            guard lock.withLock({ up }) else { throw URLError(.notConnectedToInternet) }
+            return try await real.send(request)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theOfflineStateWithItsRetry() async throws {
+        try await TestServers.withTarget { target in
+            _ = try await target.register("oli")
+            let network = Network()
+            let client = APIClient(baseURL: target.client.baseURL, transport: network)
+            let session = SessionManager(client: client, store: MemoryTokenStore())
+            await session.signedIn(
+                try await client.send(API.Auth.login, LoginRequest(username: "oli", password: TestAccounts.password))
+                    .tokens)
+            let queue = OfflineQueue(session: session, store: MemoryChangeQueueStore())
+            let app = AppModel(session: session, queue: queue)
+            await app.launch()
+            #expect(await app.checkConnection() && !app.isOffline)
+
+            // The signal goes: the app says so, and a change made meanwhile waits.
+            network.set(up: false)
+            _ = try await queue.enqueue(API.TwoFactor.totpSetup, NoContent())
+            #expect(await app.checkConnection() == false)
+            #expect(app.isOffline && app.waitingChanges == 1)
+            #expect(app.screen == .home(try #require(session.currentUser)), "offline is not signed out")
+
+            // "Try again" with the signal back: online, and the change sent.
+            network.set(up: true)
+            #expect(await app.checkConnection())
+            #expect(!app.isOffline && app.waitingChanges == 0)
+            #expect(try await queue.waiting.isEmpty)
+            let status = try await client.send(API.TwoFactor.status, bearer: try await session.accessToken())
+            #expect(status.totp.enabled == false, "the setup was started, not finished")
         }
     }
 
