@@ -74,4 +74,8 @@
             }
         }
     }
+
+    #Preview("Backup codes") {
+        NavigationStack { BackupCodesView(model: ScreenFixtures.backupCodes()) }
+    }
 #endif

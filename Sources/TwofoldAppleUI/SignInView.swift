@@ -101,4 +101,8 @@
             }
         }
     }
+
+    #Preview("Sign in") {
+        SignInView(model: ScreenFixtures.signIn(), onSignedIn: { _ in }, onRecovery: {})
+    }
 #endif

@@ -139,6 +139,16 @@ import TwofoldTestingScreens
         }
     }
 
+    // MARK: Fixtures for previews
+
+    /// The fixtures the SwiftUI previews show build with no server and show what they say.
+    @Test func theFixturesForPreviews() async throws {
+        #expect(ScreenFixtures.signIn().phase == .credentials)
+        #expect(ScreenFixtures.backupCodes().codes.count == 10)
+        let app = await ScreenFixtures.appOffline()
+        #expect(app.isOffline && app.screen == .home(ScreenFixtures.user))
+    }
+
     // MARK: Seed 003's offline state
 
     /// The network, as a switch: off, every request fails as a phone without signal does.
