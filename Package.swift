@@ -11,6 +11,7 @@ import PackageDescription
 let server: Set<String> = ["Server"]
 let package = Package(
     name: "twofold",
+    defaultLocalization: "en",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "TwofoldCore", targets: ["TwofoldCore"]),
@@ -67,7 +68,7 @@ let package = Package(
         // platforms), never the server.
         .target(
             name: "TwofoldClient", dependencies: ["TwofoldAPI", "TwofoldCore"],
-            resources: [.copy("PrivacyInfo.xcprivacy")]
+            resources: [.copy("PrivacyInfo.xcprivacy"), .process("Localizable.xcstrings")]
         ),
         // Our own WebAuthn relying party: CBOR, COSE keys, authenticator data, attestation
         // statements and the two ceremonies. No Vapor: the server, the CLI and tests call it.

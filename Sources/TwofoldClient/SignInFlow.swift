@@ -66,18 +66,29 @@ extension SignInProblem {
     /// The problem in the words a screen (or a terminal) shows the person.
     public var message: String {
         switch self {
-        case .invalidCredentials: "The account name or password is wrong."
-        case .wrongCode(let left?): "That code is wrong; \(left) \(left == 1 ? "try" : "tries") left."
-        case .wrongCode(nil): "That code is wrong."
-        case .locked(let until?): "Locked until \(until.formatted(date: .omitted, time: .standard))."
-        case .locked(nil): "Locked for now."
-        case .rateLimited(let seconds?): "Too many tries: wait \(seconds) seconds and try again."
-        case .rateLimited(nil): "Too many tries: wait a little and try again."
-        case .flowExpired: "This sign-in is over; sign in again with your password."
-        case .alreadyUsed: "That code was just used; each works once. Use another one."
-        case .expired: "That code expired; ask for a new one."
-        case .offline: "The server cannot be reached. Check your connection and try again."
-        case .cancelled: "Cancelled."
+        case .invalidCredentials: Words.text("signIn.invalidCredentials", "The account name or password is wrong.")
+        case .wrongCode(let left?):
+            left == 1
+                ? Words.text("signIn.wrongCodeOneLeft", "That code is wrong; 1 try left.")
+                : Words.text("signIn.wrongCodeLeft", "That code is wrong; {count} tries left.", ["count": "\(left)"])
+        case .wrongCode(nil): Words.text("signIn.wrongCode", "That code is wrong.")
+        case .locked(let until?):
+            Words.text(
+                "signIn.lockedUntil", "Locked until {time}.",
+                ["time": until.formatted(date: .omitted, time: .standard)])
+        case .locked(nil): Words.text("signIn.locked", "Locked for now.")
+        case .rateLimited(let seconds?):
+            Words.text(
+                "signIn.rateLimitedFor", "Too many tries: wait {count} seconds and try again.",
+                ["count": "\(seconds)"])
+        case .rateLimited(nil): Words.text("signIn.rateLimited", "Too many tries: wait a little and try again.")
+        case .flowExpired: Words.text("signIn.flowExpired", "This sign-in is over; sign in again with your password.")
+        case .alreadyUsed:
+            Words.text("signIn.alreadyUsed", "That code was just used; each works once. Use another one.")
+        case .expired: Words.text("signIn.expired", "That code expired; ask for a new one.")
+        case .offline:
+            Words.text("signIn.offline", "The server cannot be reached. Check your connection and try again.")
+        case .cancelled: Words.text("signIn.cancelled", "Cancelled.")
         case .deviceKey(let reason): "\(reason.message)."
         case .refused(_, let words): words
         }
