@@ -13,7 +13,7 @@ public protocol RedactedDescription: Encodable, CustomStringConvertible, CustomD
 public enum Redaction {
     /// The names of the members that hold a secret, wherever they are in a value.
     public static let secretNames: Set<String> = [
-        "password", "currentPassword", "newPassword", "pin",
+        "password", "currentPassword", "newPassword", "pin", "pass",
         "token", "tempToken", "refreshToken", "deviceToken", "trustedDeviceToken", "flow",
         "otpFlowId", "code", "backupCode", "backupCodes", "secret", "otpauthURI", "otpauthUri", "qrCodeSVG",
         "qrCodeSvg",
@@ -110,3 +110,4 @@ extension SecondStepResponse: RedactedDescription {}
 extension BackupCodesResponse: RedactedDescription {}
 extension OTPVerifyRequest: RedactedDescription {}
 extension OTPResendRequest: RedactedDescription {}
+extension RecoveryRedeemRequest: RedactedDescription {}

@@ -75,11 +75,20 @@
         }
 
         /// Whether the biometric key under `tag` stopped working because the enrolled faces or
-        /// fingers changed: the Keychain no longer finds it, or LocalAuthentication's domain
-        /// state differs from the one kept when it was made (no biometrics enrolled: none).
+        /// fingers changed: the Keychain no longer finds it, LocalAuthentication's domain state
+        /// differs from the one kept when it was made, or no biometrics are enrolled any more.
+        /// A lockout or the app's Face ID permission turned off gives no domain state either,
+        /// and is no change: the key works again once they pass. A key kept from before this
+        /// check existed (no domain state kept) is not judged.
         public func biometricKeyInvalidated(tag: String) -> Bool {
             guard let kept = UserDefaults.standard.data(forKey: Self.domainStateKey(tag)) else { return false }
-            return !Self.exists(tag: tag) || Self.biometricDomainState() != kept
+            guard Self.exists(tag: tag) else { return true }
+            let context = LAContext()
+            var error: NSError?
+            _ = context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error)
+            if let now = context.evaluatedPolicyDomainState { return now != kept }
+            guard let error, error.domain == LAErrorDomain else { return false }
+            return LAError.Code(rawValue: error.code) == .biometryNotEnrolled
         }
 
         /// LocalAuthentication's opaque state of the enrolled biometrics; `nil` with none.

@@ -28,6 +28,20 @@ public struct HTTPAnswer: Sendable {
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
+extension HTTPAnswer: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The status, the headers' names and the body's size: a header (`Set-Cookie`) or the body
+    /// may carry a token, so neither is shown.
+    public var description: String {
+        "HTTPAnswer(status: \(status), headers: \(headers.keys.sorted()), body: \(body.count) bytes)"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["status": status, "headers": headers.keys.sorted(), "body": "\(body.count) bytes"],
+            displayStyle: .struct)
+    }
+}
+
 /// How requests reach the server: `URLSessionTransport` for real, anything else in a test.
 public protocol Transport: Sendable {
     /// Sends `request` and gives back whatever status came; throws only when no answer came
@@ -59,7 +73,9 @@ public struct URLSessionTransport: Transport {
         let (data, response): (Data, URLResponse)
         do {
             (data, response) = try await session.data(for: request)
-        } catch let error as URLError where error.code == .cancelled {
+        } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
+            // Cancelled because the calling task was; a cancel for another reason (a TLS
+            // challenge refused) stays the URLError it is.
             throw CancellationError()
         }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
@@ -314,8 +330,7 @@ public struct APIClient: Sendable {
     public func exchange(
         _ method: HTTPVerb, _ url: URL, body: (some Encodable)?, bearer: String?, headers: [String: String] = [:]
     ) async throws -> HTTPAnswer {
-        try await perform(
-            "\(method.rawValue) \(url.path)", request(method, url, body: body, bearer: bearer, headers: headers))
+        try await perform(Self.label(method, url), request(method, url, body: body, bearer: bearer, headers: headers))
     }
 
     /// Sends `body` (raw bytes, JSON or not) to an endpoint known only by its erased
@@ -332,6 +347,19 @@ public struct APIClient: Sendable {
             request.setValue(Wire.json, forHTTPHeaderField: Wire.Header.contentType)
         }
         return try await perform(endpoint.description, request)
+    }
+
+    /// How a request built by hand is logged: the endpoint of `API` its method and path match,
+    /// never the path's values; a path no endpoint has is "(unlisted)".
+    static func label(_ method: HTTPVerb, _ url: URL) -> String {
+        let segments = url.path.split(separator: "/").map(String.init)
+        let endpoint = API.all.first { endpoint in
+            let template = endpoint.template.split(separator: "/").map(String.init)
+            guard endpoint.method == method, template.count <= segments.count else { return false }
+            let tail = Array(segments.suffix(template.count))
+            return zip(template, tail).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }
+        return endpoint.map(\.description) ?? "\(method.rawValue) (unlisted)"
     }
 
     /// Sends `request` through the transport, telling the logger (when there is one) what came

@@ -37,6 +37,27 @@ public struct QueuedChange: Codable, Sendable, Equatable, Identifiable {
     }
 }
 
+/// A change whose body holds a secret (a password, a code, a token), which the queue does not
+/// keep: it would wait in a file, and a code would be stale when sent.
+public struct SecretNotQueued: Error, Sendable, Equatable, LocalizedError {
+    /// The endpoint the change was for.
+    public let endpoint: String
+    /// The change for `endpoint` was not queued.
+    public init(endpoint: String) { self.endpoint = endpoint }
+    public var errorDescription: String? {
+        Words.text("queue.secretNotQueued", "This change needs a connection: it can't wait until you're back online.")
+    }
+}
+
+extension QueuedChange: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The change without its body, which a log has no need of.
+    public var description: String {
+        "QueuedChange(\(method.rawValue) /\(template)\(value.map { " [\($0)]" } ?? ""), "
+            + "body: \(body?.count ?? 0) bytes, key: \(idempotencyKey), madeAt: \(madeAt))"
+    }
+    public var debugDescription: String { description }
+}
+
 /// Where queued changes are kept between launches.
 public protocol ChangeQueueStore: Sendable {
     /// The changes kept, oldest first.
@@ -136,6 +157,9 @@ public actor OfflineQueue {
         _ endpoint: AnyEndpoint, value: String?, body: some Encodable, now: Date
     ) async throws -> QueuedChange {
         precondition(endpoint.method != .get, "only changes are queued")
+        // A password, a code or a token would wait in a file, and a code would be stale by the
+        // time it is sent: such a change is made online or not at all.
+        if body is any RedactedDescription { throw SecretNotQueued(endpoint: endpoint.description) }
         guard let user = await session.user else { throw SessionError.signedOut }
         let change = QueuedChange(
             id: UUID(), method: endpoint.method, template: endpoint.template, value: value,

@@ -93,3 +93,19 @@ public enum DeepLink: Sendable, Equatable {
         }
     }
 }
+
+extension DeepLink: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The link's kind; a recovery token or an authenticator secret shows as `‹redacted›`.
+    public var description: String {
+        switch self {
+        case .twoFactorSettings: "twoFactorSettings"
+        case .setUpAuthenticator: "setUpAuthenticator"
+        case .addPasskey: "addPasskey"
+        case .backupCodes: "backupCodes"
+        case .recovery: "recovery(token: ‹redacted›)"
+        case .authenticator(let uri): "authenticator(\(uri))"
+        }
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["link": description], displayStyle: .enum) }
+}

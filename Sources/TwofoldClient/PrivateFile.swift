@@ -31,15 +31,22 @@ public struct PrivateFile: Sendable {
     /// The contents, `nil` when there is no file; throws `NotPrivate` for a file that is not
     /// the owner's alone (a symbolic link included: it is not followed).
     public func read() throws -> Data? {
-        var status = stat()
-        guard lstat(url.path, &status) == 0 else {
+        // Opened without following a link, then checked and read through the same descriptor:
+        // nothing can swap the file between the check and the read.
+        // Non-blocking: a FIFO put in its place must not hold the reader forever.
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
+            if errno == ELOOP { throw NotPrivate(path: url.path) }
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         guard status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 == 0, status.st_uid == getuid() else {
             throw NotPrivate(path: url.path)
         }
-        return try Data(contentsOf: url)
+        return try handle.readToEnd() ?? Data()
     }
 
     /// Replaces the contents with `data`. The folder is made 0700 when this makes it; a folder

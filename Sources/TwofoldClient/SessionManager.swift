@@ -266,8 +266,12 @@ public actor SessionManager {
                 }
             }
         case .everywhere:
-            _ = try await authorized(stepUp: stepUp) { [client] token in
-                try await client.send(API.Auth.logoutAll, bearer: token)
+            do {
+                _ = try await authorized(stepUp: stepUp) { [client] token in
+                    try await client.send(API.Auth.logoutAll, bearer: token)
+                }
+            } catch SessionError.signedOut {
+                // Already ended at the server (a first try whose answer was lost): done.
             }
             await signOut()
         }
@@ -287,8 +291,9 @@ public actor SessionManager {
 
     /// An access token not yet due for refresh, refreshed first if it is.
     public func accessToken() async throws -> String {
-        guard let session = current else { throw SessionError.signedOut }
         if unsaved { await saveUnsaved() }
+        // Read after the wait: a refresh may have rotated the pair meanwhile.
+        guard let session = current else { throw SessionError.signedOut }
         if now() < session.refreshAt { return session.accessToken.token }
         return try await refresh(from: session).accessToken.token
     }
@@ -320,6 +325,14 @@ public actor SessionManager {
     /// next refresh. A cancelled caller stops waiting at once (`CancellationError`).
     private func refresh(from session: StoredSession) async throws -> StoredSession {
         let presented = session.refreshToken.token
+        // The caller's session was read before an await, and a refresh finished meanwhile: its
+        // pair is the answer. Presenting the spent token again would read as theft and end the
+        // session everywhere.
+        if let current, current.signIn == session.signIn, current.refreshToken.token != presented,
+            refreshing?.from != presented
+        {
+            return current
+        }
         let task: Task<Result<StoredSession, SessionError>, Never>
         if let inFlight = refreshing, inFlight.from == presented {
             task = inFlight.task

@@ -52,8 +52,8 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     public func removeSecurity() {
         state.passcodeSet = false
         state.biometryEnrolled = false
+        invalidateBiometricKeys()
         keys = [:]
-        invalidated = []
     }
 
     /// Whether the biometric key under `tag` was invalidated by a change of the enrolled biometrics.

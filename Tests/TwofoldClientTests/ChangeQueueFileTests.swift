@@ -38,4 +38,29 @@ import TwofoldClient
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
         #expect(throws: PrivateFile.NotPrivate.self) { try FileChangeQueueStore(file: file).load() }
     }
+
+    @Test func aLinkOrAFIFOInItsPlaceIsRefusedWithoutWaiting() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let elsewhere = folder.appendingPathComponent("someone-elses.json")
+        try FileChangeQueueStore(file: elsewhere).save([Self.change()])
+        let link = folder.appendingPathComponent("queue.json")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: elsewhere)
+        #expect(throws: PrivateFile.NotPrivate.self) { try FileChangeQueueStore(file: link).load() }
+        let fifo = folder.appendingPathComponent("fifo.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: PrivateFile.NotPrivate.self) { try FileChangeQueueStore(file: fifo).load() }
+    }
+
+    @Test func aChangeWithASecretIsNotQueued() async throws {
+        let session = SessionManager(
+            client: APIClient(baseURL: URL(string: "http://twofold.test")!), store: MemoryTokenStore())
+        let queue = OfflineQueue(session: session, store: MemoryChangeQueueStore())
+        await #expect(throws: SecretNotQueued.self) {
+            try await queue.enqueue(
+                API.Account.changePassword, PasswordChangeRequest(currentPassword: "old one", newPassword: "new one"))
+        }
+        #expect(try await queue.waiting.isEmpty)
+        #expect(!"\(Self.change())".contains("{}"), "a queued change prints without its body")
+    }
 }

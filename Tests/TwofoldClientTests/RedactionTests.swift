@@ -50,6 +50,14 @@ import TwofoldTestSupport
                 server: "https://mfa.example.com")
         ),
         ("TOTP", try! TOTP(secret: Array("12345678901234567890".utf8))),
+        ("RecoveryRedeemRequest", RecoveryRedeemRequest(pass: secret)),
+        ("DeepLink.recovery", DeepLink.recovery(token: secret)),
+        (
+            "HTTPAnswer",
+            HTTPAnswer(
+                status: 200, headers: ["Set-Cookie": "twofold_trusted=\(secret)"],
+                body: Data(#"{"accessToken":"\#(secret)"}"#.utf8))
+        ),
     ]
 
     @Test(arguments: 0..<values.count) func noDescriptionShowsASecret(index: Int) {

@@ -74,6 +74,21 @@ import TwofoldTestSupport
         #expect(outcomes.last == .cancelled)
     }
 
+    @Test func aRequestBuiltByHandIsLoggedByItsEndpointNotItsValues() async throws {
+        let collector = Collector()
+        let client = APIClient(baseURL: URL(string: "http://twofold.test")!, transport: Server(), logger: collector)
+        _ = try await client.exchange(
+            .delete, URL(string: "http://twofold.test/api/v1/2fa/passkey/credentials/S3CRET-id")!,
+            body: NoContent?.none,
+            bearer: nil)
+        _ = try await client.exchange(
+            .get, URL(string: "http://twofold.test/not/an/endpoint/S3CRET")!, body: NoContent?.none, bearer: nil)
+        #expect(
+            collector.records.map(\.endpoint) == [
+                "DELETE /api/v1/2fa/passkey/credentials/{credentialID}", "GET (unlisted)",
+            ])
+    }
+
     /// A loopback port nothing listens on: a connection there is refused at once.
     static func closedPort() throws -> Int {
         let listener = try SilentListener()
