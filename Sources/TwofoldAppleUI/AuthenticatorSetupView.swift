@@ -92,4 +92,11 @@
             }
         }
     }
+
+    #Preview("Authenticator app") {
+        NavigationStack {
+            AuthenticatorSetupView(
+                model: AuthenticatorSetupModel(security: ScreenFixtures.security()), screens: .preview())
+        }
+    }
 #endif

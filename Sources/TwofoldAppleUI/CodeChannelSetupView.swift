@@ -76,4 +76,11 @@
             return wait > 0 ? "Send Another Code in \(wait)s" : "Send Another Code"
         }
     }
+
+    #Preview("SMS codes") {
+        NavigationStack {
+            CodeChannelSetupView(
+                model: CodeChannelSetupModel(security: ScreenFixtures.security(), channel: .sms), screens: .preview())
+        }
+    }
 #endif

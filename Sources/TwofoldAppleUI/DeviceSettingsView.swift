@@ -76,4 +76,8 @@
             return "\(short) (\(build))"
         }
     }
+
+    #Preview("Device settings") {
+        NavigationStack { DeviceSettingsView(model: ScreenFixtures.deviceSettings()) }
+    }
 #endif

@@ -71,4 +71,8 @@
             }
         }
     }
+
+    #Preview("Sign in with this iPhone") {
+        NavigationStack { DeviceSignInView(model: ScreenFixtures.deviceSignIn(), onSignedIn: { _ in }) }
+    }
 #endif

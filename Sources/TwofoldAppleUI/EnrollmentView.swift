@@ -100,4 +100,8 @@
             if let url = URL(string: UIApplication.openSettingsURLString) { openURL(url) }
         }
     }
+
+    #Preview("Enroll this iPhone") {
+        NavigationStack { EnrollmentView(model: ScreenFixtures.enrollment()) }
+    }
 #endif

@@ -124,4 +124,8 @@
             .accessibilityElement(children: .combine)
         }
     }
+
+    #Preview("Passkeys") {
+        NavigationStack { PasskeysView(model: PasskeysModel(security: ScreenFixtures.security()), screens: .preview()) }
+    }
 #endif

@@ -77,4 +77,8 @@
             }
         }
     }
+
+    #Preview("Recovery") {
+        NavigationStack { RecoveryView(model: ScreenFixtures.recovery(), onSignedIn: { _ in }) }
+    }
 #endif

@@ -53,4 +53,8 @@
             }
         }
     }
+
+    #Preview("The app") {
+        RootView(screens: .preview())
+    }
 #endif

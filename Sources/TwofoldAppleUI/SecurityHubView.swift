@@ -94,4 +94,8 @@
             }
         }
     }
+
+    #Preview("Security") {
+        NavigationStack { SecurityHubView(model: ScreenFixtures.securityHub(), screens: .preview()) }
+    }
 #endif

@@ -70,4 +70,8 @@
             method == .password ? "Password" : SignInModel.title(method)
         }
     }
+
+    #Preview("Confirm it's you") {
+        StepUpSheet(prompt: StepUpPrompt())
+    }
 #endif

@@ -21,6 +21,22 @@ public enum ScreenFixtures {
         }
     }
 
+    /// A phone with a passcode and Face ID whose keys cannot be made or used: every key call
+    /// fails as a cancelled prompt, so a preview never signs anything.
+    public struct NoKeys: DeviceSecurity {
+        /// The phone.
+        public init() {}
+        public func capabilities() async -> DeviceCapabilities { .faceID }
+        public func createKey(tag: String, protection: KeyProtection) async throws(DeviceAuthFailure) -> Data {
+            throw .userCancel
+        }
+        public func sign(_ message: Data, tag: String) async throws(DeviceAuthFailure) -> Data { throw .userCancel }
+        public func hasKey(tag: String) async -> Bool { false }
+        public func deleteKey(tag: String) async {}
+        public func replaceKey(tag: String, with pending: String) async {}
+        public func biometricKeyInvalidated(tag: String) async -> Bool { false }
+    }
+
     /// Pat, the account the fixtures show.
     public static let user = UserDTO(
         id: UUID(uuidString: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")!, username: "pat", email: "pat@example.com",
@@ -38,6 +54,39 @@ public enum ScreenFixtures {
     public static func signIn() -> SignInModel {
         let session = session()
         return SignInModel(flow: SignInFlow(client: session.client, session: session))
+    }
+
+    /// The account's security, on a session that reaches no server.
+    public static func security() -> AccountSecurity { AccountSecurity(session: session()) }
+
+    /// The 2FA settings hub, before it has read the account's factors.
+    public static func securityHub() -> SecurityHubModel {
+        let session = session()
+        return SecurityHubModel(security: AccountSecurity(session: session), stepUp: StepUpPrompt(session: session))
+    }
+
+    /// Account recovery, at its start.
+    public static func recovery() -> RecoveryModel {
+        let session = session()
+        return RecoveryModel(recovery: AccountRecovery(client: session.client), session: session)
+    }
+
+    /// Seed 004's enrolment of this phone for `user` (Face ID and a passcode: flow A).
+    public static func enrollment() -> EnrollmentModel {
+        EnrollmentModel(flows: deviceFlows(), device: NoKeys(), username: user.username)
+    }
+
+    /// Seed 004's sign-in with this phone's key.
+    public static func deviceSignIn() -> DeviceSignInModel { DeviceSignInModel(flows: deviceFlows()) }
+
+    /// Seed 004's settings of this phone.
+    public static func deviceSettings() -> DeviceSettingsModel {
+        let session = session()
+        return DeviceSettingsModel(flows: deviceFlows(session), session: session, username: user.username)
+    }
+
+    private static func deviceFlows(_ session: SessionManager = session()) -> DeviceKeyFlows {
+        DeviceKeyFlows(session: session, device: NoKeys(), deviceID: "preview-phone")
     }
 
     /// Ten backup codes just made, not yet saved.

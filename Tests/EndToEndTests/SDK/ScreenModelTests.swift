@@ -147,6 +147,13 @@ import TwofoldTestingScreens
         #expect(ScreenFixtures.backupCodes().codes.count == 10)
         let app = await ScreenFixtures.appOffline()
         #expect(app.isOffline && app.screen == .home(ScreenFixtures.user))
+        #expect(ScreenFixtures.enrollment().phase == .checking)
+        _ = (ScreenFixtures.securityHub(), ScreenFixtures.recovery(), ScreenFixtures.deviceSignIn())
+        _ = ScreenFixtures.deviceSettings()
+        // The phone of the fixtures signs nothing, and says so as a cancelled prompt.
+        await #expect(throws: DeviceAuthFailure.userCancel) {
+            try await ScreenFixtures.NoKeys().sign(Data(), tag: "any")
+        }
     }
 
     // MARK: Seed 003's offline state
