@@ -75,6 +75,8 @@ public actor SessionManager {
     private var unsaved = false
     /// A sign-out whose clearing of the store failed: retried at the next chance.
     private var uncleared = false
+    /// Counts sign-ins and sign-outs: a restore that read the store across one is stale.
+    private var signInsAndOuts = 0
     private let watchers = StateWatchers<AuthState>(buffer: 8, initial: .checking)
 
     /// What the guard shows now, read without `await`: from a SwiftUI view's body, or any
@@ -120,10 +122,14 @@ public actor SessionManager {
             update(.signedOut)
             return state
         }
+        // A sign-out's clearing of the store may still be on its way: read after it, and not at
+        // all if a sign-out or sign-in happens while the store is read.
+        _ = await lastWrite?.result
+        let changes = signInsAndOuts
         do {
             let stored = try await store.load()
-            // A sign-in while the store was read wins.
-            if current != nil { return state }
+            // A sign-in or a sign-out while the store was read wins.
+            if current != nil || signInsAndOuts != changes { return state }
             // A session of another server (or of a version that did not record its server) is
             // not this manager's: left where it is, unused, its tokens never sent here.
             if let stored, stored.server != client.origin {
@@ -202,6 +208,7 @@ public actor SessionManager {
     private func start(_ session: StoredSession) async {
         let replaced = current
         current = session
+        signInsAndOuts += 1
         refreshing = nil
         isOffline = false
         uncleared = false
@@ -231,6 +238,7 @@ public actor SessionManager {
         }
         let ended = current
         current = nil
+        signInsAndOuts += 1
         refreshing = nil
         unsaved = false
         update(.signedOut)

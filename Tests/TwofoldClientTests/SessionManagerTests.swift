@@ -124,6 +124,48 @@ import TwofoldClient
         SessionManager(client: APIClient(baseURL: URL(string: "http://twofold.test")!, transport: server), store: store)
     }
 
+    /// A store whose `clear()` waits until the test opens it: a sign-out still on its way.
+    actor SlowClearStore: TokenStore {
+        private var session: StoredSession?
+        private var gate: CheckedContinuation<Void, Never>?
+        private var arrived: CheckedContinuation<Void, Never>?
+        private var clearing = false
+        init(_ session: StoredSession) { self.session = session }
+        func load() -> StoredSession? { session }
+        func save(_ session: StoredSession) { self.session = session }
+        func clear() async {
+            clearing = true
+            arrived?.resume()
+            arrived = nil
+            await withCheckedContinuation { gate = $0 }
+            session = nil
+        }
+        func clearStarted() async {
+            if clearing { return }
+            await withCheckedContinuation { arrived = $0 }
+        }
+        func open() {
+            gate?.resume()
+            gate = nil
+        }
+    }
+
+    /// A restore while a sign-out is clearing the store does not bring the session back: it reads
+    /// the store after the clear.
+    @Test func aRestoreDuringASignOutDoesNotBringTheSessionBack() async throws {
+        let store = SlowClearStore(Self.stored(accessSeconds: 900))
+        let manager = Self.manager(Server(), store)
+        #expect(await manager.restore() == .signedIn(Self.user))
+        let signingOut = Task { await manager.signOut() }
+        await store.clearStarted()
+        let restoring = Task { await manager.restore() }
+        try await Task.sleep(for: .milliseconds(50))
+        await store.open()
+        await signingOut.value
+        #expect(await restoring.value == .signedOut)
+        #expect(manager.currentState == .signedOut)
+    }
+
     /// The caller that started a refresh goes away (its view closed) while the server rotates
     /// the pair: the new pair is kept all the same. Dropping it would leave the spent refresh
     /// token to present next time, which the server takes for a stolen one.
