@@ -22,13 +22,7 @@ import TwofoldTestSupport
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
         let client = server.client
-        _ = try await client.send(
-            API.Auth.register,
-            RegisterRequest(username: "pia", email: "pia@example.com", password: TestAccounts.password))
-        let session = SessionManager(client: client, store: MemoryTokenStore())
-        await session.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: "pia", password: TestAccounts.password))
-                .tokens)
+        let session = try await SDKAccounts.signedIn(client, "pia")
         let phone = VirtualPhone()
         let keys = DeviceKeyFlows(session: session, device: phone, deviceID: "pia-phone")
         #expect(try await keys.enroll(username: "pia", protection: .passcode) == .enrolled(.passcode))
@@ -125,6 +119,7 @@ import TwofoldTestSupport
         #expect(await blocked.enter(pin: Self.pin("333777")) == .failed(.pinBlocked))
         #expect(await flow(.addBiometrics).start() == .failed(.pinBlocked))
     }
+
     /// Seed 001's "biometrics changed": a face added in Settings invalidates the biometric key
     /// (`.biometryCurrentSet`); the app's check at launch finds it, tells the server, which turns
     /// the biometric factor off, and deletes the key. A second check finds nothing to report.
@@ -134,13 +129,7 @@ import TwofoldTestSupport
         let server = try await ServerProcess(dataDirectory: root.appendingPathComponent("data"))
         defer { server.stop() }
         let client = server.client
-        _ = try await client.send(
-            API.Auth.register,
-            RegisterRequest(username: "bea", email: "bea@example.com", password: TestAccounts.password))
-        let session = SessionManager(client: client, store: MemoryTokenStore())
-        await session.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: "bea", password: TestAccounts.password))
-                .tokens)
+        let session = try await SDKAccounts.signedIn(client, "bea")
         let phone = VirtualPhone()
         #expect(
             try await DeviceKeyFlows(session: session, device: phone, deviceID: "bea-phone")

@@ -8,6 +8,20 @@ import TwofoldTestSupport
 
 /// Accounts made through the SDK: an authenticator app with backup codes, and a code the server would refuse.
 enum SDKAccounts {
+    /// `name` (password only) signed in on a new session manager for `client`, registered first
+    /// unless `register` is false: another device of the same account, each time it is called.
+    static func signedIn(_ client: APIClient, _ name: String, register: Bool = true) async throws -> SessionManager {
+        if register {
+            _ = try await client.send(
+                API.Auth.register,
+                RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
+        }
+        let session = SessionManager(client: client, store: MemoryTokenStore())
+        await session.signedIn(
+            try await client.send(API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)).tokens)
+        return session
+    }
+
     /// An account with an authenticator app: its secret and backup codes.
     static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
         _ = try await client.send(
