@@ -123,6 +123,33 @@ public enum API {
             .put, "api/v1/account/phone", .signedIn, success: [200, 202])
         public static let changeEmail = Endpoint<EmailChangeRequest, DestinationChangeOutcome>(
             .put, "api/v1/account/email", .signedIn, success: [200, 202])
+        /// Whether the address on file is verified.
+        public static let emailStatus = Endpoint<NoContent, EmailVerificationStatus>(
+            .get, "api/v1/account/email/verification", .signedIn)
+        /// Another verification link to the address on file (`202`).
+        public static let sendEmailVerification = Endpoint<NoContent, EmailVerificationStatus>(
+            .post, "api/v1/account/email/verification", .signedIn, success: [202])
+        /// The link's token: the address it was sent to becomes verified (no session needed).
+        public static let verifyEmail = Endpoint<EmailVerifyRequest, EmailVerificationStatus>(
+            .post, "api/v1/account/email/verify", .anyone)
+    }
+
+    /// A forgotten password (NIST SP 800-63B rev 4 §4.2, OWASP's Forgot Password cheat sheet): a
+    /// single-use link to the verified address, then the new password with one of the account's
+    /// second factors when it has any.
+    public enum PasswordReset {
+        public static let forgot = Endpoint<PasswordForgotRequest, PasswordForgotResponse>(
+            .post, "api/v1/auth/password/forgot", .anyone, success: [202])
+        public static let options = Endpoint<PasswordResetOptionsRequest, PasswordResetOptions>(
+            .post, "api/v1/auth/password/reset/options", .anyone)
+        public static let sendCode = Endpoint<PasswordResetSendRequest, CodeSentResponse>(
+            .post, "api/v1/auth/password/reset/send", .anyone)
+        public static let deviceKeyChallenge = Endpoint<PasswordResetChallengeRequest, DeviceChallengeResponse>(
+            .post, "api/v1/auth/password/reset/device-key/challenge", .anyone)
+        public static let passkeyOptions = Endpoint<PasswordResetOptionsRequest, PasskeyRequestOptions>(
+            .post, "api/v1/auth/password/reset/passkey/options", .anyone)
+        public static let reset = Endpoint<PasswordResetRequest, SuccessResponse>(
+            .post, "api/v1/auth/password/reset", .anyone)
     }
 
     /// Seed 004's device-bound keys (`/mfa/…`, `/auth/…`, `/devices/…`, `/device/…`).
@@ -241,6 +268,9 @@ public enum API {
         TwoFactor.emailVerify.erased, TwoFactor.emailDelete.erased, TwoFactor.primaryMethod.erased,
         TwoFactor.mfaStatus.erased, TwoFactor.trustedDevices.erased, TwoFactor.revokeTrustedDevice.erased,
         Account.show.erased, Account.changePassword.erased, Account.changePhone.erased, Account.changeEmail.erased,
+        Account.emailStatus.erased, Account.sendEmailVerification.erased, Account.verifyEmail.erased,
+        PasswordReset.forgot.erased, PasswordReset.options.erased, PasswordReset.sendCode.erased,
+        PasswordReset.deviceKeyChallenge.erased, PasswordReset.passkeyOptions.erased, PasswordReset.reset.erased,
         DeviceKeys.enroll.erased, DeviceKeys.unenroll.erased, DeviceKeys.upgrade.erased, DeviceKeys.downgrade.erased,
         DeviceKeys.devices.erased, DeviceKeys.status.erased, DeviceKeys.initiate.erased,
         DeviceKeys.verifySignature.erased, DeviceKeys.requestOTP.erased, DeviceKeys.verifyOTP.erased,

@@ -77,6 +77,17 @@ public enum Pages {
         "account/security/devices/{deviceID}/remove", title: "Remove a device", method: .post)
     public static let signOutEverywhere = Page(
         "account/security/sign-out-everywhere", title: "Sign out everywhere", method: .post)
+    /// "Forgot password?": the address to send a reset link to.
+    public static let forgotPassword = Page("password/forgot", title: "Reset your password")
+    /// The emailed reset link (`?token=`): the new password, and a second factor where the
+    /// account has one.
+    public static let passwordReset = Page("password/reset", title: "Choose a new password")
+    /// The emailed verification link (`?token=`): one button confirms the address (a link
+    /// scanner's visit confirms nothing).
+    public static let verifyEmail = Page("account/email/verify", title: "Confirm your email address")
+    /// Another verification link, from the security page.
+    public static let resendVerification = Page(
+        "account/security/email/verify", title: "Send another link", method: .post)
     public static let recovery = Page("recovery", title: "Account recovery")
     /// A recovery request's state, and the form for its email code.
     public static let recoveryStatus = Page("recovery/requests/{recoveryID}", title: "Your recovery request")
@@ -122,7 +133,8 @@ public enum Pages {
         signIn, signIn.form, secondStep, resendCode, register, register.form, signOut, accountSecurity, totpSetup,
         totpConfirm, totpRemove, backupCodesRegenerate, passkeyRename, passkeyDelete, codesSetup, codesConfirm,
         codesDisable, passwordChange, forgetDevice, sessionSignOut, deviceRemove, signOutEverywhere, recovery,
-        recovery.form, recoveryStatus,
+        recovery.form, recoveryStatus, forgotPassword, forgotPassword.form, passwordReset, passwordReset.form,
+        verifyEmail, verifyEmail.form, resendVerification,
         recoveryVerify,
         recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
         adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUpPrompt, stepUp,

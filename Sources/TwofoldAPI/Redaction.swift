@@ -75,6 +75,11 @@ extension RedactedDescription {
 
 // Every type of the wire protocol with a member named in `Redaction.secretNames`.
 extension PasswordChangeRequest: RedactedDescription {}
+extension PasswordResetOptionsRequest: RedactedDescription {}
+extension PasswordResetSendRequest: RedactedDescription {}
+extension PasswordResetChallengeRequest: RedactedDescription {}
+extension PasswordResetRequest: RedactedDescription {}
+extension EmailVerifyRequest: RedactedDescription {}
 extension PhoneChangeRequest: RedactedDescription {}
 extension EmailChangeRequest: RedactedDescription {}
 extension RegisterRequest: RedactedDescription {}

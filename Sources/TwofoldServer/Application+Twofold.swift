@@ -150,6 +150,8 @@ public func configure(
         DeviceSecondFactorController(factors: context.deviceFactors, callers: callers),
         AdminController(administration: context.administration, callers: callers),
         RecoveryController(recovery: context.recovery, callers: callers),
+        PasswordResetController(
+            reset: context.passwordReset, verification: context.emailVerification, callers: callers),
         TwoFactorController(settings: context.factorSettings, callers: callers),
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
@@ -167,7 +169,8 @@ public func configure(
         signIn: context.signIn, registration: context.registration, secondStep: context.secondStep,
         factorSettings: context.factorSettings, accountChanges: context.accountChanges, signOut: context.signOut,
         sessions: context.sessions,
-        stepUp: context.stepUp, recovery: context.recovery, administration: context.administration,
+        stepUp: context.stepUp, recovery: context.recovery, passwordReset: context.passwordReset,
+        emailVerification: context.emailVerification, administration: context.administration,
         users: context.users, passkeys: context.passkeys, passkeyManagement: context.passkeyManagement,
         passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys,
         deviceEnrolment: context.deviceEnrolment, cookies: context.cookies,

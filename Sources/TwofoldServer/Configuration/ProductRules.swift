@@ -82,6 +82,20 @@ public struct ProductRules: Sendable, Equatable {
     /// (`TWOFOLD_THROTTLE_RECOVERY_PER_ACCOUNT`).
     public var recoveryPerAccount = Throttle(burst: 3, refillSeconds: 28_800)
 
+    /// How long a forgotten password's emailed link works (`TWOFOLD_PASSWORD_RESET_SECONDS`, 30
+    /// minutes).
+    public var passwordResetLifetime: TimeInterval = 30 * 60
+    /// Reset links asked for from one client address (`TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ADDRESS`).
+    public var passwordResetPerAddress = Throttle(burst: 5, refillSeconds: 720)
+    /// Reset links asked for one email address, whether an account has it or not
+    /// (`TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ACCOUNT`).
+    public var passwordResetPerAccount = Throttle(burst: 3, refillSeconds: 1200)
+    /// How long a link that verifies the account's address works (`TWOFOLD_EMAIL_VERIFY_HOURS`, 48).
+    public var emailVerificationLifetime: TimeInterval = 48 * 3600
+    /// Verification links one account may ask for again (three at once, then one every ten
+    /// minutes).
+    public var emailVerificationPerAccount = Throttle(burst: 3, refillSeconds: 600)
+
     public init() {}
 
     /// Reads every rule; unset variables keep the defaults.
@@ -140,6 +154,14 @@ public struct ProductRules: Sendable, Equatable {
             "TWOFOLD_THROTTLE_RECOVERY_PER_ADDRESS", default: rules.recoveryPerAddress)
         rules.recoveryPerAccount = try reader.throttle(
             "TWOFOLD_THROTTLE_RECOVERY_PER_ACCOUNT", default: rules.recoveryPerAccount)
+        rules.passwordResetLifetime = try reader.seconds(
+            "TWOFOLD_PASSWORD_RESET_SECONDS", default: rules.passwordResetLifetime, in: 300...86_400)
+        rules.passwordResetPerAddress = try reader.throttle(
+            "TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ADDRESS", default: rules.passwordResetPerAddress)
+        rules.passwordResetPerAccount = try reader.throttle(
+            "TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ACCOUNT", default: rules.passwordResetPerAccount)
+        rules.emailVerificationLifetime =
+            TimeInterval(try reader.integer("TWOFOLD_EMAIL_VERIFY_HOURS", default: 48, in: 1...720)) * 3600
         return rules
     }
 }

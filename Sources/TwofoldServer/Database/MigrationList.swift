@@ -29,5 +29,8 @@ enum Migrations {
         CreateRecoveryRequests(),
         CreateRecoveryRequestsIndexes(),
         UpdateAddSessionEpochs(),
+        CreateEmailLinks(),
+        CreateEmailLinksIndexes(),
+        UpdateUsersAddEmailVerifiedAt(),
     ]
 }

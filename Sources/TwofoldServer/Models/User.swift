@@ -27,6 +27,9 @@ struct User: Sendable, Equatable {
     /// When `phone` was proven by a code sent to it; `nil` for a number only typed in (at
     /// registration). Only a verified number receives sign-in codes.
     var phoneVerifiedAt: Date?
+    /// When `email` was proven by a link or a code sent to it; `nil` until then. Only a verified
+    /// address receives a password-reset link, a recovery code or a security notice.
+    var emailVerifiedAt: Date?
     /// The account's `SessionEpoch`: moved on by every end of every session (odd while a reset
     /// of its factors runs); a sign-in reads it with the account, before checking anything, and
     /// its session keeps it.
@@ -54,6 +57,9 @@ struct User: Sendable, Equatable {
 
     /// The phone number on file once a code sent to it was entered; `nil` before.
     var verifiedPhone: String? { phoneVerifiedAt == nil ? nil : phone }
+
+    /// The address on file once a link or code sent to it was used; `nil` before.
+    var verifiedEmail: String? { emailVerifiedAt == nil ? nil : email }
 
     /// An administrator whose account is active: the one test for admin rights.
     var isActiveAdmin: Bool { role == .admin && status == .active }

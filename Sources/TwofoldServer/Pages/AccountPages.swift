@@ -34,7 +34,9 @@ extension PagesController {
         main += """
             <section aria-labelledby="s-status"><h2 id="s-status">Status</h2>
             <p>Two-step verification is <strong>\(state.isEnabled ? "on" : "off")</strong> for \(HTML.escape(user.username)) \
-            (\(HTML.escape(user.email))).</p></section>
+            (\(HTML.escape(user.email))).</p>
+            \(emailVerificationNotice(user, csrf: csrf.token, justSent: request.url.query == "done=verification-sent"))\
+            </section>
             <section aria-labelledby="s-totp"><h2 id="s-totp">Authenticator app</h2>
             """
         if state.totp.enabled {

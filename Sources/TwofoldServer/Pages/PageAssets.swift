@@ -210,6 +210,26 @@ enum PageAssets {
               }).catch(function (error) { fail(stepUp, error); });
             });
           }
+          // A passkey as the second factor a password reset needs: the JSON API, as the SDK calls it.
+          var reset = document.querySelector("[data-passkey-reset]");
+          if (reset && supported()) {
+            show(reset);
+            reset.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              var token = reset.getAttribute("data-passkey-reset");
+              var field = document.querySelector("input[name=newPassword]");
+              var password = field ? field.value : "";
+              if (!password) { fail(reset, new Error("Type the new password first.")); return; }
+              post("/api/v1/auth/password/reset/passkey/options", { token: token }).then(function (options) {
+                return assert(options);
+              }).then(function (credential) {
+                return post("/api/v1/auth/password/reset", {
+                  token: token, newPassword: password, method: "webauthn", credential: credential.toJSON()
+                });
+              }).then(function () {
+                window.location.assign("/?reset=done");
+              }).catch(function (error) { fail(reset, error); });
+            });
+          }
           // Add a passkey on the security page.
           var register = document.querySelector("[data-passkey-register]");
           if (register && window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {

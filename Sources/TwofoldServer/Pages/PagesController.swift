@@ -17,6 +17,8 @@ struct PagesController: Sendable {
     let sessions: SessionService
     let stepUp: StepUp
     let recovery: AccountRecovery
+    let passwordReset: PasswordReset
+    let emailVerification: EmailVerification
     let administration: Administration
     let users: any UserStore
     let passkeys: PasskeyService
@@ -60,6 +62,13 @@ struct PagesController: Sendable {
         on(routes, Pages.sessionSignOut, use: sessionSignOut)
         on(routes, Pages.deviceRemove, use: deviceRemove)
         on(routes, Pages.signOutEverywhere, use: signOutEverywhere)
+        on(routes, Pages.forgotPassword, use: forgotPasswordPage)
+        on(routes, Pages.forgotPassword.form, use: forgotPasswordSubmit)
+        on(routes, Pages.passwordReset, use: passwordResetPage)
+        on(routes, Pages.passwordReset.form, use: passwordResetSubmit)
+        on(routes, Pages.verifyEmail, use: verifyEmailPage)
+        on(routes, Pages.verifyEmail.form, use: verifyEmailSubmit)
+        on(routes, Pages.resendVerification, use: resendVerification)
         on(routes, Pages.recovery, use: recoveryPage)
         on(routes, Pages.recovery.form, use: recoveryStart)
         on(routes, Pages.recoveryStatus, use: recoveryStatusPage)
@@ -274,5 +283,10 @@ enum PageTime {
     static func text(_ date: Date?) -> String {
         guard let date else { return "never" }
         return FactorChanges.moment(date)
+    }
+
+    /// For a `<time datetime>`: ISO 8601 in UTC.
+    static func machine(_ date: Date) -> String {
+        ISO8601DateFormatter.string(from: date, timeZone: .gmt, formatOptions: [.withInternetDateTime])
     }
 }

@@ -61,11 +61,13 @@ extension PagesController {
         let csrf = browser.csrf(request)
         var main = "<h1>Sign in</h1>\n"
         if let problem { main += Self.alert(problem) }
+        if request.url.query == "reset=done" { main += Self.note("Your password is changed. Sign in with it.") }
         main += """
             <form method="post" action="\(Pages.signIn.form.href())" novalidate>
             \(Self.csrfField(csrf.token))\(Self.nextField(next))
             \(Self.field("Email or username", name: "account", value: account, autocomplete: "username webauthn", error: problem == nil ? nil : ""))
             \(Self.field("Password", name: "password", type: "password", autocomplete: "current-password"))
+            <p class="hint"><a href="\(Pages.forgotPassword.href())">Forgot password?</a></p>
             <button type="submit">Sign in</button>
             </form>
             <div class="passkey" data-passkey-sign-in data-next="\(HTML.escape(next ?? Pages.accountSecurity.href()))" hidden>

@@ -11,6 +11,8 @@ struct OneTimeCodeRecord: Sendable, Equatable {
         case changeDestination = "change_destination"
         /// Seed 004: an SMS code that signs a device user in (`POST /auth/request-otp`).
         case deviceSignIn = "device_sign_in"
+        /// An SMS code that proves the phone beside a forgotten password's emailed link.
+        case passwordReset = "password_reset"
     }
 
     var id: UUID

@@ -38,6 +38,9 @@ protocol UserStore: Sendable {
     /// Makes `email` the address on file, while `addedBy` is live (throws `AddingSession.ended`
     /// when it is not); `false` when another account uses it.
     func setEmail(_ email: String, userID: UUID, now: Date, addedBy: AddingSession?) async throws -> Bool
+    /// Marks the address on file verified, only while it is still `email` (the address a link
+    /// went to); whether this call did (or it already was).
+    func verifyEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool
     /// Whether an account other than `userID` has the address `email`.
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool
     /// Turns codes by `channel` on (for SMS, to `phone`, which becomes the verified number), while
@@ -80,7 +83,7 @@ struct SQLUserStore: UserStore {
 
     private static let columns = """
         id, username, email, phone, role, status, password_hash, created_at, updated_at, sms_enabled, \
-        email_enabled, primary_method, phone_verified_at, session_epoch
+        email_enabled, primary_method, phone_verified_at, session_epoch, email_verified_at
         """
 
     private static func user(_ row: StatementRow) throws -> User {
@@ -100,6 +103,7 @@ struct SQLUserStore: UserStore {
         user.primaryMethod = try row.optionalText(11).map(FactorMethod.init(rawValue:))
         user.phoneVerifiedAt = try row.optionalDate(12)
         user.sessionEpoch = try row.integer(13)
+        user.emailVerifiedAt = try row.optionalDate(14)
         return user
     }
 
@@ -241,14 +245,23 @@ struct SQLUserStore: UserStore {
         // The condition answers the usual case; the unique index, a change racing this one.
         let update = Statement(
             """
-            UPDATE users SET email = ?, updated_at = ?
+            UPDATE users SET email = ?, email_verified_at = ?, updated_at = ?
             WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users AS other WHERE other.email = ? AND other.id <> ?)
-            """, .text(email), .date(now), .uuid(userID), .text(email), .uuid(userID))
+            """, .text(email), .date(now), .date(now), .uuid(userID), .text(email), .uuid(userID))
         do {
             return try await database.changes(update, whileLive: addedBy) > 0
         } catch let error as any DatabaseError where error.isConstraintFailure {
             return false
         }
+    }
+
+    func verifyEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+        try await database.changes(
+            Statement(
+                """
+                UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?), updated_at = ?
+                WHERE id = ? AND email = ?
+                """, .date(now), .date(now), .uuid(userID), .text(email))) > 0
     }
 
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
@@ -269,7 +282,11 @@ struct SQLUserStore: UserStore {
                     """, .text(phone), .date(now), .date(now), .uuid(userID))
             case .email:
                 Statement(
-                    "UPDATE users SET email_enabled = true, updated_at = ? WHERE id = ?", .date(now), .uuid(userID))
+                    """
+                    UPDATE users SET email_enabled = true, email_verified_at = COALESCE(email_verified_at, ?),
+                      updated_at = ?
+                    WHERE id = ?
+                    """, .date(now), .date(now), .uuid(userID))
             }
         _ = try await database.changes(update, whileLive: addedBy)
     }

@@ -278,6 +278,7 @@ actor InMemoryUserStore: UserStore {
         }
         var user = user
         (user.smsEnabled, user.emailEnabled, user.primaryMethod, user.phoneVerifiedAt) = (false, false, nil, nil)
+        user.emailVerifiedAt = nil
         accounts.append(user)
         return true
     }
@@ -302,7 +303,12 @@ actor InMemoryUserStore: UserStore {
         guard try await !emailInUse(email, except: userID), accounts.contains(where: { $0.id == userID }) else {
             return false
         }
-        change(userID, now: now) { $0.email = email }
+        change(userID, now: now) { ($0.email, $0.emailVerifiedAt) = (email, now) }
+        return true
+    }
+    func verifyEmail(_ email: String, userID: UUID, now: Date) async throws -> Bool {
+        guard accounts.contains(where: { $0.id == userID && $0.email == email }) else { return false }
+        change(userID, now: now) { $0.emailVerifiedAt = $0.emailVerifiedAt ?? now }
         return true
     }
     func emailInUse(_ email: String, except userID: UUID) async throws -> Bool {
@@ -316,6 +322,7 @@ actor InMemoryUserStore: UserStore {
                 ($0.smsEnabled, $0.phone, $0.phoneVerifiedAt) = (true, phone, now)
             } else {
                 $0.emailEnabled = true
+                $0.emailVerifiedAt = $0.emailVerifiedAt ?? now
             }
         }
     }
@@ -909,5 +916,31 @@ actor InMemoryRecoveryStore: RecoveryStore {
         }
         for id in stale { documents[id] = nil }
         return stale.count
+    }
+}
+
+actor InMemoryEmailLinkStore: EmailLinkStore {
+    private var links: [UUID: EmailLinkRecord] = [:]
+
+    func insert(_ link: EmailLinkRecord) async throws {
+        try await endAll(userID: link.userID, purpose: link.purpose, now: link.createdAt)
+        links[link.id] = link
+    }
+    func link(tokenHash: String) async throws -> EmailLinkRecord? { links.values.first { $0.tokenHash == tokenHash } }
+    func claim(id: UUID, now: Date) async throws -> Bool {
+        guard let link = links[id], link.usedAt == nil, link.expiresAt > now else { return false }
+        links[id]?.usedAt = now
+        return true
+    }
+    func release(id: UUID, claimedAt: Date) async throws {
+        if links[id]?.usedAt == claimedAt { links[id]?.usedAt = nil }
+    }
+    func endAll(userID: UUID, purpose: EmailLinkRecord.Purpose, now: Date) async throws {
+        for (id, link) in links where link.userID == userID && link.purpose == purpose && link.usedAt == nil {
+            links[id]?.usedAt = now
+        }
+    }
+    func deleteExpired(before: Date) async throws {
+        for (id, link) in links where link.expiresAt <= before { links[id] = nil }
     }
 }

@@ -60,7 +60,8 @@ import TwofoldDevice
                 guards: InMemoryFactorGuardStore(), loginFlows: flows, totp: totpStore,
                 backupCodes: InMemoryBackupCodeStore(), outbox: outbox, oneTimeCodes: InMemoryOneTimeCodeStore(),
                 devices: InMemoryDeviceStore(), passkeys: InMemoryPasskeyStore(),
-                idempotency: InMemoryIdempotencyStore(), recovery: InMemoryRecoveryStore(), codeSignIns: nil,
+                idempotency: InMemoryIdempotencyStore(), recovery: InMemoryRecoveryStore(),
+                emailLinks: InMemoryEmailLinkStore(), codeSignIns: nil,
                 passkeySignIns: nil)
             let directory = FileManager.default.temporaryDirectory
             context = TwofoldContext(

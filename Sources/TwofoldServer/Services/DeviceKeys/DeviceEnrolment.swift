@@ -177,8 +177,10 @@ struct DeviceEnrolment: Sendable {
         // The notices first: were the server to stop between, the owner hears of a change that
         // did not happen, rather than not hearing of one that did.
         try await outbox.enqueue(.sms, to: phone, body: notice, now: now)
-        try await outbox.enqueue(
-            .email, to: user.email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
+        if let email = user.verifiedEmail {
+            try await outbox.enqueue(
+                .email, to: email, subject: "A device of yours now uses SMS codes", body: notice, now: now)
+        }
         try await deviceKeys.store.changeKey(
             deviceRowID: device.id, method: .smsOTP, publicKey: nil, deviceModel: nil, enrolledAt: nil, pinHash: nil,
             now: now, addedBy: caller.adding)

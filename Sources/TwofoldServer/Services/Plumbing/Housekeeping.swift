@@ -6,7 +6,7 @@ import Foundation
 /// than the 24-hour rule needs, and device-key challenges a day after they expired (until then a
 /// late signature is told "expired", not "unknown"), and passkey challenges likewise; the
 /// answers kept for `Idempotency-Key`s once their 24 hours are over; the documents of recovery
-/// requests that closed or ran out of time. It also closes a factor reset cut short (its claim
+/// requests that closed or ran out of time; emailed links a day after they expired. It also closes a factor reset cut short (its claim
 /// ran out with the account's `SessionEpoch` odd, so no sign-in would start again), and audits
 /// it for an administrator to run the reset again. Runs every minute on each instance; every
 /// statement is idempotent, so instances never conflict. Each statement reads an index on the time
@@ -21,6 +21,7 @@ struct Housekeeping: Sendable {
     let devices: any DeviceStore
     let passkeys: any PasskeyStore
     let recovery: any RecoveryStore
+    let emailLinks: any EmailLinkStore
     let audit: Auditor
 
     func sweep(now: Date) async throws {
@@ -33,6 +34,7 @@ struct Housekeeping: Sendable {
         try await devices.deleteChallenges(expiredBefore: day)
         try await passkeys.deleteChallenges(expiredBefore: day)
         try await idempotency.deleteExpired(before: now)
+        try await emailLinks.deleteExpired(before: day)
         _ = try await recovery.deleteStaleDocuments(now: now)
         for userID in try await sessions.closeAbandonedResets(now: now) {
             try await audit.record(

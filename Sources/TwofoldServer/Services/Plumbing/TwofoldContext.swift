@@ -55,6 +55,8 @@ final class TwofoldContext: Sendable {
     let deviceFactors: DeviceFactors
     let administration: Administration
     let recovery: AccountRecovery
+    let emailVerification: EmailVerification
+    let passwordReset: PasswordReset
     let signOut: SignOut
     let idempotency: Idempotency
     /// The attributes of the cookies the server sets, from the origins it serves.
@@ -142,9 +144,14 @@ final class TwofoldContext: Sendable {
             clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,
             sessions: sessions, loginFlows: loginFlows, codes: codes, users: users, rules: configuration.rules,
             secondFactors: secondFactors, recoveryHold: recoveryHold)
+        let emailLinks = EmailLinks(store: stores.emailLinks, clock: clock, configuration: configuration)
+        let emailVerification = EmailVerification(
+            configuration: configuration, clock: clock, links: emailLinks, users: users, outbox: outbox, audit: audit,
+            rateLimiter: rateLimiter, rules: configuration.rules)
+        self.emailVerification = emailVerification
         self.registration = Registration(
             enabled: configuration.registrationEnabled, clock: clock, passwords: passwords, audit: audit,
-            rateLimiter: rateLimiter, users: users, rules: configuration.rules)
+            rateLimiter: rateLimiter, users: users, rules: configuration.rules, emailVerification: emailVerification)
         let passwordReentry = PasswordReentry(
             passwords: passwords, rateLimiter: rateLimiter, rules: configuration.rules, clock: clock)
         self.stepUp = StepUp(
@@ -189,6 +196,11 @@ final class TwofoldContext: Sendable {
             configuration: configuration, clock: clock, store: stores.recovery, users: users,
             rateLimiter: rateLimiter, outbox: outbox, secrets: secrets, audit: audit, sessions: sessions,
             reset: reset, policy: policy, factorChanges: factorChanges)
+        self.passwordReset = PasswordReset(
+            clock: clock, links: emailLinks, users: users, passwords: passwords, audit: audit,
+            rateLimiter: rateLimiter, outbox: outbox, secrets: secrets, sessions: sessions,
+            trustedDevices: trustedDevices, secondFactors: secondFactors, codes: codes, deviceKeys: deviceKeys,
+            passkeys: passkeys, factorChanges: factorChanges, rules: configuration.rules, configuration: configuration)
         self.signOut = SignOut(
             audit: audit, sessions: sessions, trustedDevices: trustedDevices, policy: policy,
             factorChanges: factorChanges)
@@ -197,7 +209,7 @@ final class TwofoldContext: Sendable {
             idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
             sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys,
-            recovery: stores.recovery, audit: audit)
+            recovery: stores.recovery, emailLinks: stores.emailLinks, audit: audit)
     }
 
     /// Every store the services keep their state in.
@@ -224,6 +236,7 @@ final class TwofoldContext: Sendable {
         var passkeys: any PasskeyStore
         var idempotency: any IdempotencyStore
         var recovery: any RecoveryStore
+        var emailLinks: any EmailLinkStore
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
@@ -241,7 +254,7 @@ final class TwofoldContext: Sendable {
                 backupCodes: SQLBackupCodeStore(database: database), outbox: SQLOutboxStore(database: database),
                 oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
                 passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
-                recovery: SQLRecoveryStore(database: database),
+                recovery: SQLRecoveryStore(database: database), emailLinks: SQLEmailLinkStore(database: database),
                 codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database),
                 passkeySignIns: database.postgres == nil ? nil : SQLPasskeySignInStore(database: database))
         }

@@ -71,10 +71,11 @@ struct AccountRecovery: Sendable {
             "recovery-email:\(keyed(email, purpose: "recovery addresses"))", rule: .init(rules.recoveryPerAccount),
             now: now)
 
-        // Only an active account whose address this is: a username typed as an address, or a
-        // disabled account, is answered like no account.
+        // Only an active account whose address this is, verified: a username typed as an
+        // address, a disabled account, or an address never proven (it may be a stranger's) is
+        // answered like no account.
         let found = try await users.user(identifier: email)
-        let user = found.flatMap { $0.email == email && $0.status != .disabled ? $0 : nil }
+        let user = found.flatMap { $0.verifiedEmail == email && $0.status != .disabled ? $0 : nil }
         let id = UUID()
         let code = OneTimeCodeService.newCode()
         let record = RecoveryRecord(

@@ -112,11 +112,12 @@ struct FactorChanges: Sendable {
                 + "and change your password.")
     }
 
-    /// Sends `body` to the user's email address and, when one is verified, phone number.
+    /// Sends `body` to the user's email address and phone number, each only once verified: an
+    /// address typed at registration may be a stranger's until a link sent there is used.
     func notify(_ user: User, subject: String, body: String) async throws {
         let now = clock.now()
-        if configuration.delivers(.email) {
-            try await outbox.enqueue(.email, to: user.email, subject: subject, body: body, now: now)
+        if configuration.delivers(.email), let email = user.verifiedEmail {
+            try await outbox.enqueue(.email, to: email, subject: subject, body: body, now: now)
         }
         if configuration.delivers(.sms), let sms = user.verifiedPhone {
             try await outbox.enqueue(.sms, to: sms, body: body, now: now)

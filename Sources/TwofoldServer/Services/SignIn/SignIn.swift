@@ -161,6 +161,7 @@ struct Registration: Sendable {
     let rateLimiter: RateLimiter
     let users: any UserStore
     let rules: ProductRules
+    let emailVerification: EmailVerification
 
     /// `403` when registration is closed: asked before the form is read, so a closed server
     /// answers so whatever was sent.
@@ -202,6 +203,7 @@ struct Registration: Sendable {
                 detail: "That username or email address is already registered.")
         }
         try await audit.record(.userRegistered, user: user.id, origin: source.origin)
+        try await emailVerification.sendLink(to: user, origin: source.origin)
         return user
     }
 }
