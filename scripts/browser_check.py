@@ -50,6 +50,7 @@ from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticator
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from selenium_axe_python import Axe
 
+NEW_PASSWORD = "a new password for tom, long enough"
 PASSWORD = "correct horse battery staple"
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -221,6 +222,43 @@ class Check:
         self.fill("password", PASSWORD)
         self.submit()
         self.expect_path("/account/security")
+        self.expect_text("Confirm your email address")
+        self.confirm_email(f"{name}@example.com")
+
+    def confirm_email(self, address):
+        """Opens the link the registration mailed, and confirms the address with its button."""
+        body = self.mail(address, "/account/email/verify?token=")
+        link = re.search(r"(https?://\S+/account/email/verify\?token=\S+)", body).group(1)
+        self.driver.get(link)
+        self.page_checks()
+        self.submit("Confirm my address")
+        self.expect_text(f"{address} is confirmed")
+        self.go("/account/security")
+        if "Confirm your email address" in self.text():
+            self.fail("the security page still asks to confirm a confirmed address")
+
+    def forgot_password(self, address, code):
+        """From the sign-in page: the link by email, then the new password with `code()`."""
+        self.go("/")
+        self.driver.find_element(By.LINK_TEXT, "Forgot password?").click()
+        self.wait_for_path("/password/forgot")
+        self.fill("email", address)
+        self.submit("Send the link")
+        self.expect_text("Check your email")
+        body = self.mail(address, "/password/reset?token=")
+        link = re.search(r"(https?://\S+/password/reset\?token=\S+)", body).group(1)
+        self.driver.get(link)
+        self.page_checks()
+        self.expect_text("Confirm it's you with another sign-in method")
+        self.fill("newPassword", NEW_PASSWORD)
+        self.submit("Set the new password")
+        self.expect_text("Enter the code")
+        self.fill("newPassword", NEW_PASSWORD)
+        used = code()
+        self.fill("code", used)
+        self.submit("Set the new password")
+        self.expect_text("Your password is changed")
+        return used
 
     def sign_out(self):
         self.submit(f"Sign out {self.username}")
@@ -354,6 +392,15 @@ class Check:
         if self.sms_dir:
             self.sms_codes_person(secret, second)
 
+        self.sign_out()
+
+        self.step("tom forgot his password: a link by email, his authenticator app, a new password")
+        used = self.forgot_password("tom@example.com", lambda: self.totp(secret, fresh_after=self.totp(secret)))
+        self.sign_in_password("tom", NEW_PASSWORD)
+        self.expect_text("Code from your authenticator app")  # the remembered device was forgotten
+        self.fill("code", self.totp(secret, fresh_after=used))
+        self.submit("Continue")
+        self.expect_path("/account/security")
         self.sign_out()
 
     def sms_codes_person(self, secret, used_code):

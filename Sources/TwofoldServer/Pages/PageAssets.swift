@@ -44,6 +44,10 @@ enum PageAssets {
           background: #fff6f6; }
         .alert h2 { margin: 0 0 .3rem; font-size: 1.1rem; }
         .note { border-left: 6px solid #1e7b34; padding: .4rem .8rem; background: #f2fbf4; }
+        .todo { border-left: 6px solid var(--accent); padding: .4rem .8rem; margin: 0 0 1rem; background: var(--soft); }
+        .todo h3 { margin: .2rem 0; font-size: 1.05rem; }
+        fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 1rem; }
+        legend { font-weight: 600; padding: 0 .3rem; }
         table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
         caption { text-align: left; font-weight: 600; padding: .3rem 0; }
         th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top;

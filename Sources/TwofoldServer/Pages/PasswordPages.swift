@@ -88,7 +88,11 @@ extension PagesController {
         main += "<p>The new password signs you out on every device. This link works until "
         main += "<time datetime=\"\(HTML.escape(PageTime.machine(options.expiresAt)))\">"
         main += "\(HTML.escape(PageTime.text(options.expiresAt)))</time>.</p>\n"
-        if let problem { main += Self.alert(problem) }
+        // A problem about one field is said there, once; any other above the form.
+        let fields: Set<String> = ["newPassword", "code", "method"]
+        if let problem, !(problem.errors.map { !$0.isEmpty && Set($0.keys).isSubset(of: fields) } ?? false) {
+            main += Self.alert(problem)
+        }
         if let note { main += Self.note(note) }
         main += """
             <form method="post" action="\(Pages.passwordReset.form.href())" novalidate data-password-reset>\
@@ -105,7 +109,7 @@ extension PagesController {
             for method in methods {
                 let id = "m-\(method.rawValue)"
                 let checked = method == selected ? " checked" : ""
-                main += "<div class=\"choice\"><input type=\"radio\" name=\"method\" id=\"\(id)\" "
+                main += "<div class=\"check\"><input type=\"radio\" name=\"method\" id=\"\(id)\" "
                 main += "value=\"\(method.rawValue)\"\(checked)><label for=\"\(id)\">"
                 main +=
                     HTML.escape(Self.resetMethodWords(method, maskedPhone: options.maskedPhone)) + "</label></div>\n"
@@ -230,7 +234,7 @@ extension PagesController {
     /// Until the address is confirmed: what it does not do yet, and a button for another link.
     func emailVerificationNotice(_ user: User, csrf: String, justSent: Bool) -> String {
         guard user.emailVerifiedAt == nil else { return "" }
-        var html = "<div class=\"alert\" role=\"status\"><h3>Confirm your email address</h3>"
+        var html = "<div class=\"todo\" role=\"status\"><h3>Confirm your email address</h3>"
         html += "<p>Until you open the link we sent to \(HTML.escape(user.email)), it cannot reset a forgotten "
         html += "password or start account recovery, and it gets no notice when your sign-in methods change. "
         html += "Everything else works.</p>"

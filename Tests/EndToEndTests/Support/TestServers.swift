@@ -12,17 +12,30 @@ enum TestServers {
     struct Target {
         let server: ServerProcess
         let gateway: SMSGateway
+        /// Where the server's email goes, when the target has a mailbox (`withMailTarget`).
+        var sink: SMTPSink? = nil
 
         var client: APIClient { server.client }
 
         /// Registers `name` (with `phone` typed in, not verified) and signs in with the password
-        /// alone; the session's access token.
+        /// alone; the session's access token. With a mailbox, the address is confirmed with the
+        /// link the registration sent, as its owner would.
         func register(_ name: String, phone: String? = nil) async throws -> String {
+            let email = "\(name)@example.com"
             _ = try await client.send(
                 API.Auth.register,
                 RegisterRequest(
-                    username: name, email: "\(name)@example.com", password: TestAccounts.password,
+                    username: name, email: email, password: TestAccounts.password,
                     phoneNumber: phone))
+            if let sink {
+                let messages = try await poll({ try sink.messages() }) {
+                    $0.contains { $0.recipients == [email] && TestServers.isVerification($0) }
+                }
+                let text = TestServers.text(of: try #require(messages.last { $0.recipients == [email] }))
+                let marker = try #require(text.range(of: "/\(Pages.verifyEmail.path)?token="))
+                let token = String(text[marker.upperBound...].prefix { !$0.isWhitespace })
+                _ = try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token))
+            }
             return try await client.send(
                 API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
             ).tokens.accessToken.token
@@ -144,7 +157,16 @@ enum TestServers {
             "TWOFOLD_EMAIL_PROVIDER": "smtp", "TWOFOLD_SMTP_HOST": "127.0.0.1", "TWOFOLD_SMTP_PORT": String(sink.port),
             "TWOFOLD_SMTP_SECURITY": "none", "TWOFOLD_EMAIL_FROM": "no-reply@twofold.example",
         ].merging(extra) { $1 }
-        try await TestServers.withTarget(environment: environment) { target in try await body(target, sink) }
+        try await TestServers.withTarget(environment: environment) { target in
+            var target = target
+            target.sink = sink
+            try await body(target, sink)
+        }
+    }
+
+    /// Whether `message` is the link that confirms a new account's address.
+    static func isVerification(_ message: SMTPSink.Message) -> Bool {
+        text(of: message).contains("/\(Pages.verifyEmail.path)?token=")
     }
 
     /// A message's text as a person reads it: the body after the headers, decoded when sent

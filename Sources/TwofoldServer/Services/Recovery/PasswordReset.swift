@@ -141,7 +141,14 @@ struct PasswordReset: Sendable {
                 ])
             }
             // Checked before the link is claimed, so a malformed code costs nothing.
-            if method != .webauthn, method != .deviceKey { _ = try InputValidation.code(body.code) }
+            if method != .webauthn, method != .deviceKey {
+                guard let code = body.code, !code.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw Problem(
+                        status: 422, code: .validationFailed, title: "Enter the code",
+                        detail: "Type the code as well as the new password.", errors: ["code": "Enter the code."])
+                }
+                _ = try InputValidation.code(code)
+            }
             proven = method.rawValue
         }
         let hash = try await passwords.hash(body.newPassword)
