@@ -364,6 +364,13 @@ class Check:
         self.submit("Set up an authenticator app")
         secret = self.driver.find_element(By.ID, "secret").text.strip()
         first = self.totp(secret)
+        self.step("tom types one digit wrong: the same QR code and secret stay beside the error")
+        self.fill("code", first[:5] + str((int(first[5]) + 1) % 10))
+        self.submit("Turn on")
+        if self.driver.find_element(By.ID, "secret").text.strip() != secret:
+            self.fail("a wrong code during setup changed or hid the secret")
+        if not self.driver.find_elements(By.CSS_SELECTOR, ".qr svg"):
+            self.fail("a wrong code during setup hid the QR code")
         self.fill("code", first)
         self.submit("Turn on")
         self.expect_text("Save your backup codes")

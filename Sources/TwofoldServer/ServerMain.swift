@@ -39,10 +39,12 @@ public enum ServerMain {
                     app.logger.notice(
                         "No administrator yet. Create one: twofold-server admin create --username NAME --email ADDRESS")
                 }
+                // The address to open is the passkeys' origin (`localhost` by default): browsers
+                // refuse passkeys at an IP address such as 127.0.0.1, where the server listens.
                 app.logger.notice(
-                    "Twofold is starting",
+                    "Twofold is starting: open \(configuration.publicURL) in a browser",
                     metadata: [
-                        "url": "http://\(configuration.host):\(configuration.port)",
+                        "listening": "\(configuration.host):\(configuration.port)",
                         "dataDirectory": "\(configuration.dataDirectory.path)",
                         "database": "\(configuration.database.kind)",
                     ])

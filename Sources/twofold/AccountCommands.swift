@@ -7,12 +7,12 @@ import TwofoldDevice
 /// Which server, and where this tool keeps its state: `--server` (or `TWOFOLD_SERVER`), and
 /// `$TWOFOLD_HOME` (or `~/.twofold`), a folder only its owner may open.
 struct ServerOptions: ParsableArguments {
-    @Option(help: "The server's URL (or TWOFOLD_SERVER; default http://127.0.0.1:8080).")
+    @Option(help: "The server's URL (or TWOFOLD_SERVER; default http://localhost:8080, where passkeys work).")
     var server: String?
 
     var url: URL {
         get throws {
-            let text = server ?? ProcessInfo.processInfo.environment["TWOFOLD_SERVER"] ?? "http://127.0.0.1:8080"
+            let text = server ?? ProcessInfo.processInfo.environment["TWOFOLD_SERVER"] ?? "http://localhost:8080"
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
             }

@@ -240,7 +240,9 @@ extension PagesController {
             }
             return backupCodesPage(request, visitor: visitor, codes: codes, said: "Your authenticator app is on.")
         } catch let problem as Problem where problem.status < 500 {
-            return totpSetupPage(request, visitor: visitor, setup: nil, problem: problem)
+            // The same QR code and secret beside the error: one typo does not start over.
+            let pending = try await factorSettings.pendingTOTP(user: visitor.user)
+            return totpSetupPage(request, visitor: visitor, setup: pending, problem: problem)
         }
     }
 

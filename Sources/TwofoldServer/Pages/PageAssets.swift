@@ -97,9 +97,19 @@ enum PageAssets {
             return window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON;
           }
           function show(box) { box.hidden = false; }
+          // The browser's errors (DOMException names) in words; the server's are already words.
+          var said = {
+            NotAllowedError: "The passkey request was cancelled or timed out. Try again, or use another way.",
+            InvalidStateError: "This passkey is already on your account.",
+            NotSupportedError: "This browser or device has no passkey that can be used here.",
+            SecurityError: "Passkeys do not work at this address (" + location.host + "). Open the site at " +
+              "its name (such as localhost) or its https:// address, then try again.",
+            ConstraintError: "This device cannot make a passkey with a screen lock. Set up a screen lock first."
+          };
           function fail(box, error) {
             var out = box.querySelector("[data-passkey-error]");
-            if (out && error && error.name !== "AbortError") { out.textContent = error.message || String(error); }
+            if (!out || !error || error.name === "AbortError") { return; }
+            out.textContent = said[error.name] || error.message || String(error);
           }
           function assert(options, mediation, signal) {
             var request = { publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options) };

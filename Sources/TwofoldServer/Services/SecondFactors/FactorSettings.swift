@@ -25,6 +25,12 @@ struct FactorSettings: Sendable {
         return try await totp.setup(userID: user.id, account: user.email)
     }
 
+    /// The authenticator app being added, as its setup showed it (the same secret), while it
+    /// waits for its first code.
+    func pendingTOTP(user: User) async throws -> TOTPSetupResponse? {
+        try await totp.pendingSetup(userID: user.id, account: user.email)
+    }
+
     /// A code from the app confirms it; the first second factor also hands out backup codes.
     func confirmTOTP(_ code: String, user: User, caller: AuthenticatedUser, origin: RequestOrigin) async throws
         -> FactorEnabledResponse

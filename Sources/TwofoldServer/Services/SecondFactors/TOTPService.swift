@@ -34,11 +34,27 @@ struct TOTPService: Sendable {
             secretCiphertext: try secrets.seal(secret, boundTo: userID), createdAt: now,
             expiresAt: now.addingTimeInterval(pendingLifetime))
         try await store.replace(with: pending)
+        return try answer(secret: secret, account: account, expiresAt: pending.expiresAt, now: now)
+    }
+
+    /// The setup still waiting for its first code, as `setup` answered it (the same secret):
+    /// shown again beside a wrong code, so one typo does not start the setup over. `nil` when
+    /// none waits, or it expired.
+    func pendingSetup(userID: UUID, account: String) async throws -> TOTPSetupResponse? {
+        let now = clock.now()
+        guard let pending = try await store.credential(userID: userID, status: .pending),
+            pending.expiresAt > now
+        else { return nil }
+        let secret = try secrets.open(pending.secretCiphertext, boundTo: userID)
+        return try answer(secret: secret, account: account, expiresAt: pending.expiresAt, now: now)
+    }
+
+    private func answer(secret: [UInt8], account: String, expiresAt: Date, now: Date) throws -> TOTPSetupResponse {
         let uri = try OTPAuthURI(issuer: issuer, account: account, secret: secret)
         let qr = try QRCode(text: uri.string, errorCorrection: .medium)
         return TOTPSetupResponse(
-            secret: Base32.encode(secret), otpauthUri: uri.string, qrCodeSvg: qr.svg(), expiresAt: pending.expiresAt,
-            serverTime: now)
+            secret: Base32.encode(secret), otpauthUri: uri.string, qrCodeSvg: qr.svg(),
+            expiresAt: expiresAt, serverTime: now)
     }
 
     /// An authenticator app for an account the command line creates (`admin create`, issue V
