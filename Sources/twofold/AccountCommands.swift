@@ -80,8 +80,16 @@ enum Terminal {
 
     static func words(_ problem: SignInProblem) -> String { problem.message }
 
-    /// An `APIError` in words: the problem's detail, and when to try again.
+    /// An `APIError` in words: the problem's detail, and when to try again. No answer at all
+    /// names the address tried.
     static func words(_ error: any Error) -> String {
+        if let error = error as? URLError {
+            let tried = error.failingURL.map {
+                " at \($0.scheme ?? "http")://\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")"
+            }
+            return "Nothing answered\(tried ?? ""): is the server running there? Choose the server with --server or "
+                + "TWOFOLD_SERVER."
+        }
         guard let error = error as? APIError else { return "\(error)" }
         let detail = error.problem.map { $0.detail ?? $0.title } ?? "The server answered \(error.status)."
         if let seconds = error.retryAfter { return "\(detail) Try again in \(seconds) seconds." }
@@ -122,8 +130,13 @@ struct LoginCommand: AsyncParsableCommand {
         abstract: "Sign in.",
         discussion: """
             A code the server asks for is read at a prompt, or given with --code on a second run
-            (`twofold login --code C`), the waiting sign-in kept in the state folder.
+            (`twofold login --code C`), the waiting sign-in kept in the state folder. Exits with 0
+            when signed in, 3 when the sign-in waits for a code, 1 when it failed.
             """)
+
+    /// The exit status while a sign-in waits for its second factor (a script then runs
+    /// `twofold login --code C`).
+    static let waitingForCode: Int32 = 3
 
     @OptionGroup var options: ServerOptions
     @Option(help: "The account's email address.") var email: String?
@@ -199,8 +212,15 @@ struct LoginCommand: AsyncParsableCommand {
             if let problem = step.problem { throw CommandFailure(description: Terminal.words(problem)) }
             print(Self.prompt(step))
             print("Finish with: twofold login --code CODE\(method.map { " --method \($0)" } ?? "")")
+            // Not signed in yet: a script must not read this as success.
+            throw ExitCode(Self.waitingForCode)
         case .credentials(let problem):
             try? FileManager.default.removeItem(at: pendingFile)
+            if problem == .offline {
+                throw CommandFailure(
+                    description: "Nothing answered at \(try options.url.absoluteString), or it answered with a server "
+                        + "error: is the server running there? Choose the server with --server or TWOFOLD_SERVER.")
+            }
             throw CommandFailure(description: problem.map(Terminal.words) ?? "Not signed in.")
         case .recovery:
             throw CommandFailure(description: "No second factor this tool can use is left: recover the account.")
@@ -247,10 +267,17 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let session = try options.session()
         var status = Status(signedIn: false, username: nil, userId: nil, expiresAt: nil, methods: nil)
+        // Why the factors are not known, when they are not: nothing answered, or what the server said.
+        var unknown = "unknown"
         if case .signedIn(let user) = await session.restore(), let stored = await session.session {
-            let methods = try? await options.client.send(
-                API.TwoFactor.mfaStatus, bearer: try await session.accessToken()
-            ).methods
+            var methods: [FactorMethod]?
+            do {
+                methods = try await options.client.send(
+                    API.TwoFactor.mfaStatus, bearer: try await session.accessToken()
+                ).methods
+            } catch {
+                unknown = "unknown: \(Terminal.words(error))"
+            }
             status = Status(
                 signedIn: true, username: user.username, userId: user.id, expiresAt: stored.refreshToken.expiresAt,
                 methods: methods)
@@ -262,7 +289,7 @@ struct StatusCommand: AsyncParsableCommand {
             let methods = status.methods.map {
                 $0.isEmpty ? "password only" : $0.map(\.rawValue).joined(separator: ", ")
             }
-            print("Signed in as \(username) (second factors: \(methods ?? "unknown: the server cannot be reached")).")
+            print("Signed in as \(username) (second factors: \(methods ?? unknown)).")
         } else {
             print("Not signed in.")
         }

@@ -13,7 +13,8 @@ import TwofoldTestingScreens
 struct DashboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dashboard",
-        abstract: "Serve seed 004's testing dashboard on 127.0.0.1, driving a virtual phone against the server.",
+        abstract:
+            "Serve the testing dashboard on 127.0.0.1: a virtual phone against the server, its scenarios and log.",
         discussion: """
             Open the printed address in a browser, once: it carries a key for this run that the
             first page to open it keeps, so nobody else on the machine can drive the dashboard.

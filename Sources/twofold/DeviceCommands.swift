@@ -15,8 +15,8 @@ struct DeviceCommand: AsyncParsableCommand {
 
     /// The phone's key kind, from flags.
     struct Protection: ParsableArguments {
-        @Flag(help: "A key behind biometrics (flow A).") var biometrics = false
-        @Flag(help: "A key behind the passcode only (flow B).") var passcodeOnly = false
+        @Flag(help: "A device key behind biometrics (Face ID or Touch ID).") var biometrics = false
+        @Flag(help: "A device key behind the device passcode only.") var passcodeOnly = false
 
         var chosen: KeyProtection? {
             get throws {
@@ -54,6 +54,19 @@ struct DeviceCommand: AsyncParsableCommand {
         }
 
         func keep() async throws { try await folder.keep(deviceID: deviceID, phone: phone, passkeys: passkeys) }
+
+        /// The accounts this phone holds a device key for on `origin`'s server (by the keys' tags).
+        func keyAccounts(origin: String) async -> [String] {
+            let prefix = DeviceKeyFlows.tag(origin: origin, username: "", deviceID: deviceID)
+                .replacingOccurrences(of: ".." + deviceID, with: ".")
+            let suffix = "." + deviceID
+            return await phone.savedKeys().keys.compactMap { tag in
+                guard tag.hasPrefix(prefix), tag.hasSuffix(suffix), tag.count > prefix.count + suffix.count else {
+                    return nil
+                }
+                return String(tag.dropFirst(prefix.count).dropLast(suffix.count))
+            }.sorted()
+        }
     }
 
     static func words(_ enrolment: DeviceEnrolment) throws -> String {
@@ -73,7 +86,7 @@ struct DeviceCommand: AsyncParsableCommand {
             abstract: "Enrol this device for the signed-in account: a key (biometrics or passcode), or SMS codes.")
         @OptionGroup var options: ServerOptions
         @OptionGroup var protection: Protection
-        @Flag(help: "SMS codes instead of a key (flow C: no device security).") var sms = false
+        @Flag(help: "SMS codes instead of a device key (for a device with no passcode).") var sms = false
 
         func run() async throws {
             let phone = try await Phone(options)
@@ -95,11 +108,26 @@ struct DeviceCommand: AsyncParsableCommand {
             commandName: "sign-in",
             abstract: "Sign in by the device's key, or by an SMS code when the key cannot sign.")
         @OptionGroup var options: ServerOptions
-        @Option(help: "The account's username.") var username: String
+        @Option(help: "The account's username (default: the account this device holds a key for).")
+        var username: String?
         @Option(help: "The SMS code, on a second run after one was sent.") var code: String?
 
         func run() async throws {
             let phone = try await Phone(options)
+            let username: String
+            if let given = self.username {
+                username = given
+            } else {
+                let accounts = await phone.keyAccounts(origin: try options.origin)
+                guard accounts.count == 1, let only = accounts.first else {
+                    throw CommandFailure(
+                        description: accounts.isEmpty
+                            ? "This device holds no device key for this server: enrol it (twofold device enroll), or "
+                                + "give --username for SMS sign-in."
+                            : "This device holds keys for \(accounts.joined(separator: ", ")): give --username.")
+                }
+                username = only
+            }
             let result: DeviceKeyFlows.SignIn
             if let code {
                 result = try await inWords { try await phone.flows.signIn(username: username, smsCode: code) }

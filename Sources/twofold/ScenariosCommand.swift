@@ -9,7 +9,8 @@ import TwofoldScenarios
 struct ScenariosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenarios",
-        abstract: "Run seed 004's ten scenarios, seed 001's flows (11) and seed 000's fallback chain (12).",
+        abstract:
+            "Run the device-key scenarios (1–10), the device PIN and biometrics flows (11) and the fallback chain (12).",
         discussion: """
             Each scenario registers its own accounts, sets the virtual phone as its seed describes,
             and checks what the server answers. Codes the server sends by SMS are asked for at a

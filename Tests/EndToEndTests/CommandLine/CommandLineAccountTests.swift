@@ -100,7 +100,7 @@ import TwofoldTestSupport
 
             // The password now asks for the code; with no terminal, the sign-in waits for a second run.
             let first = try run(["login", "--username", "cli", "--password-stdin"], input: password)
-            #expect(first.status == 0 && first.text.contains("twofold login --code"), "\(first.text)\(first.errorText)")
+            #expect(first.status == 3 && first.text.contains("twofold login --code"), "\(first.text)\(first.errorText)")
             let pendingFile = home.appendingPathComponent("pending-sign-in.json")
             #expect(
                 try FileManager.default.attributesOfItem(atPath: pendingFile.path)[.posixPermissions] as? Int == 0o600)
@@ -224,7 +224,8 @@ import TwofoldTestSupport
             #expect(kept.keys.count == 1 && kept.keys.values.first?.protection == .biometric)
 
             #expect(try run(["logout"]).status == 0)
-            let signedIn = try run(["device", "sign-in", "--username", "phone"])
+            // No --username: the account this device holds a key for.
+            let signedIn = try run(["device", "sign-in"])
             #expect(signedIn.status == 0 && signedIn.text.contains("Signed in as phone"), "\(signedIn.errorText)")
             let status = try run(["status", "--json"])
             #expect(status.text.contains("\"signedIn\":true"), "\(status.text)")
@@ -244,6 +245,8 @@ import TwofoldTestSupport
             // Not enrolled any more: the server asks for an SMS code, so the phone shows no prompt
             // and the command offers the code (the server answers the same whether or not the
             // account has a phone, so as not to tell).
+            let unnamed = try run(["device", "sign-in"])
+            #expect(unnamed.status != 0 && unnamed.errorText.contains("--username"), "\(unnamed.errorText)")
             let noKey = try run(["device", "sign-in", "--username", "phone"])
             #expect(!noKey.text.contains("no longer usable") && noKey.text.contains("--code"), "\(noKey.text)")
             #expect(try run(["status", "--json"]).text.contains("\"signedIn\":false"))
