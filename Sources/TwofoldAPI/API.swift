@@ -129,9 +129,10 @@ public enum API {
         /// Another verification link to the address on file (`202`).
         public static let sendEmailVerification = Endpoint<NoContent, EmailVerificationStatus>(
             .post, "api/v1/account/email/verification", .signedIn, success: [202])
-        /// The link's token: the address it was sent to becomes verified (no session needed).
+        /// The link's token, from a session of the account it was sent for: the address it went
+        /// to becomes verified (whoever reads a mistyped address cannot confirm it).
         public static let verifyEmail = Endpoint<EmailVerifyRequest, EmailVerificationStatus>(
-            .post, "api/v1/account/email/verify", .anyone)
+            .post, "api/v1/account/email/verify", .signedIn)
     }
 
     /// A forgotten password (NIST SP 800-63B rev 4 §4.2, OWASP's Forgot Password cheat sheet): a

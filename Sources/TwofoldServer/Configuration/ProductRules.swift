@@ -90,6 +90,10 @@ public struct ProductRules: Sendable, Equatable {
     /// Reset links asked for one email address, whether an account has it or not
     /// (`TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ACCOUNT`).
     public var passwordResetPerAccount = Throttle(burst: 3, refillSeconds: 1200)
+    /// Second factors tried (and SMS codes sent) for password resets of one account: five, then
+    /// one every four hours, so that the mailbox alone never reaches the wrong codes a day that
+    /// lock the account (`accountLockFailures`).
+    public var passwordResetTries = Throttle(burst: 5, refillSeconds: 14_400)
     /// How long a link that verifies the account's address works (`TWOFOLD_EMAIL_VERIFY_HOURS`, 48).
     public var emailVerificationLifetime: TimeInterval = 48 * 3600
     /// Verification links one account may ask for again (three at once, then one every ten

@@ -22,7 +22,7 @@ struct PasswordResetController: EndpointCollection {
     }
 
     @Sendable func forgot(request: Request, body: PasswordForgotRequest) async throws -> PasswordForgotResponse {
-        try await reset.forgot(body, origin: request.origin)
+        try await reset.forgot(body, origin: request.origin, logger: request.logger)
     }
 
     @Sendable func options(request: Request, body: PasswordResetOptionsRequest) async throws -> PasswordResetOptions {
@@ -59,6 +59,7 @@ struct PasswordResetController: EndpointCollection {
     }
 
     @Sendable func verifyEmail(request: Request, body: EmailVerifyRequest) async throws -> EmailVerificationStatus {
-        try await verification.verify(token: body.token, origin: request.origin)
+        try await verification.verify(
+            token: body.token, caller: try request.caller, origin: request.origin)
     }
 }

@@ -48,7 +48,7 @@ extension PagesController {
         let form = try form(request, as: ForgotPasswordForm.self)
         do {
             let answer = try await passwordReset.forgot(
-                PasswordForgotRequest(email: form.email ?? ""), origin: request.origin)
+                PasswordForgotRequest(email: form.email ?? ""), origin: request.origin, logger: request.logger)
             let csrf = browser.csrf(request)
             let main = """
                 <h1>Check your email</h1>
@@ -100,6 +100,13 @@ extension PagesController {
             \(Self.field("New password", name: "newPassword", type: "password", autocomplete: "new-password", required: false, error: errors["newPassword"], hint: "At least 8 characters; not a common password."))
             """
         let methods = options.availableMethods.filter { $0 != .webauthn && $0 != .deviceKey }
+        if options.secondFactorRequired, options.availableMethods.isEmpty {
+            // Email codes alone: the link cannot stand for them too.
+            let problem = PasswordReset.recoverInstead
+            main = "<h1>Choose a new password</h1>\n" + Self.alert(problem)
+            main += "<p><a class=\"button\" href=\"\(Pages.recovery.href())\">Recover your account</a></p>"
+            return render(request, csrf, title: Pages.passwordReset.title, main: main, visitor: nil, status: status)
+        }
         if options.secondFactorRequired {
             main += "<fieldset><legend>Confirm it's you with another sign-in method</legend>\n"
             if methods.isEmpty {
@@ -190,6 +197,8 @@ extension PagesController {
 
     /// The verification link: a button, so that a mail scanner opening links confirms nothing.
     @Sendable func verifyEmailPage(request: Request) async throws -> Response {
+        // Only the account's owner confirms: signed in first, then back here with the link.
+        let visitor = try await signedIn(request)
         let csrf = browser.csrf(request)
         let token = (try? request.query.get(String.self, at: "token")) ?? ""
         let main = """
@@ -200,23 +209,24 @@ extension PagesController {
             <input type="hidden" name="token" value="\(HTML.escape(token))">
             <button type="submit">Confirm my address</button></form>
             """
-        return render(request, csrf, title: Pages.verifyEmail.title, main: main, visitor: nil)
+        return render(request, csrf, title: Pages.verifyEmail.title, main: main, visitor: visitor)
     }
 
     @Sendable func verifyEmailSubmit(request: Request) async throws -> Response {
         let form = try form(request, as: TokenForm.self)
+        let visitor = try await signedIn(request)
         do {
-            let status = try await emailVerification.verify(token: form.token ?? "", origin: request.origin)
+            let status = try await emailVerification.verify(
+                token: form.token ?? "", caller: visitor.caller, origin: request.origin)
             let csrf = browser.csrf(request)
-            let visitor = try await browser.visitor(request)
             let main = """
                 <h1>Address confirmed</h1>
                 <p role="status">\(HTML.escape(status.email)) is confirmed.</p>
-                <p><a href="\((visitor == nil ? Pages.signIn : Pages.accountSecurity).href())">Continue</a></p>
+                <p><a href="\(Pages.accountSecurity.href())">Continue</a></p>
                 """
             return render(request, csrf, title: "Address confirmed", main: main, visitor: visitor)
         } catch let problem as Problem where problem.status < 500 {
-            return refusal(request, problem, visitor: nil)
+            return refusal(request, problem, visitor: visitor, next: (Pages.accountSecurity.href(), "Back"))
         }
     }
 

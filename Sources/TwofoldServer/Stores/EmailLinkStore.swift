@@ -30,7 +30,8 @@ protocol EmailLinkStore: Sendable {
     func link(tokenHash: String) async throws -> EmailLinkRecord?
     /// Marks the link used at `now` if it is unused and unexpired; whether this call did.
     func claim(id: UUID, now: Date) async throws -> Bool
-    /// Gives back the claim `claim` made at `claimedAt` (and only that one).
+    /// Gives back the claim `claim` made at `claimedAt` (and only that one), unless a newer link
+    /// of its purpose was made meanwhile (which ended this one).
     func release(id: UUID, claimedAt: Date) async throws
     /// Ends every unused link of `purpose` of the user (a new password ends the reset links).
     func endAll(userID: UUID, purpose: EmailLinkRecord.Purpose, now: Date) async throws
@@ -82,7 +83,12 @@ struct SQLEmailLinkStore: EmailLinkStore {
     func release(id: UUID, claimedAt: Date) async throws {
         try await database.run(
             Statement(
-                "UPDATE email_links SET used_at = NULL WHERE id = ? AND used_at = ?", .uuid(id), .date(claimedAt)))
+                """
+                UPDATE email_links SET used_at = NULL
+                WHERE id = ? AND used_at = ?
+                  AND NOT EXISTS (SELECT 1 FROM email_links AS newer WHERE newer.user_id = email_links.user_id
+                    AND newer.purpose = email_links.purpose AND newer.created_at > email_links.created_at)
+                """, .uuid(id), .date(claimedAt)))
     }
 
     func endAll(userID: UUID, purpose: EmailLinkRecord.Purpose, now: Date) async throws {

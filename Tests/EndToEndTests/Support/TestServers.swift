@@ -27,6 +27,9 @@ enum TestServers {
                 RegisterRequest(
                     username: name, email: email, password: TestAccounts.password,
                     phoneNumber: phone))
+            let bearer = try await client.send(
+                API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
+            ).tokens.accessToken.token
             if let sink {
                 let messages = try await poll({ try sink.messages() }) {
                     $0.contains { $0.recipients == [email] && TestServers.isVerification($0) }
@@ -34,11 +37,9 @@ enum TestServers {
                 let text = TestServers.text(of: try #require(messages.last { $0.recipients == [email] }))
                 let marker = try #require(text.range(of: "/\(Pages.verifyEmail.path)?token="))
                 let token = String(text[marker.upperBound...].prefix { !$0.isWhitespace })
-                _ = try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token))
+                _ = try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token), bearer: bearer)
             }
-            return try await client.send(
-                API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
-            ).tokens.accessToken.token
+            return bearer
         }
 
         /// Turns on SMS codes to `phone` from `token`'s session (the number becomes verified).

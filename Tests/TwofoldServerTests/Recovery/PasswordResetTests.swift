@@ -205,7 +205,7 @@ import VaporTesting
                 try await client.send(
                     API.PasswordReset.options, PasswordResetOptionsRequest(token: String(repeating: "A", count: 43)))
             }
-            #expect(unknown?.status == 401 && unknown?.code == .unauthorized)
+            #expect(unknown?.status == 404 && unknown?.code == .notFound)
         }
     }
 
@@ -231,10 +231,23 @@ import VaporTesting
             _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             #expect(try await Codes.deliverAll(app, clock: clock, verificationLinks: true).isEmpty)
 
-            let verified = try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token))
+            // Whoever reads the mailbox without the account's session cannot confirm it: not
+            // signed in, nor signed in to another account; the link stays usable.
+            let anonymous = await Self.refusal {
+                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token))
+            }
+            #expect(anonymous?.status == 401)
+            let stranger = try await Accounts.signUp(app, "mallory")
+            let other = await Self.refusal {
+                try await client.send(
+                    API.Account.verifyEmail, EmailVerifyRequest(token: token), bearer: stranger.accessToken.token)
+            }
+            #expect(other?.status == 403)
+            let verified = try await client.send(
+                API.Account.verifyEmail, EmailVerifyRequest(token: token), bearer: bearer)
             #expect(verified.verified && verified.email == "carol@example.com")
             let reused = await Self.refusal {
-                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token))
+                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: token), bearer: bearer)
             }
             #expect(reused?.code == .alreadyUsed)
             #expect(try await client.send(API.Account.emailStatus, bearer: bearer).verified)
@@ -265,10 +278,72 @@ import VaporTesting
             let newest = try #require(
                 try await Self.link(app, clock: clock, to: "carol@example.com", page: Pages.verifyEmail))
             let replaced = await Self.refusal {
-                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: first))
+                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: first), bearer: bearer)
             }
             #expect(replaced?.code == .alreadyUsed)
-            #expect(try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: newest)).verified)
+            #expect(
+                try await client.send(API.Account.verifyEmail, EmailVerifyRequest(token: newest), bearer: bearer)
+                    .verified)
+        }
+    }
+
+    @Test func theMailboxAloneNeverStandsForEmailCodesNorLocksTheAccount() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await Accounts.signUp(app)
+            let bearer = tokens.accessToken.token
+            let client = app.client()
+            // Email codes as the only factor: the first factor hands out backup codes.
+            _ = try await client.send(API.TwoFactor.emailSetup, bearer: bearer)
+            let code = try #require(try await Codes.deliver(app, clock: clock).last).1
+            let enabled = try await client.send(API.TwoFactor.emailVerify, CodeRequest(code: code), bearer: bearer)
+            let backupCodes = try #require(enabled.backupCodes)
+            _ = try await Self.forgot(app, "alice@example.com")
+            let token = try #require(try await Self.link(app, clock: clock, to: "alice@example.com"))
+            let options = try await client.send(API.PasswordReset.options, PasswordResetOptionsRequest(token: token))
+            #expect(options.secondFactorRequired && options.availableMethods == [.backup])
+            let alone = await Self.refusal {
+                try await client.send(
+                    API.PasswordReset.reset, PasswordResetRequest(token: token, newPassword: Accounts.newPassword))
+            }
+            #expect(alone?.status == 422)
+
+            // Wrong backup codes: five tries from the reset's budget, then none for hours.
+            for index in 0..<5 {
+                let wrong = await Self.refusal {
+                    try await client.send(
+                        API.PasswordReset.reset,
+                        PasswordResetRequest(
+                            token: token, newPassword: Accounts.newPassword, method: .backup,
+                            code: "ZZZZ-ZZZ\(index)"))
+                }
+                // The factor's own refusals (a wrong code; at the fifth, its lock), not the budget's.
+                #expect(wrong.map { [.invalidCode, .locked].contains($0.code) } == true, "try \(index)")
+            }
+            let spent = await Self.refusal {
+                try await client.send(
+                    API.PasswordReset.reset,
+                    PasswordResetRequest(
+                        token: token, newPassword: Accounts.newPassword, method: .backup, code: backupCodes[0]))
+            }
+            #expect(spent?.status == 429 && spent?.code == .rateLimited)
+            let account = try #require(try await app.twofold.users.user(id: tokens.user.id))
+            #expect(account.status == .active)
+
+            // With no backup code left, the link is no way in at all: account recovery is.
+            clock.advance(by: 10 * 60)  // past the backup codes' lock
+            for backup in backupCodes {
+                _ = try await app.twofold.backupCodes.use(backup, userID: account.id, origin: .none)
+            }
+            _ = try await Self.forgot(app, "alice@example.com")
+            let last = try #require(try await Self.link(app, clock: clock, to: "alice@example.com"))
+            let none = try await client.send(API.PasswordReset.options, PasswordResetOptionsRequest(token: last))
+            #expect(none.secondFactorRequired && none.availableMethods.isEmpty)
+            let refused = await Self.refusal {
+                try await client.send(
+                    API.PasswordReset.reset, PasswordResetRequest(token: last, newPassword: Accounts.newPassword))
+            }
+            #expect(refused?.status == 403)
         }
     }
 }

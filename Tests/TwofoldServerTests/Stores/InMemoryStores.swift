@@ -933,7 +933,12 @@ actor InMemoryEmailLinkStore: EmailLinkStore {
         return true
     }
     func release(id: UUID, claimedAt: Date) async throws {
-        if links[id]?.usedAt == claimedAt { links[id]?.usedAt = nil }
+        guard let link = links[id], link.usedAt == claimedAt,
+            !links.values.contains(where: {
+                $0.userID == link.userID && $0.purpose == link.purpose && $0.createdAt > link.createdAt
+            })
+        else { return }
+        links[id]?.usedAt = nil
     }
     func endAll(userID: UUID, purpose: EmailLinkRecord.Purpose, now: Date) async throws {
         for (id, link) in links where link.userID == userID && link.purpose == purpose && link.usedAt == nil {

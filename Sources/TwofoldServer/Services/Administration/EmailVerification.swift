@@ -51,9 +51,19 @@ struct EmailVerification: Sendable {
         return status(of: user)
     }
 
-    /// The link's token: the address it went to is verified, while it is still the account's.
-    func verify(token: String, origin: RequestOrigin) async throws -> EmailVerificationStatus {
+    /// The link's token, from a session of its account: the address it went to is verified,
+    /// while it is still the account's. The link alone is not enough: the address may be a
+    /// stranger's, who must not be able to make it carry the account's password resets.
+    func verify(token: String, caller: AuthenticatedUser, origin: RequestOrigin) async throws
+        -> EmailVerificationStatus
+    {
         let link = try await links.live(token, purpose: .verifyEmail)
+        guard link.userID == caller.userID else {
+            throw Problem(
+                status: 403, code: .forbidden, title: "This link is for another account",
+                detail: "Sign in to the account this address was given for, then open the link again.",
+                errors: ["token": "is for another account"])
+        }
         return try await links.claimed(link) {
             guard try await users.verifyEmail(link.email, userID: link.userID, now: clock.now()),
                 let user = try await users.user(id: link.userID)

@@ -200,7 +200,8 @@ final class TwofoldContext: Sendable {
             clock: clock, links: emailLinks, users: users, passwords: passwords, audit: audit,
             rateLimiter: rateLimiter, outbox: outbox, secrets: secrets, sessions: sessions,
             trustedDevices: trustedDevices, secondFactors: secondFactors, codes: codes, deviceKeys: deviceKeys,
-            passkeys: passkeys, factorChanges: factorChanges, rules: configuration.rules, configuration: configuration)
+            passkeys: passkeys, factorChanges: factorChanges, rules: configuration.rules, configuration: configuration,
+            background: background)
         self.signOut = SignOut(
             audit: audit, sessions: sessions, trustedDevices: trustedDevices, policy: policy,
             factorChanges: factorChanges)

@@ -59,7 +59,7 @@ struct EmailLinks: Sendable {
     }
 
     static let unknown = Problem(
-        status: 401, code: .unauthorized, title: "Link not valid",
+        status: 404, code: .notFound, title: "Link not valid",
         detail: "This link is not valid. Open the newest message and copy the whole link.",
         errors: ["token": "is not valid"])
     static let used = Problem(
