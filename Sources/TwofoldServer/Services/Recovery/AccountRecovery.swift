@@ -120,7 +120,7 @@ struct AccountRecovery: Sendable {
 
     /// The code sent to the account's email address: the request then waits for review.
     func proveEmail(_ id: UUID?, code: String, origin: RequestOrigin) async throws -> RecoveryStatus {
-        let code = try InputValidation.code(code)
+        let code = try InputValidation.code(code, for: .email)
         let record = try await find(id)
         let now = clock.now()
         let maximum = rules.lockAfterFailures

@@ -170,7 +170,7 @@ struct PasswordReset: Sendable {
                         status: 422, code: .validationFailed, title: "Enter the code",
                         detail: "Type the code as well as the new password.", errors: ["code": "Enter the code."])
                 }
-                _ = try InputValidation.code(code)
+                _ = try InputValidation.code(code, for: method)
             }
             proven = method.rawValue
         }
@@ -229,7 +229,7 @@ struct PasswordReset: Sendable {
     ) async throws {
         if method == .sms {
             let destination = try await codes.verify(
-                try InputValidation.code(body.code), channel: .sms, purpose: .passwordReset, userID: user.id,
+                try InputValidation.code(body.code, for: .sms), channel: .sms, purpose: .passwordReset, userID: user.id,
                 flowID: link.id, origin: origin)
             // A code to a number that is no longer the verified one proves nothing now.
             guard destination == user.verifiedPhone else {

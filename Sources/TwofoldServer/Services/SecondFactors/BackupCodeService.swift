@@ -55,6 +55,7 @@ struct BackupCodeService: Sendable {
     /// `waiting`: a step-up's, which waits for parallel checks rather than reading their slots as
     /// a lock (`FactorGuard.begin`).
     func use(_ input: String, userID: UUID, waiting: Bool = false, origin: RequestOrigin) async throws -> Int {
+        _ = try InputValidation.code(input, for: .backup)  // a malformed one costs no slot
         try await guards.begin(Self.factor, userID: userID, waiting: waiting)
         let normalized = BackupCodes.normalize(input)
         let row = try await normalized.asyncMap { try await store.code(userID: userID, lookup: lookup($0)) } ?? nil

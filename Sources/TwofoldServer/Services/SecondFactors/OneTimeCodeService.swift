@@ -117,6 +117,8 @@ struct OneTimeCodeService: Sendable {
         flowID: UUID?, guardFactor: String? = nil, countsTowardAccount: Bool = true, waiting: Bool = false,
         origin: RequestOrigin
     ) async throws -> String {
+        // A malformed code is a typo: refused before it costs the code or the factor a try.
+        let code = try InputValidation.code(code, for: channel.method)
         let factor = guardFactor ?? channel.rawValue
         let now = clock.now()
         let maximumFailures = rules.lockAfterFailures

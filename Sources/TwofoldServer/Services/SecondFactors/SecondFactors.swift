@@ -87,7 +87,7 @@ struct SecondFactors: Sendable {
                 deviceKey, userID: userID, flowID: flowID, origin: origin)
             return .verified(amr: "hwk", proof: device, backupCodesRemaining: nil)
         }
-        let code = try InputValidation.code(code)
+        let code = try InputValidation.code(code, for: method)
         switch method {
         case .totp:
             guard let credential = secret else { return .notEnabled }

@@ -75,6 +75,7 @@ struct TOTPService: Sendable {
     /// Confirms the pending secret with a code from the app: it becomes the user's active secret,
     /// while `addedBy` (the session adding it) is live.
     func confirm(_ code: String, userID: UUID, origin: RequestOrigin, addedBy: AddingSession?) async throws {
+        let code = try InputValidation.code(code, for: .totp)
         guard let pending = try await store.credential(userID: userID, status: .pending) else {
             throw Problem(
                 status: 409, code: .conflict, title: "No authenticator app being set up",
@@ -104,6 +105,7 @@ struct TOTPService: Sendable {
     /// Checks `code` for `credential` under the factor guard and claims its time step, so one code
     /// (one step) is accepted once however many requests race. Throws the factor's problems.
     func check(_ code: String, credential: TOTPCredentialRecord, origin: RequestOrigin) async throws {
+        let code = try InputValidation.code(code, for: .totp)
         let secret = TOTPSecret(credential)
         guard let step = try matchingStep(code, secret: secret) else {
             if try isUsedStep(code, secret: secret) { throw Self.replayed }

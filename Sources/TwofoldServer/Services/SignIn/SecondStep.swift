@@ -165,7 +165,7 @@ struct SecondStep: Sendable {
         _ flow: PendingSecondStep, code: String?, trustDevice: Bool, origin: RequestOrigin, on eventLoop: any EventLoop
     ) async throws -> Completed {
         guard let secret = flow.totp else { throw methodNotAvailable(.totp) }
-        let code = try InputValidation.code(code)
+        let code = try InputValidation.code(code, for: .totp)
         let step = try totp.matchingStep(code, secret: secret)
         if step == nil, try totp.isUsedStep(code, secret: secret) {
             throw TOTPService.replayed

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldCore
 
 /// Field rules shared by every endpoint that takes them. Each failure names the field in the
 /// problem's `errors`, and nothing is stored until every field passed.
@@ -25,6 +26,40 @@ enum InputValidation {
             throw failure(["code": value == nil || value == "" ? "is required" : "must be 1 to 64 characters"])
         }
         return value
+    }
+
+    /// A code as `method` writes it, checked before it can cost a try (issue W item 4: `12` or
+    /// `not a code!` is a typo, not a guess): 6 to 8 digits for an authenticator app, 6 for a
+    /// code sent by SMS or email, 8 letters and digits for a backup code (case, spaces and dashes
+    /// aside). Digits come back without spaces; a backup code as typed (`BackupCodes` reads it).
+    /// Every check of such a code starts here, so no path spends an attempt on a malformed one.
+    static func code(_ value: String?, for method: FactorMethod) throws -> String {
+        let value = try code(value)
+        switch method {
+        case .totp, .sms, .email:
+            let digits = value.filter { !$0.isWhitespace }
+            let lengths = method == .totp ? 6...8 : 6...6
+            guard lengths.contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                let words =
+                    method == .totp
+                    ? "A code from your authenticator app is 6 digits." : "The code we sent is 6 digits."
+                throw Problem(
+                    status: 422, code: .validationFailed, title: "Not a code",
+                    detail: "\(words) Check it and try again.",
+                    errors: ["code": words])
+            }
+            return digits
+        case .backup:
+            guard BackupCodes.normalize(value) != nil else {
+                let words = "A backup code is 8 letters and digits, like ABCD-EFGH."
+                throw Problem(
+                    status: 422, code: .validationFailed, title: "Not a backup code",
+                    detail: "\(words) Check it and try again.", errors: ["code": words])
+            }
+            return value
+        default:
+            return value
+        }
     }
 
     /// A plausible address: one `@`, a local part of at most 64 characters, a dotted domain, no

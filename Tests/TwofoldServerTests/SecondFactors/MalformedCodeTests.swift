@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// A typo is not a guess (issue W item 4): a code of the wrong shape is refused with `422` before
+/// it can cost one of the five tries, on every path that checks a code.
+@Suite struct MalformedCodeTests {
+    @Test func malformedCodesCostNoTry() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let tokens = try await Accounts.signUp(app)
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let flow = try await TOTPSteps.startLogin(app)
+            for typo in ["12", "not a code!", "1234567890", "12345a"] {
+                let (status, problem) = try await TOTPSteps.validate(app, flow: flow, code: typo)
+                #expect(status == 422 && problem?.errors?["code"] != nil, "\(typo)")
+            }
+            // Spaces are no typo: "123 456" is read as its digits.
+            let wrong = try TOTPSteps.code(secret, clock, offset: 600)
+            let (spaced, refusal) = try await TOTPSteps.validate(
+                app, flow: flow, code: String(wrong.prefix(3)) + " " + String(wrong.suffix(3)))
+            #expect(spaced == 401 && refusal?.attemptsRemaining == 4, "the typos cost tries")
+
+            // Backup codes: the wrong shape is refused before it takes a slot.
+            for typo in ["XYZ", "ABCD-EFGH-IJKL", "ab!d-efgh"] {
+                try await app.testing().test(
+                    .POST, API.SecondStep.verifyBackupCode.path(), headers: jsonHeaders,
+                    body: json(["otpFlowId": flow, "backupCode": typo])
+                ) { response in
+                    #expect(response.status == .unprocessableEntity, "\(typo)")
+                }
+            }
+            var remaining: Int?
+            try await app.testing().test(
+                .POST, API.SecondStep.verifyBackupCode.path(), headers: jsonHeaders,
+                body: json(["otpFlowId": flow, "backupCode": "ZZZZ-ZZZZ"])
+            ) { response in
+                remaining = try response.problem().attemptsRemaining
+            }
+            #expect(remaining == 4)
+        }
+    }
+}
