@@ -160,7 +160,7 @@ extension PagesController {
             <form class="inline" method="post" action="\(Pages.adminResetMFA.href(user.id.uuidString))">\(Self.csrfField(csrf.token))\
             <button type="submit" class="danger">Reset every sign-in method</button></form>
             <h2>Audit trail</h2>
-            """ + Self.auditTable(detail.audit)
+            """ + Self.auditTable(detail.audit, names: [user.id: user.username])
         main += "<p><a href=\"\(Pages.adminAudit.href())?userId=\(user.id.uuidString)\">The whole trail</a></p>"
         return render(request, csrf, title: user.username, main: main, visitor: visitor)
     }
@@ -175,15 +175,22 @@ extension PagesController {
             """
     }
 
-    static func auditTable(_ events: [AuditEventDTO]) -> String {
+    /// Who, what (in words) and from where; `names` are the accounts' usernames, by id.
+    static func auditTable(_ events: [AuditEventDTO], names: [UUID: String] = [:]) -> String {
         var html = """
-            <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Event</th>\
-            <th scope="col">Address</th><th scope="col">Detail</th></tr></thead><tbody>
+            <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th>\
+            <th scope="col">What</th><th scope="col">From</th><th scope="col">Detail</th></tr></thead><tbody>
             """
         for event in events {
+            let who =
+                event.userId.map { id in
+                    names[id].map { "<a href=\"\(Pages.adminUser.href(id.uuidString))\">\(HTML.escape($0))</a>" }
+                        ?? "a deleted account"
+                } ?? "no account"
             html += """
-                <tr><td>\(PageTime.text(event.occurredAt))</td><td>\(HTML.escape(event.type))</td>\
-                <td>\(HTML.escape(event.ipAddress ?? ""))</td><td>\(HTML.escape(event.detail))</td></tr>
+                <tr><td>\(PageTime.text(event.occurredAt))</td><td>\(who)</td>\
+                <td>\(HTML.escape(AuditWords.event(event.type)))</td>\
+                <td>\(HTML.escape(event.ipAddress ?? ""))</td><td>\(HTML.escape(AuditWords.detail(event.detail)))</td></tr>
                 """
         }
         return html + "</tbody></table>" + (events.isEmpty ? "<p>No events.</p>" : "")
@@ -355,7 +362,8 @@ extension PagesController {
         var asked = query
         asked.page = PageQuery(limit: page.count + 1, offset: page.lowerBound)
         let events = unknown ? [] : try await administration.events(asked).events
-        main += Self.auditTable(Array(events.prefix(page.count)))
+        let shown = Array(events.prefix(page.count))
+        main += Self.auditTable(shown, names: try await administration.usernames(Set(shown.compactMap(\.userId))))
         // Previous and next pages of the same filter.
         func link(_ offset: Int, _ text: String) -> String {
             var kept = query

@@ -314,14 +314,15 @@ final class TestBrowser: @unchecked Sendable {
             let first = try await console.get("/admin/audit?user=BOB%40example.com&limit=2")
             #expect(first.status == .ok && first.body.contains("value=\"bob\""), "the filter names bob")
             #expect(first.body.components(separatedBy: "<tr><td>").count == 3, "two events on a page")
-            // The types each page shows, newest first, are bob's own, and the second page goes on
-            // where the first stopped.
+            // The events each page shows, newest first and in words, are bob's own (named in the
+            // Who column), and the second page goes on where the first stopped.
             func types(_ page: TestBrowser.Page) -> [String] {
                 page.body.components(separatedBy: "<tr><td>").dropFirst().compactMap {
-                    $0.components(separatedBy: "</td><td>").dropFirst().first
+                    let cells = $0.components(separatedBy: "</td><td>")
+                    return cells.count > 2 && cells[1].contains(">bob</a>") ? cells[2] : nil
                 }
             }
-            let bobs = try await app.twofold.audit.events(userID: bob.user.id).map(\.type)
+            let bobs = try await app.twofold.audit.events(userID: bob.user.id).map { AuditWords.event($0.type) }
             #expect(!first.body.contains("Newer") && first.body.contains("Older"))
             let older = try #require(
                 first.body.range(of: "href=\"/admin/audit?").map {

@@ -77,6 +77,13 @@ struct Administration: Sendable {
                 offset: query.page.range.lowerBound, limit: query.page.range.count))
     }
 
+    /// The usernames of the accounts `ids` name (those that still exist), for a list of events.
+    func usernames(_ ids: Set<UUID>) async throws -> [UUID: String] {
+        var names: [UUID: String] = [:]
+        for id in ids { names[id] = try await users.user(id: id)?.username }
+        return names
+    }
+
     private func find(_ id: UUID?) async throws -> User {
         guard let id, let user = try await users.user(id: id) else {
             throw Problem(status: 404, code: .notFound, title: "No such user")
