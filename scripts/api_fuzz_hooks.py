@@ -746,6 +746,13 @@ LISTED_RULES = [
     # needs is more than the document's one schema for every method says.
     ("code", r"is required", "POST /api/v1/auth/step-up", "POST /api/v1/auth/mfa/verify-login"),
     ("password", r"is required \(1 to 256 characters\)", "POST /api/v1/auth/step-up"),
+    # A code of the wrong shape for its factor (issue W: a typo costs no try): 6 to 8 digits for
+    # an authenticator app, 6 for SMS and email codes, 8 letters and digits for a backup code.
+    # The document's one string schema for every code says less than each factor does.
+    ("code", r"A code from your authenticator app is 6 digits\.|The code we sent is 6 digits\."
+             r"|A backup code is 8 letters and digits, like ABCD-EFGH\."),
+    # An empty code where a code confirms a new phone number or address.
+    ("code", r"is required", "PUT /api/v1/account/email", "PUT /api/v1/account/phone"),
     ("credential", r"is required", "POST /api/v1/auth/step-up"),
     # Text that is not base64 of a P-256 point, or not an ECDSA signature.
     ("publicKey", r".*(point|key|Key|P-256|bytes|base64).*"),

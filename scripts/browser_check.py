@@ -108,6 +108,8 @@ class Check:
         for label, (width, height) in (("desktop", DESKTOP), ("phone", PHONE)):
             self.driver.set_window_size(width, height)
             self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{label}.png"))
+            if label == "phone":
+                self.layout_checks(path)
             if key in self.audited:
                 continue
             axe = Axe(self.driver)
@@ -123,6 +125,34 @@ class Check:
         errors = [e for e in self.driver.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         if errors:
             self.fail(f"{path}: Content-Security-Policy violations: {errors}")
+
+    LAYOUT = """
+        const over = document.documentElement.scrollWidth - window.innerWidth;
+        const broken = [];
+        for (const cell of document.querySelectorAll("td, th")) {
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            // A word, or the part of one up to a hyphen (a break after a hyphen is the usual one).
+            for (const match of node.data.matchAll(/[^\\s-]+/g)) {
+              const range = document.createRange();
+              range.setStart(node, match.index);
+              range.setEnd(node, match.index + match[0].length);
+              const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+              if (lines.size > 1) broken.push(match[0]);
+            }
+          }
+        }
+        return [over, broken.slice(0, 5)];
+    """
+
+    def layout_checks(self, path):
+        """At phone width: no page wider than the screen, no word in a table cell broken across
+        lines."""
+        over, broken = self.driver.execute_script(self.LAYOUT)
+        if over > 0:
+            self.fail(f"{path} is {over} px wider than a {PHONE[0]} px screen")
+        if broken:
+            self.fail(f"{path}: words broken inside table cells at {PHONE[0]} px: {broken}")
 
     def fill(self, name, value):
         field = self.driver.find_element(By.NAME, name)

@@ -69,13 +69,14 @@ extension PagesController {
             main += "<p>No passkeys yet.</p>"
         } else {
             main += """
+                <div class="table-wrap" role="region" aria-label="Your passkeys" tabindex="0">\
                 <table><caption>Your passkeys</caption><thead><tr><th scope="col">Name</th><th scope="col">Provider</th>\
                 <th scope="col">Kind</th><th scope="col">Last used</th><th scope="col">Change</th></tr></thead><tbody>
                 """
             for (index, passkey) in state.webauthn.credentials.enumerated() {
                 main += """
                     <tr><td>\(HTML.escape(passkey.name))</td><td>\(HTML.escape(passkey.provider ?? "Unknown"))</td>\
-                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td>\(PageTime.text(passkey.lastUsedAt))</td>\
+                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td class="nowrap">\(PageTime.text(passkey.lastUsedAt))</td>\
                     <td><form method="post" action="\(Pages.passkeyRename.href(passkey.id))">\(Self.csrfField(csrf.token))\
                     <label for="rename-\(index)">New name for \(HTML.escape(passkey.name))</label>\
                     <input id="rename-\(index)" name="name" type="text" maxlength="64" required value="\(HTML.escape(passkey.name))">\
@@ -84,7 +85,7 @@ extension PagesController {
                     <button type="submit" class="danger">Delete \(HTML.escape(passkey.name))</button></form></td></tr>
                     """
             }
-            main += "</tbody></table>"
+            main += "</tbody></table></div>"
         }
         main += """
             <div data-passkey-register hidden><button type="button" data-passkey-button>Add a passkey</button>

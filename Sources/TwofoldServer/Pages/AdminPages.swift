@@ -67,6 +67,7 @@ extension PagesController {
                 <form method="get" action="\(Pages.admin.href())" role="search">
                 \(Self.field("Search users by name or email", name: "q", type: "search", value: query.q ?? "", required: false))
                 <button type="submit">Search</button></form>
+                <div class="table-wrap" role="region" aria-label="Users" tabindex="0">\
                 <table><caption>Users</caption><thead><tr><th scope="col">Username</th><th scope="col">Email</th>\
                 <th scope="col">Role</th><th scope="col">Status</th><th scope="col">Registered</th></tr></thead><tbody>
                 """
@@ -74,10 +75,10 @@ extension PagesController {
             main += """
                 <tr><td><a href="\(Pages.adminUser.href(user.id.uuidString))">\(HTML.escape(user.username))</a></td>\
                 <td>\(HTML.escape(user.email))</td><td>\(HTML.escape(user.role))</td><td>\(HTML.escape(user.status))</td>\
-                <td>\(PageTime.text(user.createdAt))</td></tr>
+                <td class="nowrap">\(PageTime.text(user.createdAt))</td></tr>
                 """
         }
-        main += "</tbody></table>"
+        main += "</tbody></table></div>"
         if listed.isEmpty { main += "<p>No users match.</p>" }
         main += "<nav aria-label=\"Pages\" class=\"paging\">"
         let search =
@@ -178,6 +179,7 @@ extension PagesController {
     /// Who, what (in words) and from where; `names` are the accounts' usernames, by id.
     static func auditTable(_ events: [AuditEventDTO], names: [UUID: String] = [:]) -> String {
         var html = """
+            <div class="table-wrap" role="region" aria-label="Events" tabindex="0">\
             <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th>\
             <th scope="col">What</th><th scope="col">From</th><th scope="col">Detail</th></tr></thead><tbody>
             """
@@ -188,12 +190,12 @@ extension PagesController {
                         ?? "a deleted account"
                 } ?? "no account"
             html += """
-                <tr><td>\(PageTime.text(event.occurredAt))</td><td>\(who)</td>\
+                <tr><td class="nowrap">\(PageTime.text(event.occurredAt))</td><td>\(who)</td>\
                 <td>\(HTML.escape(AuditWords.event(event.type)))</td>\
                 <td>\(HTML.escape(event.ipAddress ?? ""))</td><td>\(HTML.escape(AuditWords.detail(event.detail)))</td></tr>
                 """
         }
-        return html + "</tbody></table>" + (events.isEmpty ? "<p>No events.</p>" : "")
+        return html + "</tbody></table></div>" + (events.isEmpty ? "<p>No events.</p>" : "")
     }
 
     @Sendable func adminUnlock(request: Request) async throws -> Response {

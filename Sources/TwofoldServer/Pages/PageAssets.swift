@@ -50,8 +50,14 @@ enum PageAssets {
         legend { font-weight: 600; padding: 0 .3rem; }
         table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
         caption { text-align: left; font-weight: 600; padding: .3rem 0; }
-        th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top;
-          overflow-wrap: anywhere; }
+        th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+        /* A table wider than the screen scrolls inside its box: words stay whole, the page stays
+           as wide as the screen. */
+        .table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
+        .table-wrap table { margin: 0; }
+        .nowrap { white-space: nowrap; }
+        .table-wrap:focus { outline: 3px solid #f5b400; outline-offset: 2px; }
+        .request h2, .request h3 { overflow-wrap: break-word; }
         .codes { columns: 2; font-size: 1.15rem; }
         .qr svg { width: 220px; height: 220px; background: #fff; }
         .subnav { display: flex; flex-wrap: wrap; gap: 1rem; margin: 0 0 1rem; }

@@ -313,11 +313,11 @@ final class TestBrowser: @unchecked Sendable {
 
             let first = try await console.get("/admin/audit?user=BOB%40example.com&limit=2")
             #expect(first.status == .ok && first.body.contains("value=\"bob\""), "the filter names bob")
-            #expect(first.body.components(separatedBy: "<tr><td>").count == 3, "two events on a page")
+            #expect(first.body.components(separatedBy: "<tr><td class=\"nowrap\">").count == 3, "two events on a page")
             // The events each page shows, newest first and in words, are bob's own (named in the
             // Who column), and the second page goes on where the first stopped.
             func types(_ page: TestBrowser.Page) -> [String] {
-                page.body.components(separatedBy: "<tr><td>").dropFirst().compactMap {
+                page.body.components(separatedBy: "<tr><td class=\"nowrap\">").dropFirst().compactMap {
                     let cells = $0.components(separatedBy: "</td><td>")
                     return cells.count > 2 && cells[1].contains(">bob</a>") ? cells[2] : nil
                 }
