@@ -32,6 +32,8 @@ enum PageAssets {
           border-radius: 6px; border: 2px solid var(--accent); background: var(--accent); color: #fff;
           cursor: pointer; text-decoration: none; margin: .2rem .3rem .2rem 0; }
         button.secondary { background: #fff; color: var(--accent); }
+        button:disabled, button[aria-disabled=true] { background: #e8e8e8; border-color: #9a9a9a; color: #4a4a4a;
+          cursor: not-allowed; }
         button.danger { background: var(--danger); border-color: var(--danger); }
         button.link { background: none; border: none; color: var(--accent); text-decoration: underline;
           padding: 0; font-weight: 400; }
