@@ -17,7 +17,8 @@
         private let screens: ScreenFactory
 
         init() {
-            let client = APIClient(baseURL: ServerAddress.url())
+            // Named to the server, which shows its sessions as "Twofold for iPhone".
+            let client = APIClient(baseURL: ServerAddress.url(), headers: ["User-Agent": "Twofold-iOS/1"])
             let keys = SecureEnclaveKeyStore()
             let passkeys = PasskeyAuthorization()
             screens = ScreenFactory(

@@ -20,7 +20,8 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    var client: APIClient { get throws { APIClient(baseURL: try url) } }
+    /// Named `twofold-cli` to the server, which shows its sessions as "twofold CLI".
+    var client: APIClient { get throws { APIClient(baseURL: try url, headers: ["User-Agent": "twofold-cli/1"]) } }
 
     /// The state folder, made owner-only (0700) when this tool makes it.
     var home: URL {

@@ -165,7 +165,7 @@ extension PagesController {
             main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
             for session in sessionList {
                 main += """
-                    <li>\(HTML.escape(session.userAgent ?? "Unknown browser")), signed in \(PageTime.text(session.createdAt))\
+                    <li>\(HTML.escape(SessionNames.name(session.userAgent))), signed in \(PageTime.text(session.createdAt))\
                     \(session.current ? " (this one)" : """
                          <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \

@@ -151,7 +151,7 @@ extension PagesController {
         main += "<h2>Sessions</h2><ul>"
         for session in detail.sessions {
             main +=
-                "<li>\(HTML.escape(session.userAgent ?? "Unknown browser")), \(HTML.escape(session.ipAddress ?? "")), signed in \(PageTime.text(session.createdAt))</li>"
+                "<li>\(HTML.escape(SessionNames.name(session.userAgent))) (\(HTML.escape(session.userAgent ?? "no User-Agent"))), \(HTML.escape(session.ipAddress ?? "")), signed in \(PageTime.text(session.createdAt))</li>"
         }
         main += "</ul>"
         main += """
