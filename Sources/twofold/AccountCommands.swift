@@ -84,9 +84,24 @@ enum Terminal {
     /// An `APIError` in words: the problem's detail, and when to try again. No answer at all
     /// names the address tried.
     static func words(_ error: any Error) -> String {
-        if let error = error as? URLError {
-            let tried = error.failingURL.map {
+        // A transport error, as `URLError` or as the `NSError` Foundation on Linux hands over.
+        let transport = error as NSError
+        if transport.domain == NSURLErrorDomain {
+            let code = URLError.Code(rawValue: transport.code) ?? .unknown
+            let reason = transport.userInfo[NSLocalizedDescriptionKey] as? String ?? "code \(transport.code)"
+            let failing =
+                transport.userInfo[NSURLErrorFailingURLErrorKey] as? URL
+                ?? (transport.userInfo[NSURLErrorFailingURLStringErrorKey] as? String).flatMap(URL.init(string:))
+            let tried = failing.map {
                 " at \($0.scheme ?? "http")://\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")"
+            }
+            let nothingAnswered: Set<URLError.Code> = [
+                .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .timedOut, .notConnectedToInternet,
+                .networkConnectionLost,
+            ]
+            guard nothingAnswered.contains(code) else {
+                return
+                    "The connection\(tried.map { " to\($0.dropFirst(3))" } ?? "") failed: \(reason)"
             }
             return "Nothing answered\(tried ?? ""): is the server running there? Choose the server with --server or "
                 + "TWOFOLD_SERVER."
@@ -120,6 +135,10 @@ struct RegisterCommand: AsyncParsableCommand {
             let fields = (error.problem?.errors ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             throw CommandFailure(
                 description: ([Terminal.words(error)] + fields).joined(separator: "\n"))
+        } catch let error as CommandFailure {
+            throw error
+        } catch {
+            throw CommandFailure(description: Terminal.words(error))
         }
     }
 }

@@ -64,6 +64,15 @@ import TwofoldTestSupport
             let taken = try run(
                 ["register", "--username", "cli", "--email", "cli@example.com", "--password-stdin"], input: password)
             #expect(taken.status != 0 && !taken.errorText.isEmpty)
+            // A closed port: nothing answered, and the words name the address tried.
+            let closed = try run(
+                [
+                    "--server", "http://127.0.0.1:9", "register", "--username", "cli2", "--email", "cli2@example.com",
+                    "--password-stdin",
+                ], input: password)
+            #expect(
+                closed.status != 0 && closed.errorText.contains("Nothing answered at http://127.0.0.1:9"),
+                "\(closed.errorText)")
 
             #expect(try status().signedIn == false)
             let wrong = try run(["login", "--username", "cli", "--password-stdin"], input: Data("nope\n".utf8))
