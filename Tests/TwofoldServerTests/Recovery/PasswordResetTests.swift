@@ -39,6 +39,21 @@ import VaporTesting
         }
     }
 
+    /// carol, registered (her address not confirmed yet) and signed in with the password: her
+    /// session's tokens, and the token of the confirming link the registration mailed.
+    static func carol(_ app: Application, clock: TestClock) async throws -> (AuthTokensResponse, String) {
+        let client = app.client()
+        _ = try await client.send(
+            API.Auth.register,
+            RegisterRequest(username: "carol", email: "carol@example.com", password: Accounts.password))
+        let link = try #require(try await link(app, clock: clock, to: "carol@example.com", page: Pages.verifyEmail))
+        guard
+            case .signedIn(let tokens) = try await client.send(
+                API.Auth.login, LoginRequest(email: "carol@example.com", password: Accounts.password))
+        else { throw Accounts.SignUpError.secondStepAsked("carol") }
+        return (tokens, link)
+    }
+
     static func signIn(_ app: Application, password: String) async throws -> LoginOutcome {
         try await app.client().send(API.Auth.login, LoginRequest(email: "alice@example.com", password: password))
     }
@@ -213,15 +228,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let client = app.client()
-            _ = try await client.send(
-                API.Auth.register,
-                RegisterRequest(username: "carol", email: "carol@example.com", password: Accounts.password))
-            let token = try #require(
-                try await Self.link(app, clock: clock, to: "carol@example.com", page: Pages.verifyEmail))
-            guard
-                case .signedIn(let tokens) = try await client.send(
-                    API.Auth.login, LoginRequest(email: "carol@example.com", password: Accounts.password))
-            else { throw Accounts.SignUpError.secondStepAsked("carol") }
+            let (tokens, token) = try await Self.carol(app, clock: clock)
             let bearer = tokens.accessToken.token
             #expect(try await client.send(API.Account.emailStatus, bearer: bearer).verified == false)
 
@@ -260,15 +267,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let client = app.client()
-            _ = try await client.send(
-                API.Auth.register,
-                RegisterRequest(username: "carol", email: "carol@example.com", password: Accounts.password))
-            let first = try #require(
-                try await Self.link(app, clock: clock, to: "carol@example.com", page: Pages.verifyEmail))
-            guard
-                case .signedIn(let tokens) = try await client.send(
-                    API.Auth.login, LoginRequest(email: "carol@example.com", password: Accounts.password))
-            else { throw Accounts.SignUpError.secondStepAsked("carol") }
+            let (tokens, first) = try await Self.carol(app, clock: clock)
             let bearer = tokens.accessToken.token
             for _ in 0..<3 { _ = try await client.send(API.Account.sendEmailVerification, bearer: bearer) }
             let limited = await Self.refusal {

@@ -1,0 +1,215 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// Signing out, and "Confirm it's you" (step-up): the proofs a change asks for, offered in
+/// the order the account can give them.
+struct StepUpForm: Content, CSRFCarrying {
+    var csrf: String?
+    var method: String?
+    var password: String?
+    var code: String?
+    var next: String?
+    /// What the policy asked for (`SignInNeed`), kept across the page's forms.
+    var need: String?
+    /// `1`: show `method`'s field instead, checking nothing.
+    var `switch`: String?
+    /// `1`: send a code by `method` (SMS or email) to step up with.
+    var send: String?
+}
+
+extension PagesController {
+    // MARK: Sign out and step up
+
+    @Sendable func signOutSubmit(request: Request) async throws -> Response {
+        _ = try form(request, as: CSRFOnlyForm.self)
+        let response = Self.redirect(Pages.signIn.href())
+        if let visitor = try await browser.visitor(request) {
+            try await browser.end(visitor, request: request, on: response)
+        } else {
+            browser.clear(on: response)
+        }
+        return response
+    }
+
+    /// "Confirm it's you" for a change the policy asked a step-up for: every way the account can
+    /// prove it on this session, passkey first, then one code method at a time (the others a
+    /// click away; an SMS or email code is sent when asked for), and the password where it is
+    /// what the change needs. `need` is the policy's (`SignInNeed`), kept across the page's forms.
+    func stepUpPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, next: String, problem: Problem?, need: String? = nil,
+        chosen: FactorMethod? = nil, codeSent: Bool = false, resendIn: Int? = nil
+    ) async throws -> Response {
+        let csrf = browser.csrf(request)
+        let user = visitor.user
+        let available = try await factorSettings.secondFactors.available(for: user)
+        let codeMethods = available.filter { [.totp, .sms, .email, .backup].contains($0) }
+        let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
+        let need = need.flatMap(SignInNeed.init(rawValue:))
+        let hidden =
+            Self.csrfField(csrf.token) + Self.nextField(next)
+            + (need.map { "<input type=\"hidden\" name=\"need\" value=\"\($0.rawValue)\">" } ?? "")
+        var main = "<h1>Confirm it's you</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        let why =
+            switch need {
+            case .recentPassword?: "This change needs your password again."
+            case .recentSecondFactor?: "This change needs a sign-in method you already had: confirm with one of them."
+            case .otherProof?: "Removing a sign-in method needs another one, or your password and a code."
+            case .moreThanACode?: "You signed in with a code alone: confirm with your password or another method."
+            default: "This change needs a recent proof that it is you."
+            }
+        main += "<p>\(why) Then make the change again.</p>"
+        if available.contains(.webauthn) {
+            main += """
+                <div class="passkey" data-passkey-step-up data-next="\(HTML.escape(next))" hidden>
+                <button type="button" data-passkey-button>Use your passkey</button>
+                <p class="field-error" role="alert" data-passkey-error></p>
+                </div>
+                """
+        }
+        if let method {
+            let destination = Self.maskedDestination(method, of: user)
+            if method.isSentCode, !codeSent {
+                main += """
+                    <form method="post" action="\(Pages.stepUp.href())">\(hidden)
+                    <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
+                    <button type="submit">Send a code \(method == .sms ? "by text message" : "by email") to \(HTML.escape(destination ?? "you"))</button></form>
+                    """
+            } else {
+                let label = Self.codeLabel(method, sentTo: destination)
+                main += """
+                    <form method="post" action="\(Pages.stepUp.href())" novalidate>\(hidden)
+                    <input type="hidden" name="method" value="\(method.rawValue)">
+                    \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric"))
+                    <button type="submit">Confirm</button></form>
+                    """
+                if let resendIn, resendIn > 0 {
+                    main += """
+                        <p class="hint" role="status">A code went to \(HTML.escape(destination ?? "you")). You can ask \
+                        for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
+                        """
+                }
+                if method.isSentCode {
+                    main += """
+                        <form method="post" action="\(Pages.stepUp.href())">\(hidden)
+                        <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
+                        <button type="submit" class="secondary">Send another code</button></form>
+                        """
+                }
+            }
+        }
+        main += Self.otherWays(codeMethods.filter { $0 != method }, carrying: hidden) { _ in Pages.stepUp.href() }
+        // The password where it is what the change needs (or half of it), or all the account has;
+        // never where only a second factor will do, which would send the person round in a loop.
+        if available.isEmpty || need != .recentSecondFactor {
+            main += """
+                <h2>\(available.isEmpty ? "Your password" : "Or your password")</h2>
+                <form method="post" action="\(Pages.stepUp.href())" novalidate>\(hidden)
+                <input type="hidden" name="method" value="password">
+                \(Self.field("Password", name: "password", type: "password", autocomplete: "current-password"))
+                <button type="submit">Confirm</button></form>
+                """
+        }
+        return render(
+            request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden, script: true)
+    }
+
+    /// "Other ways": a button for each of `methods`, each its own form to `action(method)` with
+    /// `carried` (the page's hidden fields), `method` and `switch=1`.
+    static func otherWays(_ methods: [FactorMethod], carrying carried: String, action: (FactorMethod) -> String)
+        -> String
+    {
+        guard !methods.isEmpty else { return "" }
+        var html = "<h2>Other ways</h2><ul class=\"others\">"
+        for other in methods {
+            let name =
+                switch other {
+                case .totp: "Use your authenticator app"
+                case .sms: "Get a code by text message"
+                case .email: "Get a code by email"
+                default: "Use a backup code"
+                }
+            html += """
+                <li><form method="post" action="\(action(other))">\(carried)\
+                <input type="hidden" name="method" value="\(other.rawValue)"><input type="hidden" name="switch" value="1">\
+                <button type="submit" class="link">\(name)</button></form></li>
+                """
+        }
+        return html + "</ul>"
+    }
+
+    /// The seconds until another code may be asked for, after `sent`, by the server's clock.
+    func waitFor(_ sent: CodeSentResponse) -> Int {
+        max(0, Int(sent.nextAllowedAt.timeIntervalSince(clock.now()).rounded(.up)))
+    }
+
+    /// Where `method`'s codes go for `user`, masked; `nil` for a method that sends none.
+    static func maskedDestination(_ method: FactorMethod, of user: User) -> String? {
+        DeliveryChannel(method).flatMap { channel in
+            user.destination(for: channel).map { Masking.destination($0, channel: channel) }
+        }
+    }
+
+    /// The label of a code field for `method`, naming where an SMS or email code went.
+    static func codeLabel(_ method: FactorMethod, sentTo destination: String?) -> String {
+        let to = destination.map { " to \($0)" } ?? ""
+        return switch method {
+        case .totp: "Code from your authenticator app"
+        case .sms: "Code sent by text message" + to
+        case .email: "Code sent by email" + to
+        default: "Backup code"
+        }
+    }
+
+    /// The step-up page for a change the policy refused with `problem` (`step_up_required`).
+    func stepUpPage(_ request: Request, visitor: BrowserSessions.Visitor, next: String, refusal problem: Problem)
+        async throws -> Response
+    {
+        try await stepUpPage(request, visitor: visitor, next: next, problem: nil, need: problem.errors?["stepUp"])
+    }
+
+    /// `GET /step-up?next=…`: where the pages' script sends a person whose change the policy
+    /// refused (`need` names what it asked for).
+    @Sendable func stepUpShow(request: Request) async throws -> Response {
+        let visitor = try await signedIn(request)
+        let next = Self.safeNext(try? request.query.get(String.self, at: "next")) ?? Pages.accountSecurity.href()
+        return try await stepUpPage(
+            request, visitor: visitor, next: next, problem: nil, need: try? request.query.get(String.self, at: "need"))
+    }
+
+    @Sendable func stepUpSubmit(request: Request) async throws -> Response {
+        let form = try form(request, as: StepUpForm.self)
+        let visitor = try await signedIn(request)
+        let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
+        let method = FactorMethod(rawValue: form.method ?? "password")
+        // Choosing another method shows its field; nothing is checked yet.
+        if form.switch == "1" {
+            return try await stepUpPage(
+                request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method)
+        }
+        if form.send == "1" {
+            do {
+                let sent = try await stepUp.sendCode(method, to: visitor.user)
+                return try await stepUpPage(
+                    request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method,
+                    codeSent: true, resendIn: waitFor(sent))
+            } catch let problem as Problem where problem.status < 500 {
+                // A code asked for inside the cooldown: the one sent before still works.
+                return try await stepUpPage(
+                    request, visitor: visitor, next: next, problem: problem, need: form.need, chosen: method,
+                    codeSent: problem.code == .rateLimited)
+            }
+        }
+        do {
+            _ = try await stepUp.prove(
+                StepUpRequest(method: method, code: form.code, password: form.password), caller: visitor.caller,
+                origin: request.origin)
+            return Self.redirect(next)
+        } catch let problem as Problem where problem.status < 500 {
+            return try await stepUpPage(
+                request, visitor: visitor, next: next, problem: problem, need: form.need,
+                chosen: method == .password ? nil : method, codeSent: method.isSentCode)
+        }
+    }
+}
