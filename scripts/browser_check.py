@@ -121,6 +121,13 @@ class Check:
                 self.fail(f"axe-core on {path} ({self.driver.title}) at {label} width: {detail}")
         self.audited.add(key)
         self.driver.set_window_size(*DESKTOP)
+        # No markup shown as text: a page's own HTML escaped by mistake would show its tags.
+        shown = self.driver.find_element(By.TAG_NAME, "body").text
+        # (The walk's people type `<script>` and `<img>` on purpose; those are theirs to see.)
+        leaked = re.findall(r"</(?!script>)[a-z]+>|<(?:p|div|a|input|span|li|td|form|button)\b|(?:class|href|name)=\"",
+                            shown)
+        if leaked:
+            self.fail(f"{path}: markup shown as text: {leaked[:3]}")
         # The page broke none of its Content-Security-Policy.
         errors = [e for e in self.driver.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         if errors:
@@ -185,6 +192,14 @@ class Check:
 
     def text(self):
         return self.driver.find_element(By.TAG_NAME, "main").text
+
+    def wait_text(self, words, seconds=15):
+        """Waits until the page says `words`, through the navigation that brings it."""
+        try:
+            WebDriverWait(self.driver, seconds, ignored_exceptions=(StaleElementReferenceException,)).until(
+                lambda d: words in self.text())
+        except TimeoutException:
+            self.fail(f"never saw {words!r}; at {self.driver.current_url}: {self.text()[:600]}")
 
     def expect_text(self, words):
         if words not in self.text():
@@ -314,7 +329,7 @@ class Check:
         self.driver.add_virtual_authenticator(options)
         self.step("pia adds a passkey")
         self.driver.find_element(By.XPATH, "//button[normalize-space()='Add a passkey']").click()
-        WebDriverWait(self.driver, 15).until(lambda d: "Save your backup codes" in self.text())
+        self.wait_text("Save your backup codes")
         self.page_checks()
         codes = self.driver.find_elements(By.CSS_SELECTOR, "ul.codes code")
         if len(codes) != 10:
@@ -323,9 +338,17 @@ class Check:
         self.wait_for_path("/account/security")
         self.expect_text("This device only")
 
-        self.step("pia names her passkey with markup in it, and sees it as text")
+        self.step("pia is asked to name her new passkey; she types a name with markup in it")
+        self.expect_text("Passkey added")
+        field = self.driver.find_element(By.ID, "f-name")
+        if not field.get_attribute("value"):
+            self.fail("the new passkey's name field is not prefilled")
+        if self.driver.switch_to.active_element != field:
+            self.fail("the new passkey's name field does not have the focus")
         name = "<img src=x onerror=alert(1)> laptop"
-        self.rename_passkey(name)
+        field.clear()
+        field.send_keys(name)
+        self.submit("Save the name")
         self.expect_text("The passkey was renamed")
         self.expect_text(name)
         if "<img src=x" in self.driver.page_source:
@@ -360,9 +383,10 @@ class Check:
         if self.driver.find_elements(By.NAME, "password"):
             self.fail("the step-up page offers the password where only a second factor will do")
         self.driver.find_element(By.XPATH, "//button[normalize-space()='Use your passkey']").click()
-        self.wait_for_path("/account/security")
-        self.submit("Make new backup codes")
-        self.expect_text("Save your backup codes")
+        # The step-up completes the change it interrupted: the new codes, without asking again.
+        self.wait_text("Save your backup codes")
+        self.page_checks()
+        backup = self.driver.find_elements(By.CSS_SELECTOR, "ul.codes code")[0].text.strip()
         self.driver.find_element(By.LINK_TEXT, "I have saved these").click()
         self.wait_for_path("/account/security")
 
@@ -373,6 +397,20 @@ class Check:
         self.wait_for_path("/account/security", seconds=20)
         self.expect_text("Two-step verification is on")
         self.presence(False)
+
+        self.step("pia deletes her passkey: asked once, then a backup code, and it is gone")
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        self.driver.find_element(By.CSS_SELECTOR, "td form button.danger").click()
+        WebDriverWait(self.driver, 15).until(lambda d: self.stale(old))
+        self.page_checks()
+        self.expect_text("Delete the passkey “" + name + "”?")
+        self.submit("Delete the passkey")
+        # A passkey cannot vouch for its own removal: another method confirms it.
+        self.expect_text("Confirm it's you")
+        self.fill("code", backup)
+        self.submit("Confirm")
+        self.expect_text("The passkey was deleted")
+        self.expect_text("No passkeys yet")
         self.sign_out()
         self.driver.remove_virtual_authenticator()
 
@@ -451,9 +489,8 @@ class Check:
         self.expect_text("Confirm it's you")
         self.fill("code", self.totp(secret, fresh_after=used_code))
         self.submit("Confirm")
-        self.expect_path("/account/security")
-        self.fill("phoneNumber", "+14155550199")
-        self.submit("Send a code to turn on SMS codes")
+        # The step-up sends the code it interrupted, to the number typed before it.
+        self.expect_text("We sent a code by text message")
         code = []
         self.wait_for(lambda: code.append(self.sms_code("0199", sms_used)) or code[-1], "the SMS code to turn them on")
         self.fill("code", code[-1])
@@ -544,13 +581,17 @@ class Check:
         self.page_checks()
         for action in ("Unlock", "Reset every sign-in method"):
             self.submit(action)
+            if action != "Unlock":
+                # A reset cannot be undone: the console asks once, naming the user.
+                self.expect_text("Reset every sign-in method of tom?")
+                self.page_checks()
+                self.submit(action)
             if "Confirm it's you" in self.text():
                 # The administrator's proof went stale (a minute here): the console asks for
-                # the app's code again, for an unlock as for a reset, then the action is made again.
+                # the app's code again, then makes the change it interrupted.
                 self.admin_code = self.totp(self.admin_totp_secret, fresh_after=self.admin_code)
                 self.fill("code", self.admin_code)
                 self.submit("Confirm")
-                self.submit(action)
             if action == "Unlock":
                 self.expect_text("Unlocked.")
         self.expect_text("Every sign-in method was removed")

@@ -151,6 +151,9 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: EndpointDefinition {
     /// The path from the server's root.
     public func path() -> String { template }
 
+    /// The path with its leading slash, as a page links to it (the pages' script calls it).
+    public func href() -> String { "/" + template }
+
     /// The endpoint's URL under `base`, with `query` (the admin lists' filters and pages).
     public func url(relativeTo base: URL, query: [URLQueryItem] = []) -> URL {
         url(relativeTo: base, path: template, query: query)

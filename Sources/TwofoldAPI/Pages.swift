@@ -114,17 +114,10 @@ public enum Pages {
     /// Its forms: a code or the password (`method`), another method's field (`switch=1`), or a
     /// code sent by SMS or email (`send=1`).
     public static let stepUp = stepUpPrompt.form
-    /// A passkey as the step-up, by the page's script as the passkey sign-in is.
-    public static let stepUpPasskeyOptions = Page("step-up/passkey/options", title: "Passkey options", method: .post)
-    public static let stepUpPasskey = Page("step-up/passkey", title: "Confirm with a passkey", method: .post)
-    /// The pages' passkey ceremonies, called by their script with JSON and the page's CSRF
-    /// token in `X-CSRF-Token`: options, then the credential, which signs the browser in (or
-    /// adds the passkey) with its cookie.
-    public static let passkeySignInOptions = Page("sign-in/passkey/options", title: "Passkey options", method: .post)
+    /// A passkey's answer, which the pages' script posts as a form (`credential`, with the
+    /// options from the JSON API): a sign-in with no password, or a login flow's second step.
+    /// The script adds a passkey with the JSON API alone (the session cookie and `X-CSRF-Token`).
     public static let passkeySignIn = Page("sign-in/passkey", title: "Sign in with a passkey", method: .post)
-    public static let passkeyAddOptions = Page(
-        "account/security/passkeys/options", title: "Passkey options", method: .post)
-    public static let passkeyAdd = Page("account/security/passkeys", title: "Add a passkey", method: .post)
     /// The pages' one stylesheet and their script (passkeys need script; nothing else does).
     public static let stylesheet = Page("assets/twofold.css", title: "Stylesheet")
     public static let script = Page("assets/twofold.js", title: "Script")
@@ -138,7 +131,7 @@ public enum Pages {
         recoveryVerify,
         recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
         adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUpPrompt, stepUp,
-        stepUpPasskeyOptions, stepUpPasskey, passkeySignInOptions, passkeySignIn, passkeyAddOptions, passkeyAdd,
+        passkeySignIn,
         stylesheet, script,
     ]
 }

@@ -51,6 +51,9 @@ public enum Wire {
         public static let idempotencyKey = "Idempotency-Key"
         /// `true` on an answer given again for an `Idempotency-Key` seen before.
         public static let idempotentReplayed = "Idempotent-Replayed"
+        /// The pages' CSRF token, which the pages' script sends with the browser's session cookie
+        /// in place of `Authorization` (the token is in every page's `csrf` field).
+        public static let csrfToken = "X-CSRF-Token"
     }
 
     /// The cookies the server sets. Each is `HttpOnly`, `SameSite=Strict` and `Path=/` (so the

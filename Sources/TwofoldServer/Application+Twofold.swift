@@ -131,9 +131,13 @@ public func configure(
     let context = app.twofold
     let callers = Callers(users: context.users)
     let recoveryGate = RecoveryGate(callers: callers, secondFactors: context.secondFactors)
+    let browser = BrowserSessions(
+        sessions: context.sessions, callers: callers, recoveryGate: recoveryGate, secrets: context.secrets,
+        cookies: context.cookies, origins: configuration.webAuthn.origins, lifetime: configuration.refreshTokenLifetime)
     let routes = EndpointRoutes(
         app.routes,
-        bearer: BearerAuthentication(tokens: context.tokens, sessions: context.sessions, clock: context.clock),
+        bearer: BearerAuthentication(
+            tokens: context.tokens, sessions: context.sessions, clock: context.clock, browser: browser),
         recoveryGate: recoveryGate,
         adminOnly: AdminOnly(policy: context.policy),
         idempotency: IdempotencyMiddleware(
@@ -162,16 +166,13 @@ public func configure(
     ]
     for controller in controllers { controller.boot(routes: routes) }
     PagesController(
-        browser: BrowserSessions(
-            sessions: context.sessions, users: context.users, recoveryGate: recoveryGate,
-            secrets: context.secrets, cookies: context.cookies, origins: configuration.webAuthn.origins,
-            lifetime: configuration.refreshTokenLifetime),
+        browser: browser,
         signIn: context.signIn, registration: context.registration, secondStep: context.secondStep,
         factorSettings: context.factorSettings, accountChanges: context.accountChanges, signOut: context.signOut,
         sessions: context.sessions,
         stepUp: context.stepUp, recovery: context.recovery, passwordReset: context.passwordReset,
         emailVerification: context.emailVerification, administration: context.administration,
-        users: context.users, passkeys: context.passkeys, passkeyManagement: context.passkeyManagement,
+        callers: callers, passkeys: context.passkeys, passkeyManagement: context.passkeyManagement,
         passwordless: context.passwordlessSignIn, deviceKeys: context.deviceKeys,
         deviceEnrolment: context.deviceEnrolment, cookies: context.cookies,
         trustedDeviceLifetime: context.rules.trustedDeviceLifetime, codeResendAfter: context.rules.codeResendAfter,

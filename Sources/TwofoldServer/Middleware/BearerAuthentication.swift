@@ -18,14 +18,28 @@ struct AuthenticatedUser: Authenticatable {
 /// Checks `Authorization: Bearer <access token>`: signed by one of our keys, not expired by the
 /// server's clock, and its session not revoked (so sign-out takes effect at once, not after 15
 /// minutes). Anything else is `401 unauthorized` with a `WWW-Authenticate` challenge.
+///
+/// Without that header, a browser's session cookie signs the pages' script in, as it signs in
+/// the pages (`BrowserSessions`): only with the page's CSRF token in `X-CSRF-Token` and from
+/// this site, so another site cannot make a signed-in browser call the API.
 struct BearerAuthentication: AsyncMiddleware {
     let tokens: TokenService
     let sessions: SessionService
     let clock: ServerClock
+    /// The pages' sessions (`nil`: bearer tokens only).
+    var browser: BrowserSessions? = nil
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard let bearer = request.headers.bearerAuthorization else {
-            throw Self.unauthorized("Send an access token as `Authorization: Bearer …`.")
+            guard let browser, browser.hasSession(request) else {
+                throw Self.unauthorized("Send an access token as `Authorization: Bearer …`.")
+            }
+            try browser.checkForm(request, token: request.headers.first(name: Wire.Header.csrfToken))
+            guard let visitor = try await browser.visitor(request) else {
+                throw Self.unauthorized("This browser's session has ended. Sign in again.")
+            }
+            request.auth.login(visitor.caller)
+            return try await next.respond(to: request)
         }
         let now = clock.now()
         guard let claims = await tokens.verify(bearer.token, now: now),

@@ -1,5 +1,6 @@
 import Foundation
 import TwofoldAPI
+import TwofoldCore
 import Vapor
 
 struct CodeForm: Content, CSRFCarrying {
@@ -21,9 +22,21 @@ extension PagesController {
         let csrf = browser.csrf(request)
         let user = visitor.user
         let state = try await factorSettings.status(of: user)
-        var main = "<h1>Account security</h1>\n"
+        var main: Markup = "<h1>Account security</h1>\n"
         if let problem { main += Self.alert(problem) }
         if let notice { main += Self.note(notice) }
+        // A passkey just added (the page's script comes here with its id): its name, prefilled
+        // from its provider, to keep or change.
+        if let added = try? request.query.get(String.self, at: "added"),
+            let passkey = state.webauthn.credentials.first(where: { $0.id == added })
+        {
+            main += """
+                <section class="request" aria-labelledby="s-added"><h2 id="s-added">Passkey added</h2>
+                <form method="post" action="\(Pages.passkeyRename.href(passkey.id))">\(Self.csrfField(csrf.token))
+                \(Self.field("Name this passkey", name: "name", value: passkey.name, hint: "A name you will recognise, such as “Work laptop” or “iPhone”.", extra: " maxlength=\"64\" autofocus"))
+                <button type="submit">Save the name</button></form></section>
+                """
+        }
         if visitor.mustSetUpFactor {
             main += """
                 <div class="alert" role="alert"><h2>Set up a sign-in method first</h2>\
@@ -33,8 +46,8 @@ extension PagesController {
         }
         main += """
             <section aria-labelledby="s-status"><h2 id="s-status">Status</h2>
-            <p>Two-step verification is <strong>\(state.isEnabled ? "on" : "off")</strong> for \(HTML.escape(user.username)) \
-            (\(HTML.escape(user.email))).</p>
+            <p>Two-step verification is <strong>\(state.isEnabled ? "on" : "off")</strong> for \(user.username) \
+            (\(user.email)).</p>
             \(emailVerificationNotice(user, csrf: csrf.token, justSent: request.url.query == "done=verification-sent"))\
             </section>
             <section aria-labelledby="s-totp"><h2 id="s-totp">Authenticator app</h2>
@@ -75,26 +88,28 @@ extension PagesController {
                 """
             for (index, passkey) in state.webauthn.credentials.enumerated() {
                 main += """
-                    <tr><td>\(HTML.escape(passkey.name))</td><td>\(HTML.escape(passkey.provider ?? "Unknown"))</td>\
+                    <tr><td>\(passkey.name)</td><td>\(passkey.provider ?? "Unknown")</td>\
                     <td>\(passkey.synced ? "Synced" : "This device only")</td><td class="nowrap">\(PageTime.text(passkey.lastUsedAt))</td>\
                     <td><form method="post" action="\(Pages.passkeyRename.href(passkey.id))">\(Self.csrfField(csrf.token))\
-                    <label for="rename-\(index)">New name for \(HTML.escape(passkey.name))</label>\
-                    <input id="rename-\(index)" name="name" type="text" maxlength="64" required value="\(HTML.escape(passkey.name))">\
+                    <label for="rename-\(index)">New name for \(passkey.name)</label>\
+                    <input id="rename-\(index)" name="name" type="text" maxlength="64" required value="\(passkey.name)">\
                     <button type="submit" class="secondary">Rename</button></form>\
                     <form method="post" action="\(Pages.passkeyDelete.href(passkey.id))">\(Self.csrfField(csrf.token))\
-                    <button type="submit" class="danger">Delete \(HTML.escape(passkey.name))</button></form></td></tr>
+                    <button type="submit" class="danger">Delete \(passkey.name)</button></form></td></tr>
                     """
             }
             main += "</tbody></table></div>"
         }
         main += """
-            <div data-passkey-register hidden><button type="button" data-passkey-button>Add a passkey</button>
+            <div data-passkey-register data-options="\(API.Passkeys.registerOptions.href())" \
+            data-verify="\(API.Passkeys.registerVerify.href())" data-added="\(Pages.accountSecurity.href())?added=" \
+            data-step-up="\(Pages.stepUpPrompt.href())" hidden><button type="button" data-passkey-button>Add a passkey</button>
             <p class="field-error" role="alert" data-passkey-error></p></div></section>
             <section aria-labelledby="s-codes"><h2 id="s-codes">SMS and email codes</h2>
             """
         if state.sms.enabled {
             main += """
-                <p>SMS codes are on, to \(HTML.escape(state.sms.maskedDestination ?? "your phone")).</p>
+                <p>SMS codes are on, to \(state.sms.maskedDestination ?? "your phone").</p>
                 <form method="post" action="\(Pages.codesDisable.href("sms"))">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Turn off SMS codes</button></form>
                 """
@@ -107,7 +122,7 @@ extension PagesController {
         }
         if state.email.enabled {
             main += """
-                <p>Email codes are on, to \(HTML.escape(state.email.maskedDestination ?? "your address")).</p>
+                <p>Email codes are on, to \(state.email.maskedDestination ?? "your address").</p>
                 <form method="post" action="\(Pages.codesDisable.href("email"))">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Turn off email codes</button></form>
                 """
@@ -134,7 +149,7 @@ extension PagesController {
                 main += "<ul>"
                 for device in devices {
                     main += """
-                        <li>\(HTML.escape(device.name)), remembered \(PageTime.text(device.createdAt)) \
+                        <li>\(device.name), remembered \(PageTime.text(device.createdAt)) \
                         <form class="inline" method="post" action="\(Pages.forgetDevice.href(device.id.uuidString))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary">Forget</button></form></li>
                         """
@@ -142,7 +157,7 @@ extension PagesController {
                 main += "</ul>"
             }
             main += "</section>"
-            let keyDevices = try await deviceKeys.store.devices(userID: user.id)
+            let keyDevices = try await deviceKeys.devices(userID: user.id)
             main += "<section aria-labelledby=\"s-devices\"><h2 id=\"s-devices\">Devices with keys</h2>"
             if keyDevices.isEmpty {
                 main += "<p>No phone signs in with a device key. The Twofold app adds one.</p>"
@@ -150,12 +165,12 @@ extension PagesController {
                 main += "<ul>"
                 for device in keyDevices {
                     main += """
-                        <li>\(HTML.escape(device.deviceModel ?? "A device")) \
+                        <li>\(device.deviceModel ?? "A device") \
                         (\(device.method == .secureEnclave ? "secure hardware key" : "SMS sign-in")), \
                         enrolled \(PageTime.text(device.enrolledAt)), last used \(PageTime.text(device.lastUsedAt)) \
                         <form class="inline" method="post" action="\(Pages.deviceRemove.href(device.deviceID))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
-                        aria-label="Remove \(HTML.escape(device.deviceModel ?? "this device"))">Remove</button></form></li>
+                        aria-label="Remove \(device.deviceModel ?? "this device")">Remove</button></form></li>
                         """
                 }
                 main += "</ul>"
@@ -165,7 +180,7 @@ extension PagesController {
             main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
             for session in sessionList {
                 main += """
-                    <li>\(HTML.escape(SessionNames.name(session.userAgent))), signed in \(PageTime.text(session.createdAt))\
+                    <li>\(SessionNames.name(session.userAgent)), signed in \(PageTime.text(session.createdAt))\
                     \(session.current ? " (this one)" : """
                          <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
@@ -196,7 +211,8 @@ extension PagesController {
             let setup = try await factorSettings.setupTOTP(user: visitor.user, caller: visitor.caller)
             return totpSetupPage(request, visitor: visitor, setup: setup, problem: nil)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
+            return try await stepUpPage(
+                request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await securityPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
@@ -207,13 +223,15 @@ extension PagesController {
         _ request: Request, visitor: BrowserSessions.Visitor, setup: TOTPSetupResponse?, problem: Problem?
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = "<h1>Set up an authenticator app</h1>\n"
+        var main: Markup = "<h1>Set up an authenticator app</h1>\n"
         if let problem { main += Self.alert(problem) }
         if let setup {
+            // Drawn here from the same address the app reads, not taken as markup from the answer.
+            let qr = (try? QRCode(text: setup.otpauthUri, errorCorrection: .medium)).map(Markup.qrCode) ?? .empty
             main += """
                 <ol><li>Open your authenticator app and scan this code.
-                <div class="qr" role="img" aria-label="QR code for your authenticator app">\(setup.qrCodeSvg)</div></li>
-                <li>Or type this secret into the app: <code id="secret">\(HTML.escape(setup.secret))</code> \
+                <div class="qr" role="img" aria-label="QR code for your authenticator app">\(qr)</div></li>
+                <li>Or type this secret into the app: <code id="secret">\(setup.secret)</code> \
                 <button type="button" class="secondary" data-copy="secret" hidden>Copy the secret</button></li>
                 <li>Enter the 6-digit code the app shows.</li></ol>
                 """
@@ -266,7 +284,12 @@ extension PagesController {
     }
 
     @Sendable func deviceRemove(request: Request) async throws -> Response {
-        try await securityAction(request) { visitor in
+        let confirmation = Confirmation(
+            question: "Remove this device?",
+            detail: "Its key will no longer sign you in or confirm it's you. To use it again, you add it again "
+                + "from the app.",
+            button: "Remove the device")
+        return try await securityAction(request, confirm: { _ in confirmation }) { visitor in
             _ = try await deviceEnrolment.unenroll(
                 DeviceRequest(username: visitor.user.username, deviceId: request.parameters.get("deviceID") ?? ""),
                 user: visitor.user, caller: visitor.caller, origin: request.origin)
@@ -278,6 +301,14 @@ extension PagesController {
     @Sendable func signOutEverywhere(request: Request) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
         let visitor = try await signedIn(request)
+        let confirmation = Confirmation(
+            question: "Sign out everywhere?",
+            detail: "Every session of your account ends, this one too, and remembered devices are forgotten. "
+                + "You sign in again with your password and a second step.",
+            button: "Sign out everywhere")
+        if let page = confirmFirst(request, visitor: visitor, confirmation, back: Pages.accountSecurity.href()) {
+            return page
+        }
         try await signOut.everywhere(user: visitor.user, caller: visitor.caller, origin: request.origin)
         let response = Self.redirect(Pages.signIn.href())
         browser.clear(on: response)

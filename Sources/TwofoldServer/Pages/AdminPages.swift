@@ -42,7 +42,7 @@ extension PagesController {
         return visitor
     }
 
-    private var adminNav: String {
+    private var adminNav: Markup {
         """
         <nav aria-label="Administration" class="subnav"><a href="\(Pages.admin.href())">Users</a>\
         <a href="\(Pages.adminRecovery.href())">Recovery requests</a><a href="\(Pages.adminAudit.href())">Audit log</a></nav>
@@ -73,8 +73,8 @@ extension PagesController {
                 """
         for user in listed.prefix(page.count) {
             main += """
-                <tr><td><a href="\(Pages.adminUser.href(user.id.uuidString))">\(HTML.escape(user.username))</a></td>\
-                <td>\(HTML.escape(user.email))</td><td>\(HTML.escape(user.role))</td><td>\(HTML.escape(user.status))</td>\
+                <tr><td><a href="\(Pages.adminUser.href(user.id.uuidString))">\(user.username)</a></td>\
+                <td>\(user.email)</td><td>\(user.role)</td><td>\(user.status)</td>\
                 <td class="nowrap">\(PageTime.text(user.createdAt))</td></tr>
                 """
         }
@@ -110,27 +110,25 @@ extension PagesController {
         let csrf = browser.csrf(request)
         let detail = try await administration.user(id)
         let user = detail.user
-        guard let stored = try await users.user(id: user.id) else {
-            throw Problem(status: 404, code: .notFound, title: "No such user")
-        }
+        let stored = try await administration.account(user.id)
         let state = try await factorSettings.status(of: stored)
-        let devices = try await deviceKeys.store.devices(userID: user.id)
+        let devices = try await deviceKeys.devices(userID: user.id)
         let lockouts = try await administration.lockouts(user.id)
         let locks =
             lockouts.isEmpty
             ? "none"
-            : lockouts.map { "\(HTML.escape($0.factor.rawValue)) until \(PageTime.text($0.until))" }.joined(
+            : lockouts.map { "\($0.factor.rawValue) until \(PageTime.text($0.until))" }.joined(
                 separator: "; ")
-        var main = "<h1>\(HTML.escape(user.username))</h1>\n" + adminNav
+        var main: Markup = "<h1>\(user.username)</h1>\n" + adminNav
         if let notice { main += Self.note(notice) }
         main += """
-            <dl><dt>Email</dt><dd>\(HTML.escape(user.email))</dd><dt>Role</dt><dd>\(HTML.escape(user.role))</dd>\
-            <dt>Status</dt><dd>\(HTML.escape(user.status))\(user.status == "locked" ? " (locked: 20 wrong codes in a day, or a disowned recovery)" : "")</dd>\
+            <dl><dt>Email</dt><dd>\(user.email)</dd><dt>Role</dt><dd>\(user.role)</dd>\
+            <dt>Status</dt><dd>\(user.status)\(user.status == "locked" ? " (locked: 20 wrong codes in a day, or a disowned recovery)" : "")</dd>\
             <dt>Factor locks</dt><dd>\(locks)</dd>\
             <dt>Registered</dt><dd>\(PageTime.text(user.createdAt))</dd></dl>
             <h2>Sign-in methods</h2><ul>
             <li>Authenticator app: \(state.totp.enabled ? "on" : "off")</li>
-            <li>Passkeys: \(state.webauthn.credentials.count)\(state.webauthn.credentials.isEmpty ? "" : " (" + state.webauthn.credentials.map { HTML.escape($0.name) }.joined(separator: ", ") + ")")</li>
+            <li>Passkeys: \(state.webauthn.credentials.count)\(state.webauthn.credentials.isEmpty ? "" : " (" + state.webauthn.credentials.map { $0.name }.joined(separator: ", ") + ")")</li>
             <li>SMS codes: \(state.sms.enabled ? "on" : "off"); email codes: \(state.email.enabled ? "on" : "off")</li>
             <li>Backup codes left: \(state.backupCodes.remaining)</li>
             <li>Remembered devices: \(state.trustedDevices.count)</li></ul>
@@ -142,7 +140,7 @@ extension PagesController {
             main += "<ul>"
             for device in devices {
                 main += """
-                    <li>\(HTML.escape(device.deviceModel ?? "Unknown model")) (\(HTML.escape(device.method.rawValue))), \
+                    <li>\(device.deviceModel ?? "Unknown model") (\(device.method.rawValue)), \
                     enrolled \(PageTime.text(device.enrolledAt))</li>
                     """
             }
@@ -151,7 +149,7 @@ extension PagesController {
         main += "<h2>Sessions</h2><ul>"
         for session in detail.sessions {
             main +=
-                "<li>\(HTML.escape(SessionNames.name(session.userAgent))) (\(HTML.escape(session.userAgent ?? "no User-Agent"))), \(HTML.escape(session.ipAddress ?? "")), signed in \(PageTime.text(session.createdAt))</li>"
+                "<li>\(SessionNames.name(session.userAgent)) (\(session.userAgent ?? "no User-Agent")), \(session.ipAddress ?? ""), signed in \(PageTime.text(session.createdAt))</li>"
         }
         main += "</ul>"
         main += """
@@ -167,7 +165,7 @@ extension PagesController {
     }
 
     /// What a reviewer must know first: the owner said earlier recoveries were not them.
-    static func disownedWarning(_ count: Int) -> String {
+    static func disownedWarning(_ count: Int) -> Markup {
         guard count > 0 else { return "" }
         let earlier = count == 1 ? "an earlier recovery of this account was" : "\(count) earlier recoveries were"
         return """
@@ -177,22 +175,23 @@ extension PagesController {
     }
 
     /// Who, what (in words) and from where; `names` are the accounts' usernames, by id.
-    static func auditTable(_ events: [AuditEventDTO], names: [UUID: String] = [:]) -> String {
-        var html = """
+    static func auditTable(_ events: [AuditEventDTO], names: [UUID: String] = [:]) -> Markup {
+        var html: Markup = """
             <div class="table-wrap" role="region" aria-label="Events" tabindex="0">\
             <table><caption>Events, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th>\
             <th scope="col">What</th><th scope="col">From</th><th scope="col">Detail</th></tr></thead><tbody>
             """
         for event in events {
-            let who =
-                event.userId.map { id in
-                    names[id].map { "<a href=\"\(Pages.adminUser.href(id.uuidString))\">\(HTML.escape($0))</a>" }
-                        ?? "a deleted account"
-                } ?? "no account"
+            var who: Markup = "no account"
+            if let id = event.userId {
+                who =
+                    names[id].map { "<a href=\"\(Pages.adminUser.href(id.uuidString))\">\($0)</a>" }
+                    ?? "a deleted account"
+            }
             html += """
                 <tr><td class="nowrap">\(PageTime.text(event.occurredAt))</td><td>\(who)</td>\
-                <td>\(HTML.escape(AuditWords.event(event.type)))</td>\
-                <td>\(HTML.escape(event.ipAddress ?? ""))</td><td>\(HTML.escape(AuditWords.detail(event.detail)))</td></tr>
+                <td>\(AuditWords.event(event.type))</td>\
+                <td>\(event.ipAddress ?? "")</td><td>\(AuditWords.detail(event.detail))</td></tr>
                 """
         }
         return html + "</tbody></table></div>" + (events.isEmpty ? "<p>No events.</p>" : "")
@@ -207,7 +206,17 @@ extension PagesController {
     }
 
     @Sendable func adminResetMFA(request: Request) async throws -> Response {
-        try await adminAction(request) { visitor, id in
+        let id = request.parameters.get("userID", as: UUID.self)
+        let confirm = { () async throws -> Confirmation in
+            let name = (try? await administration.user(id))?.user.username ?? "this user"
+            return Confirmation(
+                question: "Reset every sign-in method of \(name)?",
+                detail: "Their authenticator app, passkeys, devices, SMS and email codes and backup codes are removed, "
+                    + "and every session of theirs ends. They are told by email, and sign in again with their "
+                    + "password alone.",
+                button: "Reset every sign-in method")
+        }
+        return try await adminAction(request, confirm: confirm) { visitor, id in
             _ = try await administration.resetMFA(
                 id, by: visitor.caller, adminUser: visitor.user, origin: request.origin)
             return "Every sign-in method was removed and every session signed out; the user was told."
@@ -215,11 +224,18 @@ extension PagesController {
     }
 
     private func adminAction(
-        _ request: Request, _ action: (BrowserSessions.Visitor, UUID?) async throws -> String
+        _ request: Request, confirm: (() async throws -> Confirmation)? = nil,
+        _ action: (BrowserSessions.Visitor, UUID?) async throws -> String
     ) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
         let visitor = try await administrator(request)
         let id = request.parameters.get("userID", as: UUID.self)
+        if let confirm,
+            let page = confirmFirst(
+                request, visitor: visitor, try await confirm(), back: Pages.adminUser.href(id?.uuidString ?? ""))
+        {
+            return page
+        }
         do {
             let notice = try await action(visitor, id)
             return try await adminUserPage(request, visitor: visitor, id: id, notice: notice)
@@ -242,7 +258,7 @@ extension PagesController {
     ) async throws -> Response {
         let csrf = browser.csrf(request)
         let queue = try await recovery.queue(PageQuery(limit: 100))
-        var main = "<h1>Recovery requests</h1>\n" + adminNav
+        var main: Markup = "<h1>Recovery requests</h1>\n" + adminNav
         if let notice { main += Self.note(notice) }
         if let problem { main += Self.alert(problem) }
         main += """
@@ -254,20 +270,20 @@ extension PagesController {
         for item in queue.requests {
             let id = item.id.uuidString
             main += """
-                <article class="request" aria-labelledby="r-\(id)"><h2 id="r-\(id)">\(HTML.escape(item.username)) \
-                (\(HTML.escape(item.email)))</h2>
-                <dl><dt>State</dt><dd>\(HTML.escape(item.state.rawValue.replacingOccurrences(of: "_", with: " ")))</dd>\
-                <dt>Asked</dt><dd>\(PageTime.text(item.createdAt)) from \(HTML.escape(item.ipAddress ?? "an unknown address"))</dd>\
+                <article class="request" aria-labelledby="r-\(id)"><h2 id="r-\(id)">\(item.username) \
+                (\(item.email))</h2>
+                <dl><dt>State</dt><dd>\(item.state.rawValue.replacingOccurrences(of: "_", with: " "))</dd>\
+                <dt>Asked</dt><dd>\(PageTime.text(item.createdAt)) from \(item.ipAddress ?? "an unknown address")</dd>\
                 <dt>Email proven</dt><dd>\(PageTime.text(item.emailVerifiedAt))</dd>\
-                <dt>Browser</dt><dd>\(HTML.escape(item.userAgent ?? "unknown"))</dd>\
-                <dt>Account</dt><dd>\(HTML.escape(item.accountStatus))</dd></dl>
+                <dt>Browser</dt><dd>\(item.userAgent ?? "unknown")</dd>\
+                <dt>Account</dt><dd>\(item.accountStatus)</dd></dl>
                 \(Self.disownedWarning(item.disownedRecoveries))
-                <h3>Their message</h3><p class="message">\(HTML.escape(item.message).replacingOccurrences(of: "\n", with: "<br>"))</p>
+                <h3>Their message</h3><p class="message">\(item.message.replacingOccurrences(of: "\n", with: "<br>"))</p>
                 """
             if let type = item.documentType {
                 main += """
                     <p><a href="\(Pages.adminRecoveryDocument.href(id))">Download the document</a> \
-                    (\(HTML.escape(type)), \(item.documentBytes ?? 0) bytes)</p>
+                    (\(type), \(item.documentBytes ?? 0) bytes)</p>
                     """
             }
             if item.state == .pendingReview {
@@ -321,7 +337,7 @@ extension PagesController {
     @Sendable func adminAudit(request: Request) async throws -> Response {
         let visitor = try await administrator(request)
         let csrf = browser.csrf(request)
-        var main = "<h1>Audit log</h1>\n" + adminNav
+        var main: Markup = "<h1>Audit log</h1>\n" + adminNav
         var query = AuditQuery()
         // A blank field of the form is no filter (the API refuses a blank one). `user` names the
         // account as a person would, by username or email; `userId` as a link does.
@@ -337,7 +353,7 @@ extension PagesController {
         }
         var unknown = false
         if let named {
-            if let found = try await users.user(identifier: named.lowercased()) {
+            if let found = try await administration.account(named: named) {
                 query.userId = found.id
             } else {
                 unknown = true
@@ -347,14 +363,14 @@ extension PagesController {
                         detail: "No account is named \(named)."))
             }
         }
-        var account: User?
-        if let id = query.userId { account = try await users.user(id: id) }
+        var shownName: String?
+        if let id = query.userId { shownName = try await administration.usernames([id])[id] }
         let day = { (date: Date?) in
             date.map { ISO8601DateFormatter.string(from: $0, timeZone: .gmt, formatOptions: [.withFullDate]) } ?? ""
         }
         main += """
             <form method="get" action="\(Pages.adminAudit.href())" class="filters">
-            \(Self.field("User", name: "user", value: account?.username ?? named ?? "", required: false, hint: "A username or an email address."))
+            \(Self.field("User", name: "user", value: shownName ?? named ?? "", required: false, hint: "A username or an email address."))
             \(Self.field("Event type", name: "type", value: query.type ?? "", required: false, hint: "Such as login.failed or recovery.approved."))
             \(Self.field("From (UTC)", name: "from", type: "date", value: day(query.from), required: false))
             \(Self.field("Before (UTC)", name: "to", type: "date", value: day(query.to), required: false))
@@ -367,12 +383,12 @@ extension PagesController {
         let shown = Array(events.prefix(page.count))
         main += Self.auditTable(shown, names: try await administration.usernames(Set(shown.compactMap(\.userId))))
         // Previous and next pages of the same filter.
-        func link(_ offset: Int, _ text: String) -> String {
+        func link(_ offset: Int, _ text: String) -> Markup {
             var kept = query
             kept.page = PageQuery(limit: page.count, offset: offset)
             var parts = URLComponents()
             parts.queryItems = kept.items
-            return "<a href=\"\(Pages.adminAudit.href())\(HTML.escape(parts.string ?? ""))\">\(text)</a>"
+            return "<a href=\"\(Pages.adminAudit.href())\(parts.string ?? "")\">\(text)</a>"
         }
         main += "<nav aria-label=\"Pages\" class=\"paging\">"
         if page.lowerBound > 0 { main += link(max(0, page.lowerBound - page.count), "Newer") }

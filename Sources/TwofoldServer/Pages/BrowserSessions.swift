@@ -18,7 +18,7 @@ struct BrowserSessions: Sendable {
     static let csrfCookie = "twofold_csrf"
 
     let sessions: SessionService
-    let users: any UserStore
+    let callers: Callers
     let recoveryGate: RecoveryGate
     let secrets: SecretBox
     let cookies: CookieRules
@@ -36,15 +36,20 @@ struct BrowserSessions: Sendable {
         let token: String
     }
 
+    /// Whether `request` carries a session cookie at all (live or not).
+    func hasSession(_ request: Request) -> Bool {
+        request.cookies[cookies.name(Wire.Cookie.session)] != nil
+    }
+
     /// The visitor a request's session cookie signs in, or `nil`.
     func visitor(_ request: Request) async throws -> Visitor? {
         guard let token = request.cookies[cookies.name(Wire.Cookie.session)]?.string, (1...128).contains(token.count),
-            let session = try await sessions.browserSession(refreshToken: token),
-            let user = try await users.user(id: session.userID), user.status != .disabled
+            let session = try await sessions.browserSession(refreshToken: token)
         else { return nil }
         let caller = AuthenticatedUser(
             userID: session.userID, sessionID: session.id, methods: session.methods, authTime: session.authTime,
             proof: SessionProof(session))
+        guard let user = try await callers.existing(caller), user.status != .disabled else { return nil }
         return Visitor(
             caller: caller, user: user, mustSetUpFactor: try await recoveryGate.mustSetUpFactor(caller, user: user),
             token: token)
@@ -115,16 +120,4 @@ struct BrowserSessions: Sendable {
     static let missingToken = Problem(
         status: 403, code: .forbidden, title: "Form expired",
         detail: "This form is missing its security token or it no longer matches. Reload the page and try again.")
-}
-
-extension SessionService {
-    /// The live session whose refresh token a browser's cookie holds: not used, not expired,
-    /// not revoked.
-    func browserSession(refreshToken: String) async throws -> SessionRecord? {
-        guard let stored = try await store.refreshToken(hash: SecureToken.hash(refreshToken)), stored.usedAt == nil,
-            stored.expiresAt > clock.now(), let session = try await store.session(id: stored.sessionID),
-            session.isLive
-        else { return nil }
-        return session
-    }
 }

@@ -2,8 +2,8 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// The HTML the server writes for browsers (`Pages`): text is escaped where it is put in, and
-/// every page carries a Content-Security-Policy with no inline script or style, so a page can
+/// The HTML the server writes for browsers (`Pages`): made of `Markup`, which escapes text by
+/// type, and every page carries a Content-Security-Policy with no inline script or style, so a page can
 /// run only what the server serves as a file.
 enum HTML {
     /// The policy of every page: nothing from elsewhere, no inline script or style, no framing,
@@ -12,59 +12,41 @@ enum HTML {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-    /// `text` with the five characters that could end a text or an attribute written as entities.
-    /// Scalar by scalar, not character by character: a `<` that a combining or prepended mark
-    /// joins into one `Character` (`"\u{0600}<"`) is still a `<` to a browser.
-    static func escape(_ text: String) -> String {
-        var escaped = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped.append(contentsOf: "&amp;".unicodeScalars)
-            case "<": escaped.append(contentsOf: "&lt;".unicodeScalars)
-            case ">": escaped.append(contentsOf: "&gt;".unicodeScalars)
-            case "\"": escaped.append(contentsOf: "&quot;".unicodeScalars)
-            case "'": escaped.append(contentsOf: "&#39;".unicodeScalars)
-            default: escaped.append(scalar)
-            }
-        }
-        return String(escaped)
-    }
+    /// A whole document: `title` and `main`; `nav`, the links of the header; `script` loads the
+    /// pages' one script (passkeys need it; nothing else does).
+    static func document(title: String, main: Markup, nav: Markup = .empty, script: Bool = false) -> Markup {
+        let scriptTag: Markup = script ? "<script src=\"\(Pages.script.href())\" defer></script>\n" : .empty
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(title) · Twofold</title>
+            <link rel="stylesheet" href="\(Pages.stylesheet.href())">
+            \(scriptTag)</head>
+            <body>
+            <a class="skip" href="#main">Skip to the content</a>
+            <header><nav aria-label="Main"><a class="brand" href="/">Twofold</a>\(nav)</nav></header>
+            <main id="main">
+            \(main)
+            </main>
+            </body>
+            </html>
 
-    /// A whole document: `title` (escaped here) and `main`, HTML already escaped by its maker;
-    /// `nav`, the links of the header (escaped by its maker); `script` loads the pages' one
-    /// script (passkeys need it; nothing else does).
-    static func document(title: String, main: String, nav: String = "", script: Bool = false) -> String {
-        """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title)) · Twofold</title>
-        <link rel="stylesheet" href="\(Pages.stylesheet.href())">
-        \(script ? "<script src=\"\(Pages.script.href())\" defer></script>\n" : "")</head>
-        <body>
-        <a class="skip" href="#main">Skip to the content</a>
-        <header><nav aria-label="Main"><a class="brand" href="/">Twofold</a>\(nav)</nav></header>
-        <main id="main">
-        \(main)
-        </main>
-        </body>
-        </html>
-
-        """
+            """
     }
 
     /// A refusal as a person reads it: the problem's title and detail, what to do about a
     /// throttle, and the request id an operator can find in the log.
-    static func problemPage(_ problem: Problem, requestID: String) -> String {
-        var main = "<h1>\(escape(problem.title))</h1>\n"
-        if let detail = problem.detail { main += "<p role=\"alert\">\(escape(detail))</p>\n" }
+    static func problemPage(_ problem: Problem, requestID: String) -> Markup {
+        var main: Markup = "<h1>\(problem.title)</h1>\n"
+        if let detail = problem.detail { main += "<p role=\"alert\">\(detail)</p>\n" }
         if let retryAfter = problem.retryAfter {
             main += "<p>Try again in \(retryAfter) seconds.</p>\n"
         }
-        main += "<p>Error \(problem.status) (\(escape(problem.code.rawValue))), request \(escape(requestID)).</p>\n"
-        main += "<p><a href=\"/\">\(escape(Pages.signIn.title))</a></p>"
+        main += "<p>Error \(problem.status) (\(problem.code.rawValue)), request \(requestID).</p>\n"
+        main += "<p><a href=\"/\">\(Pages.signIn.title)</a></p>"
         return document(title: problem.title, main: main)
     }
 
@@ -96,13 +78,13 @@ extension Response {
     }
 
     /// `html` as a page, with the pages' security headers.
-    static func page(_ html: String, status: HTTPResponseStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
+    static func page(_ html: Markup, status: HTTPResponseStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
         var headers = headers
         headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")
         headers.replaceOrAdd(name: "Content-Security-Policy", value: HTML.contentSecurityPolicy)
         headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return Response(status: status, headers: headers, body: .init(string: html))
+        return Response(status: status, headers: headers, body: .init(string: html.html))
     }
 }

@@ -125,6 +125,15 @@ enum PageAssets {
             if (signal) { request.signal = signal; }
             return navigator.credentials.get(request);
           }
+          // A passkey's answer goes to the server in the box's form, as every other form does.
+          function submit(box, credential) {
+            var form = box.querySelector("form[data-passkey-form]");
+            form.querySelector("input[name=credential]").value = JSON.stringify(credential.toJSON());
+            var trust = document.getElementById("f-trust");
+            var carried = form.querySelector("input[name=trustDevice]");
+            if (carried) { carried.value = trust && trust.checked ? "on" : ""; }
+            form.submit();
+          }
           // Sign in with a passkey: the button, and the username field's autofill.
           var signIn = document.querySelector("[data-passkey-sign-in]");
           if (signIn && supported()) {
@@ -132,21 +141,16 @@ enum PageAssets {
             // One WebAuthn request at a time: the browser refuses a second while one is pending,
             // so the button first aborts the autofill request and waits for it to settle (at most
             // 2 seconds, should a browser never end it), and the autofill request does not start
-            // while the button's is under way. Once a sign-in went through, nothing starts again.
+            // while the button's is under way. Once a passkey was picked, nothing starts again.
             var controller = null;
             var pending = Promise.resolve();
             var modal = false;
-            var finishing = false;
             var done = false;
+            var options = function () { return post(signIn.getAttribute("data-options")); };
             var finish = function (credential) {
-              finishing = true;
-              return post("/sign-in/passkey", { credential: credential.toJSON() }).then(function () {
-                done = true;
-                window.location.assign(signIn.getAttribute("data-next") || "/account/security");
-              }, function (error) {
-                finishing = false;
-                throw error;
-              });
+              done = true;
+              signIn.setAttribute("data-autofill", "sent");
+              submit(signIn, credential);
             };
             var settled = function (promise) {
               return Promise.race([promise, new Promise(function (resolve) { setTimeout(resolve, 2000); })]);
@@ -158,39 +162,34 @@ enum PageAssets {
                 controller = new AbortController();
                 var signal = controller.signal;
                 // Options that fail as the page loads leave autofill off, quietly: nobody asked.
-                return post("/sign-in/passkey/options").then(function (options) {
+                return options().then(function (answer) {
                   if (signal.aborted) { return null; }
                   // Marked for tests and assistive tools: the field's autofill is listening.
                   signIn.setAttribute("data-autofill", "waiting");
-                  return assert(options, "conditional", signal);
+                  return assert(answer, "conditional", signal);
                 }, function () { return null; });
               });
               pending = request.then(function () {}, function () {});
               request.then(function (credential) {
-                signIn.setAttribute("data-autofill", "idle");
+                if (!done) { signIn.setAttribute("data-autofill", "idle"); }
                 // A passkey picked from the field signs in, also when the button was pressed as
                 // it was picked (the button's own request then ends with the page).
-                if (!credential || finishing || done) { return; }
-                return finish(credential).catch(function (error) {
-                  // A passkey picked and refused: say so, and offer autofill again.
-                  fail(signIn, error);
-                  conditional();
-                });
+                if (credential && !done) { finish(credential); }
               }, function (error) {
                 signIn.setAttribute("data-autofill", "idle");
                 fail(signIn, error);
               });
             };
             signIn.querySelector("[data-passkey-button]").addEventListener("click", function () {
-              if (modal || finishing || done) { return; }
+              if (modal || done) { return; }
               modal = true;
               if (controller) { controller.abort(); }
               settled(pending).then(function () {
-                return done || finishing ? null : post("/sign-in/passkey/options");
-              }).then(function (options) {
-                return options ? assert(options) : null;
+                return done ? null : options();
+              }).then(function (answer) {
+                return answer ? assert(answer) : null;
               }).then(function (credential) {
-                return credential && !finishing && !done ? finish(credential) : null;
+                if (credential && !done) { finish(credential); }
               }).catch(function (error) {
                 fail(signIn, error);
                 modal = false;
@@ -199,39 +198,19 @@ enum PageAssets {
             });
             conditional();
           }
-          // A passkey as the second step of a sign-in.
-          var flow = document.querySelector("[data-passkey-flow]");
-          if (flow && supported()) {
-            show(flow);
-            flow.querySelector("[data-passkey-button]").addEventListener("click", function () {
-              var token = flow.getAttribute("data-passkey-flow");
-              post("/sign-in/passkey/options", { flow: token }).then(function (options) {
+          // A passkey as the second step of a sign-in, or as the step-up a change asked for.
+          document.querySelectorAll("[data-passkey-flow], [data-passkey-step-up]").forEach(function (box) {
+            if (!supported()) { return; }
+            show(box);
+            box.querySelector("[data-passkey-button]").addEventListener("click", function () {
+              var flow = box.getAttribute("data-passkey-flow");
+              post(box.getAttribute("data-options"), flow ? { otpFlowId: flow } : undefined).then(function (options) {
                 return assert(options);
               }).then(function (credential) {
-                var trust = document.getElementById("f-trust");
-                return post("/sign-in/passkey", {
-                  flow: token, credential: credential.toJSON(), trustDevice: !!(trust && trust.checked)
-                });
-              }).then(function () {
-                window.location.assign(flow.getAttribute("data-next") || "/account/security");
-              }).catch(function (error) { fail(flow, error); });
+                submit(box, credential);
+              }).catch(function (error) { fail(box, error); });
             });
-          }
-          // A passkey as the step-up a change asked for.
-          var stepUp = document.querySelector("[data-passkey-step-up]");
-          if (stepUp && supported()) {
-            show(stepUp);
-            stepUp.querySelector("[data-passkey-button]").addEventListener("click", function () {
-              var next = stepUp.getAttribute("data-next") || "/account/security";
-              post("/step-up/passkey/options").then(function (options) {
-                return assert(options);
-              }).then(function (credential) {
-                return post("/step-up/passkey", { credential: credential.toJSON(), next: next });
-              }).then(function (answer) {
-                window.location.assign(answer.location || next);
-              }).catch(function (error) { fail(stepUp, error); });
-            });
-          }
+          });
           // A passkey as the second factor a password reset needs: the JSON API, as the SDK calls it.
           var reset = document.querySelector("[data-passkey-reset]");
           if (reset && supported()) {
@@ -241,14 +220,14 @@ enum PageAssets {
               var field = document.querySelector("input[name=newPassword]");
               var password = field ? field.value : "";
               if (!password) { fail(reset, new Error("Type the new password first.")); return; }
-              post("/api/v1/auth/password/reset/passkey/options", { token: token }).then(function (options) {
+              post(reset.getAttribute("data-options"), { token: token }).then(function (options) {
                 return assert(options);
               }).then(function (credential) {
-                return post("/api/v1/auth/password/reset", {
+                return post(reset.getAttribute("data-verify"), {
                   token: token, newPassword: password, method: "webauthn", credential: credential.toJSON()
                 });
               }).then(function () {
-                window.location.assign("/?reset=done");
+                window.location.assign(reset.getAttribute("data-done"));
               }).catch(function (error) { fail(reset, error); });
             });
           }
@@ -257,14 +236,16 @@ enum PageAssets {
           if (register && window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
             show(register);
             register.querySelector("[data-passkey-button]").addEventListener("click", function () {
-              post("/account/security/passkeys/options").then(function (options) {
+              post(register.getAttribute("data-options"), {}).then(function (options) {
                 return navigator.credentials.create({
                   publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options)
                 });
               }).then(function (credential) {
-                return post("/account/security/passkeys", { credential: credential.toJSON() });
+                return post(register.getAttribute("data-verify"), { credential: credential.toJSON() });
               }).then(function (answer) {
-                if (!answer.backupCodes) { window.location.assign(answer.location || "/account/security"); return; }
+                // Then the new passkey's name, prefilled from its provider, on the security page.
+                var named = register.getAttribute("data-added") + encodeURIComponent(answer.credential.id);
+                if (!answer.backupCodes) { window.location.assign(named); return; }
                 // A first factor brings backup codes: shown once, here.
                 var main = document.getElementById("main");
                 main.textContent = "";
@@ -285,7 +266,7 @@ enum PageAssets {
                 });
                 var done = document.createElement("a");
                 done.className = "button";
-                done.href = answer.location || "/account/security";
+                done.href = named;
                 done.textContent = "I have saved these";
                 var print = document.createElement("button");
                 print.type = "button";
@@ -298,8 +279,8 @@ enum PageAssets {
               }).catch(function (error) {
                 // A change that needs a recent proof first: the step-up page, then back here.
                 if (error.code === "step_up_required") {
-                  window.location.assign("/step-up?next=" + encodeURIComponent("/account/security")
-                    + (error.need ? "&need=" + encodeURIComponent(error.need) : ""));
+                  window.location.assign(register.getAttribute("data-step-up") + "?next="
+                    + encodeURIComponent(location.pathname) + (error.need ? "&need=" + encodeURIComponent(error.need) : ""));
                   return;
                 }
                 fail(register, error);

@@ -20,7 +20,7 @@ struct PagesController: Sendable {
     let passwordReset: PasswordReset
     let emailVerification: EmailVerification
     let administration: Administration
-    let users: any UserStore
+    let callers: Callers
     let passkeys: PasskeyService
     let passkeyManagement: PasskeyManagement
     let passwordless: PasswordlessSignIn
@@ -45,8 +45,6 @@ struct PagesController: Sendable {
         on(routes, Pages.signOut, use: signOutSubmit)
         on(routes, Pages.stepUpPrompt, use: stepUpShow)
         on(routes, Pages.stepUp, use: stepUpSubmit)
-        on(routes, Pages.stepUpPasskeyOptions, use: stepUpPasskeyOptions)
-        on(routes, Pages.stepUpPasskey, use: stepUpPasskey)
         on(routes, Pages.accountSecurity, use: securityPage)
         on(routes, Pages.totpSetup, use: totpSetup)
         on(routes, Pages.totpConfirm, use: totpConfirm)
@@ -85,10 +83,7 @@ struct PagesController: Sendable {
         on(routes, Pages.adminRecoveryDecide, use: adminRecoveryDecide)
         on(routes, Pages.adminRecoveryDocument, use: adminRecoveryDocument)
         on(routes, Pages.adminAudit, use: adminAudit)
-        on(routes, Pages.passkeySignInOptions, use: passkeySignInOptions)
         on(routes, Pages.passkeySignIn, use: passkeySignIn)
-        on(routes, Pages.passkeyAddOptions, use: passkeyAddOptions)
-        on(routes, Pages.passkeyAdd, use: passkeyAdd)
     }
 
     /// Registers `handler` for `page` (the only way a page is registered). A form's body may
@@ -128,16 +123,16 @@ struct PagesController: Sendable {
     /// A page for `request`: its header (with the visitor's links), `main`, the CSRF cookie
     /// when the browser has none.
     func render(
-        _ request: Request, _ csrf: (token: String, cookie: HTTPCookies.Value?), title: String, main: String,
+        _ request: Request, _ csrf: (token: String, cookie: HTTPCookies.Value?), title: String, main: Markup,
         visitor: BrowserSessions.Visitor?, status: HTTPResponseStatus = .ok, script: Bool = false
     ) -> Response {
-        var nav = ""
+        var nav = Markup.empty
         if let visitor {
             nav += link(Pages.accountSecurity)
             if visitor.user.isActiveAdmin, !visitor.mustSetUpFactor { nav += link(Pages.admin) }
             nav += """
                 <form class="inline" method="post" action="\(Pages.signOut.href())">\(Self.csrfField(csrf.token))\
-                <button type="submit" class="link">Sign out \(HTML.escape(visitor.user.username))</button></form>
+                <button type="submit" class="link">Sign out \(visitor.user.username)</button></form>
                 """
         } else {
             nav += link(Pages.signIn)
@@ -149,7 +144,7 @@ struct PagesController: Sendable {
         return response
     }
 
-    private func link(_ page: Page) -> String { "<a href=\"\(page.href())\">\(HTML.escape(page.title))</a>" }
+    private func link(_ page: Page) -> Markup { "<a href=\"\(page.href())\">\(page.title)</a>" }
 
     /// `303 See Other` to `location` (a path of this server).
     static func redirect(_ location: String) -> Response {
@@ -174,53 +169,53 @@ struct PagesController: Sendable {
         return next
     }
 
-    static func csrfField(_ token: String) -> String {
-        "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(token))\">"
+    static func csrfField(_ token: String) -> Markup {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">"
     }
 
     /// A problem as the message a form shows above itself.
-    static func alert(_ problem: Problem) -> String {
-        var text = HTML.escape(problem.detail ?? problem.title)
+    static func alert(_ problem: Problem) -> Markup {
+        var text: Markup = "\(problem.detail ?? problem.title)"
         if let attempts = problem.attemptsRemaining {
-            text += " " + (attempts == 1 ? "1 attempt left." : "\(attempts) attempts left.")
+            text += attempts == 1 ? " 1 attempt left." : " \(attempts) attempts left."
         }
         if let wait = problem.retryAfter {
             text += " Try again in <span data-countdown=\"\(wait)\">\(wait)</span> seconds."
         }
         return """
-            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(HTML.escape(problem.title))</h2>\
+            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(problem.title)</h2>\
             <p>\(text)</p></div>
             """
     }
 
-    static func note(_ text: String) -> String { "<p class=\"note\" role=\"status\">\(HTML.escape(text))</p>" }
+    static func note(_ text: String) -> Markup { "<p class=\"note\" role=\"status\">\(text)</p>" }
 
     /// One labelled input; `error` marks it invalid and says why, announced with it.
     static func field(
         _ label: String, name: String, type: String = "text", value: String = "", autocomplete: String? = nil,
         inputmode: String? = nil, required: Bool = true, error: String? = nil, hint: String? = nil,
-        extra: String = ""
-    ) -> String {
+        extra: Markup = .empty
+    ) -> Markup {
         let id = "f-" + name
         var described: [String] = []
-        var after = ""
+        var after = Markup.empty
         if let hint {
             described.append(id + "-hint")
-            after += "<p class=\"hint\" id=\"\(id)-hint\">\(HTML.escape(hint))</p>"
+            after += "<p class=\"hint\" id=\"\(id)-hint\">\(hint)</p>"
         }
         if let error {
             described.append(id + "-error")
-            after += "<p class=\"field-error\" id=\"\(id)-error\">\(HTML.escape(error))</p>"
+            after += "<p class=\"field-error\" id=\"\(id)-error\">\(error)</p>"
         }
-        var attributes = "id=\"\(id)\" name=\"\(name)\" type=\"\(type)\""
-        if !value.isEmpty { attributes += " value=\"\(HTML.escape(value))\"" }
+        var attributes: Markup = "id=\"\(id)\" name=\"\(name)\" type=\"\(type)\""
+        if !value.isEmpty { attributes += " value=\"\(value)\"" }
         if let autocomplete { attributes += " autocomplete=\"\(autocomplete)\"" }
         if let inputmode { attributes += " inputmode=\"\(inputmode)\"" }
         if required { attributes += " required" }
         if error != nil { attributes += " aria-invalid=\"true\"" }
         if !described.isEmpty { attributes += " aria-describedby=\"\(described.joined(separator: " "))\"" }
         return
-            "<div class=\"field\"><label for=\"\(id)\">\(HTML.escape(label))</label>\(after)<input \(attributes)\(extra)></div>"
+            "<div class=\"field\"><label for=\"\(id)\">\(label)</label>\(after)<input \(attributes)\(extra)></div>"
     }
 
     /// The visitor. Otherwise a `Detour` (answered where pages are registered): to the sign-in
@@ -242,9 +237,9 @@ struct PagesController: Sendable {
         next: (href: String, words: String)? = nil
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = "<h1>\(HTML.escape(problem.title))</h1>\n" + Self.alert(problem)
+        var main: Markup = "<h1>\(problem.title)</h1>\n" + Self.alert(problem)
         let (href, words) = next ?? (Pages.signIn.href(), "Back to the start")
-        main += "<p><a href=\"\(href)\">\(HTML.escape(words))</a></p>"
+        main += "<p><a href=\"\(href)\">\(words)</a></p>"
         return render(
             request, csrf, title: problem.title, main: main, visitor: visitor,
             status: HTTPResponseStatus(statusCode: problem.status))

@@ -28,7 +28,7 @@ extension PagesController {
         _ request: Request, email: String, problem: Problem?, status: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = """
+        var main: Markup = """
             <h1>Reset your password</h1>
             <p>Enter your account's email address. If the address is confirmed, we send it a link to choose a new \
             password. If your account has another sign-in method (an authenticator app, a passkey, backup codes or \
@@ -50,9 +50,9 @@ extension PagesController {
             let answer = try await passwordReset.forgot(
                 PasswordForgotRequest(email: form.email ?? ""), origin: request.origin, logger: request.logger)
             let csrf = browser.csrf(request)
-            let main = """
+            let main: Markup = """
                 <h1>Check your email</h1>
-                <p role="status">\(HTML.escape(answer.message))</p>
+                <p role="status">\(answer.message)</p>
                 <p>No message after a few minutes? Look in the spam folder, or \
                 <a href="\(Pages.forgotPassword.href())">ask again</a>.</p>
                 """
@@ -84,10 +84,10 @@ extension PagesController {
     ) -> Response {
         let csrf = browser.csrf(request)
         let errors = problem?.errors ?? [:]
-        var main = "<h1>Choose a new password</h1>\n"
+        var main: Markup = "<h1>Choose a new password</h1>\n"
         main += "<p>The new password signs you out on every device. This link works until "
-        main += "<time datetime=\"\(HTML.escape(PageTime.machine(options.expiresAt)))\">"
-        main += "\(HTML.escape(PageTime.text(options.expiresAt)))</time>.</p>\n"
+        main += "<time datetime=\"\(PageTime.machine(options.expiresAt))\">"
+        main += "\(PageTime.text(options.expiresAt))</time>.</p>\n"
         // A problem about one field is said there, once; any other above the form.
         let fields: Set<String> = ["newPassword", "code", "method"]
         if let problem, !(problem.errors.map { !$0.isEmpty && Set($0.keys).isSubset(of: fields) } ?? false) {
@@ -96,7 +96,7 @@ extension PagesController {
         if let note { main += Self.note(note) }
         main += """
             <form method="post" action="\(Pages.passwordReset.form.href())" novalidate data-password-reset>\
-            \(Self.csrfField(csrf.token))<input type="hidden" name="token" value="\(HTML.escape(token))">
+            \(Self.csrfField(csrf.token))<input type="hidden" name="token" value="\(token)">
             \(Self.field("New password", name: "newPassword", type: "password", autocomplete: "new-password", required: false, error: errors["newPassword"], hint: "At least 8 characters; not a common password."))
             """
         let methods = options.availableMethods.filter { $0 != .webauthn && $0 != .deviceKey }
@@ -115,11 +115,10 @@ extension PagesController {
             let selected = chosen ?? methods.first
             for method in methods {
                 let id = "m-\(method.rawValue)"
-                let checked = method == selected ? " checked" : ""
+                let checked: Markup = method == selected ? " checked" : .empty
                 main += "<div class=\"check\"><input type=\"radio\" name=\"method\" id=\"\(id)\" "
                 main += "value=\"\(method.rawValue)\"\(checked)><label for=\"\(id)\">"
-                main +=
-                    HTML.escape(Self.resetMethodWords(method, maskedPhone: options.maskedPhone)) + "</label></div>\n"
+                main += "\(Self.resetMethodWords(method, maskedPhone: options.maskedPhone))</label></div>\n"
             }
             if !methods.isEmpty {
                 main += Self.field(
@@ -138,7 +137,8 @@ extension PagesController {
         main += "</form>\n"
         if options.availableMethods.contains(.webauthn) {
             main += """
-                <div data-passkey-reset="\(HTML.escape(token))" hidden>\
+                <div data-passkey-reset="\(token)" data-options="\(API.PasswordReset.passkeyOptions.href())" \
+                data-verify="\(API.PasswordReset.reset.href())" data-done="\(Pages.signIn.href())?reset=done" hidden>\
                 <button type="button" data-passkey-button>Confirm with a passkey and set the password</button>\
                 <p class="field-error" data-passkey-error role="alert"></p></div>
                 """
@@ -182,7 +182,7 @@ extension PagesController {
                     code: form.code?.trimmingCharacters(in: .whitespaces)),
                 origin: request.origin)
             let csrf = browser.csrf(request)
-            let main = """
+            let main: Markup = """
                 <h1>Your password is changed</h1>
                 <p role="status">Every session was signed out. Sign in with your new password.</p>
                 <p><a class="button" href="\(Pages.signIn.href())">Sign in</a></p>
@@ -201,12 +201,12 @@ extension PagesController {
         let visitor = try await signedIn(request)
         let csrf = browser.csrf(request)
         let token = (try? request.query.get(String.self, at: "token")) ?? ""
-        let main = """
+        let main: Markup = """
             <h1>Confirm your email address</h1>
             <p>Confirming the address lets it reset a forgotten password, and sends it a notice whenever your \
             sign-in methods change.</p>
             <form method="post" action="\(Pages.verifyEmail.form.href())">\(Self.csrfField(csrf.token))\
-            <input type="hidden" name="token" value="\(HTML.escape(token))">
+            <input type="hidden" name="token" value="\(token)">
             <button type="submit">Confirm my address</button></form>
             """
         return render(request, csrf, title: Pages.verifyEmail.title, main: main, visitor: visitor)
@@ -219,9 +219,9 @@ extension PagesController {
             let status = try await emailVerification.verify(
                 token: form.token ?? "", caller: visitor.caller, origin: request.origin)
             let csrf = browser.csrf(request)
-            let main = """
+            let main: Markup = """
                 <h1>Address confirmed</h1>
-                <p role="status">\(HTML.escape(status.email)) is confirmed.</p>
+                <p role="status">\(status.email) is confirmed.</p>
                 <p><a href="\(Pages.accountSecurity.href())">Continue</a></p>
                 """
             return render(request, csrf, title: "Address confirmed", main: main, visitor: visitor)
@@ -242,10 +242,10 @@ extension PagesController {
     }
 
     /// Until the address is confirmed: what it does not do yet, and a button for another link.
-    func emailVerificationNotice(_ user: User, csrf: String, justSent: Bool) -> String {
+    func emailVerificationNotice(_ user: User, csrf: String, justSent: Bool) -> Markup {
         guard user.emailVerifiedAt == nil else { return "" }
-        var html = "<div class=\"todo\" role=\"status\"><h3>Confirm your email address</h3>"
-        html += "<p>Until you open the link we sent to \(HTML.escape(user.email)), it cannot reset a forgotten "
+        var html: Markup = "<div class=\"todo\" role=\"status\"><h3>Confirm your email address</h3>"
+        html += "<p>Until you open the link we sent to \(user.email), it cannot reset a forgotten "
         html += "password or start account recovery, and it gets no notice when your sign-in methods change. "
         html += "Everything else works.</p>"
         if justSent {

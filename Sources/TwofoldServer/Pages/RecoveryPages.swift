@@ -24,7 +24,7 @@ extension PagesController {
     ) -> Response {
         let csrf = browser.csrf(request)
         let errors = problem?.errors ?? [:]
-        var main = """
+        var main: Markup = """
             <h1>Account recovery</h1>
             <p>If you lost every way to sign in (your phone, your passkeys and your backup codes), ask to recover \
             your account. We send a code to your email address; then an administrator reviews the request, which \
@@ -33,18 +33,23 @@ extension PagesController {
             """
         if let problem { main += Self.alert(problem) }
         let messageError = errors["message"]
+        func fieldError(_ id: String, _ text: String?) -> Markup {
+            text.map { "<p class=\"field-error\" id=\"\(id)\">\($0)</p>" } ?? .empty
+        }
+        let messageInvalid: Markup =
+            messageError == nil ? .empty : " aria-invalid=\"true\" aria-describedby=\"f-message-error\""
         main += """
             <form method="post" action="\(Pages.recovery.form.href())" enctype="multipart/form-data" novalidate>
             \(Self.csrfField(csrf.token))
             \(Self.field("Your account's email address", name: "email", type: "email", value: form?.email ?? "", autocomplete: "email", error: errors["email"]))
             <div class="field"><label for="f-message">What happened, and anything that helps us recognise you</label>\
-            \(messageError.map { "<p class=\"field-error\" id=\"f-message-error\">\(HTML.escape($0))</p>" } ?? "")\
+            \(fieldError("f-message-error", messageError))\
             <textarea id="f-message" name="message" rows="5" maxlength="\(RecoveryStartRequest.maximumMessageLength)"\
-            \(messageError == nil ? "" : " aria-invalid=\"true\" aria-describedby=\"f-message-error\"")>\(HTML.escape(form?.message ?? ""))</textarea></div>
+            \(messageInvalid)>\(form?.message ?? "")</textarea></div>
             <div class="field"><label for="f-document">A photo of an identity document (optional)</label>\
             <p class="hint" id="f-document-hint">JPEG, PNG or PDF, at most 2 MB. It is kept encrypted and deleted when \
             the request is decided.</p>\
-            \(errors["document"].map { "<p class=\"field-error\" id=\"f-document-error\">\(HTML.escape($0))</p>" } ?? "")\
+            \(fieldError("f-document-error", errors["document"]))\
             <input id="f-document" name="document" type="file" accept="image/jpeg,image/png,application/pdf" \
             aria-describedby="f-document-hint\(errors["document"] == nil ? "" : " f-document-error")"></div>
             <button type="submit">Start recovery</button>
@@ -86,7 +91,7 @@ extension PagesController {
         _ request: Request, status: RecoveryStatus, problem: Problem?, code: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = "<h1>Your recovery request</h1>\n"
+        var main: Markup = "<h1>Your recovery request</h1>\n"
         if let problem { main += Self.alert(problem) }
         let words: String
         switch status.state {
@@ -103,7 +108,7 @@ extension PagesController {
         case .cancelled: words = "Cancelled."
         case .expired: words = "Expired. Start recovery again if you still need it."
         }
-        main += "<p role=\"status\">\(HTML.escape(words))</p>"
+        main += "<p role=\"status\">\(words)</p>"
         if status.state == .pendingEmail {
             main += """
                 <form method="post" action="\(Pages.recoveryVerify.href(status.recoveryId.uuidString))" novalidate>\
@@ -135,12 +140,12 @@ extension PagesController {
     @Sendable func recoveryPassPage(request: Request) async throws -> Response {
         let csrf = browser.csrf(request)
         let token = (try? request.query.get(String.self, at: "token")) ?? ""
-        let main = """
+        let main: Markup = """
             <h1>Recover your account</h1>
             <p>Signing in with this link removes every sign-in method of your account and signs out every session. \
             You then set up a new sign-in method.</p>
             <form method="post" action="\(Pages.recoveryPass.form.href())">\(Self.csrfField(csrf.token))\
-            <input type="hidden" name="token" value="\(HTML.escape(token))">
+            <input type="hidden" name="token" value="\(token)">
             <button type="submit">Sign in and set up a new method</button></form>
             """
         return render(request, csrf, title: "Recover your account", main: main, visitor: nil)
@@ -161,12 +166,12 @@ extension PagesController {
     @Sendable func recoveryCancelPage(request: Request) async throws -> Response {
         let csrf = browser.csrf(request)
         let token = (try? request.query.get(String.self, at: "token")) ?? ""
-        let main = """
+        let main: Markup = """
             <h1>Cancel account recovery</h1>
             <p>If you did not ask to recover your account, cancel the request. If the recovery already happened, \
             your account is locked until an administrator looks at it with you.</p>
             <form method="post" action="\(Pages.recoveryCancel.form.href())">\(Self.csrfField(csrf.token))\
-            <input type="hidden" name="token" value="\(HTML.escape(token))">
+            <input type="hidden" name="token" value="\(token)">
             <button type="submit">This wasn't me: cancel it</button></form>
             """
         return render(request, csrf, title: "Cancel account recovery", main: main, visitor: nil)
@@ -183,7 +188,7 @@ extension PagesController {
                 : "The recovery request is \(status.state == .cancelled ? "cancelled" : status.state.rawValue.replacingOccurrences(of: "_", with: " ")). Nothing else changed."
             return render(
                 request, csrf, title: "Cancel account recovery",
-                main: "<h1>Cancel account recovery</h1><p role=\"status\">\(HTML.escape(words))</p>", visitor: nil)
+                main: "<h1>Cancel account recovery</h1><p role=\"status\">\(words)</p>", visitor: nil)
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: nil)
         }

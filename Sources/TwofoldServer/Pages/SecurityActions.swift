@@ -23,12 +23,20 @@ struct PasswordForm: Content, CSRFCarrying {
 extension PagesController {
     /// Runs `action` for the signed-in visitor once the form checked out; its refusals shown on
     /// the security page, a step-up asked for first when the policy wants one.
+    /// `confirm`, when given, is asked first (`confirmFirst`).
     func securityAction(
         _ request: Request, settingUp: Bool = false,
+        confirm: ((BrowserSessions.Visitor) async throws -> Confirmation)? = nil,
         _ action: @escaping (BrowserSessions.Visitor) async throws -> Response
     ) async throws -> Response {
         _ = try form(request, as: CSRFOnlyForm.self)
         let visitor = try await signedIn(request, settingUp: settingUp)
+        if let confirm,
+            let page = confirmFirst(
+                request, visitor: visitor, try await confirm(visitor), back: Pages.accountSecurity.href())
+        {
+            return page
+        }
         do {
             return try await action(visitor)
         } catch let problem as Problem where problem.code == .stepUpRequired {
@@ -44,14 +52,14 @@ extension PagesController {
         _ request: Request, visitor: BrowserSessions.Visitor, codes: [String], said: String
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = """
+        var main: Markup = """
             <h1>Save your backup codes</h1>
-            <p role="status">\(HTML.escape(said))</p>
+            <p role="status">\(said)</p>
             <p>Each of these codes signs you in once if you lose your other sign-in methods. They are shown only \
             now: print them or keep them in a password manager.</p>
             <ul class="codes" id="codes">
             """
-        for code in codes { main += "<li><code>\(HTML.escape(code))</code></li>" }
+        for code in codes { main += "<li><code>\(code)</code></li>" }
         main += """
             </ul>
             <p><button type="button" class="secondary" data-copy="codes" hidden>Copy the codes</button> \
@@ -62,7 +70,12 @@ extension PagesController {
     }
 
     @Sendable func totpRemove(request: Request) async throws -> Response {
-        try await securityAction(request) { visitor in
+        let confirmation = Confirmation(
+            question: "Turn off the authenticator app?",
+            detail: "Its codes will no longer sign you in. To use an app again, you set it up again, with a new code "
+                + "to scan.",
+            button: "Turn off the authenticator app")
+        return try await securityAction(request, confirm: { _ in confirmation }) { visitor in
             try await factorSettings.removeTOTP(user: visitor.user, caller: visitor.caller, origin: request.origin)
             return try await securityPage(
                 request, visitor: try await refreshed(visitor), notice: "The authenticator app was removed.")
@@ -90,7 +103,16 @@ extension PagesController {
     }
 
     @Sendable func passkeyDelete(request: Request) async throws -> Response {
-        try await securityAction(request) { visitor in
+        let id = request.parameters.get("credentialID") ?? ""
+        let confirm = { (visitor: BrowserSessions.Visitor) in
+            let passkeys = try await factorSettings.status(of: visitor.user).webauthn.credentials
+            let name = passkeys.first { $0.id == id }?.name ?? "this passkey"
+            return Confirmation(
+                question: "Delete the passkey “\(name)”?",
+                detail: "It will no longer sign you in. Your device keeps it until you remove it there too.",
+                button: "Delete the passkey")
+        }
+        return try await securityAction(request, confirm: confirm) { visitor in
             try await passkeyManagement.delete(
                 try PasskeyService.credentialID(request.parameters.get("credentialID")), user: visitor.user,
                 caller: visitor.caller, origin: request.origin)
@@ -129,9 +151,9 @@ extension PagesController {
     ) -> Response {
         let csrf = browser.csrf(request)
         let what = channel == .sms ? "text message" : "email"
-        var main = "<h1>Turn on \(channel == .sms ? "SMS" : "email") codes</h1>\n"
+        var main: Markup = "<h1>Turn on \(channel == .sms ? "SMS" : "email") codes</h1>\n"
         if let problem { main += Self.alert(problem) }
-        if let sentTo { main += "<p role=\"status\">We sent a code by \(what) to \(HTML.escape(sentTo)).</p>" }
+        if let sentTo { main += "<p role=\"status\">We sent a code by \(what) to \(sentTo).</p>" }
         main += """
             <form method="post" action="\(Pages.codesConfirm.href(channel.rawValue))" novalidate>\(Self.csrfField(csrf.token))
             \(Self.field("Code from the \(what)", name: "code", autocomplete: "one-time-code", inputmode: "numeric", error: problem?.title))
@@ -162,7 +184,15 @@ extension PagesController {
     }
 
     @Sendable func codesDisable(request: Request) async throws -> Response {
-        try await securityAction(request) { visitor in
+        let sms = request.parameters.get("channel") == "sms"
+        let confirm = { (visitor: BrowserSessions.Visitor) in
+            let destination = Self.maskedDestination(sms ? .sms : .email, of: visitor.user)
+            return Confirmation(
+                question: "Turn off \(sms ? "SMS" : "email") codes?",
+                detail: "Codes will no longer be sent to \(destination ?? "you") to sign you in.",
+                button: "Turn off \(sms ? "SMS" : "email") codes")
+        }
+        return try await securityAction(request, confirm: confirm) { visitor in
             let channel = try Self.channel(request)
             try await factorSettings.disableCodes(
                 channel, user: visitor.user, caller: visitor.caller, origin: request.origin)
@@ -187,7 +217,7 @@ extension PagesController {
 
     /// The visitor as the account now stands (after a change to its factors).
     func refreshed(_ visitor: BrowserSessions.Visitor) async throws -> BrowserSessions.Visitor {
-        guard let user = try await users.user(id: visitor.user.id) else { return visitor }
+        guard let user = try await callers.existing(visitor.caller) else { return visitor }
         return BrowserSessions.Visitor(
             caller: visitor.caller, user: user, mustSetUpFactor: visitor.mustSetUpFactor, token: visitor.token)
     }

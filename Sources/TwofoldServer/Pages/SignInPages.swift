@@ -45,7 +45,7 @@ extension PagesController {
         status: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = "<h1>Sign in</h1>\n"
+        var main: Markup = "<h1>Sign in</h1>\n"
         if let problem { main += Self.alert(problem) }
         if request.url.query == "reset=done" { main += Self.note("Your password is changed. Sign in with it.") }
         main += """
@@ -56,19 +56,28 @@ extension PagesController {
             <p class="hint"><a href="\(Pages.forgotPassword.href())">Forgot password?</a></p>
             <button type="submit">Sign in</button>
             </form>
-            <div class="passkey" data-passkey-sign-in data-next="\(HTML.escape(next ?? Pages.accountSecurity.href()))" hidden>
+            <div class="passkey" data-passkey-sign-in data-options="\(API.Passkeys.signInOptions.href())" hidden>
             <p>Or, with no password:</p>
             <button type="button" data-passkey-button>Sign in with a passkey</button>
             <p class="field-error" role="alert" data-passkey-error></p>
+            \(Self.passkeyForm(Pages.passkeySignIn, carrying: Self.csrfField(csrf.token) + Self.nextField(next)))
             </div>
             <p><a href="\(Pages.recovery.href())">Lost access to every sign-in method? Recover your account</a></p>
             """
         return render(request, csrf, title: "Sign in", main: main, visitor: nil, status: status, script: true)
     }
 
-    static func nextField(_ next: String?) -> String {
-        guard let next else { return "" }
-        return "<input type=\"hidden\" name=\"next\" value=\"\(HTML.escape(next))\">"
+    /// The form a passkey box's script fills with the passkey's answer and sends to `page`.
+    static func passkeyForm(_ page: Page, carrying fields: Markup) -> Markup {
+        """
+        <form method="post" action="\(page.href())" data-passkey-form hidden>\(fields)\
+        <input type="hidden" name="credential"></form>
+        """
+    }
+
+    static func nextField(_ next: String?) -> Markup {
+        guard let next else { return .empty }
+        return "<input type=\"hidden\" name=\"next\" value=\"\(next)\">"
     }
 
     @Sendable func signInSubmit(request: Request) async throws -> Response {
@@ -114,27 +123,32 @@ extension PagesController {
         let csrf = browser.csrf(request)
         let codeMethods = methods.filter { [.totp, .sms, .email, .backup].contains($0) }
         let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
-        var main = "<h1>Confirm it's you</h1>\n"
+        let flowFields: Markup =
+            Self.csrfField(csrf.token) + Self.nextField(next)
+            + "<input type=\"hidden\" name=\"flow\" value=\"\(flow)\">"
+            + "<input type=\"hidden\" name=\"methods\" value=\"\(methods.map(\.rawValue).joined(separator: ","))\">"
+        var main: Markup = "<h1>Confirm it's you</h1>\n"
         if let problem { main += Self.alert(problem) }
         if methods.contains(.webauthn) {
             main += """
-                <div class="passkey" data-passkey-flow="\(HTML.escape(flow))" data-next="\(HTML.escape(next ?? Pages.accountSecurity.href()))" hidden>
+                <div class="passkey" data-passkey-flow="\(flow)" data-options="\(API.Passkeys.flowOptions.href())" hidden>
                 <button type="button" data-passkey-button>Use your passkey</button>
                 <p class="field-error" role="alert" data-passkey-error></p>
+                \(Self.passkeyForm(Pages.passkeySignIn, carrying: flowFields + "<input type=\"hidden\" name=\"trustDevice\">"))
                 </div>
                 """
         }
         // A wait the server asked for (a lockout, too many codes): the fields stay shut until it
         // ends (the script opens them then; without it, the page after the wait does).
         let wait = problem?.retryAfter.map { max(1, $0) }
-        let shut = wait.map { " disabled data-until=\"\($0)\"" } ?? ""
+        let shut: Markup = wait.map { (seconds: Int) -> Markup in " disabled data-until=\"\(seconds)\"" } ?? .empty
         let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
         if let method, method.isSentCode, !codeSent {
             // Not sent yet (another method comes first): the person asks for it.
             main += """
                 <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
-                <input type="hidden" name="flow" value="\(HTML.escape(flow))"><input type="hidden" name="method" value="\(method.rawValue)">
-                <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                <input type="hidden" name="flow" value="\(flow)"><input type="hidden" name="method" value="\(method.rawValue)">
+                <input type="hidden" name="methods" value="\(methods.map(\.rawValue).joined(separator: ","))">
                 <button type="submit">Send a code \(method == .sms ? "by text message" : "by email")</button></form>
                 """
         } else if let method {
@@ -142,9 +156,9 @@ extension PagesController {
             main += """
                 <form method="post" action="\(Pages.secondStep.href())" novalidate>
                 \(Self.csrfField(csrf.token))\(Self.nextField(next))
-                <input type="hidden" name="flow" value="\(HTML.escape(flow))">
-                <input type="hidden" name="method" value="\(HTML.escape(method.rawValue))">
-                <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                <input type="hidden" name="flow" value="\(flow)">
+                <input type="hidden" name="method" value="\(method.rawValue)">
+                <input type="hidden" name="methods" value="\(methods.map(\.rawValue).joined(separator: ","))">
                 \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric", error: problem == nil ? nil : problem?.title, extra: shut))
                 <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for \(days == 1 ? "1 day" : "\(days) days")</label></div>
                 <button type="submit"\(shut)>Continue</button>
@@ -153,22 +167,19 @@ extension PagesController {
             if method.isSentCode {
                 if let resendIn, resendIn > 0 {
                     main += """
-                        <p class="hint" role="status">A code went to \(HTML.escape(sentTo ?? "you")). You can ask \
+                        <p class="hint" role="status">A code went to \(sentTo ?? "you"). You can ask \
                         for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
                         """
                 }
                 main += """
                     <form method="post" action="\(Pages.resendCode.href())">\(Self.csrfField(csrf.token))\(Self.nextField(next))
-                    <input type="hidden" name="flow" value="\(HTML.escape(flow))"><input type="hidden" name="method" value="\(method.rawValue)">
-                    <input type="hidden" name="methods" value="\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))">
+                    <input type="hidden" name="flow" value="\(flow)"><input type="hidden" name="method" value="\(method.rawValue)">
+                    <input type="hidden" name="methods" value="\(methods.map(\.rawValue).joined(separator: ","))">
                     <button type="submit" class="secondary">Send another code</button></form>
                     """
             }
         }
-        let carried =
-            Self.csrfField(csrf.token) + Self.nextField(next)
-            + "<input type=\"hidden\" name=\"flow\" value=\"\(HTML.escape(flow))\">"
-            + "<input type=\"hidden\" name=\"methods\" value=\"\(HTML.escape(methods.map(\.rawValue).joined(separator: ",")))\">"
+        let carried = flowFields
         // SMS and email go to the resend form, which sends their code; the others show their field.
         main += Self.otherWays(codeMethods.filter { $0 != method }, carrying: carried) {
             $0.isSentCode ? Pages.resendCode.href() : Pages.secondStep.href()
@@ -254,7 +265,7 @@ extension PagesController {
         _ request: Request, form: RegisterForm? = nil, problem: Problem? = nil, status: HTTPResponseStatus = .ok
     ) -> Response {
         let csrf = browser.csrf(request)
-        var main = "<h1>Create an account</h1>\n"
+        var main: Markup = "<h1>Create an account</h1>\n"
         if let problem { main += Self.alert(problem) }
         let errors = problem?.errors ?? [:]
         main += """

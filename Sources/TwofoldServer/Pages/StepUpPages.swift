@@ -16,6 +16,11 @@ struct StepUpForm: Content, CSRFCarrying {
     var `switch`: String?
     /// `1`: send a code by `method` (SMS or email) to step up with.
     var send: String?
+    /// A passkey's answer (`method` `webauthn`), as the page's script put it in.
+    var credential: String?
+    /// The change the step-up was asked for, made once it is done (`PendingChange`).
+    var then: String?
+    var thenFields: String?
 }
 
 extension PagesController {
@@ -38,7 +43,7 @@ extension PagesController {
     /// what the change needs. `need` is the policy's (`SignInNeed`), kept across the page's forms.
     func stepUpPage(
         _ request: Request, visitor: BrowserSessions.Visitor, next: String, problem: Problem?, need: String? = nil,
-        chosen: FactorMethod? = nil, codeSent: Bool = false, resendIn: Int? = nil
+        chosen: FactorMethod? = nil, codeSent: Bool = false, resendIn: Int? = nil, pending: PendingChange? = nil
     ) async throws -> Response {
         let csrf = browser.csrf(request)
         let user = visitor.user
@@ -46,10 +51,11 @@ extension PagesController {
         let codeMethods = available.filter { [.totp, .sms, .email, .backup].contains($0) }
         let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
         let need = need.flatMap(SignInNeed.init(rawValue:))
-        let hidden =
+        let hidden: Markup =
             Self.csrfField(csrf.token) + Self.nextField(next)
             + (need.map { "<input type=\"hidden\" name=\"need\" value=\"\($0.rawValue)\">" } ?? "")
-        var main = "<h1>Confirm it's you</h1>\n"
+            + (pending?.hiddenFields ?? "")
+        var main: Markup = "<h1>Confirm it's you</h1>\n"
         if let problem { main += Self.alert(problem) }
         let why =
             switch need {
@@ -59,12 +65,13 @@ extension PagesController {
             case .moreThanACode?: "You signed in with a code alone: confirm with your password or another method."
             default: "This change needs a recent proof that it is you."
             }
-        main += "<p>\(why) Then make the change again.</p>"
+        main += "<p>\(why) \(pending == nil ? "Then make the change again." : "Once you have, the change is made.")</p>"
         if available.contains(.webauthn) {
             main += """
-                <div class="passkey" data-passkey-step-up data-next="\(HTML.escape(next))" hidden>
+                <div class="passkey" data-passkey-step-up data-options="\(API.Auth.stepUpPasskeyOptions.href())" hidden>
                 <button type="button" data-passkey-button>Use your passkey</button>
                 <p class="field-error" role="alert" data-passkey-error></p>
+                \(Self.passkeyForm(Pages.stepUp, carrying: hidden + "<input type=\"hidden\" name=\"method\" value=\"webauthn\">"))
                 </div>
                 """
         }
@@ -74,7 +81,7 @@ extension PagesController {
                 main += """
                     <form method="post" action="\(Pages.stepUp.href())">\(hidden)
                     <input type="hidden" name="method" value="\(method.rawValue)"><input type="hidden" name="send" value="1">
-                    <button type="submit">Send a code \(method == .sms ? "by text message" : "by email") to \(HTML.escape(destination ?? "you"))</button></form>
+                    <button type="submit">Send a code \(method == .sms ? "by text message" : "by email") to \(destination ?? "you")</button></form>
                     """
             } else {
                 let label = Self.codeLabel(method, sentTo: destination)
@@ -86,7 +93,7 @@ extension PagesController {
                     """
                 if let resendIn, resendIn > 0 {
                     main += """
-                        <p class="hint" role="status">A code went to \(HTML.escape(destination ?? "you")). You can ask \
+                        <p class="hint" role="status">A code went to \(destination ?? "you"). You can ask \
                         for another in <span data-countdown="\(resendIn)">\(resendIn)</span> seconds.</p>
                         """
                 }
@@ -117,11 +124,11 @@ extension PagesController {
 
     /// "Other ways": a button for each of `methods`, each its own form to `action(method)` with
     /// `carried` (the page's hidden fields), `method` and `switch=1`.
-    static func otherWays(_ methods: [FactorMethod], carrying carried: String, action: (FactorMethod) -> String)
-        -> String
+    static func otherWays(_ methods: [FactorMethod], carrying carried: Markup, action: (FactorMethod) -> String)
+        -> Markup
     {
-        guard !methods.isEmpty else { return "" }
-        var html = "<h2>Other ways</h2><ul class=\"others\">"
+        guard !methods.isEmpty else { return .empty }
+        var html: Markup = "<h2>Other ways</h2><ul class=\"others\">"
         for other in methods {
             let name =
                 switch other {
@@ -162,11 +169,14 @@ extension PagesController {
         }
     }
 
-    /// The step-up page for a change the policy refused with `problem` (`step_up_required`).
+    /// The step-up page for a change the policy refused with `problem` (`step_up_required`): the
+    /// change `request` made is made once the step-up is done.
     func stepUpPage(_ request: Request, visitor: BrowserSessions.Visitor, next: String, refusal problem: Problem)
         async throws -> Response
     {
-        try await stepUpPage(request, visitor: visitor, next: next, problem: nil, need: problem.errors?["stepUp"])
+        try await stepUpPage(
+            request, visitor: visitor, next: next, problem: nil, need: problem.errors?["stepUp"],
+            pending: request.method == .POST ? PendingChange(refused: request) : nil)
     }
 
     /// `GET /step-up?next=…`: where the pages' script sends a person whose change the policy
@@ -183,33 +193,38 @@ extension PagesController {
         let visitor = try await signedIn(request)
         let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
         let method = FactorMethod(rawValue: form.method ?? "password")
+        let pending = PendingChange(then: form.then, fields: form.thenFields)
         // Choosing another method shows its field; nothing is checked yet.
         if form.switch == "1" {
             return try await stepUpPage(
-                request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method)
+                request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method, pending: pending)
         }
         if form.send == "1" {
             do {
                 let sent = try await stepUp.sendCode(method, to: visitor.user)
                 return try await stepUpPage(
                     request, visitor: visitor, next: next, problem: nil, need: form.need, chosen: method,
-                    codeSent: true, resendIn: waitFor(sent))
+                    codeSent: true, resendIn: waitFor(sent), pending: pending)
             } catch let problem as Problem where problem.status < 500 {
                 // A code asked for inside the cooldown: the one sent before still works.
                 return try await stepUpPage(
                     request, visitor: visitor, next: next, problem: problem, need: form.need, chosen: method,
-                    codeSent: problem.code == .rateLimited)
+                    codeSent: problem.code == .rateLimited, pending: pending)
             }
         }
         do {
+            let credential =
+                method == .webauthn ? try Self.passkeyAnswer(form.credential, as: AuthenticationCredential.self) : nil
             _ = try await stepUp.prove(
-                StepUpRequest(method: method, code: form.code, password: form.password), caller: visitor.caller,
-                origin: request.origin)
+                StepUpRequest(method: method, code: form.code, credential: credential, password: form.password),
+                caller: visitor.caller, origin: request.origin)
+            if let pending { return try await resume(pending, after: request, csrf: form.csrf ?? "") }
             return Self.redirect(next)
         } catch let problem as Problem where problem.status < 500 {
             return try await stepUpPage(
                 request, visitor: visitor, next: next, problem: problem, need: form.need,
-                chosen: method == .password ? nil : method, codeSent: method.isSentCode)
+                chosen: [.password, .webauthn].contains(method) ? nil : method, codeSent: method.isSentCode,
+                pending: pending)
         }
     }
 }

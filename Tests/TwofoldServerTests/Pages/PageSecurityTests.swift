@@ -73,6 +73,21 @@ final class TestBrowser: @unchecked Sendable {
         return try #require(page)
     }
 
+    /// Calls the JSON API as the pages' script does: `json` as the body, the browser's cookies,
+    /// and `extra` (its `X-CSRF-Token`).
+    func postJSON(_ path: String, _ json: String = "{}", extra: HTTPHeaders = [:]) async throws -> Page {
+        var headers = headers
+        headers.replaceOrAdd(name: .contentType, value: Wire.json)
+        headers.replaceOrAdd(name: .accept, value: Wire.json)
+        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
+        var page: Page?
+        try await app.testing().test(.POST, path, headers: headers, body: ByteBuffer(string: json)) { response in
+            keep(response)
+            page = Page(status: response.status, headers: response.headers, body: response.body.string)
+        }
+        return try #require(page)
+    }
+
     /// Signs in through the sign-in page with a password alone (an account with no factor).
     func signIn(_ account: String, password: String = Accounts.password) async throws -> Page {
         let form = try await get("/")
@@ -155,6 +170,64 @@ final class TestBrowser: @unchecked Sendable {
             #expect(try await app.twofold.sessions.browserSession(refreshToken: token) == nil)
             browser.cookies["twofold_session"] = token
             #expect(try await browser.get("/account/security").status == .seeOther, "a revoked cookie signs nobody in")
+        }
+    }
+
+    /// The pages' script calls the JSON API with the browser's session cookie: only with the
+    /// page's CSRF token in `X-CSRF-Token` and from this site, and never once the session ended.
+    @Test func theAPITakesTheBrowserSessionOnlyWithItsTokenFromThisSite() async throws {
+        try await withTestApp { app in
+            _ = try await Accounts.signUp(app, "bob")
+            let browser = TestBrowser(app)
+            #expect(try await browser.signIn("bob").status == .seeOther)
+            let page = try await browser.get("/account/security")
+            let token = try #require(page.csrf)
+            let options = API.Passkeys.registerOptions.href()
+            let allowed = try await browser.postJSON(options, extra: [Wire.Header.csrfToken: token])
+            #expect(allowed.status == .ok && allowed.body.contains("\"challenge\""), "\(allowed.body)")
+            let other = (token.first == "0" ? "1" : "0") + token.dropFirst()
+            let refusals: [(HTTPHeaders, HTTPStatus)] = [
+                ([:], .forbidden),
+                ([Wire.Header.csrfToken: other], .forbidden),
+                ([Wire.Header.csrfToken: token, "Sec-Fetch-Site": "cross-site"], .forbidden),
+                ([Wire.Header.csrfToken: token, "Origin": "https://evil.example"], .forbidden),
+            ]
+            for (extra, status) in refusals {
+                let refused = try await browser.postJSON(options, extra: extra)
+                #expect(refused.status == status, "\(extra): \(refused.body)")
+                #expect(refused.headers.contentType == .init(type: "application", subType: "problem+json"))
+            }
+            // A bearer token still wins over the cookie: a wrong one is refused, not the cookie used.
+            let bearer = try await browser.postJSON(
+                options, extra: [Wire.Header.csrfToken: token, "Authorization": "Bearer not-a-token"])
+            #expect(bearer.status == .unauthorized)
+            // The session ended: its cookie signs nobody in, token or not.
+            let session = try #require(browser.cookies["twofold_session"])
+            #expect(try await browser.post("/sign-out", ["csrf": token]).status == .seeOther)
+            browser.cookies["twofold_session"] = session
+            let ended = try await browser.postJSON(options, extra: [Wire.Header.csrfToken: token])
+            #expect(ended.status == .unauthorized, "\(ended.body)")
+        }
+    }
+
+    /// A passkey's answer reaches the sign-in form as the script puts it there; one that is not
+    /// a passkey's answer is said in words and signs nobody in.
+    @Test func aPasskeyFormWithoutAPasskeysAnswerSignsNobodyIn() async throws {
+        try await withTestApp { app in
+            _ = try await Accounts.signUp(app, "bob")
+            let browser = TestBrowser(app)
+            let page = try await browser.get("/")
+            #expect(page.body.contains("action=\"\(Pages.passkeySignIn.href())\" data-passkey-form"))
+            #expect(page.body.contains("data-options=\"\(API.Passkeys.signInOptions.href())\""))
+            for credential in ["", "not json", "{\"id\":1}", String(repeating: "[", count: 70_000)] {
+                let refused = try await browser.post(
+                    Pages.passkeySignIn.href(), ["csrf": page.csrf ?? "", "credential": credential])
+                #expect(refused.status == .unprocessableEntity, "\(credential.prefix(20))")
+                #expect(refused.body.contains("is not a passkey&#39;s answer"), "\(refused.body)")
+                #expect(browser.cookies["twofold_session"] == nil)
+            }
+            let forged = try await browser.post(Pages.passkeySignIn.href(), ["credential": "{}"])
+            #expect(forged.status == .forbidden)
         }
     }
 
@@ -454,10 +527,11 @@ final class TestBrowser: @unchecked Sendable {
                 "/account/security/sessions/not-a-session/sign-out", ["csrf": page.csrf ?? ""])
             #expect(noSession.status == .notFound && noSession.body.contains("No such session"))
             let noDevice = try await browser.post(
-                "/account/security/devices/no-such-phone/remove", ["csrf": page.csrf ?? ""])
+                "/account/security/devices/no-such-phone/remove", ["csrf": page.csrf ?? "", "confirmed": "1"])
             #expect(noDevice.status == .notFound && noDevice.body.contains("No such device"))
             #expect(try await app.twofold.deviceKeys.store.devices(userID: signUp.user.id).count == 1)
-            let removed = try await browser.post("/account/security/devices/iphone-1/remove", ["csrf": page.csrf ?? ""])
+            let removed = try await browser.post(
+                "/account/security/devices/iphone-1/remove", ["csrf": page.csrf ?? "", "confirmed": "1"])
             #expect(removed.status == .ok && removed.body.contains("The device was removed"))
             #expect(try await app.twofold.deviceKeys.store.devices(userID: signUp.user.id).isEmpty)
             #expect(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
@@ -526,7 +600,8 @@ final class TestBrowser: @unchecked Sendable {
 
             // Turning the app off: the app proven a moment ago does not vouch for its own removal,
             // and the SMS codes this session added vouch for nothing; the password again does.
-            let refused = try await browser.post("/account/security/totp/remove", ["csrf": page.csrf ?? ""])
+            let refused = try await browser.post(
+                "/account/security/totp/remove", ["csrf": page.csrf ?? "", "confirmed": "1"])
             #expect(refused.status == .forbidden && refused.body.contains("Confirm it"))
             #expect(refused.body.contains("Or your password") && refused.body.contains("name=\"password\""))
             #expect(refused.body.contains("Get a code by text message"), "every code method is offered")
@@ -563,7 +638,8 @@ final class TestBrowser: @unchecked Sendable {
                     "next": "/account/security",
                 ])
             #expect(password.status == .seeOther)
-            let off = try await browser.post("/account/security/totp/remove", ["csrf": page.csrf ?? ""])
+            let off = try await browser.post(
+                "/account/security/totp/remove", ["csrf": page.csrf ?? "", "confirmed": "1"])
             #expect(off.status == .ok && off.body.contains("The authenticator app was removed"))
             page = try await browser.get("/account/security")
             #expect(page.body.contains("Set up an authenticator app"))

@@ -448,10 +448,10 @@ import VaporTesting
             #expect(signedIn.status == .seeOther)
             let page = try await browser.get("/account/security")
             #expect(page.body.contains("Set up a sign-in method first"))
-            let csrf: HTTPHeaders = ["X-CSRF-Token": page.csrf ?? ""]
-            let stepUp = try await browser.post("/step-up/passkey/options", [:], extra: csrf)
+            let csrf: HTTPHeaders = [Wire.Header.csrfToken: page.csrf ?? ""]
+            let stepUp = try await browser.postJSON(API.Auth.stepUpPasskeyOptions.href(), extra: csrf)
             #expect(stepUp.status == .forbidden && stepUp.body.contains("factor_setup_required"), "\(stepUp.body)")
-            let add = try await browser.post("/account/security/passkeys/options", [:], extra: csrf)
+            let add = try await browser.postJSON(API.Passkeys.registerOptions.href(), extra: csrf)
             #expect(add.status == .ok, "\(add.body)")
         }
     }

@@ -85,4 +85,21 @@ import TwofoldTestSupport
         }
         #expect(spoken.isEmpty, "messages that name an API path: \(spoken.map { "\($0.file): \($0.line)" })")
     }
+
+    /// Pages reach services only, as controllers do: no store held or reached through, no
+    /// policy decided on the page. And their HTML is `Markup`, escaped by type: no page escapes
+    /// by hand, and none makes markup out of a string made at run time.
+    @Test func pagesHoldServicesAndEscapeByType() throws {
+        let pages = try Self.lines(in: "Pages")
+        #expect(pages.count > 2000, "the walk found the pages")
+        let stores = pages.filter {
+            $0.line.contains(/any \w*Store\b|\.store\b|UnitsOfWork|TwofoldContext|\.twofold\b|\busers\.[a-z]/)
+        }
+        #expect(stores.isEmpty, "pages that reach a store: \(stores.map { "\($0.file): \($0.line)" })")
+        let handMade = pages.filter { entry in
+            entry.file != "Markup.swift"
+                && entry.line.contains(/\.escape\(|Markup\(stringLiteral|Markup\(rendered|init\(rendered/)
+        }
+        #expect(handMade.isEmpty, "escaping by hand: \(handMade.map { "\($0.file): \($0.line)" })")
+    }
 }

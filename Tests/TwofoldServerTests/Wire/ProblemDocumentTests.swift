@@ -244,16 +244,33 @@ import VaporTesting
 
     @Test func pagesEscapeWhatTheyShow() {
         #expect(
-            HTML.escape(#"<script>alert("x" & 'y')</script>"#)
+            Markup.escape(#"<script>alert("x" & 'y')</script>"#)
                 == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")
         let page = HTML.problemPage(
             Problem(status: 409, code: .conflict, title: "A <b>title</b>", detail: "\"quoted\" & <i>detail</i>"),
-            requestID: "<id>")
+            requestID: "<id>"
+        ).html
         #expect(!page.contains("<b>") && !page.contains("<i>") && !page.contains("<id>"))
         #expect(page.contains("A &lt;b&gt;title&lt;/b&gt; · Twofold"))
         // Marks that join a `<` or a quote into one Character do not hide it.
-        #expect(HTML.escape("\u{0600}<meta>") == "\u{0600}&lt;meta&gt;")
-        #expect(HTML.escape("\"\u{0301}x") == "&quot;\u{0301}x")
+        #expect(Markup.escape("\u{0600}<meta>") == "\u{0600}&lt;meta&gt;")
+        #expect(Markup.escape("\"\u{0301}x") == "&quot;\u{0301}x")
+    }
+
+    /// Markup escapes by type: text interpolated is text, wherever it goes (an element, an
+    /// attribute, a number); only markup built the same way goes in as markup.
+    @Test func markupEscapesTextByType() {
+        let name = #"x" onmouseover="alert(1)"#
+        let field: Markup = "<input value=\"\(name)\">"
+        #expect(field.html == #"<input value="x&quot; onmouseover=&quot;alert(1)">"#)
+        let inner: Markup = "<b>\(Substring("<i>"))</b>"
+        let outer: Markup = "<p>\(inner) \(3) \("&")</p>"
+        #expect(outer.html == "<p><b>&lt;i&gt;</b> 3 &amp;</p>")
+        #expect([inner, inner].joined(separator: ", ").html == "<b>&lt;i&gt;</b>, <b>&lt;i&gt;</b>")
+        var built = Markup.empty
+        built += outer
+        built += "<br>"
+        #expect((built + inner).html == outer.html + "<br>" + inner.html)
     }
 
     @Test func cookiesAreSecureWithTheHostPrefixUnlessServedToLocalhostOverHTTP() {

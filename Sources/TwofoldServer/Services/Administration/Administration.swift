@@ -84,6 +84,14 @@ struct Administration: Sendable {
         return names
     }
 
+    /// The account `id` names, as stored (`404` when there is none).
+    func account(_ id: UUID?) async throws -> User { try await find(id) }
+
+    /// The account whose username or email address is `identifier`, if any.
+    func account(named identifier: String) async throws -> User? {
+        try await users.user(identifier: identifier.lowercased())
+    }
+
     private func find(_ id: UUID?) async throws -> User {
         guard let id, let user = try await users.user(id: id) else {
             throw Problem(status: 404, code: .notFound, title: "No such user")

@@ -276,3 +276,15 @@ struct SessionService: Sendable {
         return SessionProof(session)
     }
 }
+
+extension SessionService {
+    /// The live session whose refresh token a browser's cookie holds: not used, not expired,
+    /// not revoked.
+    func browserSession(refreshToken: String) async throws -> SessionRecord? {
+        guard let stored = try await store.refreshToken(hash: SecureToken.hash(refreshToken)), stored.usedAt == nil,
+            stored.expiresAt > clock.now(), let session = try await store.session(id: stored.sessionID),
+            session.isLive
+        else { return nil }
+        return session
+    }
+}

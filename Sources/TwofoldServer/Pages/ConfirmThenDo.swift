@@ -1,0 +1,142 @@
+import Foundation
+import TwofoldAPI
+import Vapor
+
+/// What a page asks once before a change that cannot be undone with a click: the question, what
+/// it means, and the button that does it. Without script: the answer is the same form again,
+/// with `confirmed=1`.
+struct Confirmation {
+    let question: String
+    let detail: String
+    let button: String
+}
+
+/// A change a step-up interrupted: its form's path and the fields it carried, so that once the
+/// person confirmed it's them, the change is made, not asked for again.
+///
+/// The step-up page carries it in two hidden fields (`then`, `thenFields`). It is safe to take
+/// back from the browser: the path must be one of `resumable` with identifier-like parameters,
+/// only `carried` fields go along, and the change is then sent to the server as the person's
+/// own form (their session, their CSRF token), so every rule of the change is asked again.
+struct PendingChange: Sendable, Equatable {
+    let path: String
+    let fields: [String: String]
+
+    /// The forms a step-up may complete.
+    static let resumable: [Page] = [
+        Pages.totpSetup, Pages.totpRemove, Pages.backupCodesRegenerate, Pages.passkeyRename, Pages.passkeyDelete,
+        Pages.codesSetup, Pages.codesDisable, Pages.forgetDevice, Pages.sessionSignOut, Pages.deviceRemove,
+        Pages.signOutEverywhere, Pages.adminUnlock, Pages.adminResetMFA, Pages.adminRecoveryDecide,
+    ]
+    /// The fields that go along (never a password, a code or a token).
+    static let carried: Set<String> = ["confirmed", "name", "phoneNumber", "decision", "note"]
+
+    init?(path: String?, fields: [String: String]) {
+        guard let path, path.utf8.count <= 512, Self.resumable.contains(where: { Self.path(path, matches: $0) })
+        else { return nil }
+        self.path = path
+        self.fields = fields.filter { Self.carried.contains($0.key) && $0.value.utf8.count <= 1024 }
+    }
+
+    /// The change `request` (a form a step-up was asked for) was making.
+    init?(refused request: Request) {
+        var fields: [String: String] = [:]
+        for name in Self.carried {
+            if let value = try? request.content.get(String.self, at: name) { fields[name] = value }
+        }
+        self.init(path: request.url.path, fields: fields)
+    }
+
+    /// The change the step-up page's form carried back.
+    init?(then path: String?, fields encoded: String?) {
+        self.init(path: path, fields: Self.decode(encoded ?? ""))
+    }
+
+    /// The hidden fields that carry it through the step-up page's forms.
+    var hiddenFields: Markup {
+        """
+        <input type="hidden" name="then" value="\(path)">\
+        <input type="hidden" name="thenFields" value="\(Self.encode(fields))">
+        """
+    }
+
+    /// `path` is `page`'s: its constant parts the same, each parameter a non-empty identifier
+    /// (letters, digits, `-`, `_`: UUIDs and base64url passkey ids), so nothing else can ride in.
+    static func path(_ path: String, matches page: Page) -> Bool {
+        guard page.method == .post, path.hasPrefix("/") else { return false }
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        let template = EndpointComponent.parse(page.path)
+        guard parts.count == template.count else { return false }
+        return zip(template, parts).allSatisfy { component, part in
+            switch component {
+            case .constant(let text): return text == part
+            case .parameter:
+                return !part.isEmpty && part.count <= 256
+                    && part.unicodeScalars.allSatisfy {
+                        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                            || $0 == "-" || $0 == "_"
+                    }
+            }
+        }
+    }
+
+    static func encode(_ fields: [String: String]) -> String {
+        fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(escaped($0.value))" }.joined(separator: "&")
+    }
+
+    static func decode(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding else { continue }
+            fields[String(parts[0])] = value
+        }
+        return fields
+    }
+
+    /// `value` as a form's body carries it.
+    static func escaped(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    }
+}
+
+extension PagesController {
+    /// The page that asks `confirmation` before `request`'s change, when its form did not say
+    /// `confirmed=1` yet; `nil` once it did. Cancel goes back to `back`.
+    func confirmFirst(
+        _ request: Request, visitor: BrowserSessions.Visitor, _ confirmation: Confirmation, back: String
+    ) -> Response? {
+        if (try? request.content.get(String.self, at: "confirmed")) == "1" { return nil }
+        let csrf = browser.csrf(request)
+        var kept = Markup.empty
+        for name in PendingChange.carried.sorted() where name != "confirmed" {
+            if let value = try? request.content.get(String.self, at: name) {
+                kept += "<input type=\"hidden\" name=\"\(name)\" value=\"\(value)\">"
+            }
+        }
+        let main: Markup = """
+            <h1>\(confirmation.question)</h1>
+            <p>\(confirmation.detail)</p>
+            <form method="post" action="\(request.url.path)">\(Self.csrfField(csrf.token))\(kept)\
+            <input type="hidden" name="confirmed" value="1">\
+            <button type="submit" class="danger">\(confirmation.button)</button> \
+            <a class="button secondary" href="\(back)">Cancel</a></form>
+            """
+        return render(request, csrf, title: confirmation.question, main: main, visitor: visitor)
+    }
+
+    /// Makes `change` as the person's own form would, now that the step-up it waited for is done:
+    /// the same session cookie and CSRF token, through every middleware and rule again.
+    func resume(_ change: PendingChange, after request: Request, csrf: String) async throws -> Response {
+        var fields = change.fields
+        fields["csrf"] = csrf
+        var headers = request.headers
+        headers.replaceOrAdd(name: .contentType, value: "application/x-www-form-urlencoded")
+        headers.remove(name: .contentLength)
+        let inner = Request(
+            application: request.application, method: .POST, url: URI(path: change.path), version: request.version,
+            headers: headers, collectedBody: ByteBuffer(string: PendingChange.encode(fields)),
+            remoteAddress: request.remoteAddress, logger: request.logger, on: request.eventLoop)
+        return try await request.application.responder.respond(to: inner).get()
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// Changes that cannot be undone at a click ask once, without script; and "Confirm it's you"
+/// makes the change it interrupted, never another one.
+@Suite struct ConfirmThenDoTests {
+    /// Bob, with an authenticator app, signed in with it in `browser`; his backup codes.
+    private func bobWithTheApp(_ app: Application, _ clock: TestClock) async throws -> (
+        TestBrowser, AuthTokensResponse, [UInt8], [String]
+    ) {
+        let bob = try await Accounts.signUp(app, "bob")
+        let (secret, codes) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
+        let browser = TestBrowser(app)
+        let second = try await browser.signIn("bob")
+        let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
+        #expect(signedIn.status == .seeOther)
+        return (browser, bob, secret, codes)
+    }
+
+    @Test func aChangeThatCannotBeUndoneAsksOnceAndCancelChangesNothing() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (browser, bob, _, _) = try await bobWithTheApp(app, clock)
+            let page = try await browser.get("/account/security")
+            let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? ""])
+            #expect(asked.status == .ok && asked.body.contains("<h1>Turn off the authenticator app?</h1>"))
+            #expect(asked.body.contains("name=\"confirmed\" value=\"1\""))
+            #expect(asked.body.contains("href=\"/account/security\">Cancel</a>"))
+            #expect(
+                try await app.twofold.factorSettings.status(
+                    of: try #require(try await app.twofold.users.user(id: bob.user.id))
+                ).totp.enabled)
+
+            let everywhere = try await browser.post(Pages.signOutEverywhere.href(), ["csrf": page.csrf ?? ""])
+            #expect(everywhere.status == .ok && everywhere.body.contains("<h1>Sign out everywhere?</h1>"))
+            #expect(try await browser.get("/account/security").status == .ok, "still signed in")
+            let done = try await browser.post(
+                Pages.signOutEverywhere.href(), ["csrf": page.csrf ?? "", "confirmed": "1"])
+            #expect(done.status == .seeOther && browser.cookies["twofold_session"] == nil)
+        }
+    }
+
+    /// Six minutes on, turning the app off needs a fresh proof other than the app; once a backup
+    /// code is given on "Confirm it's you", the app is off: no second click on the security page.
+    @Test func aStepUpMakesTheChangeItInterrupted() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (browser, bob, _, codes) = try await bobWithTheApp(app, clock)
+            let page = try await browser.get("/account/security")
+            clock.advance(by: 6 * 60)
+            let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? "", "confirmed": "1"])
+            #expect(asked.status == .forbidden && asked.body.contains("Once you have, the change is made."))
+            #expect(asked.body.contains("name=\"then\" value=\"/account/security/totp/remove\""))
+            #expect(asked.body.contains("name=\"thenFields\" value=\"confirmed=1\""))
+            let done = try await browser.post(
+                Pages.stepUp.href(),
+                [
+                    "csrf": page.csrf ?? "", "method": "backup", "code": codes[0], "next": "/account/security",
+                    "then": "/account/security/totp/remove", "thenFields": "confirmed=1",
+                ])
+            #expect(done.status == .ok && done.body.contains("The authenticator app was removed."), "\(done.body)")
+            let user = try #require(try await app.twofold.users.user(id: bob.user.id))
+            #expect(try await app.twofold.factorSettings.status(of: user).totp.enabled == false)
+            #expect(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
+        }
+    }
+
+    /// The change a step-up carries back is one of the pages' own forms, with only its plain
+    /// fields, and it is made under every rule again: another form's path, a password, another
+    /// site's address or someone else's account get nothing.
+    @Test func theCarriedChangeIsOnlyThePagesOwnAndAskedAgain() async throws {
+        for path in [
+            "/account/security/password", "//evil.example/account/security/totp/remove",
+            "https://evil.example/account/security/totp/remove", "/account/security/passkeys/../totp/remove",
+            "/account/security/passkeys/a%2Fb/delete", "/account/security/passkeys//delete", "/sign-out",
+            "/account/security/totp/remove?x=1", "account/security/totp/remove",
+        ] {
+            #expect(PendingChange(path: path, fields: [:]) == nil, "\(path)")
+        }
+        let carried = PendingChange(
+            then: "/account/security/passkeys/AbC-_1/delete", fields: "confirmed=1&csrf=x&password=y&name=a%26b")
+        #expect(carried?.fields == ["confirmed": "1", "name": "a&b"])
+
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (browser, bob, _, _) = try await bobWithTheApp(app, clock)
+            let alice = try await Accounts.signUp(app, "alice")
+            let page = try await browser.get("/account/security")
+            let step: [String: String] = [
+                "csrf": page.csrf ?? "", "method": "password", "password": Accounts.password,
+                "next": "/account/security",
+            ]
+            // Not a form a step-up completes: the step-up is done, and only that.
+            let password = try await browser.post(
+                Pages.stepUp.href(),
+                step.merging(
+                    ["then": "/account/security/password", "thenFields": "currentPassword=x&newPassword=y"]
+                ) { $1 })
+            #expect(password.status == .seeOther && password.headers.first(name: .location) == "/account/security")
+            // An administrator's form, carried by someone who is not one: refused as it would be.
+            let reset = try await browser.post(
+                Pages.stepUp.href(),
+                step.merging(["then": Pages.adminResetMFA.href(alice.user.id.uuidString), "thenFields": "confirmed=1"])
+                { $1 })
+            #expect(reset.status == .forbidden && reset.body.contains("Administrators only"), "\(reset.body)")
+            #expect(try await AuditQueries.count(type: "admin.reset_mfa", on: app) == 0)
+            _ = bob
+        }
+    }
+}
