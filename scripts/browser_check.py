@@ -452,7 +452,7 @@ class Check:
         self.expect_text("Code from your authenticator app")
         self.fill("code", "000000" if first != "000000" else "111111")
         self.submit("Continue")
-        self.expect_text("attempts left")
+        self.expect_text("tries left")
         second = self.totp(secret, fresh_after=first)
         self.fill("code", second)
         self.driver.find_element(By.ID, "f-trust").click()
@@ -561,6 +561,7 @@ class Check:
         self.expect_text("Audit trail")
         self.go("/admin/recovery")
         self.expect_text("I lost my phone on the train")
+        self.expect_text("Recent sign-ins")  # rae's own, to set beside her request
         self.expect_text("<script>alert('rae')</script>")  # shown as text, never run
         if "<script>alert" in self.driver.page_source:
             self.fail("the message's markup reached the console's HTML unescaped")

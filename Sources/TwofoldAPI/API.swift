@@ -43,6 +43,14 @@ public enum API {
         public static let neverReplayed: Set<AnyEndpoint> = [refresh.erased]
     }
 
+    /// The signed-in endpoints the server's own pages' script calls, with the browser's session
+    /// cookie and `X-CSRF-Token` in place of a bearer token: no other endpoint takes the cookie,
+    /// so a script that got into a page could not reach the rest of the API (administration,
+    /// device enrolment) nor step up for a bearer token of its own.
+    public static let pageScript: Set<AnyEndpoint> = [
+        Auth.stepUpPasskeyOptions.erased, Passkeys.registerOptions.erased, Passkeys.registerVerify.erased,
+    ]
+
     /// Passkeys (seed 000): the second step of a login flow, and passwordless sign-in.
     public enum Passkeys {
         public static let flowOptions = Endpoint<PasskeyFlowOptionsRequest, PasskeyRequestOptions>(

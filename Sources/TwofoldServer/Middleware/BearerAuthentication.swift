@@ -20,8 +20,9 @@ struct AuthenticatedUser: Authenticatable {
 /// minutes). Anything else is `401 unauthorized` with a `WWW-Authenticate` challenge.
 ///
 /// Without that header, a browser's session cookie signs the pages' script in, as it signs in
-/// the pages (`BrowserSessions`): only with the page's CSRF token in `X-CSRF-Token` and from
-/// this site, so another site cannot make a signed-in browser call the API.
+/// the pages (`BrowserSessions`), on the few endpoints that script calls (`API.pageScript`)
+/// only, with the page's CSRF token in `X-CSRF-Token` and from this site, so another site
+/// cannot make a signed-in browser call the API.
 struct BearerAuthentication: AsyncMiddleware {
     let tokens: TokenService
     let sessions: SessionService
@@ -31,13 +32,13 @@ struct BearerAuthentication: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard let bearer = request.headers.bearerAuthorization else {
-            guard let browser, browser.hasSession(request) else {
+            guard let browser, browser.hasSession(request), Self.isPageScript(request) else {
                 throw Self.unauthorized("Send an access token as `Authorization: Bearer …`.")
             }
-            try browser.checkForm(request, token: request.headers.first(name: Wire.Header.csrfToken))
             guard let visitor = try await browser.visitor(request) else {
                 throw Self.unauthorized("This browser's session has ended. Sign in again.")
             }
+            try browser.checkForm(request, token: request.headers.first(name: Wire.Header.csrfToken))
             request.auth.login(visitor.caller)
             return try await next.respond(to: request)
         }
@@ -53,6 +54,12 @@ struct BearerAuthentication: AsyncMiddleware {
                 userID: userID, sessionID: sessionID, methods: claims.amr,
                 authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime)), proof: SessionProof(session)))
         return try await next.respond(to: request)
+    }
+
+    /// Whether `request` is for one of `API.pageScript` (none has a path parameter).
+    static func isPageScript(_ request: Request) -> Bool {
+        let path = request.url.path.split(separator: "/").joined(separator: "/")
+        return API.pageScript.contains { $0.method.rawValue == request.method.rawValue && $0.template == path }
     }
 
     static func unauthorized(_ detail: String) -> Problem {

@@ -44,17 +44,17 @@ extension PagesController {
                 before anything else.</p></div>
                 """
         }
+        let keyDevices = try await deviceKeys.devices(userID: user.id)
         main += """
-            <section aria-labelledby="s-status"><h2 id="s-status">Status</h2>
             <p>Two-step verification is <strong>\(state.isEnabled ? "on" : "off")</strong> for \(user.username) \
             (\(user.email)).</p>
             \(emailVerificationNotice(user, csrf: csrf.token, justSent: request.url.query == "done=verification-sent"))\
-            </section>
+            \(overview(state, devices: keyDevices.count, settingUp: visitor.mustSetUpFactor))
             <section aria-labelledby="s-totp"><h2 id="s-totp">Authenticator app</h2>
             """
         if state.totp.enabled {
             main += """
-                <p>On, set up \(PageTime.text(state.totp.configuredAt)).</p>
+                <p>On, set up \(PageTime.shown(state.totp.configuredAt)).</p>
                 <form method="post" action="\(Pages.totpRemove.href())">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Turn off the authenticator app</button></form>
                 """
@@ -89,7 +89,7 @@ extension PagesController {
             for (index, passkey) in state.webauthn.credentials.enumerated() {
                 main += """
                     <tr><td>\(passkey.name)</td><td>\(passkey.provider ?? "Unknown")</td>\
-                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td class="nowrap">\(PageTime.text(passkey.lastUsedAt))</td>\
+                    <td>\(passkey.synced ? "Synced" : "This device only")</td><td class="nowrap">\(PageTime.shown(passkey.lastUsedAt))</td>\
                     <td><form method="post" action="\(Pages.passkeyRename.href(passkey.id))">\(Self.csrfField(csrf.token))\
                     <label for="rename-\(index)">New name for \(passkey.name)</label>\
                     <input id="rename-\(index)" name="name" type="text" maxlength="64" required value="\(passkey.name)">\
@@ -105,11 +105,11 @@ extension PagesController {
             data-verify="\(API.Passkeys.registerVerify.href())" data-added="\(Pages.accountSecurity.href())?added=" \
             data-step-up="\(Pages.stepUpPrompt.href())" hidden><button type="button" data-passkey-button>Add a passkey</button>
             <p class="field-error" role="alert" data-passkey-error></p></div></section>
-            <section aria-labelledby="s-codes"><h2 id="s-codes">SMS and email codes</h2>
+            <section aria-labelledby="s-sms"><h2 id="s-sms">Text message codes</h2>
             """
         if state.sms.enabled {
             main += """
-                <p>SMS codes are on, to \(state.sms.maskedDestination ?? "your phone").</p>
+                <p>On: codes go to \(state.sms.maskedDestination ?? "your phone").</p>
                 <form method="post" action="\(Pages.codesDisable.href("sms"))">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Turn off SMS codes</button></form>
                 """
@@ -120,14 +120,16 @@ extension PagesController {
                 <button type="submit" class="secondary">Send a code to turn on SMS codes</button></form>
                 """
         }
+        main += "</section><section aria-labelledby=\"s-email\"><h2 id=\"s-email\">Email codes</h2>"
         if state.email.enabled {
             main += """
-                <p>Email codes are on, to \(state.email.maskedDestination ?? "your address").</p>
+                <p>On: codes go to \(state.email.maskedDestination ?? "your address").</p>
                 <form method="post" action="\(Pages.codesDisable.href("email"))">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Turn off email codes</button></form>
                 """
         } else {
             main += """
+                <p>Codes by email go to \(user.email).</p>
                 <form method="post" action="\(Pages.codesSetup.href("email"))">\(Self.csrfField(csrf.token))\
                 <button type="submit" class="secondary">Send a code to turn on email codes</button></form>
                 """
@@ -149,7 +151,7 @@ extension PagesController {
                 main += "<ul>"
                 for device in devices {
                     main += """
-                        <li>\(device.name), remembered \(PageTime.text(device.createdAt)) \
+                        <li>\(device.name), remembered \(PageTime.shown(device.createdAt)) \
                         <form class="inline" method="post" action="\(Pages.forgetDevice.href(device.id.uuidString))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary">Forget</button></form></li>
                         """
@@ -157,7 +159,6 @@ extension PagesController {
                 main += "</ul>"
             }
             main += "</section>"
-            let keyDevices = try await deviceKeys.devices(userID: user.id)
             main += "<section aria-labelledby=\"s-devices\"><h2 id=\"s-devices\">Devices with keys</h2>"
             if keyDevices.isEmpty {
                 main += "<p>No phone signs in with a device key. The Twofold app adds one.</p>"
@@ -167,7 +168,7 @@ extension PagesController {
                     main += """
                         <li>\(device.deviceModel ?? "A device") \
                         (\(device.method == .secureEnclave ? "secure hardware key" : "SMS sign-in")), \
-                        enrolled \(PageTime.text(device.enrolledAt)), last used \(PageTime.text(device.lastUsedAt)) \
+                        enrolled \(PageTime.shown(device.enrolledAt)), last used \(PageTime.shown(device.lastUsedAt)) \
                         <form class="inline" method="post" action="\(Pages.deviceRemove.href(device.deviceID))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
                         aria-label="Remove \(device.deviceModel ?? "this device")">Remove</button></form></li>
@@ -180,7 +181,7 @@ extension PagesController {
             main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
             for session in sessionList {
                 main += """
-                    <li>\(SessionNames.name(session.userAgent)), signed in \(PageTime.text(session.createdAt))\
+                    <li>\(SessionNames.name(session.userAgent)), signed in \(PageTime.shown(session.createdAt))\
                     \(session.current ? " (this one)" : """
                          <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
                         \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
@@ -313,5 +314,52 @@ extension PagesController {
         let response = Self.redirect(Pages.signIn.href())
         browser.clear(on: response)
         return response
+    }
+}
+
+extension PagesController {
+    /// The security page's first table: each way to sign in, whether it is on, and a link to
+    /// where it is set up, changed or removed (the shape of GitHub's and Google's pages).
+    func overview(_ state: TwoFactorStatus, devices: Int, settingUp: Bool) -> Markup {
+        func row(_ method: String, _ status: String, _ action: String, _ anchor: String) -> Markup {
+            """
+            <tr><th scope="row">\(method)</th><td>\(status)</td>\
+            <td><a href="#\(anchor)" aria-label="\(action): \(method)">\(action)</a></td></tr>
+            """
+        }
+        let passkeys = state.webauthn.credentials.count
+        var rows: [Markup] = []
+        if !settingUp { rows.append(row("Password", "Set", "Change", "s-password")) }
+        rows.append(
+            row(
+                "Authenticator app", state.totp.enabled ? "On since \(PageTime.text(state.totp.configuredAt))" : "Off",
+                state.totp.enabled ? "Turn off" : "Set up", "s-totp"))
+        rows.append(
+            row(
+                "Passkeys", passkeys == 0 ? "None" : passkeys == 1 ? "1 passkey" : "\(passkeys) passkeys",
+                passkeys == 0 ? "Add" : "Manage", "s-passkeys"))
+        for (name, codes, anchor) in [
+            ("Text message codes", state.sms, "s-sms"), ("Email codes", state.email, "s-email"),
+        ] {
+            rows.append(
+                row(
+                    name, codes.enabled ? "On, to \(codes.maskedDestination ?? "you")" : "Off",
+                    codes.enabled ? "Turn off" : "Set up", anchor))
+        }
+        if !settingUp {
+            let left = state.backupCodes.remaining
+            rows.append(
+                row("Backup codes", left == 1 ? "1 left" : "\(left) left", left == 0 ? "Make" : "Make new", "s-backup"))
+            rows.append(
+                row(
+                    "Devices with keys", devices == 0 ? "None" : devices == 1 ? "1 device" : "\(devices) devices",
+                    devices == 0 ? "About" : "Manage", "s-devices"))
+        }
+        return """
+            <section aria-labelledby="s-overview"><h2 id="s-overview">Sign-in methods</h2>
+            <div class="table-wrap" role="region" aria-labelledby="s-overview" tabindex="0"><table>\
+            <thead><tr><th scope="col">Method</th><th scope="col">Status</th><th scope="col">Change</th></tr></thead>\
+            <tbody>\(rows.joined())</tbody></table></div></section>
+            """
     }
 }

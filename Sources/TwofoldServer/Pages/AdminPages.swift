@@ -2,12 +2,6 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-struct DecisionForm: Content, CSRFCarrying {
-    var csrf: String?
-    var decision: String?
-    var note: String?
-}
-
 extension PagesController {
     /// The visitor when an administrator as `SignInPolicy.admitAdministrator` decides (the API's
     /// `AdminOnly` asks the same): else the sign-in page, the step-up that proves a second factor
@@ -42,7 +36,7 @@ extension PagesController {
         return visitor
     }
 
-    private var adminNav: Markup {
+    var adminNav: Markup {
         """
         <nav aria-label="Administration" class="subnav"><a href="\(Pages.admin.href())">Users</a>\
         <a href="\(Pages.adminRecovery.href())">Recovery requests</a><a href="\(Pages.adminAudit.href())">Audit log</a></nav>
@@ -75,7 +69,7 @@ extension PagesController {
             main += """
                 <tr><td><a href="\(Pages.adminUser.href(user.id.uuidString))">\(user.username)</a></td>\
                 <td>\(user.email)</td><td>\(user.role)</td><td>\(user.status)</td>\
-                <td class="nowrap">\(PageTime.text(user.createdAt))</td></tr>
+                <td class="nowrap">\(PageTime.shown(user.createdAt))</td></tr>
                 """
         }
         main += "</tbody></table></div>"
@@ -125,7 +119,7 @@ extension PagesController {
             <dl><dt>Email</dt><dd>\(user.email)</dd><dt>Role</dt><dd>\(user.role)</dd>\
             <dt>Status</dt><dd>\(user.status)\(user.status == "locked" ? " (locked: 20 wrong codes in a day, or a disowned recovery)" : "")</dd>\
             <dt>Factor locks</dt><dd>\(locks)</dd>\
-            <dt>Registered</dt><dd>\(PageTime.text(user.createdAt))</dd></dl>
+            <dt>Registered</dt><dd>\(PageTime.shown(user.createdAt))</dd></dl>
             <h2>Sign-in methods</h2><ul>
             <li>Authenticator app: \(state.totp.enabled ? "on" : "off")</li>
             <li>Passkeys: \(state.webauthn.credentials.count)\(state.webauthn.credentials.isEmpty ? "" : " (" + state.webauthn.credentials.map { $0.name }.joined(separator: ", ") + ")")</li>
@@ -141,7 +135,7 @@ extension PagesController {
             for device in devices {
                 main += """
                     <li>\(device.deviceModel ?? "Unknown model") (\(device.method.rawValue)), \
-                    enrolled \(PageTime.text(device.enrolledAt))</li>
+                    enrolled \(PageTime.shown(device.enrolledAt))</li>
                     """
             }
             main += "</ul>"
@@ -149,7 +143,7 @@ extension PagesController {
         main += "<h2>Sessions</h2><ul>"
         for session in detail.sessions {
             main +=
-                "<li>\(SessionNames.name(session.userAgent)) (\(session.userAgent ?? "no User-Agent")), \(session.ipAddress ?? ""), signed in \(PageTime.text(session.createdAt))</li>"
+                "<li>\(SessionNames.name(session.userAgent)) (\(session.userAgent ?? "no User-Agent")), \(session.ipAddress ?? ""), signed in \(PageTime.shown(session.createdAt))</li>"
         }
         main += "</ul>"
         main += """
@@ -189,7 +183,7 @@ extension PagesController {
                     ?? "a deleted account"
             }
             html += """
-                <tr><td class="nowrap">\(PageTime.text(event.occurredAt))</td><td>\(who)</td>\
+                <tr><td class="nowrap">\(PageTime.shown(event.occurredAt))</td><td>\(who)</td>\
                 <td>\(AuditWords.event(event.type))</td>\
                 <td>\(event.ipAddress ?? "")</td><td>\(AuditWords.detail(event.detail))</td></tr>
                 """
@@ -242,93 +236,6 @@ extension PagesController {
         } catch let problem as Problem where problem.code == .stepUpRequired {
             return try await stepUpPage(
                 request, visitor: visitor, next: Pages.adminUser.href(id?.uuidString ?? ""), refusal: problem)
-        } catch let problem as Problem where problem.status < 500 {
-            return refusal(request, problem, visitor: visitor)
-        }
-    }
-
-    @Sendable func adminRecovery(request: Request) async throws -> Response {
-        let visitor = try await administrator(request)
-        return try await adminRecoveryPage(request, visitor: visitor)
-    }
-
-    func adminRecoveryPage(
-        _ request: Request, visitor: BrowserSessions.Visitor, notice: String? = nil, problem: Problem? = nil,
-        status: HTTPResponseStatus = .ok
-    ) async throws -> Response {
-        let csrf = browser.csrf(request)
-        let queue = try await recovery.queue(PageQuery(limit: 100))
-        var main: Markup = "<h1>Recovery requests</h1>\n" + adminNav
-        if let notice { main += Self.note(notice) }
-        if let problem { main += Self.alert(problem) }
-        main += """
-            <p>Check that the person is the account's owner before approving: their message against what you know \
-            of them, the document, the address and time of the request. An approved request sends a single-use \
-            link to the account's email address; using it removes every sign-in method.</p>
-            """
-        if queue.requests.isEmpty { main += "<p>No request waits for review.</p>" }
-        for item in queue.requests {
-            let id = item.id.uuidString
-            main += """
-                <article class="request" aria-labelledby="r-\(id)"><h2 id="r-\(id)">\(item.username) \
-                (\(item.email))</h2>
-                <dl><dt>State</dt><dd>\(item.state.rawValue.replacingOccurrences(of: "_", with: " "))</dd>\
-                <dt>Asked</dt><dd>\(PageTime.text(item.createdAt)) from \(item.ipAddress ?? "an unknown address")</dd>\
-                <dt>Email proven</dt><dd>\(PageTime.text(item.emailVerifiedAt))</dd>\
-                <dt>Browser</dt><dd>\(item.userAgent ?? "unknown")</dd>\
-                <dt>Account</dt><dd>\(item.accountStatus)</dd></dl>
-                \(Self.disownedWarning(item.disownedRecoveries))
-                <h3>Their message</h3><p class="message">\(item.message.replacingOccurrences(of: "\n", with: "<br>"))</p>
-                """
-            if let type = item.documentType {
-                main += """
-                    <p><a href="\(Pages.adminRecoveryDocument.href(id))">Download the document</a> \
-                    (\(type), \(item.documentBytes ?? 0) bytes)</p>
-                    """
-            }
-            if item.state == .pendingReview {
-                main += """
-                    <form method="post" action="\(Pages.adminRecoveryDecide.href(id))">\(Self.csrfField(csrf.token))
-                    <div class="field"><label for="note-\(id)">Your note (kept with the decision)</label>\
-                    <textarea id="note-\(id)" name="note" rows="2" required maxlength="\(RecoveryDecisionRequest.maximumNoteLength)"></textarea></div>
-                    <button type="submit" name="decision" value="approve">Approve</button>
-                    <button type="submit" name="decision" value="deny" class="danger">Deny</button></form>
-                    """
-            }
-            main += "</article>"
-        }
-        return render(request, csrf, title: "Recovery requests", main: main, visitor: visitor, status: status)
-    }
-
-    @Sendable func adminRecoveryDecide(request: Request) async throws -> Response {
-        let form = try form(request, as: DecisionForm.self)
-        let visitor = try await administrator(request)
-        guard let decision = form.decision, ["approve", "deny"].contains(decision) else {
-            return try await adminRecoveryPage(
-                request, visitor: visitor,
-                problem: InputValidation.failure(["decision": "must be approve or deny"]), status: .unprocessableEntity)
-        }
-        do {
-            let decided = try await recovery.decide(
-                request.parameters.get("recoveryID", as: UUID.self), approve: decision == "approve",
-                note: form.note ?? "", by: visitor.caller, adminUser: visitor.user, origin: request.origin)
-            return try await adminRecoveryPage(
-                request, visitor: visitor,
-                notice: "The request of \(decided.username) was \(decision == "approve" ? "approved" : "denied").")
-        } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.adminRecovery.href(), refusal: problem)
-        } catch let problem as Problem where problem.status < 500 {
-            return try await adminRecoveryPage(
-                request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
-        }
-    }
-
-    @Sendable func adminRecoveryDocument(request: Request) async throws -> Response {
-        let visitor = try await administrator(request)
-        do {
-            return .attachment(
-                try await recovery.document(
-                    request.parameters.get("recoveryID", as: UUID.self), by: visitor.user.id, origin: request.origin))
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: visitor)
         }

@@ -55,10 +55,12 @@ struct BrowserSessions: Sendable {
             token: token)
     }
 
-    /// Sets the session cookie of `tokens` (a sign-in just completed) on `response`.
+    /// Sets the session cookie of `tokens` (a sign-in just completed) on `response`, and a new
+    /// CSRF seed: a form token of before the sign-in (or of another account) works no more.
     func begin(_ tokens: AuthTokensResponse, on response: Response) {
         response.cookies[cookies.name(Wire.Cookie.session)] = cookies.cookie(
             tokens.refreshToken.token, lifetime: lifetime)
+        response.cookies[cookies.name(Self.csrfCookie)] = cookies.cookie(SecureToken.generate(), lifetime: lifetime)
         // The device cookie outlives the session: this browser's next password sign-in to the
         // account stays open while strangers guess elsewhere (`DeviceCookies`).
         if let device = tokens.deviceToken {
@@ -74,6 +76,7 @@ struct BrowserSessions: Sendable {
 
     func clear(on response: Response) {
         response.cookies[cookies.name(Wire.Cookie.session)] = cookies.cookie("", lifetime: 0)
+        response.cookies[cookies.name(Self.csrfCookie)] = cookies.cookie("", lifetime: 0)
     }
 
     // MARK: Forms

@@ -35,7 +35,7 @@ struct PendingChange: Sendable, Equatable {
         guard let path, path.utf8.count <= 512, Self.resumable.contains(where: { Self.path(path, matches: $0) })
         else { return nil }
         self.path = path
-        self.fields = fields.filter { Self.carried.contains($0.key) && $0.value.utf8.count <= 1024 }
+        self.fields = fields.filter { Self.carried.contains($0.key) && $0.value.utf8.count <= 8192 }
     }
 
     /// The change `request` (a form a step-up was asked for) was making.
@@ -117,7 +117,7 @@ extension PagesController {
         let main: Markup = """
             <h1>\(confirmation.question)</h1>
             <p>\(confirmation.detail)</p>
-            <form method="post" action="\(request.url.path)">\(Self.csrfField(csrf.token))\(kept)\
+            <form method="post" action="/\(request.url.path.split(separator: "/").joined(separator: "/"))">\(Self.csrfField(csrf.token))\(kept)\
             <input type="hidden" name="confirmed" value="1">\
             <button type="submit" class="danger">\(confirmation.button)</button> \
             <a class="button secondary" href="\(back)">Cancel</a></form>

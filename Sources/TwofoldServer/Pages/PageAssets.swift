@@ -65,7 +65,7 @@ enum PageAssets {
         .subnav { display: flex; flex-wrap: wrap; gap: 1rem; margin: 0 0 1rem; }
         .paging { display: flex; gap: 1rem; }
         .request { border: 1px solid var(--line); border-radius: 8px; padding: .3rem 1rem 1rem; margin: 0 0 1rem; }
-        .message { white-space: normal; background: var(--soft); padding: .5rem; overflow-wrap: anywhere; }
+        .message { white-space: pre-line; background: var(--soft); padding: .5rem; overflow-wrap: anywhere; }
         dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
         dt { font-weight: 600; }
         dd { margin: 0; overflow-wrap: anywhere; }
@@ -301,6 +301,20 @@ enum PageAssets {
           document.querySelectorAll("[data-print]").forEach(function (button) {
             button.hidden = false;
             button.addEventListener("click", function () { window.print(); });
+          });
+          // Moments in the person's own time zone; within a week, relative, the exact time as title.
+          document.querySelectorAll("time[data-local]").forEach(function (time) {
+            var when = new Date(time.getAttribute("datetime"));
+            if (isNaN(when.getTime())) { return; }
+            var exact = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+            var seconds = Math.round((when.getTime() - Date.now()) / 1000);
+            var size = Math.abs(seconds);
+            if (size >= 7 * 86400 || !window.Intl || !Intl.RelativeTimeFormat) { time.textContent = exact; return; }
+            var unit = size < 60 ? ["second", 1] : size < 3600 ? ["minute", 60] : size < 86400 ? ["hour", 3600]
+              : ["day", 86400];
+            var words = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+            time.textContent = words.format(Math.round(seconds / unit[1]), unit[0]);
+            time.title = exact;
           });
           // Count a wait down, once a second.
           document.querySelectorAll("[data-countdown]").forEach(function (out) {

@@ -173,20 +173,45 @@ struct PagesController: Sendable {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">"
     }
 
-    /// A problem as the message a form shows above itself.
-    static func alert(_ problem: Problem) -> Markup {
+    /// A problem as the message a form shows above itself, each thing said once: the detail,
+    /// the tries left (while there are some), and the wait when the detail does not say it
+    /// already (counted down when under a minute). A form that shows its fields' errors at the
+    /// fields (`fieldsShown`) says only that here; other forms get them in words.
+    static func alert(_ problem: Problem, fieldsShown: Set<String> = []) -> Markup {
+        var title = problem.title
         var text: Markup = "\(problem.detail ?? problem.title)"
-        if let attempts = problem.attemptsRemaining {
-            text += attempts == 1 ? " 1 attempt left." : " \(attempts) attempts left."
+        if problem.code == .validationFailed, let errors = problem.errors, !errors.isEmpty {
+            title = "Check what you typed"
+            if Set(errors.keys).isSubset(of: fieldsShown) {
+                text = "Each field to fix says what is wrong, below."
+            } else {
+                text = errors.keys.sorted().map { (key: String) -> Markup in
+                    "\(fieldWords[key] ?? key) \(errors[key] ?? "")."
+                }.joined(separator: " ")
+            }
         }
-        if let wait = problem.retryAfter {
-            text += " Try again in <span data-countdown=\"\(wait)\">\(wait)</span> seconds."
+        if let attempts = problem.attemptsRemaining, attempts > 0 {
+            text += attempts == 1 ? " 1 try left." : " \(attempts) tries left."
+        }
+        if let wait = problem.retryAfter, !(problem.detail ?? "").lowercased().contains("try again") {
+            text +=
+                wait < 60
+                ? " Try again in <span data-countdown=\"\(wait)\">\(wait)</span> seconds."
+                : " Try again in \(TimeInterval(wait).waitInWords)."
         }
         return """
-            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(problem.title)</h2>\
+            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(title)</h2>\
             <p>\(text)</p></div>
             """
     }
+
+    /// The API's field names as a person reads them.
+    static let fieldWords: [String: String] = [
+        "email": "Email", "username": "Username", "password": "Password", "newPassword": "New password",
+        "currentPassword": "Current password", "code": "Code", "phoneNumber": "Phone number", "name": "Name",
+        "message": "Message", "document": "Document", "credential": "Passkey", "method": "Method", "token": "Link",
+        "decision": "Decision", "otpFlowId": "Sign-in", "account": "Email or username",
+    ]
 
     static func note(_ text: String) -> Markup { "<p class=\"note\" role=\"status\">\(text)</p>" }
 
@@ -278,6 +303,14 @@ enum PageTime {
     static func text(_ date: Date?) -> String {
         guard let date else { return "never" }
         return FactorChanges.moment(date)
+    }
+
+    /// A moment as a page shows it: a `<time>` that says it in UTC, which the pages' script
+    /// says again in the person's own time zone, and relatively when it is within a week
+    /// ("in 5 minutes", "3 days ago"), the exact time kept as its title.
+    static func shown(_ date: Date?) -> Markup {
+        guard let date else { return "never" }
+        return "<time datetime=\"\(machine(date))\" data-local>\(text(date))</time>"
     }
 
     /// For a `<time datetime>`: ISO 8601 in UTC.

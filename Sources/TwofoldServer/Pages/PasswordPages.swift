@@ -86,8 +86,7 @@ extension PagesController {
         let errors = problem?.errors ?? [:]
         var main: Markup = "<h1>Choose a new password</h1>\n"
         main += "<p>The new password signs you out on every device. This link works until "
-        main += "<time datetime=\"\(PageTime.machine(options.expiresAt))\">"
-        main += "\(PageTime.text(options.expiresAt))</time>.</p>\n"
+        main += "\(PageTime.shown(options.expiresAt)).</p>\n"
         // A problem about one field is said there, once; any other above the form.
         let fields: Set<String> = ["newPassword", "code", "method"]
         if let problem, !(problem.errors.map { !$0.isEmpty && Set($0.keys).isSubset(of: fields) } ?? false) {

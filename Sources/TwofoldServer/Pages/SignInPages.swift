@@ -266,7 +266,7 @@ extension PagesController {
     ) -> Response {
         let csrf = browser.csrf(request)
         var main: Markup = "<h1>Create an account</h1>\n"
-        if let problem { main += Self.alert(problem) }
+        if let problem { main += Self.alert(problem, fieldsShown: ["username", "email", "password"]) }
         let errors = problem?.errors ?? [:]
         main += """
             <form method="post" action="\(Pages.register.form.href())" novalidate>

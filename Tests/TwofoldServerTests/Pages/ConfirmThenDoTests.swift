@@ -7,7 +7,7 @@ import VaporTesting
 
 /// Changes that cannot be undone at a click ask once, without script; and "Confirm it's you"
 /// makes the change it interrupted, never another one.
-@Suite struct ConfirmThenDoTests {
+@Suite(.tags(.database)) struct ConfirmThenDoTests {
     /// Bob, with an authenticator app, signed in with it in `browser`; his backup codes.
     private func bobWithTheApp(_ app: Application, _ clock: TestClock) async throws -> (
         TestBrowser, AuthTokensResponse, [UInt8], [String]

@@ -197,6 +197,15 @@ final class TestBrowser: @unchecked Sendable {
                 #expect(refused.status == status, "\(extra): \(refused.body)")
                 #expect(refused.headers.contentType == .init(type: "application", subType: "problem+json"))
             }
+            // Only the endpoints the pages' script calls take the cookie: not a step-up (which would
+            // hand a script a bearer token of its own), not the account, not administration.
+            let admin = "/" + API.Admin.resetMFA.path(UUID().uuidString)
+            for endpoint in [API.Auth.stepUp.href(), admin, API.DeviceKeys.enroll.href()] {
+                let refused = try await browser.postJSON(
+                    endpoint, #"{"method":"password","password":"\#(Accounts.password)"}"#,
+                    extra: [Wire.Header.csrfToken: token])
+                #expect(refused.status == .unauthorized, "\(endpoint): \(refused.body)")
+            }
             // A bearer token still wins over the cookie: a wrong one is refused, not the cookie used.
             let bearer = try await browser.postJSON(
                 options, extra: [Wire.Header.csrfToken: token, "Authorization": "Bearer not-a-token"])
@@ -250,10 +259,15 @@ final class TestBrowser: @unchecked Sendable {
             let setCookies: [String] = signedIn.headers[.setCookie]
             var cookie = ""
             for candidate in setCookies where candidate.hasPrefix("__Host-twofold_session=") { cookie = candidate }
-            // The session's cookie and the device cookie, both under the prefix, with the same rules.
+            // The session's cookie, the device cookie and a new CSRF seed (a form token of before
+            // the sign-in works no more), all under the prefix, with the same rules.
             #expect(
-                setCookies.count == 2 && setCookies.allSatisfy { $0.hasPrefix("__Host-") }
-                    && setCookies.contains { $0.hasPrefix("__Host-twofold_device=") }, "\(setCookies)")
+                setCookies.count == 3 && setCookies.allSatisfy { $0.hasPrefix("__Host-") }
+                    && setCookies.contains { $0.hasPrefix("__Host-twofold_device=") }
+                    && setCookies.contains { $0.hasPrefix("__Host-twofold_csrf=") }, "\(setCookies)")
+            // The form token of the signed-out page no longer works.
+            let stale = try await browser.post("/sign-out", ["csrf": page.csrf ?? ""])
+            #expect(stale.status == .forbidden)
             #expect(!cookie.isEmpty)
             for cookie in setCookies {
                 #expect(
@@ -342,6 +356,9 @@ final class TestBrowser: @unchecked Sendable {
             #expect(pages[1].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the session's User-Agent")
             #expect(pages[1].body.contains("&lt;img src=x onerror=alert(2)&gt;"), "the device model or session")
             #expect(pages[4].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the recovery message")
+            // The reviewer sees the account's recent sign-ins beside the request: when, from where, how.
+            #expect(pages[4].body.contains("<h3>Recent sign-ins</h3><ul><li><time datetime="), "\(pages[4].body)")
+            #expect(pages[4].body.contains("from 10.7.0.1, Unknown app, with password</li>"))
         }
     }
 
@@ -472,6 +489,11 @@ final class TestBrowser: @unchecked Sendable {
             }
             #expect(statuses == [401, 401, 401, 401, 429], "the fifth wrong code locks the factor")
             #expect(page.body.contains("name=\"code\" type=\"text\"") && page.body.contains(" disabled data-until=\""))
+            // Said once, in words: how long, and what else to do; no "0 tries left", no second wait.
+            #expect(
+                page.body.contains("Too many wrong codes for this method. Try again in 5 minutes, or use another way."))
+            #expect(page.body.components(separatedBy: "ry again").count == 2, "the wait is said once")
+            #expect(!page.body.contains("0 tries left") && !page.body.contains("attempts left"))
 
             let alice = try await Accounts.signUp(app, "alice", address: "10.0.0.2")
             _ = try await Codes.enableSMS(app, tokens: alice, clock: clock)

@@ -77,6 +77,12 @@ struct Administration: Sendable {
                 offset: query.page.range.lowerBound, limit: query.page.range.count))
     }
 
+    /// The account's last few successful sign-ins, newest first: what a reviewer of a recovery
+    /// compares with the request (an owner who signed in yesterday from here rarely needs one).
+    func recentSignIns(_ userID: UUID, limit: Int = 3) async throws -> [AuditEventDTO] {
+        try await audit.events(userID: userID, type: AuditEvent.loginSucceeded.rawValue, limit: limit)
+    }
+
     /// The usernames of the accounts `ids` name (those that still exist), for a list of events.
     func usernames(_ ids: Set<UUID>) async throws -> [UUID: String] {
         var names: [UUID: String] = [:]

@@ -192,7 +192,8 @@ struct FactorGuard: Sendable {
         let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
         return Problem(
             status: 429, code: .locked, title: "Too many wrong codes",
-            detail: "This factor is locked; try again in \(seconds) seconds or use another method.",
+            detail: "Too many wrong codes for this method. Try again in \(TimeInterval(seconds).waitInWords), "
+                + "or use another way.",
             attemptsRemaining: 0, retryAfter: seconds, lockoutUntil: until)
     }
 }

@@ -1,6 +1,16 @@
 import Foundation
 
 extension TimeInterval {
+    /// A wait as a person reads it, rounded up to its unit: "45 seconds", "5 minutes" (for 299
+    /// seconds), "2 hours".
+    var waitInWords: String {
+        let seconds = Swift.max(1, Int(rounded(.up)))
+        func count(_ value: Int, _ unit: String) -> String { "\(value) \(unit)\(value == 1 ? "" : "s")" }
+        if seconds < 60 { return count(seconds, "second") }
+        if seconds < 3600 { return count((seconds + 59) / 60, "minute") }
+        return count((seconds + 3599) / 3600, "hour")
+    }
+
     /// How long this is, as a person reads it in a message: "5 minutes", "1 minute", "90 seconds",
     /// "2 hours". Answers and messages state the configured value this way, never a default.
     var inWords: String {
