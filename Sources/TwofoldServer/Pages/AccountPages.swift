@@ -8,7 +8,7 @@ struct CodeForm: Content, CSRFCarrying {
     var code: String?
 }
 
-extension PagesController {
+extension SecurityPages {
     /// Seed 000's settings hub: where the account stands, and each way in with its actions.
     @Sendable func securityPage(request: Request) async throws -> Response {
         let visitor = try await signedIn(request, settingUp: true)
@@ -212,7 +212,7 @@ extension PagesController {
             let setup = try await factorSettings.setupTOTP(user: visitor.user, caller: visitor.caller)
             return totpSetupPage(request, visitor: visitor, setup: setup, problem: nil)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(
+            return try await stepUps.stepUpPage(
                 request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await securityPage(
@@ -317,11 +317,11 @@ extension PagesController {
     }
 }
 
-extension PagesController {
+extension SecurityPages {
     /// The security page's first table: each way to sign in, whether it is on, and a link to
     /// where it is set up, changed or removed (the shape of GitHub's and Google's pages).
     func overview(_ state: TwoFactorStatus, devices: Int, settingUp: Bool) -> Markup {
-        func row(_ method: String, _ status: String, _ action: String, _ anchor: String) -> Markup {
+        func row(_ method: String, _ status: Markup, _ action: String, _ anchor: String) -> Markup {
             """
             <tr><th scope="row">\(method)</th><td>\(status)</td>\
             <td><a href="#\(anchor)" aria-label="\(action): \(method)">\(action)</a></td></tr>
@@ -332,7 +332,7 @@ extension PagesController {
         if !settingUp { rows.append(row("Password", "Set", "Change", "s-password")) }
         rows.append(
             row(
-                "Authenticator app", state.totp.enabled ? "On since \(PageTime.text(state.totp.configuredAt))" : "Off",
+                "Authenticator app", state.totp.enabled ? "On since \(PageTime.shown(state.totp.configuredAt))" : "Off",
                 state.totp.enabled ? "Turn off" : "Set up", "s-totp"))
         rows.append(
             row(

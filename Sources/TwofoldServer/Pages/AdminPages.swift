@@ -2,7 +2,7 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-extension PagesController {
+extension AdminPages {
     /// The visitor when an administrator as `SignInPolicy.admitAdministrator` decides (the API's
     /// `AdminOnly` asks the same): else the sign-in page, the step-up that proves a second factor
     /// (then back here), or a refusal that says what to do.
@@ -15,7 +15,8 @@ extension PagesController {
             && problem.errors?["stepUp"] != SignInNeed.administratorFactor.rawValue
         {
             let next = request.method == .GET ? request.url.path : Pages.admin.href()
-            throw Detour(response: try await stepUpPage(request, visitor: visitor, next: next, refusal: problem))
+            throw Detour(
+                response: try await stepUps.stepUpPage(request, visitor: visitor, next: next, refusal: problem))
         } catch let problem as Problem where problem.code == .stepUpRequired {
             throw Detour(
                 response: refusal(
@@ -234,7 +235,7 @@ extension PagesController {
             let notice = try await action(visitor, id)
             return try await adminUserPage(request, visitor: visitor, id: id, notice: notice)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(
+            return try await stepUps.stepUpPage(
                 request, visitor: visitor, next: Pages.adminUser.href(id?.uuidString ?? ""), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return refusal(request, problem, visitor: visitor)

@@ -10,7 +10,7 @@ struct DecisionForm: Content, CSRFCarrying {
 
 /// The console's recovery queue: each request with what a reviewer sets beside it (the
 /// message, the document, the address, the account's recent sign-ins) and the decision.
-extension PagesController {
+extension AdminPages {
     @Sendable func adminRecovery(request: Request) async throws -> Response {
         let visitor = try await administrator(request)
         return try await adminRecoveryPage(request, visitor: visitor)
@@ -95,7 +95,8 @@ extension PagesController {
                 request, visitor: visitor,
                 notice: "The request of \(decided.username) was \(decision == "approve" ? "approved" : "denied").")
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.adminRecovery.href(), refusal: problem)
+            return try await stepUps.stepUpPage(
+                request, visitor: visitor, next: Pages.adminRecovery.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await adminRecoveryPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))

@@ -100,30 +100,7 @@ struct PendingChange: Sendable, Equatable {
     }
 }
 
-extension PagesController {
-    /// The page that asks `confirmation` before `request`'s change, when its form did not say
-    /// `confirmed=1` yet; `nil` once it did. Cancel goes back to `back`.
-    func confirmFirst(
-        _ request: Request, visitor: BrowserSessions.Visitor, _ confirmation: Confirmation, back: String
-    ) -> Response? {
-        if (try? request.content.get(String.self, at: "confirmed")) == "1" { return nil }
-        let csrf = browser.csrf(request)
-        var kept = Markup.empty
-        for name in PendingChange.carried.sorted() where name != "confirmed" {
-            if let value = try? request.content.get(String.self, at: name) {
-                kept += "<input type=\"hidden\" name=\"\(name)\" value=\"\(value)\">"
-            }
-        }
-        let main: Markup = """
-            <h1>\(confirmation.question)</h1>
-            <p>\(confirmation.detail)</p>
-            <form method="post" action="/\(request.url.path.split(separator: "/").joined(separator: "/"))">\(Self.csrfField(csrf.token))\(kept)\
-            <input type="hidden" name="confirmed" value="1">\
-            <button type="submit" class="danger">\(confirmation.button)</button> \
-            <a class="button secondary" href="\(back)">Cancel</a></form>
-            """
-        return render(request, csrf, title: confirmation.question, main: main, visitor: visitor)
-    }
+extension StepUpPages {
 
     /// Makes `change` as the person's own form would, now that the step-up it waited for is done:
     /// the same session cookie and CSRF token, through every middleware and rule again.

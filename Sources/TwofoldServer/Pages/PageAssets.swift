@@ -31,7 +31,7 @@ enum PageAssets {
         button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .55rem 1.1rem;
           border-radius: 6px; border: 2px solid var(--accent); background: var(--accent); color: #fff;
           cursor: pointer; text-decoration: none; margin: .2rem .3rem .2rem 0; }
-        button.secondary { background: #fff; color: var(--accent); }
+        button.secondary, .button.secondary { background: #fff; color: var(--accent); }
         button:disabled, button[aria-disabled=true] { background: #e8e8e8; border-color: #9a9a9a; color: #4a4a4a;
           cursor: not-allowed; }
         button.danger { background: var(--danger); border-color: var(--danger); }

@@ -2,10 +2,14 @@ import Foundation
 import TwofoldAPI
 import Vapor
 
-/// The pages (`Pages`): rendered here, on the same services as the JSON API, so no sign-in,
+/// The pages (`Pages`): rendered on the same services as the JSON API, so no sign-in,
 /// second-step, factor, recovery or administration rule is written twice. Each handler reads
 /// its form, asks `BrowserSessions` whether the form and the visitor may, calls a service,
 /// and renders its answer or its refusal in words.
+///
+/// This type only wires: it builds each area of the pages (`SignInPages`, `StepUpPages`,
+/// `SecurityPages`, `PasswordPages`, `RecoveryPages`, `AdminPages`) with the services that area
+/// uses, and registers their handlers.
 struct PagesController: Sendable {
     let browser: BrowserSessions
     let signIn: SignIn
@@ -34,56 +38,70 @@ struct PagesController: Sendable {
     let registrationEnabled: Bool
 
     func boot(_ routes: any RoutesBuilder) {
+        let kit = PageKit(browser: browser, cookies: cookies, clock: clock, registrationEnabled: registrationEnabled)
+        let signIns = SignInPages(
+            kit: kit, signIn: signIn, registration: registration, secondStep: secondStep, passwordless: passwordless,
+            trustedDeviceLifetime: trustedDeviceLifetime, codeResendAfter: codeResendAfter)
+        let stepUps = StepUpPages(kit: kit, stepUp: stepUp, factorSettings: factorSettings)
+        let security = SecurityPages(
+            kit: kit, stepUps: stepUps, factorSettings: factorSettings, passkeyManagement: passkeyManagement,
+            accountChanges: accountChanges, signOut: signOut, sessions: sessions, deviceKeys: deviceKeys,
+            deviceEnrolment: deviceEnrolment, emailVerification: emailVerification, callers: callers)
+        let passwords = PasswordPages(kit: kit, passwordReset: passwordReset)
+        let recoveries = RecoveryPages(kit: kit, recovery: recovery)
+        let admin = AdminPages(
+            kit: kit, stepUps: stepUps, administration: administration, recovery: recovery,
+            factorSettings: factorSettings, deviceKeys: deviceKeys)
         on(routes, Pages.stylesheet) { _ in Self.asset(PageAssets.stylesheet, type: "text/css; charset=utf-8") }
         on(routes, Pages.script) { _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
-        on(routes, Pages.signIn, use: signInPage)
-        on(routes, Pages.signIn.form, use: signInSubmit)
-        on(routes, Pages.secondStep, use: secondStepSubmit)
-        on(routes, Pages.resendCode, use: resendCode)
-        on(routes, Pages.register, use: registerPage)
-        on(routes, Pages.register.form, use: registerSubmit)
-        on(routes, Pages.signOut, use: signOutSubmit)
-        on(routes, Pages.stepUpPrompt, use: stepUpShow)
-        on(routes, Pages.stepUp, use: stepUpSubmit)
-        on(routes, Pages.accountSecurity, use: securityPage)
-        on(routes, Pages.totpSetup, use: totpSetup)
-        on(routes, Pages.totpConfirm, use: totpConfirm)
-        on(routes, Pages.forgetDevice, use: forgetDevice)
-        on(routes, Pages.totpRemove, use: totpRemove)
-        on(routes, Pages.backupCodesRegenerate, use: backupCodesRegenerate)
-        on(routes, Pages.passkeyRename, use: passkeyRename)
-        on(routes, Pages.passkeyDelete, use: passkeyDelete)
-        on(routes, Pages.codesSetup, use: codesSetup)
-        on(routes, Pages.codesConfirm, use: codesConfirm)
-        on(routes, Pages.codesDisable, use: codesDisable)
-        on(routes, Pages.passwordChange, use: passwordChange)
-        on(routes, Pages.sessionSignOut, use: sessionSignOut)
-        on(routes, Pages.deviceRemove, use: deviceRemove)
-        on(routes, Pages.signOutEverywhere, use: signOutEverywhere)
-        on(routes, Pages.forgotPassword, use: forgotPasswordPage)
-        on(routes, Pages.forgotPassword.form, use: forgotPasswordSubmit)
-        on(routes, Pages.passwordReset, use: passwordResetPage)
-        on(routes, Pages.passwordReset.form, use: passwordResetSubmit)
-        on(routes, Pages.verifyEmail, use: verifyEmailPage)
-        on(routes, Pages.verifyEmail.form, use: verifyEmailSubmit)
-        on(routes, Pages.resendVerification, use: resendVerification)
-        on(routes, Pages.recovery, use: recoveryPage)
-        on(routes, Pages.recovery.form, use: recoveryStart)
-        on(routes, Pages.recoveryStatus, use: recoveryStatusPage)
-        on(routes, Pages.recoveryVerify, use: recoveryVerify)
-        on(routes, Pages.recoveryPass, use: recoveryPassPage)
-        on(routes, Pages.recoveryPass.form, use: recoveryPassSubmit)
-        on(routes, Pages.recoveryCancel, use: recoveryCancelPage)
-        on(routes, Pages.recoveryCancel.form, use: recoveryCancelSubmit)
-        on(routes, Pages.admin, use: adminUsers)
-        on(routes, Pages.adminUser, use: adminUser)
-        on(routes, Pages.adminUnlock, use: adminUnlock)
-        on(routes, Pages.adminResetMFA, use: adminResetMFA)
-        on(routes, Pages.adminRecovery, use: adminRecovery)
-        on(routes, Pages.adminRecoveryDecide, use: adminRecoveryDecide)
-        on(routes, Pages.adminRecoveryDocument, use: adminRecoveryDocument)
-        on(routes, Pages.adminAudit, use: adminAudit)
-        on(routes, Pages.passkeySignIn, use: passkeySignIn)
+        on(routes, Pages.signIn, use: signIns.signInPage)
+        on(routes, Pages.signIn.form, use: signIns.signInSubmit)
+        on(routes, Pages.secondStep, use: signIns.secondStepSubmit)
+        on(routes, Pages.resendCode, use: signIns.resendCode)
+        on(routes, Pages.register, use: signIns.registerPage)
+        on(routes, Pages.register.form, use: signIns.registerSubmit)
+        on(routes, Pages.passkeySignIn, use: signIns.passkeySignIn)
+        on(routes, Pages.signOut, use: stepUps.signOutSubmit)
+        on(routes, Pages.stepUpPrompt, use: stepUps.stepUpShow)
+        on(routes, Pages.stepUp, use: stepUps.stepUpSubmit)
+        on(routes, Pages.accountSecurity, use: security.securityPage)
+        on(routes, Pages.totpSetup, use: security.totpSetup)
+        on(routes, Pages.totpConfirm, use: security.totpConfirm)
+        on(routes, Pages.forgetDevice, use: security.forgetDevice)
+        on(routes, Pages.totpRemove, use: security.totpRemove)
+        on(routes, Pages.backupCodesRegenerate, use: security.backupCodesRegenerate)
+        on(routes, Pages.passkeyRename, use: security.passkeyRename)
+        on(routes, Pages.passkeyDelete, use: security.passkeyDelete)
+        on(routes, Pages.codesSetup, use: security.codesSetup)
+        on(routes, Pages.codesConfirm, use: security.codesConfirm)
+        on(routes, Pages.codesDisable, use: security.codesDisable)
+        on(routes, Pages.passwordChange, use: security.passwordChange)
+        on(routes, Pages.sessionSignOut, use: security.sessionSignOut)
+        on(routes, Pages.deviceRemove, use: security.deviceRemove)
+        on(routes, Pages.signOutEverywhere, use: security.signOutEverywhere)
+        on(routes, Pages.verifyEmail, use: security.verifyEmailPage)
+        on(routes, Pages.verifyEmail.form, use: security.verifyEmailSubmit)
+        on(routes, Pages.resendVerification, use: security.resendVerification)
+        on(routes, Pages.forgotPassword, use: passwords.forgotPasswordPage)
+        on(routes, Pages.forgotPassword.form, use: passwords.forgotPasswordSubmit)
+        on(routes, Pages.passwordReset, use: passwords.passwordResetPage)
+        on(routes, Pages.passwordReset.form, use: passwords.passwordResetSubmit)
+        on(routes, Pages.recovery, use: recoveries.recoveryPage)
+        on(routes, Pages.recovery.form, use: recoveries.recoveryStart)
+        on(routes, Pages.recoveryStatus, use: recoveries.recoveryStatusPage)
+        on(routes, Pages.recoveryVerify, use: recoveries.recoveryVerify)
+        on(routes, Pages.recoveryPass, use: recoveries.recoveryPassPage)
+        on(routes, Pages.recoveryPass.form, use: recoveries.recoveryPassSubmit)
+        on(routes, Pages.recoveryCancel, use: recoveries.recoveryCancelPage)
+        on(routes, Pages.recoveryCancel.form, use: recoveries.recoveryCancelSubmit)
+        on(routes, Pages.admin, use: admin.adminUsers)
+        on(routes, Pages.adminUser, use: admin.adminUser)
+        on(routes, Pages.adminUnlock, use: admin.adminUnlock)
+        on(routes, Pages.adminResetMFA, use: admin.adminResetMFA)
+        on(routes, Pages.adminRecovery, use: admin.adminRecovery)
+        on(routes, Pages.adminRecoveryDecide, use: admin.adminRecoveryDecide)
+        on(routes, Pages.adminRecoveryDocument, use: admin.adminRecoveryDocument)
+        on(routes, Pages.adminAudit, use: admin.adminAudit)
     }
 
     /// Registers `handler` for `page` (the only way a page is registered). A form's body may
@@ -116,174 +134,6 @@ struct PagesController: Sendable {
             headers: [
                 "Content-Type": type, "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=300",
             ], body: .init(string: text))
-    }
-
-    // MARK: Rendering
-
-    /// A page for `request`: its header (with the visitor's links), `main`, the CSRF cookie
-    /// when the browser has none.
-    func render(
-        _ request: Request, _ csrf: (token: String, cookie: HTTPCookies.Value?), title: String, main: Markup,
-        visitor: BrowserSessions.Visitor?, status: HTTPResponseStatus = .ok, script: Bool = false
-    ) -> Response {
-        var nav = Markup.empty
-        if let visitor {
-            nav += link(Pages.accountSecurity)
-            if visitor.user.isActiveAdmin, !visitor.mustSetUpFactor { nav += link(Pages.admin) }
-            nav += """
-                <form class="inline" method="post" action="\(Pages.signOut.href())">\(Self.csrfField(csrf.token))\
-                <button type="submit" class="link">Sign out \(visitor.user.username)</button></form>
-                """
-        } else {
-            nav += link(Pages.signIn)
-            if registrationEnabled { nav += link(Pages.register) }
-        }
-        let response = Response.page(
-            HTML.document(title: title, main: main, nav: nav, script: script), status: status)
-        if let cookie = csrf.cookie { response.cookies[cookies.name(BrowserSessions.csrfCookie)] = cookie }
-        return response
-    }
-
-    private func link(_ page: Page) -> Markup { "<a href=\"\(page.href())\">\(page.title)</a>" }
-
-    /// `303 See Other` to `location` (a path of this server).
-    static func redirect(_ location: String) -> Response {
-        let response = Response(status: .seeOther)
-        response.headers.replaceOrAdd(name: .location, value: location)
-        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return response
-    }
-
-    /// To the sign-in page, coming back to `request`'s page, its query included, after it.
-    static func signInFirst(_ request: Request) -> Response {
-        let page = request.url.path + (request.url.query.map { "?" + $0 } ?? "")
-        return redirect(
-            Pages.signIn.href() + "?next=" + (page.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
-    }
-
-    /// Where to go after signing in: a path of this server only (never another site's).
-    static func safeNext(_ next: String?) -> String? {
-        guard let next, next.count <= 512, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"),
-            !next.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
-        else { return nil }
-        return next
-    }
-
-    static func csrfField(_ token: String) -> Markup {
-        "<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">"
-    }
-
-    /// A problem as the message a form shows above itself, each thing said once: the detail,
-    /// the tries left (while there are some), and the wait when the detail does not say it
-    /// already (counted down when under a minute). A form that shows its fields' errors at the
-    /// fields (`fieldsShown`) says only that here; other forms get them in words.
-    static func alert(_ problem: Problem, fieldsShown: Set<String> = []) -> Markup {
-        var title = problem.title
-        var text: Markup = "\(problem.detail ?? problem.title)"
-        if problem.code == .validationFailed, let errors = problem.errors, !errors.isEmpty {
-            title = "Check what you typed"
-            if Set(errors.keys).isSubset(of: fieldsShown) {
-                text = "Each field to fix says what is wrong, below."
-            } else {
-                text = errors.keys.sorted().map { (key: String) -> Markup in
-                    "\(fieldWords[key] ?? key) \(errors[key] ?? "")."
-                }.joined(separator: " ")
-            }
-        }
-        if let attempts = problem.attemptsRemaining, attempts > 0 {
-            text += attempts == 1 ? " 1 try left." : " \(attempts) tries left."
-        }
-        if let wait = problem.retryAfter, !(problem.detail ?? "").lowercased().contains("try again") {
-            text +=
-                wait < 60
-                ? " Try again in <span data-countdown=\"\(wait)\">\(wait)</span> seconds."
-                : " Try again in \(TimeInterval(wait).waitInWords)."
-        }
-        return """
-            <div class="alert" role="alert" tabindex="-1" id="problem"><h2>\(title)</h2>\
-            <p>\(text)</p></div>
-            """
-    }
-
-    /// The API's field names as a person reads them.
-    static let fieldWords: [String: String] = [
-        "email": "Email", "username": "Username", "password": "Password", "newPassword": "New password",
-        "currentPassword": "Current password", "code": "Code", "phoneNumber": "Phone number", "name": "Name",
-        "message": "Message", "document": "Document", "credential": "Passkey", "method": "Method", "token": "Link",
-        "decision": "Decision", "otpFlowId": "Sign-in", "account": "Email or username",
-    ]
-
-    static func note(_ text: String) -> Markup { "<p class=\"note\" role=\"status\">\(text)</p>" }
-
-    /// One labelled input; `error` marks it invalid and says why, announced with it.
-    static func field(
-        _ label: String, name: String, type: String = "text", value: String = "", autocomplete: String? = nil,
-        inputmode: String? = nil, required: Bool = true, error: String? = nil, hint: String? = nil,
-        extra: Markup = .empty
-    ) -> Markup {
-        let id = "f-" + name
-        var described: [String] = []
-        var after = Markup.empty
-        if let hint {
-            described.append(id + "-hint")
-            after += "<p class=\"hint\" id=\"\(id)-hint\">\(hint)</p>"
-        }
-        if let error {
-            described.append(id + "-error")
-            after += "<p class=\"field-error\" id=\"\(id)-error\">\(error)</p>"
-        }
-        var attributes: Markup = "id=\"\(id)\" name=\"\(name)\" type=\"\(type)\""
-        if !value.isEmpty { attributes += " value=\"\(value)\"" }
-        if let autocomplete { attributes += " autocomplete=\"\(autocomplete)\"" }
-        if let inputmode { attributes += " inputmode=\"\(inputmode)\"" }
-        if required { attributes += " required" }
-        if error != nil { attributes += " aria-invalid=\"true\"" }
-        if !described.isEmpty { attributes += " aria-describedby=\"\(described.joined(separator: " "))\"" }
-        return
-            "<div class=\"field\"><label for=\"\(id)\">\(label)</label>\(after)<input \(attributes)\(extra)></div>"
-    }
-
-    /// The visitor. Otherwise a `Detour` (answered where pages are registered): to the sign-in
-    /// page, or, for a session a recovery pass began, to the security page until it has set up
-    /// a factor (`RecoveryGate`'s rule).
-    func signedIn(_ request: Request, settingUp: Bool = false) async throws -> BrowserSessions.Visitor {
-        guard let visitor = try await browser.visitor(request) else {
-            throw Detour(response: Self.signInFirst(request))
-        }
-        if visitor.mustSetUpFactor, !settingUp {
-            throw Detour(response: Self.redirect(Pages.accountSecurity.href()))
-        }
-        return visitor
-    }
-
-    /// A refusal page: the problem in words, with its status.
-    func refusal(
-        _ request: Request, _ problem: Problem, visitor: BrowserSessions.Visitor?,
-        next: (href: String, words: String)? = nil
-    ) -> Response {
-        let csrf = browser.csrf(request)
-        var main: Markup = "<h1>\(problem.title)</h1>\n" + Self.alert(problem)
-        let (href, words) = next ?? (Pages.signIn.href(), "Back to the start")
-        main += "<p><a href=\"\(href)\">\(words)</a></p>"
-        return render(
-            request, csrf, title: problem.title, main: main, visitor: visitor,
-            status: HTTPResponseStatus(statusCode: problem.status))
-    }
-
-    /// Reads a form; its CSRF token and origin checked first.
-    func form<Form: Decodable & CSRFCarrying>(_ request: Request, as type: Form.Type) throws -> Form {
-        let form: Form
-        do {
-            form = try request.content.decode(Form.self)
-        } catch {
-            // Checked before saying anything about the form itself.
-            try browser.checkForm(request, token: nil)
-            throw Problem(
-                status: 422, code: .validationFailed, title: "Incomplete form",
-                detail: "Some of the form's fields were missing. Go back, fill it in and send it again.")
-        }
-        try browser.checkForm(request, token: form.csrf)
-        return form
     }
 }
 

@@ -16,17 +16,7 @@ struct PasskeySignInForm: Content, CSRFCarrying {
     var next: String?
 }
 
-extension PagesController {
-    /// The credential a form carries in `credential` (JSON), or a 422 naming the field. Bounded
-    /// before it is read: a passkey's answer is a few kilobytes.
-    static func passkeyAnswer<Credential: Decodable>(_ json: String?, as type: Credential.Type) throws -> Credential {
-        guard let json, json.utf8.count <= 64 * 1024,
-            let credential = try? Wire.decoder().decode(Credential.self, from: Data(json.utf8))
-        else {
-            throw InputValidation.failure(["credential": "is not a passkey's answer. Try the passkey again."])
-        }
-        return credential
-    }
+extension SignInPages {
 
     /// `POST /sign-in/passkey`: a passkey signs in with no password, or completes a login flow's
     /// second step (`flow`).

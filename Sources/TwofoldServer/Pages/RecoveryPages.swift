@@ -14,7 +14,7 @@ struct TokenForm: Content, CSRFCarrying {
     var token: String?
 }
 
-extension PagesController {
+extension RecoveryPages {
     @Sendable func recoveryPage(request: Request) async throws -> Response {
         recoveryForm(request, form: nil, problem: nil)
     }

@@ -20,7 +20,7 @@ struct PasswordForm: Content, CSRFCarrying {
 
 /// The security page's changes: each asks the same service, and so the same sign-in policy, as
 /// its JSON endpoint; a change that needs a step-up shows "Confirm it's you" and comes back.
-extension PagesController {
+extension SecurityPages {
     /// Runs `action` for the signed-in visitor once the form checked out; its refusals shown on
     /// the security page, a step-up asked for first when the policy wants one.
     /// `confirm`, when given, is asked first (`confirmFirst`).
@@ -40,7 +40,8 @@ extension PagesController {
         do {
             return try await action(visitor)
         } catch let problem as Problem where problem.code == .stepUpRequired {
-            return try await stepUpPage(request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
+            return try await stepUps.stepUpPage(
+                request, visitor: visitor, next: Pages.accountSecurity.href(), refusal: problem)
         } catch let problem as Problem where problem.status < 500 {
             return try await securityPage(
                 request, visitor: visitor, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))

@@ -31,7 +31,7 @@ struct CSRFOnlyForm: Content, CSRFCarrying {
     var csrf: String?
 }
 
-extension PagesController {
+extension SignInPages {
     // MARK: Sign in
 
     @Sendable func signInPage(request: Request) async throws -> Response {
@@ -65,19 +65,6 @@ extension PagesController {
             <p><a href="\(Pages.recovery.href())">Lost access to every sign-in method? Recover your account</a></p>
             """
         return render(request, csrf, title: "Sign in", main: main, visitor: nil, status: status, script: true)
-    }
-
-    /// The form a passkey box's script fills with the passkey's answer and sends to `page`.
-    static func passkeyForm(_ page: Page, carrying fields: Markup) -> Markup {
-        """
-        <form method="post" action="\(page.href())" data-passkey-form hidden>\(fields)\
-        <input type="hidden" name="credential"></form>
-        """
-    }
-
-    static func nextField(_ next: String?) -> Markup {
-        guard let next else { return .empty }
-        return "<input type=\"hidden\" name=\"next\" value=\"\(next)\">"
     }
 
     @Sendable func signInSubmit(request: Request) async throws -> Response {

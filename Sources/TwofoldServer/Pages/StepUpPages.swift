@@ -23,7 +23,7 @@ struct StepUpForm: Content, CSRFCarrying {
     var thenFields: String?
 }
 
-extension PagesController {
+extension StepUpPages {
     // MARK: Sign out and step up
 
     @Sendable func signOutSubmit(request: Request) async throws -> Response {
@@ -120,53 +120,6 @@ extension PagesController {
         }
         return render(
             request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden, script: true)
-    }
-
-    /// "Other ways": a button for each of `methods`, each its own form to `action(method)` with
-    /// `carried` (the page's hidden fields), `method` and `switch=1`.
-    static func otherWays(_ methods: [FactorMethod], carrying carried: Markup, action: (FactorMethod) -> String)
-        -> Markup
-    {
-        guard !methods.isEmpty else { return .empty }
-        var html: Markup = "<h2>Other ways</h2><ul class=\"others\">"
-        for other in methods {
-            let name =
-                switch other {
-                case .totp: "Use your authenticator app"
-                case .sms: "Get a code by text message"
-                case .email: "Get a code by email"
-                default: "Use a backup code"
-                }
-            html += """
-                <li><form method="post" action="\(action(other))">\(carried)\
-                <input type="hidden" name="method" value="\(other.rawValue)"><input type="hidden" name="switch" value="1">\
-                <button type="submit" class="link">\(name)</button></form></li>
-                """
-        }
-        return html + "</ul>"
-    }
-
-    /// The seconds until another code may be asked for, after `sent`, by the server's clock.
-    func waitFor(_ sent: CodeSentResponse) -> Int {
-        max(0, Int(sent.nextAllowedAt.timeIntervalSince(clock.now()).rounded(.up)))
-    }
-
-    /// Where `method`'s codes go for `user`, masked; `nil` for a method that sends none.
-    static func maskedDestination(_ method: FactorMethod, of user: User) -> String? {
-        DeliveryChannel(method).flatMap { channel in
-            user.destination(for: channel).map { Masking.destination($0, channel: channel) }
-        }
-    }
-
-    /// The label of a code field for `method`, naming where an SMS or email code went.
-    static func codeLabel(_ method: FactorMethod, sentTo destination: String?) -> String {
-        let to = destination.map { " to \($0)" } ?? ""
-        return switch method {
-        case .totp: "Code from your authenticator app"
-        case .sms: "Code sent by text message" + to
-        case .email: "Code sent by email" + to
-        default: "Backup code"
-        }
     }
 
     /// The step-up page for a change the policy refused with `problem` (`step_up_required`): the

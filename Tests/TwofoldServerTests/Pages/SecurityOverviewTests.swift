@@ -64,7 +64,7 @@ import VaporTesting
             // Where a form has no field for it, the problem is said in words above it.
             let problem = InputValidation.failure(["phoneNumber": "must be in international form"])
             #expect(
-                PagesController.alert(problem).html.contains(
+                SecurityPages.alert(problem).html.contains(
                     "<h2>Check what you typed</h2><p>Phone number must be in international form.</p>"))
         }
     }

@@ -101,5 +101,10 @@ import TwofoldTestSupport
                 && entry.line.contains(/\.escape\(|Markup\(stringLiteral|Markup\(rendered|init\(rendered/)
         }
         #expect(handMade.isEmpty, "escaping by hand: \(handMade.map { "\($0.file): \($0.line)" })")
+        // Pages live in areas (`PageArea`), each with the services it uses; `PagesController` only wires.
+        let wired = pages.filter { $0.line.contains("extension PagesController") }
+        #expect(wired.isEmpty, "pages added to the wiring type: \(wired.map(\.file))")
+        let areas = pages.filter { $0.line.contains(/^struct \w+: PageArea \{/) }
+        #expect(areas.count >= 6, "the areas: \(areas.map(\.line))")
     }
 }
