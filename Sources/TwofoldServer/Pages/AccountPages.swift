@@ -200,7 +200,7 @@ extension SecurityPages {
                 """
         }
         return render(
-            request, csrf, title: "Account security", main: main, visitor: visitor, status: status, script: true)
+            request, csrf, title: "Account security", main: main, visitor: visitor, status: status)
     }
 
     /// A new authenticator-app secret: its QR code, the secret to copy, and the field for its
@@ -245,7 +245,7 @@ extension SecurityPages {
             """
         return render(
             request, csrf, title: "Set up an authenticator app", main: main, visitor: visitor,
-            status: problem.map { HTTPResponseStatus(statusCode: $0.status) } ?? .ok, script: true)
+            status: problem.map { HTTPResponseStatus(statusCode: $0.status) } ?? .ok)
     }
 
     /// The first code confirms the app; a first factor's backup codes are shown once.
@@ -332,7 +332,8 @@ extension SecurityPages {
         if !settingUp { rows.append(row("Password", "Set", "Change", "s-password")) }
         rows.append(
             row(
-                "Authenticator app", state.totp.enabled ? "On since \(PageTime.shown(state.totp.configuredAt))" : "Off",
+                "Authenticator app",
+                state.totp.enabled ? "On, set up \(PageTime.shown(state.totp.configuredAt))" : "Off",
                 state.totp.enabled ? "Turn off" : "Set up", "s-totp"))
         rows.append(
             row(

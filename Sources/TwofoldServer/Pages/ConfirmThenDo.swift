@@ -52,6 +52,24 @@ struct PendingChange: Sendable, Equatable {
         self.init(path: path, fields: Self.decode(encoded ?? ""))
     }
 
+    /// What the change does, as the step-up page says it ("Once you have, …").
+    var words: String {
+        let said: [(Page, String)] = [
+            (Pages.totpSetup, "you go on to set up the authenticator app"),
+            (Pages.totpRemove, "the authenticator app is turned off"),
+            (Pages.backupCodesRegenerate, "new backup codes are made"),
+            (Pages.passkeyRename, "the passkey is renamed"), (Pages.passkeyDelete, "the passkey is deleted"),
+            (Pages.codesSetup, "the code to turn the codes on is sent"),
+            (Pages.codesDisable, "the codes are turned off"), (Pages.forgetDevice, "the device is forgotten"),
+            (Pages.sessionSignOut, "that session is signed out"), (Pages.deviceRemove, "the device is removed"),
+            (Pages.signOutEverywhere, "every session is signed out"),
+            (Pages.adminUnlock, "the account is unlocked"),
+            (Pages.adminResetMFA, "every sign-in method of the account is removed"),
+            (Pages.adminRecoveryDecide, "your decision on the request is recorded"),
+        ]
+        return said.first { Self.path(path, matches: $0.0) }?.1 ?? "the change is made"
+    }
+
     /// The hidden fields that carry it through the step-up page's forms.
     var hiddenFields: Markup {
         """

@@ -13,9 +13,14 @@ enum HTML {
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     /// A whole document: `title` and `main`; `nav`, the links of the header; `script` loads the
-    /// pages' one script (passkeys need it; nothing else does).
-    static func document(title: String, main: Markup, nav: Markup = .empty, script: Bool = false) -> Markup {
+    /// pages' one script (passkeys need it; times in the person's zone and countdowns use it;
+    /// the pages work without it). `now`, the server's time, is what the script says times
+    /// relative to ("5 minutes ago"), whatever the browser's clock says.
+    static func document(
+        title: String, main: Markup, nav: Markup = .empty, script: Bool = false, now: Date? = nil
+    ) -> Markup {
         let scriptTag: Markup = script ? "<script src=\"\(Pages.script.href())\" defer></script>\n" : .empty
+        let body: Markup = now.map { "<body data-now=\"\(PageTime.machine($0))\">" } ?? "<body>"
         return """
             <!doctype html>
             <html lang="en">
@@ -25,7 +30,7 @@ enum HTML {
             <title>\(title) · Twofold</title>
             <link rel="stylesheet" href="\(Pages.stylesheet.href())">
             \(scriptTag)</head>
-            <body>
+            \(body)
             <a class="skip" href="#main">Skip to the content</a>
             <header><nav aria-label="Main"><a class="brand" href="/">Twofold</a>\(nav)</nav></header>
             <main id="main">

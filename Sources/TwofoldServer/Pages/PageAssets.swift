@@ -307,7 +307,9 @@ enum PageAssets {
             var when = new Date(time.getAttribute("datetime"));
             if (isNaN(when.getTime())) { return; }
             var exact = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-            var seconds = Math.round((when.getTime() - Date.now()) / 1000);
+            // Relative to the server's clock, which made every one of these moments.
+            var now = Date.parse(document.body.getAttribute("data-now") || "") || Date.now();
+            var seconds = Math.round((when.getTime() - now) / 1000);
             var size = Math.abs(seconds);
             if (size >= 7 * 86400 || !window.Intl || !Intl.RelativeTimeFormat) { time.textContent = exact; return; }
             var unit = size < 60 ? ["second", 1] : size < 3600 ? ["minute", 60] : size < 86400 ? ["hour", 3600]

@@ -30,7 +30,7 @@ extension PageArea {
     /// when the browser has none.
     func render(
         _ request: Request, _ csrf: (token: String, cookie: HTTPCookies.Value?), title: String, main: Markup,
-        visitor: BrowserSessions.Visitor?, status: HTTPResponseStatus = .ok, script: Bool = false
+        visitor: BrowserSessions.Visitor?, status: HTTPResponseStatus = .ok
     ) -> Response {
         var nav = Markup.empty
         if let visitor {
@@ -45,7 +45,7 @@ extension PageArea {
             if registrationEnabled { nav += link(Pages.register) }
         }
         let response = Response.page(
-            HTML.document(title: title, main: main, nav: nav, script: script), status: status)
+            HTML.document(title: title, main: main, nav: nav, script: true, now: clock.now()), status: status)
         if let cookie = csrf.cookie { response.cookies[cookies.name(BrowserSessions.csrfCookie)] = cookie }
         return response
     }

@@ -144,8 +144,7 @@ extension PasswordPages {
         }
         main += "<p>No other sign-in method left? <a href=\"\(Pages.recovery.href())\">Recover your account</a>.</p>"
         return render(
-            request, csrf, title: Pages.passwordReset.title, main: main, visitor: nil, status: status,
-            script: options.availableMethods.contains(.webauthn))
+            request, csrf, title: Pages.passwordReset.title, main: main, visitor: nil, status: status)
     }
 
     static func resetMethodWords(_ method: FactorMethod, maskedPhone: String?) -> String {

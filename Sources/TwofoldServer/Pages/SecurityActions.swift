@@ -67,7 +67,7 @@ extension SecurityPages {
             <button type="button" class="secondary" data-print hidden>Print</button></p>
             <p><a class="button" href="\(Pages.accountSecurity.href())">I have saved these</a></p>
             """
-        return render(request, csrf, title: "Save your backup codes", main: main, visitor: visitor, script: true)
+        return render(request, csrf, title: "Save your backup codes", main: main, visitor: visitor)
     }
 
     @Sendable func totpRemove(request: Request) async throws -> Response {

@@ -64,7 +64,7 @@ extension SignInPages {
             </div>
             <p><a href="\(Pages.recovery.href())">Lost access to every sign-in method? Recover your account</a></p>
             """
-        return render(request, csrf, title: "Sign in", main: main, visitor: nil, status: status, script: true)
+        return render(request, csrf, title: "Sign in", main: main, visitor: nil, status: status)
     }
 
     @Sendable func signInSubmit(request: Request) async throws -> Response {
@@ -172,7 +172,7 @@ extension SignInPages {
             $0.isSentCode ? Pages.resendCode.href() : Pages.secondStep.href()
         }
         main += "<p><a href=\"\(Pages.recovery.href())\">Lost every sign-in method? Recover your account</a></p>"
-        return render(request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status, script: true)
+        return render(request, csrf, title: "Confirm it's you", main: main, visitor: nil, status: status)
     }
 
     @Sendable func secondStepSubmit(request: Request) async throws -> Response {

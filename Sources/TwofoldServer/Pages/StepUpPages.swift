@@ -65,7 +65,8 @@ extension StepUpPages {
             case .moreThanACode?: "You signed in with a code alone: confirm with your password or another method."
             default: "This change needs a recent proof that it is you."
             }
-        main += "<p>\(why) \(pending == nil ? "Then make the change again." : "Once you have, the change is made.")</p>"
+        main +=
+            "<p>\(why) \(pending == nil ? "Then make the change again." : "Once you have, \(pending?.words ?? "the change is made").")</p>"
         if available.contains(.webauthn) {
             main += """
                 <div class="passkey" data-passkey-step-up data-options="\(API.Auth.stepUpPasskeyOptions.href())" hidden>
@@ -119,7 +120,7 @@ extension StepUpPages {
                 """
         }
         return render(
-            request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden, script: true)
+            request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden)
     }
 
     /// The step-up page for a change the policy refused with `problem` (`step_up_required`): the

@@ -19,6 +19,9 @@ import VaporTesting
             let page = try await browser.get("/account/security")
             let body = page.body
             #expect(body.contains("<h2 id=\"s-overview\">Sign-in methods</h2>"))
+            // Times are said against the server's clock, by the script every page loads.
+            #expect(body.contains("<body data-now=\"\(PageTime.machine(clock.now))\">"))
+            #expect(body.contains("<script src=\"\(Pages.script.href())\" defer>"))
             let rows: [(String, String, String, String)] = [
                 ("Password", "Set", "Change", "s-password"),
                 ("Passkeys", "None", "Add", "s-passkeys"),
@@ -34,7 +37,7 @@ import VaporTesting
                             + "aria-label=\"\(action): \(method)\">\(action)</a></td></tr>"), "\(method)")
                 #expect(body.contains("id=\"\(anchor)\""), "the row's section is there: \(anchor)")
             }
-            #expect(body.contains("<th scope=\"row\">Authenticator app</th><td>On since "))
+            #expect(body.contains("<th scope=\"row\">Authenticator app</th><td>On, set up <time datetime="))
             // The codes say where they go: the address for email, before it is on.
             #expect(body.contains("<p>Codes by email go to bob@example.com.</p>"))
             let sms = try #require(body.range(of: "id=\"s-sms\""))
