@@ -160,11 +160,10 @@ import TwofoldTestSupport
         let body = #"{"to":"+14155550101","message":"Your Twofold code is 654321."}"#
         let started = ContinuousClock.now
         let code = try await listener.code(to: "+14155550101") {
-            var request = URLRequest(url: URL(string: listener.url)!)
-            request.httpMethod = "POST"
-            request.httpBody = Data(body.utf8)
-            request.setValue("sha256=" + Self.mac(body), forHTTPHeaderField: "X-Twofold-Signature")
-            let status = try await URLSessionTransport().send(request).status
+            let request = HTTP.request(
+                "POST", try #require(URL(string: listener.url)), body: Data(body.utf8),
+                headers: ["X-Twofold-Signature": "sha256=" + Self.mac(body)])
+            let status = try await HTTP.send(request).status
             #expect(status == 204)
         }
         #expect(code == "654321")
@@ -175,12 +174,10 @@ import TwofoldTestSupport
         let listener = try SMSWebhookListener(address: "127.0.0.1:0", secret: Self.secret)
         defer { listener.stop() }
         @Sendable func post(_ body: String, signature: String?) async throws -> Int {
-            let transport = URLSessionTransport()
-            var request = URLRequest(url: URL(string: listener.url)!)
-            request.httpMethod = "POST"
-            request.httpBody = Data(body.utf8)
-            if let signature { request.setValue(signature, forHTTPHeaderField: "X-Twofold-Signature") }
-            return try await transport.send(request).status
+            let request = HTTP.request(
+                "POST", try #require(URL(string: listener.url)), body: Data(body.utf8),
+                headers: signature.map { ["X-Twofold-Signature": $0] } ?? [:])
+            return try await HTTP.send(request).status
         }
         let body = #"{"to":"+14155550100","message":"Your Twofold code is 123456."}"#
         #expect(try await post(body, signature: nil) == 401)

@@ -22,9 +22,8 @@ import TwofoldTestSupport
             let encoded = try #require(
                 ("x\n" + forged).addingPercentEncoding(withAllowedCharacters: .alphanumerics))
             let url = try #require(URL(string: target.server.baseURL.absoluteString + "/api/v1/" + encoded))
-            var request = URLRequest(url: url)
-            request.setValue("abc\" forged=\"yes", forHTTPHeaderField: "X-Request-Id")
-            let response = try await HTTP.send(request)
+            let response = try await HTTP.send(
+                HTTP.request("GET", url, headers: [Wire.Header.requestID: "abc\" forged=\"yes"]))
             #expect(response.status == 404)
             #expect(response.header("X-Request-Id") != "abc\" forged=\"yes", "an unacceptable id is replaced")
             try await Task.sleep(for: .milliseconds(300))

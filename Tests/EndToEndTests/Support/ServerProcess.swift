@@ -116,11 +116,14 @@ enum HTTP {
         try await URLSessionTransport().send(request)
     }
 
-    static func request(_ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil) -> URLRequest {
+    static func request(
+        _ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil, headers: [String: String] = [:]
+    ) -> URLRequest {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
         if let contentType { request.setValue(contentType, forHTTPHeaderField: Wire.Header.contentType) }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         return request
     }
 }
