@@ -58,8 +58,7 @@ struct BearerAuthentication: AsyncMiddleware {
 
     /// Whether `request` is for one of `API.pageScript` (none has a path parameter).
     static func isPageScript(_ request: Request) -> Bool {
-        let path = request.url.path.split(separator: "/").joined(separator: "/")
-        return API.pageScript.contains { $0.method.rawValue == request.method.rawValue && $0.template == path }
+        API.pageScript.contains { $0.method.rawValue == request.method.rawValue && $0.template == request.routedPath }
     }
 
     static func unauthorized(_ detail: String) -> Problem {

@@ -203,7 +203,7 @@ extension AdminPages {
     @Sendable func adminResetMFA(request: Request) async throws -> Response {
         let id = request.parameters.get("userID", as: UUID.self)
         let confirm = { () async throws -> Confirmation in
-            let name = (try? await administration.user(id))?.user.username ?? "this user"
+            let name = (try? await administration.account(id))?.username ?? "this user"
             return Confirmation(
                 question: "Reset every sign-in method of \(name)?",
                 detail: "Their authenticator app, passkeys, devices, SMS and email codes and backup codes are removed, "

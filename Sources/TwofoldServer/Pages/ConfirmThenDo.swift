@@ -22,19 +22,33 @@ struct PendingChange: Sendable, Equatable {
     let path: String
     let fields: [String: String]
 
-    /// The forms a step-up may complete.
-    static let resumable: [Page] = [
-        Pages.totpSetup, Pages.totpRemove, Pages.backupCodesRegenerate, Pages.passkeyRename, Pages.passkeyDelete,
-        Pages.codesSetup, Pages.codesDisable, Pages.forgetDevice, Pages.sessionSignOut, Pages.deviceRemove,
-        Pages.signOutEverywhere, Pages.adminUnlock, Pages.adminResetMFA, Pages.adminRecoveryDecide,
+    /// The forms a step-up may complete, each with what it does as the step-up page says it
+    /// ("Once you have, …").
+    static let resumable: [(page: Page, words: String)] = [
+        (Pages.totpSetup, "you go on to set up the authenticator app"),
+        (Pages.totpRemove, "the authenticator app is turned off"),
+        (Pages.backupCodesRegenerate, "new backup codes are made"),
+        (Pages.passkeyRename, "the passkey is renamed"), (Pages.passkeyDelete, "the passkey is deleted"),
+        (Pages.codesSetup, "the code to turn the codes on is sent"),
+        (Pages.codesDisable, "the codes are turned off"), (Pages.forgetDevice, "the device is forgotten"),
+        (Pages.sessionSignOut, "that session is signed out"), (Pages.deviceRemove, "the device is removed"),
+        (Pages.signOutEverywhere, "every session is signed out"),
+        (Pages.adminUnlock, "the account is unlocked"),
+        (Pages.adminResetMFA, "every sign-in method of the account is removed"),
+        (Pages.adminRecoveryDecide, "your decision on the request is recorded"),
     ]
     /// The fields that go along (never a password, a code or a token).
     static let carried: Set<String> = ["confirmed", "name", "phoneNumber", "decision", "note"]
 
+    /// What the change does, in the step-up page's words.
+    let words: String
+
     init?(path: String?, fields: [String: String]) {
-        guard let path, path.utf8.count <= 512, Self.resumable.contains(where: { Self.path(path, matches: $0) })
+        guard let path, path.utf8.count <= 512,
+            let words = Self.resumable.first(where: { Self.path(path, matches: $0.page) })?.words
         else { return nil }
         self.path = path
+        self.words = words
         self.fields = fields.filter { Self.carried.contains($0.key) && $0.value.utf8.count <= 8192 }
     }
 
@@ -47,34 +61,17 @@ struct PendingChange: Sendable, Equatable {
         self.init(path: request.url.path, fields: fields)
     }
 
-    /// The change the step-up page's form carried back.
+    /// The change the step-up page's form carried back (`thenFields`, form-encoded).
     init?(then path: String?, fields encoded: String?) {
-        self.init(path: path, fields: Self.decode(encoded ?? ""))
-    }
-
-    /// What the change does, as the step-up page says it ("Once you have, …").
-    var words: String {
-        let said: [(Page, String)] = [
-            (Pages.totpSetup, "you go on to set up the authenticator app"),
-            (Pages.totpRemove, "the authenticator app is turned off"),
-            (Pages.backupCodesRegenerate, "new backup codes are made"),
-            (Pages.passkeyRename, "the passkey is renamed"), (Pages.passkeyDelete, "the passkey is deleted"),
-            (Pages.codesSetup, "the code to turn the codes on is sent"),
-            (Pages.codesDisable, "the codes are turned off"), (Pages.forgetDevice, "the device is forgotten"),
-            (Pages.sessionSignOut, "that session is signed out"), (Pages.deviceRemove, "the device is removed"),
-            (Pages.signOutEverywhere, "every session is signed out"),
-            (Pages.adminUnlock, "the account is unlocked"),
-            (Pages.adminResetMFA, "every sign-in method of the account is removed"),
-            (Pages.adminRecoveryDecide, "your decision on the request is recorded"),
-        ]
-        return said.first { Self.path(path, matches: $0.0) }?.1 ?? "the change is made"
+        let fields = encoded.flatMap { try? URLEncodedFormDecoder().decode([String: String].self, from: $0) }
+        self.init(path: path, fields: fields ?? [:])
     }
 
     /// The hidden fields that carry it through the step-up page's forms.
     var hiddenFields: Markup {
         """
         <input type="hidden" name="then" value="\(path)">\
-        <input type="hidden" name="thenFields" value="\(Self.encode(fields))">
+        <input type="hidden" name="thenFields" value="\(Self.encoded(fields))">
         """
     }
 
@@ -98,23 +95,9 @@ struct PendingChange: Sendable, Equatable {
         }
     }
 
-    static func encode(_ fields: [String: String]) -> String {
-        fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(escaped($0.value))" }.joined(separator: "&")
-    }
-
-    static func decode(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let value = String(parts[1]).removingPercentEncoding else { continue }
-            fields[String(parts[0])] = value
-        }
-        return fields
-    }
-
-    /// `value` as a form's body carries it.
-    static func escaped(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    /// `fields` as a form's body carries them.
+    static func encoded(_ fields: [String: String]) -> String {
+        (try? URLEncodedFormEncoder().encode(fields)) ?? ""
     }
 }
 
@@ -130,7 +113,7 @@ extension StepUpPages {
         headers.remove(name: .contentLength)
         let inner = Request(
             application: request.application, method: .POST, url: URI(path: change.path), version: request.version,
-            headers: headers, collectedBody: ByteBuffer(string: PendingChange.encode(fields)),
+            headers: headers, collectedBody: ByteBuffer(string: PendingChange.encoded(fields)),
             remoteAddress: request.remoteAddress, logger: request.logger, on: request.eventLoop)
         return try await request.application.responder.respond(to: inner).get()
     }

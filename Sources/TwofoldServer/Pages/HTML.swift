@@ -69,6 +69,12 @@ enum HTML {
     }
 }
 
+extension Request {
+    /// The path as the router reads it: empty segments dropped, no leading slash (`api/v1/…`),
+    /// so `//account/x` is `account/x` here as it is to the routes.
+    var routedPath: String { url.path.split(separator: "/").joined(separator: "/") }
+}
+
 extension Response {
     /// A file a person downloads and no browser renders in this server's origin (a recovery
     /// document): an attachment of its type, `nosniff`, a sandboxing policy, never cached.

@@ -92,7 +92,8 @@ extension PageArea {
                 text = "Each field to fix says what is wrong, below."
             } else {
                 text = errors.keys.sorted().map { (key: String) -> Markup in
-                    "\(fieldWords[key] ?? key) \(errors[key] ?? "")."
+                    let said = "\(fieldWords[key] ?? key) \(errors[key] ?? "")"
+                    return "\(said.hasSuffix(".") ? said : said + ".")"
                 }.joined(separator: " ")
             }
         }
@@ -281,7 +282,7 @@ extension PageArea {
         let main: Markup = """
             <h1>\(confirmation.question)</h1>
             <p>\(confirmation.detail)</p>
-            <form method="post" action="/\(request.url.path.split(separator: "/").joined(separator: "/"))">\(Self.csrfField(csrf.token))\(kept)\
+            <form method="post" action="/\(request.routedPath)">\(Self.csrfField(csrf.token))\(kept)\
             <input type="hidden" name="confirmed" value="1">\
             <button type="submit" class="danger">\(confirmation.button)</button> \
             <a class="button secondary" href="\(back)">Cancel</a></form>

@@ -27,30 +27,24 @@ extension SignInPages {
         let methods = (form.methods ?? "").split(separator: ",").map { FactorMethod(rawValue: String($0)) }
         do {
             let credential = try Self.passkeyAnswer(form.credential, as: AuthenticationCredential.self)
-            let response = Self.redirect(next ?? Pages.accountSecurity.href())
             if let flow {
                 let signedIn = try await secondStep.complete(
                     .init(flow: flow, method: .webauthn, passkey: credential, trustDevice: form.trustDevice == "on"),
                     origin: request.origin, on: request.eventLoop)
-                browser.begin(signedIn.answer.tokens, on: response)
-                if let deviceToken = signedIn.trustedDeviceToken {
-                    response.cookies[cookies.trustedDevice] = cookies.cookie(
-                        deviceToken, lifetime: trustedDeviceLifetime)
-                }
-            } else {
-                let tokens = try await passwordless.verify(
-                    credential, address: request.clientAddress, origin: request.origin)
-                browser.begin(tokens, on: response)
+                return signedInResponse(signedIn, next: next)
             }
+            let tokens = try await passwordless.verify(
+                credential, address: request.clientAddress, origin: request.origin)
+            let response = Self.redirect(next ?? Pages.accountSecurity.href())
+            browser.begin(tokens, on: response)
             return response
         } catch let problem as Problem where problem.status < 500 {
-            let status = HTTPResponseStatus(statusCode: problem.status)
-            // Without a flow, or with one that is over: the sign-in page says why.
-            guard let flow, problem.errors?["otpFlowId"] == nil, problem.code != .unauthorized else {
-                return signInForm(request, next: next, problem: problem, status: status)
+            // Without a flow the sign-in page says why; with one, as any second step's refusal.
+            guard let flow else {
+                return signInForm(
+                    request, next: next, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
             }
-            return secondStepPage(
-                request, flow: flow, methods: methods, chosen: nil, next: next, problem: problem, status: status)
+            return secondStepRefusal(problem, request, flow: flow, methods: methods, chosen: nil, next: next)
         }
     }
 }

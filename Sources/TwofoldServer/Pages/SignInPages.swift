@@ -200,23 +200,34 @@ extension SignInPages {
                     .init(flow: flow, method: method, code: form.code, trustDevice: trust), origin: request.origin,
                     on: request.eventLoop)
             }
-            let response = Self.redirect(next ?? Pages.accountSecurity.href())
-            let answer = signedIn.answer
-            browser.begin(answer.tokens, on: response)
-            if let deviceToken = signedIn.trustedDeviceToken {
-                response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
-            }
-            return response
+            return signedInResponse(signedIn, next: next)
         } catch let problem as Problem where problem.status < 500 {
-            // The flow itself is over (expired, used, locked out): back to the password.
-            if problem.errors?["otpFlowId"] != nil || problem.code == .unauthorized {
-                return signInForm(
-                    request, next: next, problem: problem, status: HTTPResponseStatus(statusCode: problem.status))
-            }
-            return secondStepPage(
-                request, flow: flow, methods: methods, chosen: method, next: next, problem: problem,
-                status: HTTPResponseStatus(statusCode: problem.status))
+            return secondStepRefusal(problem, request, flow: flow, methods: methods, chosen: method, next: next)
         }
+    }
+
+    /// A second step done: the session's cookies (and a remembered device's), then `next`.
+    func signedInResponse(_ signedIn: SecondStep.SignedIn, next: String?) -> Response {
+        let response = Self.redirect(next ?? Pages.accountSecurity.href())
+        browser.begin(signedIn.answer.tokens, on: response)
+        if let deviceToken = signedIn.trustedDeviceToken {
+            response.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
+        }
+        return response
+    }
+
+    /// A second step refused: the same step again with the refusal; or, when the flow itself is
+    /// over (expired, used, locked out), back to the password.
+    func secondStepRefusal(
+        _ problem: Problem, _ request: Request, flow: String, methods: [FactorMethod], chosen: FactorMethod?,
+        next: String?
+    ) -> Response {
+        let status = HTTPResponseStatus(statusCode: problem.status)
+        if problem.errors?["otpFlowId"] != nil || problem.code == .unauthorized {
+            return signInForm(request, next: next, problem: problem, status: status)
+        }
+        return secondStepPage(
+            request, flow: flow, methods: methods, chosen: chosen, next: next, problem: problem, status: status)
     }
 
     @Sendable func resendCode(request: Request) async throws -> Response {

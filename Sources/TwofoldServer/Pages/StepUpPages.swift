@@ -65,8 +65,8 @@ extension StepUpPages {
             case .moreThanACode?: "You signed in with a code alone: confirm with your password or another method."
             default: "This change needs a recent proof that it is you."
             }
-        main +=
-            "<p>\(why) \(pending == nil ? "Then make the change again." : "Once you have, \(pending?.words ?? "the change is made").")</p>"
+        let then = pending.map { "Once you have, \($0.words)." } ?? "Then make the change again."
+        main += "<p>\(why) \(then)</p>"
         if available.contains(.webauthn) {
             main += """
                 <div class="passkey" data-passkey-step-up data-options="\(API.Auth.stepUpPasskeyOptions.href())" hidden>

@@ -8,23 +8,10 @@ import VaporTesting
 /// Changes that cannot be undone at a click ask once, without script; and "Confirm it's you"
 /// makes the change it interrupted, never another one.
 @Suite(.tags(.database)) struct ConfirmThenDoTests {
-    /// Bob, with an authenticator app, signed in with it in `browser`; his backup codes.
-    private func bobWithTheApp(_ app: Application, _ clock: TestClock) async throws -> (
-        TestBrowser, AuthTokensResponse, [UInt8], [String]
-    ) {
-        let bob = try await Accounts.signUp(app, "bob")
-        let (secret, codes) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
-        let browser = TestBrowser(app)
-        let second = try await browser.signIn("bob")
-        let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
-        #expect(signedIn.status == .seeOther)
-        return (browser, bob, secret, codes)
-    }
-
     @Test func aChangeThatCannotBeUndoneAsksOnceAndCancelChangesNothing() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (browser, bob, _, _) = try await bobWithTheApp(app, clock)
+            let (browser, bob, _, _) = try await TestBrowser.signedInWithTheApp(app, clock: clock)
             let page = try await browser.get("/account/security")
             let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? ""])
             #expect(asked.status == .ok && asked.body.contains("<h1>Turn off the authenticator app?</h1>"))
@@ -49,7 +36,7 @@ import VaporTesting
     @Test func aStepUpMakesTheChangeItInterrupted() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (browser, bob, _, codes) = try await bobWithTheApp(app, clock)
+            let (browser, bob, _, codes) = try await TestBrowser.signedInWithTheApp(app, clock: clock)
             let page = try await browser.get("/account/security")
             clock.advance(by: 6 * 60)
             let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? "", "confirmed": "1"])
@@ -89,7 +76,7 @@ import VaporTesting
 
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let (browser, bob, _, _) = try await bobWithTheApp(app, clock)
+            let (browser, bob, _, _) = try await TestBrowser.signedInWithTheApp(app, clock: clock)
             let alice = try await Accounts.signUp(app, "alice")
             let page = try await browser.get("/account/security")
             let step: [String: String] = [

@@ -88,6 +88,20 @@ final class TestBrowser: @unchecked Sendable {
         return try #require(page)
     }
 
+    /// A new account `name` with an authenticator app, signed in with it in a new browser: the
+    /// browser, the account's tokens, the app's secret and its backup codes.
+    static func signedInWithTheApp(_ app: Application, clock: TestClock, _ name: String = "bob") async throws -> (
+        browser: TestBrowser, tokens: AuthTokensResponse, secret: [UInt8], backupCodes: [String]
+    ) {
+        let tokens = try await Accounts.signUp(app, name)
+        let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+        let browser = TestBrowser(app)
+        let second = try await browser.signIn(name)
+        let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
+        #expect(signedIn.status == .seeOther)
+        return (browser, tokens, secret, codes)
+    }
+
     /// Signs in through the sign-in page with a password alone (an account with no factor).
     func signIn(_ account: String, password: String = Accounts.password) async throws -> Page {
         let form = try await get("/")

@@ -11,11 +11,7 @@ import VaporTesting
     @Test func theSecurityPageOpensWithEachMethodItsStateAndWhereToChangeIt() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
-            let bob = try await Accounts.signUp(app, "bob")
-            let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
-            let browser = TestBrowser(app)
-            let second = try await browser.signIn("bob")
-            _ = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
+            let (browser, _, _, _) = try await TestBrowser.signedInWithTheApp(app, clock: clock)
             let page = try await browser.get("/account/security")
             let body = page.body
             #expect(body.contains("<h2 id=\"s-overview\">Sign-in methods</h2>"))

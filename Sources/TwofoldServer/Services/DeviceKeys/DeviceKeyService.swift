@@ -25,12 +25,12 @@ struct DeviceKeyService: Sendable {
 
     // MARK: Devices
 
-    /// `userID`'s device `deviceID`; a missing one (or another user's) is `404`.
     /// The account's enrolled devices.
     func devices(userID: UUID) async throws -> [DeviceRecord] {
         try await store.devices(userID: userID)
     }
 
+    /// `userID`'s device `deviceID`; a missing one (or another user's) is `404`.
     func device(_ deviceID: String, userID: UUID) async throws -> DeviceRecord {
         guard let device = try await store.device(try DeviceInput.deviceID(deviceID), userID: userID) else {
             throw Problem(status: 404, code: .notFound, title: "No such device")
