@@ -185,6 +185,21 @@ public enum API {
             .post, "api/v1/auth/verify-otp", .anyone)
     }
 
+    /// "Approve on your phone" (issue Z): the signing-in side asks and waits with its login flow;
+    /// the phone, signed in, lists the request and answers it signed with its device key.
+    public enum Push {
+        public static let start = Endpoint<PushStartRequest, PushStartResponse>(
+            .post, "api/v1/auth/mfa/push", .anyone)
+        public static let status = Endpoint<PushStatusRequest, PushStatusResponse>(
+            .post, "api/v1/auth/mfa/push/status", .anyone)
+        public static let complete = Endpoint<PushCompleteRequest, SecondStepResponse>(
+            .post, "api/v1/auth/mfa/push/complete", .anyone)
+        public static let pending = ResourceEndpoint<NoContent, PushApprovalsResponse>(
+            .get, "api/v1/device/{deviceID}/approvals", .signedIn)
+        public static let decide = ResourceEndpoint<PushDecisionRequest, PushDecisionResponse>(
+            .post, "api/v1/device/{deviceID}/approvals", .signedIn)
+    }
+
     /// Seed 001's PIN and biometrics on an enrolled device.
     public enum DeviceFactors {
         public static let status = ResourceEndpoint<NoContent, DeviceSecondFactorResponse>(
@@ -287,6 +302,7 @@ public enum API {
         DeviceFactors.addBiometrics.erased, DeviceFactors.biometricChallenge.erased,
         DeviceFactors.verifyBiometrics.erased, DeviceFactors.removeBiometrics.erased,
         DeviceFactors.biometricsInvalidated.erased,
+        Push.start.erased, Push.status.erased, Push.complete.erased, Push.pending.erased, Push.decide.erased,
         Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased, Admin.resetMFA.erased,
         Admin.recoveryRequests.erased, Admin.recoveryDocument.erased, Admin.approveRecovery.erased,
         Admin.denyRecovery.erased,

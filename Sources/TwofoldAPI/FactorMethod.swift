@@ -19,6 +19,10 @@ public struct FactorMethod: RawRepresentable, Hashable, Codable, Sendable, Custo
     public static let webauthn = FactorMethod(rawValue: "webauthn")
     /// A device key's signature over a challenge (seed 004).
     public static let deviceKey = FactorMethod(rawValue: "deviceKey")
+    /// "Approve on your phone": the phone holding a device key approves the sign-in, with the
+    /// number the screen shows, signed by that key (issue Z). Offered by a login, not a factor of
+    /// its own: what it proves is the device key.
+    public static let push = FactorMethod(rawValue: "push")
     /// The password re-entered (step-up only: it proves the first factor again).
     public static let password = FactorMethod(rawValue: "password")
 

@@ -276,14 +276,14 @@ public struct APIClient: Sendable {
     /// Calls `endpoint`, which takes no body, for the resource `value`; its answer.
     public func send<Answer: Decodable>(
         _ endpoint: ResourceEndpoint<NoContent, Answer>, _ value: String, bearer: String? = nil,
-        headers: [String: String] = [:]
+        query: [URLQueryItem] = [], headers: [String: String] = [:]
     ) async throws -> Answer {
         guard !value.isEmpty else { throw MissingResource(endpoint: endpoint.description) }
         let answer = try await perform(
             endpoint.description,
             request(
-                endpoint.method, endpoint.url(relativeTo: baseURL, value), body: NoContent?.none, bearer: bearer,
-                headers: headers))
+                endpoint.method, endpoint.url(relativeTo: baseURL, value, query: query), body: NoContent?.none,
+                bearer: bearer, headers: headers))
         return try read(answer, of: endpoint)
     }
 

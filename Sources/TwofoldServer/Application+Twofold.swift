@@ -160,6 +160,9 @@ public func configure(
         SecondStepController(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
             cookies: context.cookies),
+        PushController(
+            push: context.push, secondStep: context.secondStep, callers: callers,
+            trustedDeviceLifetime: context.rules.trustedDeviceLifetime, cookies: context.cookies),
         PasskeyController(
             management: context.passkeyManagement, passwordless: context.passwordlessSignIn, callers: callers,
             origins: context.configuration.webAuthn.origins),
@@ -185,6 +188,14 @@ public func configure(
             RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app in
                 try await app.twofold.housekeeping.sweep(now: app.twofold.clock.now())
             })
+        if context.database.postgres != nil {
+            // Several instances share the database: a phone's answer to another instance reaches
+            // the waiters here within a second.
+            app.lifecycle.use(
+                RepeatingJob(name: "push waiters", interval: .seconds(1)) { app in
+                    try await app.twofold.push.watchOtherInstances()
+                })
+        }
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
                 try await app.twofold.delivery.runOnce(now: app.twofold.clock.now(), logger: app.logger)

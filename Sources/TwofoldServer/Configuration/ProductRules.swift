@@ -100,6 +100,15 @@ public struct ProductRules: Sendable, Equatable {
     /// minutes).
     public var emailVerificationPerAccount = Throttle(burst: 3, refillSeconds: 600)
 
+    /// "Approve on your phone" (issue Z): how long a request waits for the phone.
+    public var pushLifetime: TimeInterval = 120
+    /// Requests per account per hour; after them push is not offered (codes and passkeys are).
+    public var pushPerHour = 5
+    /// Refusals in a row on the phone (deny, wrong number, "This wasn't me") that turn push off…
+    public var pushDenialsToPause = 3
+    /// … for this long, and tell the owner.
+    public var pushPause: TimeInterval = 3600
+
     public init() {}
 
     /// Reads every rule; unset variables keep the defaults.
@@ -166,6 +175,11 @@ public struct ProductRules: Sendable, Equatable {
             "TWOFOLD_THROTTLE_PASSWORD_RESET_PER_ACCOUNT", default: rules.passwordResetPerAccount)
         rules.emailVerificationLifetime =
             TimeInterval(try reader.integer("TWOFOLD_EMAIL_VERIFY_HOURS", default: 48, in: 1...720)) * 3600
+        rules.pushLifetime = try reader.seconds("TWOFOLD_PUSH_SECONDS", default: rules.pushLifetime, in: 30...600)
+        rules.pushPerHour = try reader.integer("TWOFOLD_PUSH_PER_HOUR", default: rules.pushPerHour, in: 1...60)
+        rules.pushDenialsToPause = try reader.integer(
+            "TWOFOLD_PUSH_DENIALS_TO_PAUSE", default: rules.pushDenialsToPause, in: 1...20)
+        rules.pushPause = try reader.seconds("TWOFOLD_PUSH_PAUSE_SECONDS", default: rules.pushPause, in: 60...86_400)
         return rules
     }
 }

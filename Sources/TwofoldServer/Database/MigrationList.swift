@@ -32,5 +32,6 @@ enum Migrations {
         CreateEmailLinks(),
         CreateEmailLinksIndexes(),
         UpdateUsersAddEmailVerifiedAt(),
+        CreatePushApprovals(),
     ]
 }

@@ -42,6 +42,12 @@ enum AuditEvent: String, Sendable {
     /// A reset cut short (its server stopped) was closed by housekeeping once its claim ran out:
     /// sign-ins start again, and what it had not removed yet is still there.
     case resetInterrupted = "account.reset_interrupted"
+    case pushRequested = "push.requested"
+    case pushApproved = "push.approved"
+    case pushDenied = "push.denied"
+    case pushWrongNumber = "push.wrong_number"
+    case pushReported = "push.reported"
+    case pushPaused = "push.paused"
     case recoveryStarted = "recovery.started"
     case recoveryEmailProven = "recovery.email_proven"
     case recoveryApproved = "recovery.approved"

@@ -61,7 +61,7 @@ import TwofoldDevice
                 backupCodes: InMemoryBackupCodeStore(), outbox: outbox, oneTimeCodes: InMemoryOneTimeCodeStore(),
                 devices: InMemoryDeviceStore(), passkeys: InMemoryPasskeyStore(),
                 idempotency: InMemoryIdempotencyStore(), recovery: InMemoryRecoveryStore(),
-                emailLinks: InMemoryEmailLinkStore(), codeSignIns: nil,
+                emailLinks: InMemoryEmailLinkStore(), pushApprovals: InMemoryPushApprovalStore(), codeSignIns: nil,
                 passkeySignIns: nil)
             let directory = FileManager.default.temporaryDirectory
             context = TwofoldContext(

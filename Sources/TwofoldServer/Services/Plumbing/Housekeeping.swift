@@ -22,6 +22,8 @@ struct Housekeeping: Sendable {
     let passkeys: any PasskeyStore
     let recovery: any RecoveryStore
     let emailLinks: any EmailLinkStore
+    /// Kept a day past their expiry: the budget and a run of refusals are counted from them.
+    let pushApprovals: any PushApprovalStore
     let audit: Auditor
 
     func sweep(now: Date) async throws {
@@ -35,6 +37,7 @@ struct Housekeeping: Sendable {
         try await passkeys.deleteChallenges(expiredBefore: day)
         try await idempotency.deleteExpired(before: now)
         try await emailLinks.deleteExpired(before: day)
+        try await pushApprovals.deleteEnded(before: day)
         _ = try await recovery.deleteStaleDocuments(now: now)
         for userID in try await sessions.closeAbandonedResets(now: now) {
             try await audit.record(

@@ -41,6 +41,8 @@ final class TwofoldContext: Sendable {
     let policy: SignInPolicy
     let factorChanges: FactorChanges
     let secondStep: SecondStep
+    /// "Approve on your phone" (issue Z).
+    let push: PushApprovals
     let signIn: SignIn
     let registration: Registration
     let stepUp: StepUp
@@ -135,15 +137,20 @@ final class TwofoldContext: Sendable {
         self.factorChanges = FactorChanges(
             sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
             configuration: configuration, clock: clock, users: users, secondFactors: secondFactors, audit: audit)
+        let pushOffer = PushOffer(store: stores.pushApprovals, clock: clock, rules: configuration.rules)
+        self.push = PushApprovals(
+            store: stores.pushApprovals, offer: pushOffer, waiters: PushWaiters(), loginFlows: loginFlows,
+            deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, clock: clock,
+            rules: configuration.rules)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
             totp: totp, codeSignIns: codeSignIns, passkeySignIns: passkeySignIns, codes: codes, users: users,
             unitsOfWork: unitsOfWork,
-            rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys)
+            rules: configuration.rules, secondFactors: secondFactors, passkeys: passkeys, push: push)
         self.signIn = SignIn(
             clock: clock, passwords: passwords, audit: audit, trustedDevices: trustedDevices, rateLimiter: rateLimiter,
             sessions: sessions, loginFlows: loginFlows, codes: codes, users: users, rules: configuration.rules,
-            secondFactors: secondFactors, recoveryHold: recoveryHold)
+            secondFactors: secondFactors, recoveryHold: recoveryHold, pushOffer: pushOffer)
         let emailLinks = EmailLinks(store: stores.emailLinks, clock: clock, configuration: configuration)
         let emailVerification = EmailVerification(
             configuration: configuration, clock: clock, links: emailLinks, users: users, outbox: outbox, audit: audit,
@@ -210,7 +217,7 @@ final class TwofoldContext: Sendable {
             idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
             sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys,
-            recovery: stores.recovery, emailLinks: stores.emailLinks, audit: audit)
+            recovery: stores.recovery, emailLinks: stores.emailLinks, pushApprovals: stores.pushApprovals, audit: audit)
     }
 
     /// Every store the services keep their state in.
@@ -238,6 +245,7 @@ final class TwofoldContext: Sendable {
         var idempotency: any IdempotencyStore
         var recovery: any RecoveryStore
         var emailLinks: any EmailLinkStore
+        var pushApprovals: any PushApprovalStore
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
@@ -256,6 +264,7 @@ final class TwofoldContext: Sendable {
                 oneTimeCodes: SQLOneTimeCodeStore(database: database), devices: SQLDeviceStore(database: database),
                 passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
                 recovery: SQLRecoveryStore(database: database), emailLinks: SQLEmailLinkStore(database: database),
+                pushApprovals: SQLPushApprovalStore(database: database),
                 codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database),
                 passkeySignIns: database.postgres == nil ? nil : SQLPasskeySignInStore(database: database))
         }

@@ -47,6 +47,14 @@ struct LoginFlowService: Sendable {
         return flow
     }
 
+    /// The flow named by `token`, used or expired too (what became of a sign-in, asked after
+    /// its end); unknown tokens are refused.
+    func known(_ token: String) async throws -> LoginFlowRecord {
+        guard !token.isEmpty, token.count <= 128, let flow = try await store.flow(tokenHash: SecureToken.hash(token))
+        else { throw Self.unknownFlow }
+        return flow
+    }
+
     private func refuseIfUnusable(consumedAt: Date?, expiresAt: Date) throws {
         if consumedAt != nil { throw Self.alreadyUsed }
         if expiresAt <= clock.now() { throw expired }
@@ -101,6 +109,11 @@ struct LoginFlowService: Sendable {
             try await store.release(flowID: flow.flowID, claimedAt: claimedAt)
             throw error
         }
+    }
+
+    /// Ends the flow `flowID` unused, so nothing completes it ("This wasn't me" on the phone).
+    func end(flowID: UUID) async throws {
+        _ = try await store.consume(flowID: flowID, now: clock.now())
     }
 
     static let unknownFlow = Problem(

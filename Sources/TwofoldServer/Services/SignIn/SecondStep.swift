@@ -27,6 +27,7 @@ struct SecondStep: Sendable {
     let rules: ProductRules
     let secondFactors: SecondFactors
     let passkeys: PasskeyService
+    let push: PushApprovals
 
     /// What the person sent: the flow's token, the method and its proof.
     struct Attempt: Sendable {
@@ -35,13 +36,16 @@ struct SecondStep: Sendable {
         var code: String?
         var deviceKey: SecondFactors.DeviceKeyProof?
         var passkey: AuthenticationCredential?
+        /// The approved "Approve on your phone" request (`method == .push`).
+        var pushRequest: String?
         /// Remember this device (seed 002: 30 days).
         var trustDevice: Bool
 
         init(
             flow: String, method: FactorMethod, code: String? = nil, deviceKey: SecondFactors.DeviceKeyProof? = nil,
-            passkey: AuthenticationCredential? = nil, trustDevice: Bool = false
+            passkey: AuthenticationCredential? = nil, pushRequest: String? = nil, trustDevice: Bool = false
         ) {
+            self.pushRequest = pushRequest
             self.flow = flow
             self.method = method
             self.code = code
@@ -119,6 +123,18 @@ struct SecondStep: Sendable {
         } else if method == .webauthn {
             completed = try await completeWithPasskey(
                 flow, attempt.passkey, trustDevice: trustDevice, origin: origin, on: eventLoop)
+        } else if method == .push {
+            completed = try await unitsOfWork.run(on: eventLoop) {
+                let proof = try await loginFlows.claimed(flow) { _ in
+                    try await push.use(attempt.pushRequest, flow: flow)
+                }
+                let session = try sessions.newSession(
+                    user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, "hwk", "mfa"],
+                    proofs: [.password, proof], origin: origin)
+                return try await recordSession(
+                    session, flow: flow, method: .push, backupCodesRemaining: nil, trustDevice: trustDevice,
+                    origin: origin)
+            }
         } else {
             // The other factors read what they need of the user from the model.
             guard let user = try await users.user(id: flow.user.id) else {

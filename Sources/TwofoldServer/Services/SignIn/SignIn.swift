@@ -30,6 +30,8 @@ struct SignIn: Sendable {
     let rules: ProductRules
     let secondFactors: SecondFactors
     let recoveryHold: RecoveryHold
+    /// Whether "Approve on your phone" is offered beside the device key (issue Z).
+    let pushOffer: PushOffer
 
     /// What is trimmed from a typed account name: spaces and tabs (the document's `pattern`).
     static let blanks = CharacterSet(charactersIn: " \t")
@@ -119,9 +121,13 @@ struct SignIn: Sendable {
                 logger.notice("login code not sent: send limit reached")
             }
         }
+        var offered = methods
+        if let key = methods.firstIndex(of: .deviceKey), try await pushOffer.isOffered(to: user.id) {
+            offered.insert(.push, at: key + 1)
+        }
         return .secondStep(
             LoginChallengeResponse(
-                otpFlowId: token, availableMethods: methods,
+                otpFlowId: token, availableMethods: offered,
                 maskedPhone: methods.contains(.sms) ? user.phone.map(Masking.phone) : nil,
                 maskedEmail: methods.contains(.email) ? Masking.email(user.email) : nil,
                 expiresAt: flow.expiresAt, serverTime: now))

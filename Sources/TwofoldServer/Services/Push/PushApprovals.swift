@@ -1,0 +1,277 @@
+import Foundation
+import TwofoldAPI
+import TwofoldCore
+
+/// "Approve on your phone" (issue Z), as a use case. The signing-in side, holding a login flow
+/// after the password, asks (`start`) and waits (`status`); the phone holding the account's
+/// device key, signed in, lists the request (`pending`) and answers it (`decide`), its answer
+/// signed by that key over what it showed and the number picked. An approved request then
+/// completes its flow once (`SecondStep`, through `use`).
+struct PushApprovals: Sendable {
+    let store: any PushApprovalStore
+    let offer: PushOffer
+    let waiters: PushWaiters
+    let loginFlows: LoginFlowService
+    let deviceKeys: DeviceKeyService
+    let users: any UserStore
+    let audit: Auditor
+    let outbox: Outbox
+    let clock: ServerClock
+    let rules: ProductRules
+
+    // MARK: The signing-in side
+
+    /// A new request for the flow `token`'s sign-in, replacing the account's waiting one.
+    func start(flow token: String, origin: RequestOrigin) async throws -> PushStartResponse {
+        let flow = try await loginFlows.active(token)
+        guard let user = try await users.user(id: flow.userID), user.status == .active else {
+            throw Problem.accountLocked
+        }
+        guard try await deviceKeys.devices(userID: user.id).contains(where: { $0.method == .secureEnclave }) else {
+            throw Problem(
+                status: 422, code: .validationFailed, title: "Method not available",
+                detail: "This account has no phone with a device key to approve on.", errors: ["method": "not enabled"])
+        }
+        let now = clock.now()
+        if try await offer.pausedUntil(userID: user.id, now: now) != nil { throw Self.notNow }
+        let number = Int.random(in: 10...99)
+        var choices = [number]
+        while choices.count < 3 {
+            let other = Int.random(in: 10...99)
+            if !choices.contains(other) { choices.append(other) }
+        }
+        choices.shuffle()
+        let id = SecureRandom.timeOrderedUUID(at: now)
+        let expiresAt = min(now.addingTimeInterval(rules.pushLifetime), flow.expiresAt)
+        var request = PushApprovalRecord(
+            id: id, userID: user.id, flowID: flow.id, number: number, choices: choices,
+            asking: SessionNames.name(origin.userAgent), place: PlaceNames.of(origin.address), digest: "",
+            status: .pending, createdAt: now, expiresAt: expiresAt, ipAddress: origin.address)
+        request.digest = Self.shown(request).digest
+        guard
+            try await store.open(
+                request, budget: rules.pushPerHour, since: now.addingTimeInterval(-PushOffer.budgetWindow))
+        else { throw Self.notNow }
+        try await audit.record(.pushRequested, user: user.id, detail: "from \(request.place)", origin: origin)
+        await waiters.signal(.account(user.id))
+        return PushStartResponse(
+            requestId: Self.text(id), number: number, asking: request.asking, place: request.place,
+            expiresAt: expiresAt)
+    }
+
+    /// The request's state; while it waits, up to `wait` seconds for the phone first.
+    func status(_ body: PushStatusRequest) async throws -> PushStatusResponse {
+        // Asked after the flow ended too: "This wasn't me" ends it, and the screen says so.
+        let flow = try await loginFlows.known(
+            try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
+        let wait = body.wait ?? PushStatusRequest.longestWait
+        guard (0...PushStatusRequest.longestWait).contains(wait) else {
+            throw InputValidation.failure(["wait": "must be a whole number of seconds from 0 to 25"])
+        }
+        let id = try Self.requestID(body.requestId)
+        let deadline = Date().addingTimeInterval(Double(wait))
+        while true {
+            guard let request = try await store.request(id: id), request.flowID == flow.id else { throw Self.unknown }
+            let status = effectiveStatus(request)
+            let left = min(deadline.timeIntervalSinceNow, request.expiresAt.timeIntervalSince(clock.now()))
+            guard status == .pending, left > 0 else {
+                return PushStatusResponse(status: status, message: Self.words(status))
+            }
+            await waiters.wait(for: .request(id), seconds: left)
+            if deadline.timeIntervalSinceNow <= 0 {
+                let latest = try await store.request(id: id).map(effectiveStatus) ?? .expired
+                return PushStatusResponse(status: latest, message: Self.words(latest))
+            }
+        }
+    }
+
+    /// Claims the approved request `requestID` of `flow` for its sign-in: what it proves (the
+    /// device key that signed the approval, as that key is now). Runs where the flow is claimed.
+    func use(_ requestID: String?, flow: PendingSecondStep) async throws -> Proof {
+        guard let requestID else { throw InputValidation.failure(["requestId": "is required"]) }
+        let id = try Self.requestID(requestID)
+        guard let request = try await store.request(id: id), request.flowID == flow.flowID else { throw Self.unknown }
+        switch effectiveStatus(request) {
+        case .approved: break
+        case .pending:
+            throw Problem(
+                status: 409, code: .conflict, title: "Not approved yet",
+                detail: "The request waits for your phone: approve it there first.")
+        case .used: throw Self.answered
+        default:
+            throw Problem(
+                status: 401, code: .forbidden, title: "Not approved",
+                detail: Self.words(effectiveStatus(request)) ?? "The phone did not approve this sign-in.")
+        }
+        // The key that signed must still be the account's: a device removed since proves nothing.
+        guard let deviceID = request.deviceID,
+            let device = try await deviceKeys.store.device(deviceID, userID: flow.user.id),
+            device.method == .secureEnclave
+        else { throw Self.unknown }
+        guard try await store.use(id: id, flowID: flow.flowID, now: clock.now()) else { throw Self.answered }
+        return try DeviceKeyService.proof(of: device)
+    }
+
+    /// Wakes the waiters of requests made or decided lately, on whichever instance: one query
+    /// a second while anyone waits (several instances on one PostgreSQL database).
+    func watchOtherInstances() async throws {
+        guard await !waiters.isEmpty else { return }
+        for (id, userID) in try await store.changed(since: clock.now().addingTimeInterval(-3)) {
+            await waiters.signal(.request(id))
+            await waiters.signal(.account(userID))
+        }
+    }
+
+    // MARK: The phone
+
+    /// The account's waiting requests, as `deviceID` (a device of the caller's with a key)
+    /// shows them; with none, up to `wait` seconds for one first.
+    func pending(deviceID: String, user: User, wait: Int?) async throws -> PushApprovalsResponse {
+        _ = try await deviceKeys.keyDevice(deviceID, userID: user.id)
+        let deadline = Date().addingTimeInterval(Double(wait ?? 0))
+        var requests = try await store.pending(userID: user.id, now: clock.now())
+        if requests.isEmpty, deadline.timeIntervalSinceNow > 0 {
+            await waiters.wait(for: .account(user.id), seconds: deadline.timeIntervalSinceNow)
+            requests = try await store.pending(userID: user.id, now: clock.now())
+        }
+        return PushApprovalsResponse(
+            approvals: requests.map { request in
+                PushApprovalDTO(
+                    requestId: Self.text(request.id), choices: request.choices, asking: request.asking,
+                    place: request.place, createdAt: request.createdAt, expiresAt: request.expiresAt)
+            })
+    }
+
+    /// The phone's answer. Its signature by the device key (behind Face ID or Touch ID where it
+    /// was enrolled so, seed 004's flow A) must cover the request as stored, the number and the
+    /// decision; a wrong signature changes nothing. The request is decided once: a replayed or
+    /// racing answer is `409`.
+    func decide(
+        deviceID: String, _ body: PushDecisionRequest, user: User, origin: RequestOrigin
+    ) async throws -> PushDecisionResponse {
+        let device = try await deviceKeys.keyDevice(deviceID, userID: user.id)
+        guard let decision = PushApprovalMessage.Decision(rawValue: body.decision) else {
+            throw InputValidation.failure(["decision": "must be approve, deny or notMe"])
+        }
+        let id = try Self.requestID(body.requestId)
+        let signature = try DeviceInput.signature(body.signature)
+        if decision == .approve, body.number == nil {
+            throw InputValidation.failure(["number": "is required to approve"])
+        }
+        guard let request = try await store.request(id: id), request.userID == user.id else { throw Self.unknown }
+        guard request.status == .pending else { throw Self.answered }
+        let now = clock.now()
+        guard request.expiresAt > now else { throw Self.expired }
+        let message = PushApprovalMessage.signed(
+            requestID: Self.text(id), number: decision == .approve ? body.number : nil, decision: decision,
+            digest: request.digest)
+        guard let keyText = device.publicKey, let key = try? DevicePublicKey(base64: keyText),
+            key.isValidSignature(signature, for: message)
+        else { throw DeviceKeyService.signatureRefused }
+        let status: PushStatus =
+            switch decision {
+            case .approve: body.number == request.number ? .approved : .wrongNumber
+            case .deny: .denied
+            case .notMe: .reported
+            }
+        guard try await store.decide(id: id, userID: user.id, status: status, deviceID: device.deviceID, now: now)
+        else { throw Self.answered }
+        await waiters.signal(.request(id))
+        try await recordDecision(status, of: request, user: user, origin: origin)
+        return PushDecisionResponse(status: status, message: Self.phoneWords(status))
+    }
+
+    /// Audits a decision; "This wasn't me" ends the sign-in and tells the owner; a run of
+    /// refusals that turns push off tells the owner too.
+    private func recordDecision(_ status: PushStatus, of request: PushApprovalRecord, user: User, origin: RequestOrigin)
+        async throws
+    {
+        let signingIn = RequestOrigin(address: request.ipAddress, userAgent: nil)
+        let event: AuditEvent =
+            switch status {
+            case .approved: .pushApproved
+            case .wrongNumber: .pushWrongNumber
+            case .reported: .pushReported
+            default: .pushDenied
+            }
+        try await audit.record(
+            event, user: user.id, detail: "sign-in from \(request.place) (\(request.asking))", origin: signingIn)
+        let now = clock.now()
+        if status == .reported {
+            try await loginFlows.end(flowID: request.flowID)
+            try await outbox.enqueue(
+                .email, to: user.email, subject: "Someone has your password",
+                body: """
+                    You told us a sign-in to your account was not you: it came from \(request.place) \
+                    (\(request.asking)). We stopped it. Someone knows your password: change it now, \
+                    and check your account's security page.
+                    """, now: now)
+        }
+        guard PushOffer.refusals.contains(status), try await offer.pausedUntil(userID: user.id, now: now) != nil
+        else { return }
+        try await audit.record(
+            .pushPaused, user: user.id, detail: "\(rules.pushDenialsToPause) refusals in a row", origin: signingIn)
+        try await outbox.enqueue(
+            .email, to: user.email, subject: "Approve on your phone is off for now",
+            body: """
+                Your phone refused \(rules.pushDenialsToPause) sign-in requests in a row, so we stopped \
+                asking it for \(rules.pushPause.inWords). If these were not you, someone knows your \
+                password: change it now. You can still sign in with your codes or a passkey.
+                """, now: now)
+    }
+
+    /// A waiting request past its expiry reads `expired`.
+    private func effectiveStatus(_ request: PushApprovalRecord) -> PushStatus {
+        request.status == .pending && request.expiresAt <= clock.now() ? .expired : request.status
+    }
+
+    /// What the phone shows, as its digest covers it.
+    static func shown(_ request: PushApprovalRecord) -> PushApprovalMessage.Shown {
+        PushApprovalMessage.Shown(
+            requestID: text(request.id), choices: request.choices, asking: request.asking, place: request.place,
+            createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
+            expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)))
+    }
+
+    static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    static func requestID(_ text: String) throws -> UUID {
+        guard text.count <= 64, let id = UUID(uuidString: text) else {
+            throw InputValidation.failure(["requestId": "must be the requestId this server gave"])
+        }
+        return id
+    }
+
+    /// What the signing-in side is told when the request ended unapproved.
+    static func words(_ status: PushStatus) -> String? {
+        switch status {
+        case .denied: "Your phone denied this sign-in."
+        case .wrongNumber: "The number picked on your phone was not the one shown here. Try again, or use another way."
+        case .reported: "This sign-in was reported on your phone as not yours, and stopped."
+        case .expired: "Nobody answered on the phone in time. Try again, or use another way."
+        case .replaced: "A newer request replaced this one."
+        default: nil
+        }
+    }
+
+    /// What the phone is told its decision did.
+    static func phoneWords(_ status: PushStatus) -> String {
+        switch status {
+        case .approved: "Approved. The sign-in goes on."
+        case .wrongNumber: "That was not the number on the screen, so the sign-in was refused."
+        case .reported: "Stopped. We emailed you: change your password now."
+        default: "Denied. The sign-in was refused."
+        }
+    }
+
+    static let unknown = Problem(
+        status: 404, code: .notFound, title: "No such request", detail: "This approval request is not known.")
+    static let answered = Problem(
+        status: 409, code: .alreadyUsed, title: "Already answered", detail: "This request was answered already.")
+    static let expired = Problem(
+        status: 409, code: .expired, title: "Request expired", detail: "This request expired before it was answered.")
+    /// The budget is spent or the phone's refusals paused push: another way signs in.
+    static let notNow = Problem(
+        status: 429, code: .rateLimited, title: "Approve on your phone is not available now",
+        detail: "Too many approval requests for this account. Use another way to sign in.")
+}

@@ -1,0 +1,37 @@
+import Foundation
+import TwofoldAPI
+
+/// Whether "Approve on your phone" is offered to an account now (issue Z item 3, against prompt
+/// bombing): not after `pushPerHour` requests in the last hour, which a stranger with the
+/// password can spend but not exceed, and not for `pushPause` after `pushDenialsToPause`
+/// refusals in a row on the phone. Codes and passkeys are offered either way.
+struct PushOffer: Sendable {
+    let store: any PushApprovalStore
+    let clock: ServerClock
+    let rules: ProductRules
+
+    /// Whether a new request may be made for `userID` (who has a device key).
+    func isOffered(to userID: UUID) async throws -> Bool {
+        let now = clock.now()
+        guard
+            try await store.made(userID: userID, since: now.addingTimeInterval(-Self.budgetWindow)) < rules.pushPerHour
+        else { return false }
+        return try await pausedUntil(userID: userID, now: now) == nil
+    }
+
+    /// Until when the phone's refusals turned push off for `userID`, if they did: the last
+    /// `pushDenialsToPause` decisions all refused, the latest less than `pushPause` ago.
+    func pausedUntil(userID: UUID, now: Date) async throws -> Date? {
+        let recent = try await store.decisions(userID: userID, limit: rules.pushDenialsToPause)
+        guard recent.count == rules.pushDenialsToPause, recent.allSatisfy({ Self.refusals.contains($0.status) }),
+            let latest = recent.first?.at
+        else { return nil }
+        let until = latest.addingTimeInterval(rules.pushPause)
+        return until > now ? until : nil
+    }
+
+    /// The window the budget counts requests over.
+    static let budgetWindow: TimeInterval = 3600
+    /// The phone's answers that count as refusals in a row.
+    static let refusals: Set<PushStatus> = [.denied, .wrongNumber, .reported]
+}

@@ -1,0 +1,314 @@
+import Crypto
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
+import TwofoldDevice
+import VaporTesting
+
+@testable import TwofoldServer
+
+/// "Approve on your phone" (issue Z) through the typed client: the number, the signature, the
+/// single use, and the rules against prompt bombing, tried as a stranger with the password would.
+@Suite(.tags(.database)) struct PushApprovalTests {
+    /// Alice with a phone holding a device key, and a password sign-in waiting for its second step.
+    struct Scene {
+        let app: Application
+        let phone: SoftwareDeviceKey
+        let token: String
+        let client: APIClient
+
+        static func make(_ app: Application) async throws -> Scene {
+            let tokens = try await Accounts.signUp(app)
+            let phone = SoftwareDeviceKey()
+            let client = app.client()
+            _ = try await client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "alice", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "iphone-1"),
+                bearer: tokens.accessToken.token)
+            return Scene(app: app, phone: phone, token: tokens.accessToken.token, client: client)
+        }
+
+        /// The computer the password is typed on (a stranger's, or the owner's).
+        var computer: APIClient {
+            var client = app.client(from: "203.0.113.7")
+            client.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0 Safari/537.36"
+            return client
+        }
+
+        /// The password typed there: the login flow.
+        func password() async throws -> LoginChallengeResponse {
+            let outcome = try await computer.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            guard case .secondStep(let challenge) = outcome else { throw ExpectedSecondStep() }
+            return challenge
+        }
+
+        func start(_ flow: LoginChallengeResponse) async throws -> PushStartResponse {
+            try await computer.send(API.Push.start, PushStartRequest(otpFlowId: flow.otpFlowId))
+        }
+
+        func listed(wait: Int = 0) async throws -> [PushApprovalDTO] {
+            try await client.send(
+                API.Push.pending, "iphone-1", bearer: token, query: PushWaitQuery(wait: wait).items
+            ).approvals
+        }
+
+        /// The phone's answer, signed by `key` (the phone's own unless said).
+        func decision(
+            _ request: PushApprovalDTO, _ decision: PushApprovalMessage.Decision, number: Int? = nil,
+            key: SoftwareDeviceKey? = nil
+        ) throws -> PushDecisionRequest {
+            let shown = PushApprovalMessage.Shown(
+                requestID: request.requestId, choices: request.choices, asking: request.asking, place: request.place,
+                createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
+                expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)))
+            let message = PushApprovalMessage.signed(
+                requestID: request.requestId, number: number, decision: decision, digest: shown.digest)
+            let signature = try (key ?? phone).privateKey.signature(for: message).derRepresentation
+            return PushDecisionRequest(
+                requestId: request.requestId, decision: decision.rawValue, number: number,
+                signature: signature.base64EncodedString())
+        }
+
+        func decide(_ body: PushDecisionRequest) async throws -> PushDecisionResponse {
+            try await client.send(API.Push.decide, "iphone-1", body, bearer: token)
+        }
+
+        func status(_ flow: LoginChallengeResponse, _ started: PushStartResponse, wait: Int = 0) async throws
+            -> PushStatusResponse
+        {
+            try await client.send(
+                API.Push.status, PushStatusRequest(otpFlowId: flow.otpFlowId, requestId: started.requestId, wait: wait))
+        }
+
+        func complete(_ flow: LoginChallengeResponse, _ started: PushStartResponse) async throws -> SecondStepResponse {
+            try await client.send(
+                API.Push.complete, PushCompleteRequest(otpFlowId: flow.otpFlowId, requestId: started.requestId))
+        }
+    }
+
+    struct ExpectedSecondStep: Error {}
+
+    @Test func theRightNumberSignsInOnce() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            #expect(flow.availableMethods.prefix(2) == [.deviceKey, .push])
+            let started = try await scene.start(flow)
+            #expect((10...99).contains(started.number))
+            #expect(started.asking == "Chrome on Linux" && started.place == "network 203.0.113.x")
+            let shown = try #require(try await scene.listed().first)
+            #expect(shown.choices.count == 3 && shown.choices.contains(started.number))
+            #expect(Set(shown.choices).count == 3 && shown.asking == started.asking)
+            let approval = try scene.decision(shown, .approve, number: started.number)
+            #expect(try await scene.decide(approval).status == .approved)
+            #expect(try await scene.status(flow, started).status == .approved)
+            let signedIn = try await scene.complete(flow, started)
+            #expect(signedIn.user.username == "alice")
+            let claims = try #require(
+                await app.twofold.tokens.verify(signedIn.accessToken.token, now: app.twofold.clock.now()))
+            #expect(claims.amr.contains("hwk") && claims.amr.contains("mfa"))
+            // The same signed answer again, and the same approval again, do nothing.
+            await #expect(throws: APIError.self) { try await scene.decide(approval) }
+            let replayed = await #expect(throws: APIError.self) { try await scene.complete(flow, started) }
+            #expect(replayed?.status == 409)
+            #expect(try await AuditQueries.count(type: "push.approved", on: app) == 1)
+        }
+    }
+
+    @Test func aWrongNumberIsRefusedAndCounted() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            let wrong = try #require(shown.choices.first { $0 != started.number })
+            #expect(try await scene.decide(try scene.decision(shown, .approve, number: wrong)).status == .wrongNumber)
+            #expect(try await scene.status(flow, started).status == .wrongNumber)
+            let refused = await #expect(throws: APIError.self) { try await scene.complete(flow, started) }
+            #expect(refused?.status == 401)
+            #expect(try await AuditQueries.count(type: "push.wrong_number", on: app) == 1)
+            #expect(
+                try await app.twofold.push.store.decisions(userID: userID(app), limit: 3).first?.status == .wrongNumber)
+        }
+    }
+
+    @Test func aSignatureOverOtherWordsOrByAnotherKeyChangesNothing() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            // Another key; the phone's key over another number than the body says; a request
+            // shown with another place than the server stored.
+            var forged = try scene.decision(shown, .approve, number: started.number, key: SoftwareDeviceKey())
+            var refused = await #expect(throws: APIError.self) { try await scene.decide(forged) }
+            #expect(refused?.code == .signatureInvalid)
+            forged = try scene.decision(shown, .approve, number: shown.choices.first { $0 != started.number })
+            forged.number = started.number
+            refused = await #expect(throws: APIError.self) { try await scene.decide(forged) }
+            #expect(refused?.code == .signatureInvalid)
+            var elsewhere = shown
+            elsewhere.place = "this computer"
+            refused = await #expect(throws: APIError.self) {
+                try await scene.decide(try scene.decision(elsewhere, .approve, number: started.number))
+            }
+            #expect(refused?.code == .signatureInvalid)
+            #expect(try await scene.status(flow, started).status == .pending)
+            #expect(
+                try await scene.decide(try scene.decision(shown, .approve, number: started.number)).status == .approved)
+        }
+    }
+
+    @Test func denyRefusesAndThisWasntMeEndsTheSignInAndTellsTheOwner() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let scene = try await Scene.make(app)
+            var flow = try await scene.password()
+            var started = try await scene.start(flow)
+            var shown = try #require(try await scene.listed().first)
+            #expect(try await scene.decide(try scene.decision(shown, .deny)).status == .denied)
+            #expect(try await scene.status(flow, started).status == .denied)
+            // Denied, the flow goes on: another way (here another request) is still open.
+            flow = try await scene.password()
+            started = try await scene.start(flow)
+            shown = try #require(try await scene.listed().first)
+            _ = try await Codes.deliverAll(app, clock: clock)
+            #expect(try await scene.decide(try scene.decision(shown, .notMe)).status == .reported)
+            #expect(try await scene.status(flow, started).status == .reported)
+            // The sign-in is over: no other method completes it.
+            let over = await #expect(throws: APIError.self) { try await scene.start(flow) }
+            #expect(over?.code == .alreadyUsed)
+            let notices = try await Codes.deliverAll(app, clock: clock)
+            #expect(notices.contains { $0.destination == "alice@example.com" && $0.body.contains("change it now") })
+            let events = try await app.twofold.audit.events(type: "push.reported")
+            #expect(events.count == 1 && events.first?.ipAddress == "203.0.113.7")
+        }
+    }
+
+    @Test func threeRefusalsInARowTurnPushOffForAnHourAndTellTheOwner() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let scene = try await Scene.make(app)
+            for _ in 0..<3 {
+                let flow = try await scene.password()
+                #expect(flow.availableMethods.contains(.push))
+                _ = try await scene.start(flow)
+                let shown = try #require(try await scene.listed().first)
+                _ = try await scene.decide(try scene.decision(shown, .deny))
+            }
+            let flow = try await scene.password()
+            #expect(!flow.availableMethods.contains(.push) && flow.availableMethods.contains(.deviceKey))
+            let paused = await #expect(throws: APIError.self) { try await scene.start(flow) }
+            #expect(paused?.status == 429)
+            let notices = try await Codes.deliverAll(app, clock: clock)
+            #expect(notices.filter { $0.subject == "Approve on your phone is off for now" }.count == 1)
+            #expect(try await AuditQueries.count(type: "push.paused", on: app) == 1)
+            clock.advance(by: 3601)
+            #expect(try await scene.password().availableMethods.contains(.push))
+        }
+    }
+
+    @Test func aStrangerWithThePasswordSpendsOnlyTheBudgetAndOneRequestWaitsAtATime() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            var started: [PushStartResponse] = []
+            for _ in 0..<5 { started.append(try await scene.start(flow)) }
+            // Each new request replaced the one before: the phone sees one.
+            #expect(try await scene.listed().map(\.requestId) == [started[4].requestId])
+            #expect(try await scene.status(flow, started[0]).status == .replaced)
+            let spent = await #expect(throws: APIError.self) { try await scene.start(flow) }
+            #expect(spent?.status == 429)
+            let next = try await scene.password()
+            #expect(!next.availableMethods.contains(.push) && next.availableMethods.contains(.deviceKey))
+            clock.advance(by: 3601)
+            #expect(try await scene.password().availableMethods.contains(.push))
+        }
+    }
+
+    @Test func parallelAnswersDecideOnceAndParallelCompletionsSignInOnce() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            let approval = try scene.decision(shown, .approve, number: started.number)
+            let decided = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 { group.addTask { (try? await scene.decide(approval)) == nil ? 0 : 1 } }
+                return await group.reduce(0, +)
+            }
+            #expect(decided == 1)
+            let signedIn = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 { group.addTask { (try? await scene.complete(flow, started)) == nil ? 0 : 1 } }
+                return await group.reduce(0, +)
+            }
+            #expect(signedIn == 1)
+        }
+    }
+
+    @Test func theWaitingSideLearnsOfTheAnswerWithoutPolling() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            // The phone waits for a request before there is one; the request wakes it.
+            async let phoneSees = scene.listed(wait: 20)
+            try await Task.sleep(for: .milliseconds(200))
+            let started = try await scene.start(flow)
+            let began = Date()
+            let shown = try #require(try await phoneSees.first)
+            async let outcome = scene.status(flow, started, wait: 20)
+            try await Task.sleep(for: .milliseconds(200))
+            _ = try await scene.decide(try scene.decision(shown, .approve, number: started.number))
+            #expect(try await outcome.status == .approved)
+            #expect(Date().timeIntervalSince(began) < 10)
+        }
+    }
+
+    @Test func onlyTheOwnersPhoneWithAKeyAnswersAndBadInputIsAClearRefusal() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            // Bob, signed in, with his own phone: alice's request is not his to see or answer.
+            let bob = try await Accounts.signUp(app, "bob")
+            let bobsPhone = SoftwareDeviceKey()
+            _ = try await scene.client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "bob", publicKey: bobsPhone.publicKey, method: "secureEnclave", deviceId: "iphone-1"),
+                bearer: bob.accessToken.token)
+            let bobs = try await scene.client.send(API.Push.pending, "iphone-1", bearer: bob.accessToken.token)
+            #expect(bobs.approvals.isEmpty)
+            let answer = try scene.decision(shown, .approve, number: started.number, key: bobsPhone)
+            let foreign = await #expect(throws: APIError.self) {
+                try await scene.client.send(API.Push.decide, "iphone-1", answer, bearer: bob.accessToken.token)
+            }
+            #expect(foreign?.status == 404)
+            for bad in [
+                PushDecisionRequest(requestId: "nope", decision: "approve", number: 1, signature: "AAAA"),
+                PushDecisionRequest(requestId: shown.requestId, decision: "maybe", number: 1, signature: "AAAA"),
+                PushDecisionRequest(requestId: shown.requestId, decision: "approve", number: nil, signature: "AAAA"),
+                PushDecisionRequest(requestId: shown.requestId, decision: "approve", number: 1, signature: "%%%"),
+            ] {
+                let refused = await #expect(throws: APIError.self) { try await scene.decide(bad) }
+                #expect(refused?.status == 422, "\(bad)")
+            }
+            let badWait = await #expect(throws: APIError.self) {
+                try await scene.client.send(
+                    API.Push.pending, "iphone-1", bearer: scene.token, query: [URLQueryItem(name: "wait", value: "99")])
+            }
+            #expect(badWait?.status == 422)
+            #expect(try await scene.status(flow, started).status == .pending)
+        }
+    }
+
+    private func userID(_ app: Application) async throws -> UUID {
+        try #require(try await app.twofold.users.named("alice")).id
+    }
+}
