@@ -45,6 +45,10 @@ public enum Pages {
     /// The second step of a sign-in, posted from the sign-in page's answer.
     public static let secondStep = Page("sign-in/verify", title: "Confirm it's you", method: .post)
     public static let resendCode = Page("sign-in/resend", title: "Send another code", method: .post)
+    /// "Approve on your phone": asks the phone and shows the number while it waits (issue Z).
+    public static let pushStart = Page("sign-in/phone", title: "Approve on your phone", method: .post)
+    /// An approved request completes the sign-in (the script posts it when the phone answers).
+    public static let pushComplete = Page("sign-in/phone/done", title: "Approve on your phone", method: .post)
     public static let register = Page("register", title: "Create an account")
     public static let signOut = Page("sign-out", title: "Sign out", method: .post)
     public static let accountSecurity = Page("account/security", title: "Account security")
@@ -123,7 +127,8 @@ public enum Pages {
     public static let script = Page("assets/twofold.js", title: "Script")
 
     public static let all: [Page] = [
-        signIn, signIn.form, secondStep, resendCode, register, register.form, signOut, accountSecurity, totpSetup,
+        signIn, signIn.form, secondStep, resendCode, pushStart, pushComplete, register, register.form, signOut,
+        accountSecurity, totpSetup,
         totpConfirm, totpRemove, backupCodesRegenerate, passkeyRename, passkeyDelete, codesSetup, codesConfirm,
         codesDisable, passwordChange, forgetDevice, sessionSignOut, deviceRemove, signOutEverywhere, recovery,
         recovery.form, recoveryStatus, forgotPassword, forgotPassword.form, passwordReset, passwordReset.form,

@@ -160,6 +160,9 @@ public struct SecondFactorStep: Sendable, Equatable, Codable {
     /// How far this device's clock is off the server's, when more than 30 seconds: an
     /// authenticator app here may make codes the server refuses (seed 000's warning).
     public var clockSkew: TimeInterval?
+    /// The request waiting on the phone ("Approve on your phone"), once asked: its number is
+    /// what this screen shows.
+    public var approval: PushStartResponse?
 
     /// A second step, as a screen's preview or test builds one; the flow makes its own.
     public init(
@@ -199,7 +202,7 @@ public struct PendingSignIn: Sendable, Equatable, Codable, RedactedDescription {
 /// recovery.
 public actor SignInFlow {
     /// The methods this client can complete, in the fallback chain's order.
-    public static let chain: [FactorMethod] = [.webauthn, .deviceKey, .totp, .sms, .email, .backup]
+    public static let chain: [FactorMethod] = [.webauthn, .deviceKey, .push, .totp, .sms, .email, .backup]
 
     /// The client the sign-in's requests go through.
     public nonisolated let client: APIClient
@@ -211,7 +214,7 @@ public actor SignInFlow {
     private var accountKey: (any DeviceKeySigning)?
     private let rememberedDevices: (any RememberedDeviceStore)?
     private let now: @Sendable () -> Date
-    private var flow: String?
+    var flow: String?
     private var tried: Set<FactorMethod> = []
     private let watchers = StateWatchers<SignInState>(buffer: 16, initial: .credentials(nil))
 
@@ -245,7 +248,7 @@ public actor SignInFlow {
     public func states() -> AsyncStream<SignInState> { watchers.stream(starting: state) }
 
     @discardableResult
-    private func enter(_ new: SignInState) -> SignInState {
+    func enter(_ new: SignInState) -> SignInState {
         state = new
         watchers.yield(new)
         return new
@@ -404,7 +407,8 @@ public actor SignInFlow {
     /// A code for the chosen method (authenticator, SMS, email or backup code).
     @discardableResult
     public func submit(code: String, rememberDevice: Bool = false) async -> SignInState {
-        guard case .secondFactor(let step) = state, let flow, step.method != .webauthn, step.method != .deviceKey
+        guard case .secondFactor(let step) = state, let flow, step.method != .webauthn, step.method != .deviceKey,
+            step.method != .push
         else { return state }
         enter(.working)
         do {
@@ -481,6 +485,7 @@ public actor SignInFlow {
     // MARK: Steps
 
     private func secondStep(_ challenge: LoginChallengeResponse) -> SignInState {
+        // "Approve on your phone" needs nothing of this device: the phone holds the key.
         flow = challenge.otpFlowId
         tried = []
         let usable = Self.chain.filter { method in
@@ -521,7 +526,7 @@ public actor SignInFlow {
 
     /// The second step's answer: the device remembered when the server gave a token for it
     /// (a store that cannot write loses only the remembering), then the session kept.
-    private func completed(_ answer: SecondStepResponse) async -> SignInState {
+    func completed(_ answer: SecondStepResponse) async -> SignInState {
         if let token = answer.trustedDeviceToken {
             try? await rememberedDevices?.keep(
                 token, for: [answer.user.username, answer.user.email], at: client.origin)
@@ -551,7 +556,7 @@ public actor SignInFlow {
 
     /// The second step after a failed try: the problem on the step, or back to the password
     /// when the flow is over.
-    private func failed(_ step: SecondFactorStep, _ error: any Error) -> SignInState {
+    func failed(_ step: SecondFactorStep, _ error: any Error) -> SignInState {
         // Started over while the request was out: the new state stands.
         guard case .working = state else { return state }
         let problem = Self.problem(error)

@@ -171,6 +171,7 @@ public func configure(
     PagesController(
         browser: browser,
         signIn: context.signIn, registration: context.registration, secondStep: context.secondStep,
+        push: context.push,
         factorSettings: context.factorSettings, accountChanges: context.accountChanges, signOut: context.signOut,
         sessions: context.sessions,
         stepUp: context.stepUp, recovery: context.recovery, passwordReset: context.passwordReset,

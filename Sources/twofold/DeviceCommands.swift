@@ -11,7 +11,9 @@ struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Enrol the virtual phone, sign in with it, change or remove its method.",
-        subcommands: [Enroll.self, SignIn.self, Upgrade.self, Downgrade.self, Unenroll.self])
+        subcommands: [
+            Enroll.self, SignIn.self, Approve.self, Deny.self, Upgrade.self, Downgrade.self, Unenroll.self,
+        ])
 
     /// The phone's key kind, from flags.
     struct Protection: ParsableArguments {

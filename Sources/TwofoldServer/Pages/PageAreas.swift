@@ -9,6 +9,7 @@ struct SignInPages: PageArea {
     let registration: Registration
     let secondStep: SecondStep
     let passwordless: PasswordlessSignIn
+    let push: PushApprovals
     let trustedDeviceLifetime: TimeInterval
     /// How long after a code is sent another may be (`TWOFOLD_CODE_RESEND_SECONDS`).
     let codeResendAfter: TimeInterval

@@ -39,6 +39,7 @@ enum PageAssets {
           padding: 0; font-weight: 400; }
         form.inline { display: inline; }
         .passkey { margin: 0 0 1rem; }
+        .push-number { font-size: 3rem; font-weight: 700; letter-spacing: .1em; margin: .5rem 0 1rem; }
         .hint { color: var(--muted); margin: 0 0 .3rem; font-size: .95rem; }
         .field-error { color: var(--danger); font-weight: 600; margin: 0 0 .3rem; }
         .field-error:empty { display: none; }
@@ -287,6 +288,35 @@ enum PageAssets {
               });
             });
           }
+          // "Approve on your phone": wait for the phone's answer (each call a long poll the server
+          // answers as soon as the phone does, never closer than a second apart), then finish.
+          document.querySelectorAll("[data-push-wait]").forEach(function (box) {
+            var state = box.querySelector("[data-push-state]");
+            var form = box.querySelector("[data-push-complete]");
+            var ask = function () {
+              var asked = Date.now();
+              post(box.getAttribute("data-status"), {
+                otpFlowId: box.getAttribute("data-flow"), requestId: box.getAttribute("data-request"), wait: 25
+              }).then(function (answer) {
+                if (answer.status === "approved") {
+                  state.textContent = "Approved. Signing you in…";
+                  form.submit();
+                  return;
+                }
+                if (answer.status !== "pending") {
+                  state.textContent = answer.message || "Your phone did not approve this sign-in.";
+                  state.setAttribute("role", "alert");
+                  form.hidden = true;
+                  return;
+                }
+                setTimeout(ask, Math.max(0, 1000 - (Date.now() - asked)));
+              }, function (error) {
+                state.textContent = error.message;
+                setTimeout(ask, 5000);
+              });
+            };
+            ask();
+          });
           // Copy and print.
           document.querySelectorAll("[data-copy]").forEach(function (button) {
             if (!navigator.clipboard) { return; }

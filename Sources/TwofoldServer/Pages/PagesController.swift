@@ -15,6 +15,7 @@ struct PagesController: Sendable {
     let signIn: SignIn
     let registration: Registration
     let secondStep: SecondStep
+    let push: PushApprovals
     let factorSettings: FactorSettings
     let accountChanges: AccountChanges
     let signOut: SignOut
@@ -41,7 +42,7 @@ struct PagesController: Sendable {
         let kit = PageKit(browser: browser, cookies: cookies, clock: clock, registrationEnabled: registrationEnabled)
         let signIns = SignInPages(
             kit: kit, signIn: signIn, registration: registration, secondStep: secondStep, passwordless: passwordless,
-            trustedDeviceLifetime: trustedDeviceLifetime, codeResendAfter: codeResendAfter)
+            push: push, trustedDeviceLifetime: trustedDeviceLifetime, codeResendAfter: codeResendAfter)
         let stepUps = StepUpPages(kit: kit, stepUp: stepUp, factorSettings: factorSettings)
         let security = SecurityPages(
             kit: kit, stepUps: stepUps, factorSettings: factorSettings, passkeyManagement: passkeyManagement,
@@ -58,6 +59,8 @@ struct PagesController: Sendable {
         on(routes, Pages.signIn.form, use: signIns.signInSubmit)
         on(routes, Pages.secondStep, use: signIns.secondStepSubmit)
         on(routes, Pages.resendCode, use: signIns.resendCode)
+        on(routes, Pages.pushStart, use: signIns.pushStart)
+        on(routes, Pages.pushComplete, use: signIns.pushComplete)
         on(routes, Pages.register, use: signIns.registerPage)
         on(routes, Pages.register.form, use: signIns.registerSubmit)
         on(routes, Pages.passkeySignIn, use: signIns.passkeySignIn)

@@ -60,11 +60,15 @@ struct SQLPushApprovalStore: PushApprovalStore {
         """
 
     func open(_ request: PushApprovalRecord, budget: Int, since: Date) async throws -> Bool {
+        // Replaced only when the new one will be stored: a request over the budget leaves the
+        // waiting one as it was.
         try await database.run(
             Statement(
-                "UPDATE push_approvals SET status = ?, decided_at = ? WHERE user_id = ? AND status = ?",
-                .text(PushStatus.replaced.rawValue), .date(request.createdAt), .uuid(request.userID),
-                .text(PushStatus.pending.rawValue)))
+                """
+                UPDATE push_approvals SET status = ?, decided_at = ? WHERE user_id = ? AND status = ?
+                  AND (SELECT COUNT(*) FROM push_approvals AS made WHERE made.user_id = ? AND made.created_at > ?) < ?
+                """, .text(PushStatus.replaced.rawValue), .date(request.createdAt), .uuid(request.userID),
+                .text(PushStatus.pending.rawValue), .uuid(request.userID), .date(since), .integer(budget)))
         let insert = Statement(
             """
             INSERT INTO push_approvals (\(Self.columns))

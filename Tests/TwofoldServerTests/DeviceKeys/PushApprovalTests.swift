@@ -224,6 +224,7 @@ import VaporTesting
             #expect(try await scene.status(flow, started[0]).status == .replaced)
             let spent = await #expect(throws: APIError.self) { try await scene.start(flow) }
             #expect(spent?.status == 429)
+            #expect(try await scene.listed().map(\.requestId) == [started[4].requestId], "still waiting")
             let next = try await scene.password()
             #expect(!next.availableMethods.contains(.push) && next.availableMethods.contains(.deviceKey))
             clock.advance(by: 3601)

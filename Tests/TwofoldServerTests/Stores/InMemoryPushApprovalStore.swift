@@ -9,12 +9,12 @@ actor InMemoryPushApprovalStore: PushApprovalStore {
     private var requests: [UUID: PushApprovalRecord] = [:]
 
     func open(_ request: PushApprovalRecord, budget: Int, since: Date) async throws -> Bool {
+        guard requests.values.count(where: { $0.userID == request.userID && $0.createdAt > since }) < budget else {
+            return false
+        }
         for (id, other) in requests where other.userID == request.userID && other.status == .pending {
             requests[id]?.status = .replaced
             requests[id]?.decidedAt = request.createdAt
-        }
-        guard requests.values.count(where: { $0.userID == request.userID && $0.createdAt > since }) < budget else {
-            return false
         }
         requests[request.id] = request
         return true

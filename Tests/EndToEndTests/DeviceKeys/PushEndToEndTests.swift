@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
+import TwofoldDevice
+import TwofoldTestSupport
+
+/// "Approve on your phone" (issue Z) against the built server: a computer signs in with the
+/// SDK's `SignInFlow` and waits; the virtual phone, signed in to the same account with its
+/// device key enrolled, lists the request and answers it with `PhoneApprovals`.
+@Suite struct PushEndToEndTests {
+    /// An owner with an authenticator app, backup codes and a phone holding a device key.
+    struct Owner {
+        let name: String
+        let secret: [UInt8]
+        var backupCodes: [String]
+        let phone: PhoneApprovals
+        let virtualPhone: VirtualPhone
+
+        static func make(_ target: TestServers.Target, _ name: String) async throws -> Owner {
+            var (secret, codes) = try await SDKAccounts.accountWithTOTP(target.client, name)
+            // The phone signs in with the password and a backup code, and enrols its key there.
+            guard
+                case .secondStep(let flow) = try await target.client.send(
+                    API.Auth.login, LoginRequest(username: name, password: TestAccounts.password))
+            else { throw Unexpected("no second step") }
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            await session.signedIn(
+                try await target.client.send(
+                    API.SecondStep.verifyBackupCode,
+                    BackupCodeVerifyRequest(otpFlowId: flow.otpFlowId, backupCode: codes.removeFirst())))
+            let virtualPhone = VirtualPhone(.faceID)
+            let flows = DeviceKeyFlows(session: session, device: virtualPhone, deviceID: "\(name)-phone")
+            #expect(try await flows.enroll(username: name) == .enrolled(.biometric))
+            return Owner(
+                name: name, secret: secret, backupCodes: codes,
+                phone: PhoneApprovals(session: session, signer: flows.signer(username: name)),
+                virtualPhone: virtualPhone)
+        }
+
+        /// A computer's sign-in with the password, at its second step.
+        func computer(_ target: TestServers.Target) async throws -> SignInFlow {
+            let flow = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
+            guard case .secondFactor(let step) = await flow.signIn(name, password: TestAccounts.password) else {
+                throw Unexpected("no second step")
+            }
+            #expect(step.methods.contains(.push) && !step.methods.contains(.deviceKey), "\(step.methods)")
+            return flow
+        }
+
+        /// Asks the phone from `computer`; the number the computer shows.
+        func ask(_ computer: SignInFlow) async throws -> Int {
+            guard case .secondFactor(let step) = await computer.askPhone(), let approval = step.approval else {
+                throw Unexpected("no request: \(await computer.state)")
+            }
+            return approval.number
+        }
+
+        /// What the phone shows (waiting for it to arrive).
+        func shown() async throws -> PushApprovalDTO {
+            try #require(try await phone.waiting(wait: 10).first)
+        }
+    }
+
+    struct Unexpected: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func approveWrongNumberDenyAndThisWasntMe() async throws {
+        try await TestServers.withMailTarget { target, sink in
+            let pia = try await Owner.make(target, "pia")
+
+            // Password → push → the phone picks the number the screen shows → signed in.
+            let first = try await pia.computer(target)
+            var number = try await pia.ask(first)
+            let waiting = Task { await first.waitForPhone() }
+            var shown = try await pia.shown()
+            #expect(shown.choices.contains(number) && shown.place == "this computer")
+            let approved = try await pia.phone.answer(shown, .approve, number: number)
+            #expect(approved.status == .approved)
+            #expect(await pia.virtualPhone.prompts.last == .biometric, "the approval took Face ID")
+            guard case .signedIn(let user) = await waiting.value else {
+                Issue.record("not signed in: \(await first.state)")
+                return
+            }
+            #expect(user.username == "pia")
+            // The same request answered again: 409.
+            let replayed = await #expect(throws: APIError.self) {
+                _ = try await pia.phone.answer(shown, .approve, number: number)
+            }
+            #expect(replayed?.status == 409)
+
+            // A wrong number: refused, in words, and the sign-in may go on another way.
+            let computer = try await pia.computer(target)
+            number = try await pia.ask(computer)
+            shown = try await pia.shown()
+            #expect(
+                try await pia.phone.answer(shown, .approve, number: shown.choices.first { $0 != number }).status
+                    == .wrongNumber)
+            guard case .secondFactor(let refused) = await computer.waitForPhone() else {
+                Issue.record("not refused: \(await computer.state)")
+                return
+            }
+            #expect(
+                refused.problem?.message.contains("not the one shown") == true, "\(String(describing: refused.problem))"
+            )
+
+            // Deny: refused.
+            number = try await pia.ask(computer)
+            shown = try await pia.shown()
+            #expect(try await pia.phone.answer(shown, .deny).status == .denied)
+            guard case .secondFactor(let denied) = await computer.waitForPhone() else {
+                Issue.record("not refused: \(await computer.state)")
+                return
+            }
+            #expect(denied.problem?.message.contains("denied") == true)
+
+            // "This wasn't me": the sign-in is over and the owner is told; with three refusals
+            // in a row, push is off for the hour and the owner is told that too.
+            _ = try await pia.ask(computer)
+            shown = try await pia.shown()
+            #expect(try await pia.phone.answer(shown, .notMe).status == .reported)
+            guard case .credentials(let over) = await computer.waitForPhone() else {
+                Issue.record("the sign-in went on: \(await computer.state)")
+                return
+            }
+            #expect(over?.message.contains("not yours") == true)
+            let mail = try await poll({ try sink.messages().filter { $0.recipients == ["pia@example.com"] } }) {
+                $0.map(TestServers.text(of:)).contains { $0.contains("stopped asking it") }
+            }
+            let texts = mail.map(TestServers.text(of:))
+            #expect(texts.contains { $0.contains("change it now") && $0.contains("this computer") })
+            #expect(texts.contains { $0.contains("stopped asking it") })
+            let later = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
+            guard case .secondFactor(let offered) = await later.signIn("pia", password: TestAccounts.password) else {
+                Issue.record("no second step")
+                return
+            }
+            #expect(!offered.methods.contains(.push) && offered.methods.contains(.totp))
+        }
+    }
+
+    @Test func aStrangerWithThePasswordSpendsTheBudgetAndTheOwnerStillSignsInWithACode() async throws {
+        try await TestServers.withTarget { target in
+            let quinn = try await Owner.make(target, "quinn")
+            // The stranger asks again and again; the phone ignores them.
+            let stranger = try await quinn.computer(target)
+            for _ in 0..<5 { _ = try await quinn.ask(stranger) }
+            guard case .secondFactor(let spent) = await stranger.askPhone() else {
+                Issue.record("no step")
+                return
+            }
+            #expect(spent.approval == nil && spent.problem != nil)
+            #expect(try await quinn.phone.waiting().count == 1, "one request waits at a time")
+            // Push is no longer offered; the owner signs in with the authenticator app.
+            let owner = SignInFlow(
+                client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
+            guard case .secondFactor(let step) = await owner.signIn("quinn", password: TestAccounts.password) else {
+                Issue.record("no second step")
+                return
+            }
+            #expect(!step.methods.contains(.push) && step.methods.contains(.totp))
+            _ = await owner.choose(.totp)
+            let code = try TOTP(secret: quinn.secret).code(at: Date().addingTimeInterval(30))
+            guard case .signedIn = await owner.submit(code: code) else {
+                Issue.record("the owner could not sign in with a code: \(await owner.state)")
+                return
+            }
+        }
+    }
+}
