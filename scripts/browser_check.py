@@ -16,7 +16,7 @@ Run by `BrowserEndToEndTests` against the real built server, whose email goes to
    set up a factor before anything else.
 
 4. with `--dashboard URL --sms-dir DIR`, a fourth opens `twofold dashboard`, flips the virtual
-   phone's switches, runs test actions, and runs all ten of seed 004's scenarios from the page,
+   phone's switches, runs test actions, and runs all ten of seed 004's scenarios and approval on the phone from the page,
    typing the codes they wait for from the SMS gateway's messages, until the log shows each passed.
 
 Every page visited is checked with axe-core (no serious or critical violation) at a desktop and
@@ -37,6 +37,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -68,6 +69,7 @@ class Check:
         self.admin_totp_secret = args.admin_totp_secret
         self.admin_code = None
         self.dashboard = args.dashboard
+        self.cli = args.cli
         self.sms_dir = args.sms_dir
         # The server's clock (TWOFOLD_TEST_CLOCK_FILE): how far it runs ahead of the real one.
         self.clock_file = args.clock_file
@@ -151,15 +153,25 @@ class Check:
             }
           }
         }
-        return [over, broken.slice(0, 5)];
+        // What sticks out: the text past the screen's right edge, by the element it is in.
+        const wide = [];
+        const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let node = texts.nextNode(); node && wide.length < 3; node = texts.nextNode()) {
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          if (range.getBoundingClientRect().right > window.innerWidth + 1) {
+            wide.push(node.parentElement.outerHTML.slice(0, 200));
+          }
+        }
+        return [over, broken.slice(0, 5), wide];
     """
 
     def layout_checks(self, path):
         """At phone width: no page wider than the screen, no word in a table cell broken across
         lines."""
-        over, broken = self.driver.execute_script(self.LAYOUT)
+        over, broken, wide = self.driver.execute_script(self.LAYOUT)
         if over > 0:
-            self.fail(f"{path} is {over} px wider than a {PHONE[0]} px screen")
+            self.fail(f"{path} is {over} px wider than a {PHONE[0]} px screen: {wide}")
         if broken:
             self.fail(f"{path}: words broken inside table cells at {PHONE[0]} px: {broken}")
 
@@ -317,6 +329,39 @@ class Check:
         self.fill("account", account)
         self.fill("password", password)
         self.submit("Sign in")
+
+    def phone_person(self):
+        """Approves a sign-in on the phone (issue Z): the virtual phone of `twofold`, enrolled with
+        a device key, picks the number the second-step page shows; the page, waiting on its own,
+        signs in."""
+        if not self.cli:
+            return
+        self.username = "pax"
+        self.step("pax approves a sign-in on the phone with the number the page shows")
+        self.register("pax")
+        home = tempfile.mkdtemp(prefix="twofold-phone-")
+        environment = dict(os.environ, TWOFOLD_HOME=home, TWOFOLD_SERVER=self.base)
+
+        def phone(*arguments, given=None):
+            run = subprocess.run([self.cli, *arguments], input=given, capture_output=True, text=True,
+                                 env=environment, timeout=60)
+            if run.returncode != 0:
+                self.fail(f"twofold {' '.join(arguments)} failed: {run.stdout}{run.stderr}")
+            return run.stdout
+
+        phone("login", "--username", "pax", "--password-stdin", given=PASSWORD + "\n")
+        phone("device", "enroll")
+        self.sign_out()
+        self.sign_in_password("pax")
+        self.expect_text("Approve on your phone")
+        self.submit("Approve on your phone")
+        self.expect_text("pick this number")
+        number = self.driver.find_element(By.CSS_SELECTOR, ".push-number").text.strip()
+        said = phone("device", "approve", "--number", number, "--wait", "10")
+        if "Approved" not in said:
+            self.fail(f"the phone did not approve: {said}")
+        self.wait_for_path("/account/security", seconds=30)
+        self.step("pax is signed in by the phone's approval")
 
     def passkey_person(self):
         self.username = "pia"
@@ -631,7 +676,7 @@ class Check:
 
     def dashboard_person(self):
         """Flips the virtual phone's switches and watches the status and the log follow, runs test
-        actions, then runs all ten of seed 004's scenarios from the page, typing each awaited code
+        actions, then runs all ten of seed 004's scenarios and approval on the phone from the page, typing each awaited code
         from the SMS gateway's messages, until the log shows every one passed."""
         if not self.dashboard:
             return
@@ -756,12 +801,12 @@ class Check:
                         time.sleep(0.8)
                 time.sleep(0.3)
             else:
-                self.fail("the ten scenarios did not all pass in time")
+                self.fail("the scenarios did not all pass in time")
             log = d.find_element(By.ID, "log").text
-            for n in range(1, 11):
+            for n in [*range(1, 11), 13]:
                 if not re.search(rf"scenario {n}: .*: PASSED", log):
                     self.fail(f"the log does not show scenario {n} passed")
-            self.step("the dashboard: all ten scenarios passed")
+            self.step("the dashboard: all ten scenarios and approval on the phone passed")
             self.shoot_dashboard("scenarios")
             self.page_checks()
 
@@ -811,6 +856,7 @@ class Check:
         try:
             self.passkey_person()
             self.authenticator_person()
+            self.phone_person()
             self.recovering_person()
             self.dashboard_person()
         finally:
@@ -829,9 +875,10 @@ def main():
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     parser.add_argument("--dashboard", help="the address `twofold dashboard` serves on")
+    parser.add_argument("--cli", help="the `twofold` tool, whose virtual phone approves a sign-in")
     parser.add_argument("--sms-dir", help="where the SMS gateway writes the messages it receives")
     parser.add_argument("--clock-file", help="the server's TWOFOLD_TEST_CLOCK_FILE: time moves instead of passing")
-    parser.add_argument("--only", choices=["passkey", "authenticator", "recovery", "dashboard"])
+    parser.add_argument("--only", choices=["passkey", "authenticator", "phone", "recovery", "dashboard"])
     args = parser.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     check = Check(args)
@@ -839,6 +886,7 @@ def main():
         if args.only:
             try:
                 getattr(check, {"passkey": "passkey_person", "authenticator": "authenticator_person",
+                                "phone": "phone_person",
                                 "recovery": "recovering_person", "dashboard": "dashboard_person"}[args.only])()
             finally:
                 check.driver.quit()

@@ -40,6 +40,11 @@
                     Label("Enroll This iPhone", systemImage: "key.horizontal")
                 }
                 NavigationLink {
+                    ModelHost({ screens.approvals(for: user) }) { ApprovalView(model: $0) }
+                } label: {
+                    Label("Approve Sign-Ins", systemImage: "checkmark.shield")
+                }
+                NavigationLink {
                     ModelHost({ screens.deviceSettings(for: user) }) { DeviceSettingsView(model: $0) }
                 } label: {
                     Label("Device Settings", systemImage: "gearshape")

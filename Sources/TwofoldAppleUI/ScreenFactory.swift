@@ -112,6 +112,12 @@
             EnrollmentModel(flows: deviceFlows, device: device, username: user.username)
         }
 
+        /// "Approve on your phone" for `user`'s sign-ins elsewhere, signed by this phone's key.
+        func approvals(for user: UserDTO) -> ApprovalModel {
+            ApprovalModel(
+                approvals: PhoneApprovals(session: session, signer: deviceFlows.signer(username: user.username)))
+        }
+
         /// Seed 004's settings of this phone for `user`.
         func deviceSettings(for user: UserDTO) -> DeviceSettingsModel {
             DeviceSettingsModel(flows: deviceFlows, session: session, username: user.username)

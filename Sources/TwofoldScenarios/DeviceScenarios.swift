@@ -5,7 +5,7 @@ import TwofoldDevice
 
 /// The scenarios, in their seeds' order.
 enum Scenarios {
-    static let all: [Scenario] = device + [seed001, seed000]
+    static let all: [Scenario] = device + [seed001, seed000, push]
 
     /// Seed 004's "Testing Scenarios to Implement", 1 to 10.
     static let device: [Scenario] = [

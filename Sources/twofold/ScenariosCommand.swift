@@ -10,7 +10,8 @@ struct ScenariosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenarios",
         abstract:
-            "Run the device-key scenarios (1–10), the device PIN and biometrics flows (11) and the fallback chain (12).",
+            "Run the device-key scenarios (1–10), the device PIN and biometrics flows (11), the fallback chain (12) "
+            + "and approval on the phone (13).",
         discussion: """
             Each scenario registers its own accounts, sets the virtual phone as its seed describes,
             and checks what the server answers. Codes the server sends by SMS are asked for at a
@@ -24,7 +25,7 @@ struct ScenariosCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: ServerOptions
-    @Option(help: "Run only scenario N (1-12).") var only: Int?
+    @Option(help: "Run only scenario N (1-13).") var only: Int?
     @Flag(help: "Print the results as JSON: number, name, passed, steps (at, action, outcome, reason).")
     var json = false
     @Option(

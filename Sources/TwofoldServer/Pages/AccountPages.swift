@@ -180,13 +180,18 @@ extension SecurityPages {
             let sessionList = try await sessions.list(userID: user.id, current: visitor.caller.sessionID)
             main += "<section aria-labelledby=\"s-sessions\"><h2 id=\"s-sessions\">Sessions</h2><ul>"
             for session in sessionList {
+                // Typed as markup, both branches: a conditional of two literals is a `String`
+                // otherwise, and its form would be shown as text.
+                let signOut: Markup =
+                    session.current
+                    ? " (this one)"
+                    : """
+                     <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
+                    \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
+                    aria-label="Sign out the session signed in \(PageTime.text(session.createdAt))">Sign out</button></form>
+                    """
                 main += """
-                    <li>\(SessionNames.name(session.userAgent)), signed in \(PageTime.shown(session.createdAt))\
-                    \(session.current ? " (this one)" : """
-                         <form class="inline" method="post" action="\(Pages.sessionSignOut.href(session.id.uuidString))">\
-                        \(Self.csrfField(csrf.token))<button type="submit" class="secondary" \
-                        aria-label="Sign out the session signed in \(PageTime.text(session.createdAt))">Sign out</button></form>
-                        """)</li>
+                    <li>\(SessionNames.name(session.userAgent)), signed in \(PageTime.shown(session.createdAt))\(signOut)</li>
                     """
             }
             main += """

@@ -14,12 +14,14 @@ struct PushForm: Content, CSRFCarrying {
 }
 
 extension SignInPages {
-    /// The second step's button that asks the phone.
-    static func askPhoneForm(carrying fields: Markup) -> Markup {
-        """
-        <form method="post" action="\(Pages.pushStart.href())">\(fields)
-        <button type="submit" class="secondary">Approve on your phone</button></form>
-        """
+    /// The second step's button that asks the phone: the main one when nothing else is typed here.
+    static func askPhoneForm(carrying fields: Markup, main: Bool) -> Markup {
+        let style: Markup = main ? .empty : " class=\"secondary\""
+        return """
+            <form method="post" action="\(Pages.pushStart.href())">\(fields)
+            <button type="submit"\(style)>Approve on your phone</button>
+            <p class="hint">Your phone with Twofold asks you to pick the number this page shows.</p></form>
+            """
     }
 
     /// Asks the account's phone, then shows the number to pick there while the page waits.
@@ -80,7 +82,7 @@ extension SignInPages {
             } ?? .empty
         main += """
             <p>Open Twofold on your phone and pick this number:</p>
-            <p class="push-number" aria-label="The number to pick: \(String(number))">\(String(number))</p>
+            <p class="push-number">\(String(number))</p>
             \(what)
             <div data-push-wait data-status="\(API.Push.status.href())" data-flow="\(flow)" data-request="\(requestID)">
             <p role="status" data-push-state>Waiting for your phone…</p>

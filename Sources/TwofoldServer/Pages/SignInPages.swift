@@ -125,7 +125,7 @@ extension SignInPages {
                 </div>
                 """
         }
-        if methods.contains(.push) { main += Self.askPhoneForm(carrying: flowFields) }
+        if methods.contains(.push) { main += Self.askPhoneForm(carrying: flowFields, main: method == nil) }
         // A wait the server asked for (a lockout, too many codes): the fields stay shut until it
         // ends (the script opens them then; without it, the page after the wait does).
         let wait = problem?.retryAfter.map { max(1, $0) }

@@ -82,7 +82,7 @@ import TwofoldTestSupport
             "--admin-password", adminPassword, "--admin-totp-secret", adminKey, "--chromium", Self.chromium,
             "--chromedriver", Self.chromedriver,
             "--dashboard", dashboardAddress, "--sms-dir", gateway.directory.path,
-            "--clock-file", server.clockFile.path,
+            "--clock-file", server.clockFile.path, "--cli", BuildProducts.executable("twofold").path,
         ])
         let output = String(decoding: run.standardOutput, as: UTF8.self)
         #expect(
@@ -91,7 +91,8 @@ import TwofoldTestSupport
         )
         #expect(output.contains("step: rae signs in with the pass and must set up a factor first"))
         #expect(output.contains("ok: "))
-        #expect(output.contains("step: the dashboard: all ten scenarios passed"))
+        #expect(output.contains("step: the dashboard: all ten scenarios and approval on the phone passed"))
+        #expect(output.contains("step: pax is signed in by the phone's approval"))
         let saved = (try? FileManager.default.contentsOfDirectory(atPath: shots.path)) ?? []
         #expect(saved.filter { $0.hasSuffix("-phone.png") }.count >= 15, "screenshots: \(saved.count)")
     }

@@ -770,7 +770,7 @@ import TwofoldTestingScreens
             #expect(dashboard.scenarios[6].result == "passed", "\(dashboard.log.suffix(8))")
             #expect(dashboard.log.last?.outcome == "PASSED" && dashboard.scenarioPhone?.number == 7)
             #expect(dashboard.log.contains { $0.source == "scenario 7" && $0.action.hasPrefix("set the phone") })
-            #expect(!dashboard.snapshot.log.isEmpty && dashboard.snapshot.scenarios.count == 10)
+            #expect(!dashboard.snapshot.log.isEmpty && dashboard.snapshot.scenarios.count == 11)
 
             // Only one thing runs at a time.
             #expect(dashboard.start(.action(.checkDeviceSecurity)))

@@ -34,6 +34,10 @@ import VaporTesting
                 #expect(body.contains("id=\"\(anchor)\""), "the row's section is there: \(anchor)")
             }
             #expect(body.contains("<th scope=\"row\">Authenticator app</th><td>On, set up <time datetime="))
+            // The account's other session (its sign-up's) signs out with a form, not its text.
+            #expect(
+                body.contains("</time> <form class=\"inline\" method=\"post\" action=\"/account/security/sessions/"))
+            #expect(!body.contains("&lt;form"))
             // The codes say where they go: the address for email, before it is on.
             #expect(body.contains("<p>Codes by email go to bob@example.com.</p>"))
             let sms = try #require(body.range(of: "id=\"s-sms\""))
