@@ -199,7 +199,11 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "twofold-bench", dependencies: ["TwofoldCore", "TwofoldAPI", "TwofoldClient"]),
+        .executableTarget(
+            name: "twofold-bench",
+            dependencies: [
+                "TwofoldCore", "TwofoldAPI", "TwofoldClient", .product(name: "Crypto", package: "swift-crypto"),
+            ]),
 
         // MARK: Tests
         .target(name: "TwofoldTestSupport", path: "Tests/TwofoldTestSupport"),

@@ -3,7 +3,8 @@ import TwofoldCore
 
 // Prints how fast the core primitives and the SDK's local work run; with
 // `--sdk-server URL [--clients N] [--seconds S]`, only the sign-ins a server answers to N SDK
-// clients at once. Build in release mode: `scripts/bench`.
+// clients at once; with `--push-server URL [--waiting N] [--server-pid PID]`, only "Approve on
+// your phone" with N sign-ins waiting at once. Build in release mode: `scripts/bench`.
 // Figures, not assertions: timing on shared machines is too noisy for pass/fail tests.
 
 func measure(_ name: String, iterations: Int, _ body: () throws -> Void) rethrows {
@@ -27,6 +28,12 @@ let uri =
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? {
     arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+if let server = option("--push-server").flatMap(URL.init(string:)) {
+    try await PushBench.run(
+        server: server, waiting: option("--waiting").flatMap(Int.init) ?? 1000,
+        serverPID: option("--server-pid").flatMap(Int.init))
+    exit(0)
 }
 if let server = option("--sdk-server").flatMap(URL.init(string:)) {
     try await SDKBench.load(

@@ -270,6 +270,31 @@ import VaporTesting
         }
     }
 
+    @Test func beyondEightWaitersOnOneRequestTheRestAreAnsweredAtOnce() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            let began = Date()
+            async let answers = withTaskGroup(of: (PushStatus?, TimeInterval).self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let status = try? await scene.status(flow, started, wait: 20).status
+                        return (status, Date().timeIntervalSince(began))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            try await Task.sleep(for: .seconds(1))
+            _ = try await scene.decide(try scene.decision(shown, .approve, number: started.number))
+            let all = await answers
+            #expect(all.filter { $0.0 == .pending }.count == 4, "\(all)")
+            #expect(all.filter { $0.0 == .approved }.count == 8, "\(all)")
+            #expect(all.allSatisfy { $0.1 < 10 }, "nobody waited the whole 20 s: \(all)")
+        }
+    }
+
     @Test func onlyTheOwnersPhoneWithAKeyAnswersAndBadInputIsAClearRefusal() async throws {
         try await withTestApp { app in
             let scene = try await Scene.make(app)

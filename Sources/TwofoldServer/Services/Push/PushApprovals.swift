@@ -74,10 +74,11 @@ struct PushApprovals: Sendable {
             guard let request = try await store.request(id: id), request.flowID == flow.id else { throw Self.unknown }
             let status = effectiveStatus(request)
             let left = min(deadline.timeIntervalSinceNow, request.expiresAt.timeIntervalSince(clock.now()))
-            guard status == .pending, left > 0 else {
+            // Answered now when the request is decided, the wait is over, or enough others
+            // wait for it already (`PushWaiters.perKey`).
+            guard status == .pending, left > 0, await waiters.wait(for: .request(id), seconds: left) else {
                 return PushStatusResponse(status: status, message: Self.words(status))
             }
-            await waiters.wait(for: .request(id), seconds: left)
             if deadline.timeIntervalSinceNow <= 0 {
                 let latest = try await store.request(id: id).map(effectiveStatus) ?? .expired
                 return PushStatusResponse(status: latest, message: Self.words(latest))

@@ -21,10 +21,16 @@ actor PushWaiters {
     /// Whether anyone waits now.
     var isEmpty: Bool { waiting.isEmpty }
 
+    /// How many may wait for one key at once: a page, an app and a retry or two. More are
+    /// answered at once (a flow's holder cannot park unbounded work on the server).
+    static let perKey = 8
+
     /// Suspends until `key` is signalled or `seconds` pass (real time: a long poll's length is
-    /// the client's, whatever the server's clock says), whichever comes first.
-    func wait(for key: Key, seconds: Double) async {
-        guard seconds > 0 else { return }
+    /// the client's, whatever the server's clock says), whichever comes first; `false` when it
+    /// did not wait (no time, or `perKey` already wait for `key`).
+    @discardableResult
+    func wait(for key: Key, seconds: Double) async -> Bool {
+        guard seconds > 0, (waiting[key]?.count ?? 0) < Self.perKey else { return false }
         let token = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             waiting[key, default: [:]][token] = continuation
@@ -33,6 +39,7 @@ actor PushWaiters {
                 await self?.resume(token, of: key)
             }
         }
+        return true
     }
 
     /// Wakes every waiter of `key`.
