@@ -43,7 +43,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException, WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -210,7 +210,9 @@ class Check:
     def wait_text(self, words, seconds=15):
         """Waits until the page says `words`, through the navigation that brings it."""
         try:
-            WebDriverWait(self.driver, seconds, ignored_exceptions=(StaleElementReferenceException,)).until(
+            # Read while the page changes: an element gone with its document is read again.
+            WebDriverWait(self.driver, seconds, ignored_exceptions=(StaleElementReferenceException,
+                                                                    WebDriverException)).until(
                 lambda d: words in self.text())
         except TimeoutException:
             self.fail(f"never saw {words!r}; at {self.driver.current_url}: {self.text()[:600]}")

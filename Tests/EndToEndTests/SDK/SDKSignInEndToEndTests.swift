@@ -275,16 +275,24 @@ import TwofoldTestSupport
             }
             #expect(keyStep.method == .deviceKey && keyStep.codeSentTo == nil, "\(keyStep)")
 
-            // Another client: the server sent nothing (its primary is the key); the SDK asks.
+            // Another client: the server sent nothing (its primary is the key). What the key
+            // proves comes first there too: approving on the phone (issue Z); the SMS code is
+            // one choice away, and choosing it sends it.
             before = try target.gateway.messages().count
             let elsewhere = SignInFlow(
                 client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore()))
-            guard case .secondFactor(let step) = await elsewhere.signIn(name, password: TestAccounts.password)
+            guard case .secondFactor(let offered) = await elsewhere.signIn(name, password: TestAccounts.password)
             else {
                 Issue.record("no second step elsewhere: \(await elsewhere.state)")
                 return
             }
-            #expect(step.method == .sms && !step.methods.contains(.deviceKey), "\(step.methods)")
+            #expect(offered.method == .push && !offered.methods.contains(.deviceKey), "\(offered.methods)")
+            #expect(try target.gateway.messages().count == before, "no code went before it was asked for")
+            guard case .secondFactor(let step) = await elsewhere.choose(.sms) else {
+                Issue.record("SMS not chosen: \(await elsewhere.state)")
+                return
+            }
+            #expect(step.method == .sms, "\(step.methods)")
             #expect(step.codeSentTo?.hasSuffix("78") == true, "the step does not say a code went")
             let sent = try #require(
                 try await target.gateway.nextMessage(after: before)?.code, "the step's SMS code never went")
@@ -443,10 +451,15 @@ import TwofoldTestSupport
         }
         #expect(user.username == name)
 
-        // Without a signer, the SDK does not offer the device key: with no other factor, what is
-        // left is recovery.
+        // Without a signer, the SDK does not offer the device key; with no other factor, what is
+        // left is approving on the phone that holds it (issue Z), and after that recovery.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))
-        #expect(await plain.signIn(name, password: TestAccounts.password) == .recovery)
+        guard case .secondFactor(let elsewhere) = await plain.signIn(name, password: TestAccounts.password) else {
+            Issue.record("no second step without the key: \(await plain.state)")
+            return
+        }
+        #expect(elsewhere.methods == [.push] && elsewhere.method == .push)
+        #expect(await plain.fallBack() == .recovery)
     }
 }
 
