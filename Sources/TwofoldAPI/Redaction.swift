@@ -107,6 +107,10 @@ extension PasskeyFlowVerifyRequest: RedactedDescription {}
 extension RecoveryCancelRequest: RedactedDescription {}
 extension TOTPSetupResponse: RedactedDescription {}
 extension CodeRequest: RedactedDescription {}
+extension PushStartRequest: RedactedDescription {}
+extension PushStatusRequest: RedactedDescription {}
+extension PushCompleteRequest: RedactedDescription {}
+extension PushDecisionRequest: RedactedDescription {}
 extension FactorEnabledResponse: RedactedDescription {}
 extension TOTPValidateRequest: RedactedDescription {}
 extension BackupCodeVerifyRequest: RedactedDescription {}

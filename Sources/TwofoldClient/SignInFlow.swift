@@ -214,7 +214,7 @@ public actor SignInFlow {
     private var accountKey: (any DeviceKeySigning)?
     private let rememberedDevices: (any RememberedDeviceStore)?
     private let now: @Sendable () -> Date
-    var flow: String?
+    private var flow: String?
     private var tried: Set<FactorMethod> = []
     private let watchers = StateWatchers<SignInState>(buffer: 16, initial: .credentials(nil))
 
@@ -248,7 +248,7 @@ public actor SignInFlow {
     public func states() -> AsyncStream<SignInState> { watchers.stream(starting: state) }
 
     @discardableResult
-    func enter(_ new: SignInState) -> SignInState {
+    private func enter(_ new: SignInState) -> SignInState {
         state = new
         watchers.yield(new)
         return new
@@ -526,7 +526,7 @@ public actor SignInFlow {
 
     /// The second step's answer: the device remembered when the server gave a token for it
     /// (a store that cannot write loses only the remembering), then the session kept.
-    func completed(_ answer: SecondStepResponse) async -> SignInState {
+    private func completed(_ answer: SecondStepResponse) async -> SignInState {
         if let token = answer.trustedDeviceToken {
             try? await rememberedDevices?.keep(
                 token, for: [answer.user.username, answer.user.email], at: client.origin)
@@ -556,7 +556,7 @@ public actor SignInFlow {
 
     /// The second step after a failed try: the problem on the step, or back to the password
     /// when the flow is over.
-    func failed(_ step: SecondFactorStep, _ error: any Error) -> SignInState {
+    private func failed(_ step: SecondFactorStep, _ error: any Error) -> SignInState {
         // Started over while the request was out: the new state stands.
         guard case .working = state else { return state }
         let problem = Self.problem(error)
@@ -604,6 +604,75 @@ public actor SignInFlow {
         default:
             // No answer, or none this client can read: the network's trouble.
             return .offline
+        }
+    }
+}
+
+// MARK: Approve on your phone (issue Z), here for the flow's private state
+
+extension SignInFlow {
+    /// How long one wait for the phone lasts on the server before it answers `pending`.
+    static let phoneWait = PushStatusRequest.longestWait
+
+    /// "Approve on your phone": asks the account's phone to approve this sign-in. The step then
+    /// carries the request (`approval`), whose number the screen shows; `waitForPhone()` waits.
+    @discardableResult
+    public func askPhone() async -> SignInState {
+        guard case .secondFactor(var step) = state, let flow, step.methods.contains(.push) else { return state }
+        step.method = .push
+        enter(.working)
+        do {
+            step.approval = try await client.send(API.Push.start, PushStartRequest(otpFlowId: flow))
+            step.problem = nil
+            return enter(.secondFactor(step))
+        } catch {
+            step.approval = nil
+            return failed(step, error)
+        }
+    }
+
+    /// Waits for the phone's answer to the request `askPhone()` made, then signs in when it was
+    /// approved; a denial, a wrong number or "This wasn't me" is the step's problem, in the
+    /// server's words. Each wait is a long poll the server answers as soon as the phone does;
+    /// calls are never closer than a second apart. Cancelling the task stops waiting.
+    @discardableResult
+    public func waitForPhone(rememberDevice: Bool = false) async -> SignInState {
+        guard case .secondFactor(var step) = state, let flow, let approval = step.approval else { return state }
+        do {
+            while true {
+                let asked = Date()
+                let answer = try await client.send(
+                    API.Push.status,
+                    PushStatusRequest(otpFlowId: flow, requestId: approval.requestId, wait: Self.phoneWait))
+                guard case .secondFactor(let now) = state, now.approval == approval else { return state }
+                switch answer.status {
+                case .pending:
+                    let spent = Date().timeIntervalSince(asked)
+                    if spent < 1 { try await Task.sleep(for: .seconds(1 - spent)) }
+                case .approved:
+                    enter(.working)
+                    let signedIn = try await client.send(
+                        API.Push.complete,
+                        PushCompleteRequest(
+                            otpFlowId: flow, requestId: approval.requestId,
+                            trustDevice: rememberDevice && canRememberDevice))
+                    return await completed(signedIn)
+                default:
+                    step.approval = nil
+                    step.problem = .refused(.forbidden, answer.message ?? "The phone did not approve this sign-in.")
+                    if answer.status == .reported {
+                        self.flow = nil
+                        return enter(.credentials(step.problem))
+                    }
+                    return enter(.secondFactor(step))
+                }
+            }
+        } catch is CancellationError {
+            return state
+        } catch {
+            step.approval = nil
+            enter(.working)
+            return failed(step, error)
         }
     }
 }

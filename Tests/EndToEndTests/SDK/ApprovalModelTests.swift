@@ -11,7 +11,7 @@ import TwofoldTestSupport
 @MainActor @Suite struct ApprovalModelTests {
     @Test func theScreenListensShowsTheRequestAndAnswersIt() async throws {
         try await TestServers.withTarget { target in
-            let owner = try await PushEndToEndTests.Owner.make(target, "ria")
+            let owner = try await PushOwner.make(target, "ria")
             let model = ApprovalModel(approvals: owner.phone)
             await model.refresh()
             #expect(model.phase == .idle && model.message == nil)

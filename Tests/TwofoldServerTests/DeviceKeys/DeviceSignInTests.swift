@@ -385,7 +385,8 @@ import VaporTesting
                 app, API.Auth.login.path(), ["username": "alice", "password": Accounts.password])
             #expect(status == 200)
             let flow = try DeviceKeySteps.decode(LoginChallengeResponse.self, body)
-            #expect(flow.availableMethods == [.deviceKey])
+            // The key, and approving on the phone that holds it (issue Z).
+            #expect(flow.availableMethods == [.deviceKey, .push])
 
             let (issued, challengeBody) = try await DeviceKeySteps.post(
                 app, API.SecondStep.deviceKeyChallenge.path(), ["otpFlowId": flow.otpFlowId, "deviceId": "iphone-1"])

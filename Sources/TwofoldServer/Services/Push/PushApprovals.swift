@@ -270,7 +270,7 @@ struct PushApprovals: Sendable {
     static let answered = Problem(
         status: 409, code: .alreadyUsed, title: "Already answered", detail: "This request was answered already.")
     static let expired = Problem(
-        status: 409, code: .expired, title: "Request expired", detail: "This request expired before it was answered.")
+        status: 409, code: .expired, title: "Too late", detail: "This request expired before it was answered.")
     /// The budget is spent or the phone's refusals paused push: another way signs in.
     static let notNow = Problem(
         status: 429, code: .rateLimited, title: "Approve on your phone is not available now",
