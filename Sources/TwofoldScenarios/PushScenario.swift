@@ -4,8 +4,8 @@ import TwofoldClient
 
 extension Scenarios {
     /// Issue Z: "Approve on your phone". A computer signs in with the password and asks the
-    /// phone; the phone, holding the account's key behind Face ID, picks a wrong number first
-    /// (refused), then the number the computer shows (signed in).
+    /// phone; the phone, holding the account's key behind Face ID, picks the number the computer
+    /// shows (signed in); on a second sign-in it picks another number (refused).
     static let push = Scenario(number: 13, name: "Approve on your phone (push)", run: approveOnThePhone)
 
     static func approveOnThePhone(_ context: ScenarioContext) async throws {
@@ -41,16 +41,6 @@ extension Scenarios {
             step.methods.map(\.rawValue).joined(separator: ", "))
 
         var asked = try await ask()
-        let wrong = asked.shown.choices.first { $0 != asked.number }
-        let refused = try await phone.answer(asked.shown, .approve, number: wrong)
-        try account.log.check("the phone picks another number", refused.status == .wrongNumber, refused.message)
-        let afterWrong = await computer.waitForPhone()
-        guard case .secondFactor(let stillThere) = afterWrong, stillThere.problem != nil else {
-            throw ScenarioFailure(action: "the computer is refused", outcome: words(afterWrong))
-        }
-        account.log.record("the computer is refused", stillThere.problem?.message ?? "")
-
-        asked = try await ask()
         let approved = try await phone.answer(asked.shown, .approve, number: asked.number)
         let prompt = await account.phone.prompts.last
         try account.log.check(
@@ -61,5 +51,20 @@ extension Scenarios {
             throw ScenarioFailure(action: "the computer is signed in", outcome: words(done))
         }
         account.log.record("the computer is signed in", "signed in as \(user.username)")
+
+        // A second sign-in; the phone picks another number: refused, and push is off for now.
+        let second = await computer.signIn(account.username, password: account.password)
+        guard case .secondFactor = second else {
+            throw ScenarioFailure(action: "sign in again with the password", outcome: words(second))
+        }
+        asked = try await ask()
+        let wrong = asked.shown.choices.first { $0 != asked.number }
+        let refused = try await phone.answer(asked.shown, .approve, number: wrong)
+        try account.log.check("the phone picks another number", refused.status == .wrongNumber, refused.message)
+        let afterWrong = await computer.waitForPhone()
+        guard case .secondFactor(let stillThere) = afterWrong, stillThere.problem != nil else {
+            throw ScenarioFailure(action: "the computer is refused", outcome: words(afterWrong))
+        }
+        account.log.record("the computer is refused", stillThere.problem?.message ?? "")
     }
 }

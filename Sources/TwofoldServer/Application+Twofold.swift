@@ -184,19 +184,20 @@ public func configure(
         registrationEnabled: configuration.registrationEnabled
     ).boot(app.routes)
 
+    if context.database.postgres != nil {
+        // Several instances share the database: a phone's answer to another instance reaches the
+        // waiters here within a second. Every instance runs it (it serves its own waiters),
+        // background jobs or not.
+        app.lifecycle.use(
+            RepeatingJob(name: "push waiters", interval: .seconds(1)) { app in
+                try await app.twofold.push.watchOtherInstances()
+            })
+    }
     if configuration.runsBackgroundJobs {
         app.lifecycle.use(
             RepeatingJob(name: "housekeeping", interval: .seconds(60)) { app in
                 try await app.twofold.housekeeping.sweep(now: app.twofold.clock.now())
             })
-        if context.database.postgres != nil {
-            // Several instances share the database: a phone's answer to another instance reaches
-            // the waiters here within a second.
-            app.lifecycle.use(
-                RepeatingJob(name: "push waiters", interval: .seconds(1)) { app in
-                    try await app.twofold.push.watchOtherInstances()
-                })
-        }
         app.lifecycle.use(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
                 try await app.twofold.delivery.runOnce(now: app.twofold.clock.now(), logger: app.logger)

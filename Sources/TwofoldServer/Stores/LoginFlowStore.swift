@@ -33,6 +33,9 @@ protocol LoginFlowStore: Sendable {
     func consume(flowID: UUID, now: Date) async throws -> Bool
     /// Gives back the claim `consume` made at `claimedAt` (and only that one).
     func release(flowID: UUID, claimedAt: Date) async throws
+    /// Ends the flow for good at `now`: consumed if it was not, and expired, which no `release`
+    /// of a claim racing this undoes ("This wasn't me").
+    func end(flowID: UUID, now: Date) async throws
     /// Deletes flows that expired by `before` (housekeeping).
     func deleteExpired(before: Date) async throws
 
@@ -96,6 +99,15 @@ struct SQLLoginFlowStore: LoginFlowStore {
             Statement(
                 "UPDATE login_flows SET consumed_at = NULL WHERE id = ? AND consumed_at = ?", .uuid(flowID),
                 .date(claimedAt)))
+    }
+
+    func end(flowID: UUID, now: Date) async throws {
+        try await database.run(
+            Statement(
+                """
+                UPDATE login_flows SET consumed_at = COALESCE(consumed_at, ?), expires_at = ?
+                WHERE id = ? AND expires_at > ?
+                """, .date(now), .date(now), .uuid(flowID), .date(now)))
     }
 
     func deleteExpired(before: Date) async throws {

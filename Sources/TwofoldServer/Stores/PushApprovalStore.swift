@@ -22,6 +22,8 @@ struct PushApprovalRecord: Sendable, Equatable {
     var decidedAt: Date?
     var deviceID: String?
     var ipAddress: String?
+    /// The public key that signed the decision.
+    var signedKey: String? = nil
 }
 
 /// Approval requests. Every change of state is one conditional update: a request is decided
@@ -36,12 +38,12 @@ protocol PushApprovalStore: Sendable {
     func pending(userID: UUID, now: Date) async throws -> [PushApprovalRecord]
     /// How many requests the account made since `since`.
     func made(userID: UUID, since: Date) async throws -> Int
-    /// Sets a waiting, unexpired request's decision; whether this call did.
-    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, now: Date) async throws -> Bool
+    /// Sets a waiting, unexpired request's decision, signed by `key` of `deviceID`; whether this
+    /// call did.
+    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, key: String, now: Date) async throws
+        -> Bool
     /// Marks an approved request of the flow `flowID` used; whether this call did.
     func use(id: UUID, flowID: UUID, now: Date) async throws -> Bool
-    /// Gives back a use that `use` made at `usedAt` (the sign-in after it failed).
-    func release(id: UUID, usedAt: Date) async throws
     /// The statuses of the account's latest decided requests, newest first, with when.
     func decisions(userID: UUID, limit: Int) async throws -> [(status: PushStatus, at: Date)]
     /// The requests made or decided since `since` (another instance's, for its waiters).
@@ -56,7 +58,7 @@ struct SQLPushApprovalStore: PushApprovalStore {
 
     private static let columns = """
         id, user_id, flow_id, number, choices, asking, place, digest, status, created_at, expires_at, \
-        decided_at, device_id, ip_address
+        decided_at, device_id, ip_address, signed_key
         """
 
     func open(_ request: PushApprovalRecord, budget: Int, since: Date) async throws -> Bool {
@@ -72,14 +74,14 @@ struct SQLPushApprovalStore: PushApprovalStore {
         let insert = Statement(
             """
             INSERT INTO push_approvals (\(Self.columns))
-            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
             WHERE (SELECT COUNT(*) FROM push_approvals WHERE user_id = ? AND created_at > ?) < ?
             """,
             .uuid(request.id), .uuid(request.userID), .uuid(request.flowID), .integer(request.number),
             .text(request.choices.map(String.init).joined(separator: ",")), .text(request.asking),
             .text(request.place), .text(request.digest), .text(request.status.rawValue), .date(request.createdAt),
             .date(request.expiresAt), .date(request.decidedAt), .text(request.deviceID), .text(request.ipAddress),
-            .uuid(request.userID), .date(since), .integer(budget))
+            .text(request.signedKey), .uuid(request.userID), .date(since), .integer(budget))
         do {
             return try await database.changes(insert) > 0
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -108,13 +110,15 @@ struct SQLPushApprovalStore: PushApprovalStore {
                 "SELECT id FROM push_approvals WHERE user_id = ? AND created_at > ?", .uuid(userID), .date(since)))
     }
 
-    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, now: Date) async throws -> Bool {
+    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, key: String, now: Date) async throws
+        -> Bool
+    {
         try await database.changes(
             Statement(
                 """
-                UPDATE push_approvals SET status = ?, decided_at = ?, device_id = ?
+                UPDATE push_approvals SET status = ?, decided_at = ?, device_id = ?, signed_key = ?
                 WHERE id = ? AND user_id = ? AND status = ? AND expires_at > ?
-                """, .text(status.rawValue), .date(now), .text(deviceID), .uuid(id), .uuid(userID),
+                """, .text(status.rawValue), .date(now), .text(deviceID), .text(key), .uuid(id), .uuid(userID),
                 .text(PushStatus.pending.rawValue), .date(now))) > 0
     }
 
@@ -124,13 +128,6 @@ struct SQLPushApprovalStore: PushApprovalStore {
                 "UPDATE push_approvals SET status = ?, decided_at = ? WHERE id = ? AND flow_id = ? AND status = ?",
                 .text(PushStatus.used.rawValue), .date(now), .uuid(id), .uuid(flowID),
                 .text(PushStatus.approved.rawValue))) > 0
-    }
-
-    func release(id: UUID, usedAt: Date) async throws {
-        try await database.run(
-            Statement(
-                "UPDATE push_approvals SET status = ? WHERE id = ? AND status = ? AND decided_at = ?",
-                .text(PushStatus.approved.rawValue), .uuid(id), .text(PushStatus.used.rawValue), .date(usedAt)))
     }
 
     func decisions(userID: UUID, limit: Int) async throws -> [(status: PushStatus, at: Date)] {
@@ -163,7 +160,8 @@ struct SQLPushApprovalStore: PushApprovalStore {
             id: try row.uuid(0), userID: try row.uuid(1), flowID: try row.uuid(2), number: try row.integer(3),
             choices: choices, asking: try row.text(5), place: try row.text(6), digest: try row.text(7),
             status: PushStatus(rawValue: try row.text(8)), createdAt: try row.date(9), expiresAt: try row.date(10),
-            decidedAt: try row.optionalDate(11), deviceID: try row.optionalText(12), ipAddress: try row.optionalText(13)
-        )
+            decidedAt: try row.optionalDate(11), deviceID: try row.optionalText(12),
+            ipAddress: try row.optionalText(13),
+            signedKey: try row.optionalText(14))
     }
 }

@@ -27,24 +27,10 @@ import TwofoldTestSupport
             }
             #expect(request.choices.contains(number))
             #expect(ApprovalModel.lines(request).contains("From this computer."))
-            await model.approve(request.choices.first { $0 != number } ?? 0)
-            guard case .answered(.wrongNumber, let words) = model.phase else {
-                Issue.record("not refused: \(model.phase)")
-                return
-            }
-            #expect(words.contains("not the number on the screen"))
-            model.done()
-
-            // Asked again: Face ID declined sends nothing and the request still asks.
-            number = try await owner.ask(computer)
-            await model.refresh(wait: 10)
-            guard case .asking(let again) = model.phase else {
-                Issue.record("no request shown: \(model.phase)")
-                return
-            }
+            // Face ID declined: nothing is sent and the request still asks; then approved.
             await owner.virtualPhone.cancelNextPrompt()
             await model.approve(number)
-            #expect(model.phase == .asking(again) && model.message != nil)
+            #expect(model.phase == .asking(request) && model.message != nil)
             await model.approve(number)
             guard case .answered(.approved, _) = model.phase else {
                 Issue.record("not approved: \(model.phase)")
@@ -54,6 +40,22 @@ import TwofoldTestSupport
                 Issue.record("the computer was not signed in")
                 return
             }
+            model.done()
+
+            // Another sign-in; a wrong pick is refused in words.
+            let another = try await owner.computer(target)
+            number = try await owner.ask(another)
+            await model.refresh(wait: 10)
+            guard case .asking(let again) = model.phase else {
+                Issue.record("no request shown: \(model.phase)")
+                return
+            }
+            await model.approve(again.choices.first { $0 != number } ?? 0)
+            guard case .answered(.wrongNumber, let words) = model.phase else {
+                Issue.record("not refused: \(model.phase)")
+                return
+            }
+            #expect(words.contains("not the number on the screen"))
         }
     }
 }

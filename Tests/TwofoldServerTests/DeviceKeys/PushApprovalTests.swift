@@ -133,6 +133,46 @@ import VaporTesting
             #expect(try await AuditQueries.count(type: "push.wrong_number", on: app) == 1)
             #expect(
                 try await app.twofold.push.store.decisions(userID: userID(app), limit: 3).first?.status == .wrongNumber)
+            // Whoever tapped did not see the screen that asked: push is off for the hour at once.
+            let next = try await scene.password()
+            #expect(!next.availableMethods.contains(.push) && next.availableMethods.contains(.deviceKey))
+            #expect(try await AuditQueries.count(type: "push.paused", on: app) == 1)
+        }
+    }
+
+    @Test func anApprovalSignsInOnlyWhileTheDeviceHasTheKeyThatSignedIt() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            let started = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            #expect(
+                try await scene.decide(try scene.decision(shown, .approve, number: started.number)).status == .approved)
+            // The device is given another key before the sign-in completes.
+            let device = try #require(try await app.twofold.deviceKeys.devices(userID: userID(app)).first)
+            try await app.twofold.deviceKeys.store.changeKey(
+                deviceRowID: device.id, method: .secureEnclave, publicKey: SoftwareDeviceKey().publicKey,
+                deviceModel: nil, enrolledAt: nil, pinHash: nil, now: app.twofold.clock.now(), addedBy: nil)
+            let refused = await #expect(throws: APIError.self) { try await scene.complete(flow, started) }
+            #expect(refused?.status == 404)
+        }
+    }
+
+    @Test func thisWasntMeEndsTheSignInEvenWhileASecondStepHoldsIt() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let flow = try await scene.password()
+            _ = try await scene.start(flow)
+            let shown = try #require(try await scene.listed().first)
+            // A second step (a stranger's, racing) has claimed the flow when the owner reports it,
+            // and gives it back after: the flow stays over.
+            let record = try await app.twofold.loginFlows.active(flow.otpFlowId)
+            let claimedAt = app.twofold.clock.now()
+            #expect(try await app.twofold.loginFlows.store.consume(flowID: record.id, now: claimedAt))
+            #expect(try await scene.decide(try scene.decision(shown, .notMe)).status == .reported)
+            try await app.twofold.loginFlows.store.release(flowID: record.id, claimedAt: claimedAt)
+            let over = await #expect(throws: APIError.self) { try await scene.start(flow) }
+            #expect(over?.status == 401 || over?.status == 409, "\(String(describing: over))")
         }
     }
 

@@ -30,12 +30,15 @@ actor InMemoryPushApprovalStore: PushApprovalStore {
         requests.values.count { $0.userID == userID && $0.createdAt > since }
     }
 
-    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, now: Date) async throws -> Bool {
+    func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, key: String, now: Date) async throws
+        -> Bool
+    {
         guard let request = requests[id], request.userID == userID, request.status == .pending, request.expiresAt > now
         else { return false }
         requests[id]?.status = status
         requests[id]?.decidedAt = now
         requests[id]?.deviceID = deviceID
+        requests[id]?.signedKey = key
         return true
     }
 
@@ -44,11 +47,6 @@ actor InMemoryPushApprovalStore: PushApprovalStore {
         requests[id]?.status = .used
         requests[id]?.decidedAt = now
         return true
-    }
-
-    func release(id: UUID, usedAt: Date) async throws {
-        guard let request = requests[id], request.status == .used, request.decidedAt == usedAt else { return }
-        requests[id]?.status = .approved
     }
 
     func decisions(userID: UUID, limit: Int) async throws -> [(status: PushStatus, at: Date)] {

@@ -390,6 +390,12 @@ actor InMemoryLoginFlowStore: LoginFlowStore {
         if flows[flowID]?.consumedAt == claimedAt { flows[flowID]?.consumedAt = nil }
     }
 
+    func end(flowID: UUID, now: Date) async throws {
+        guard let flow = flows[flowID], flow.expiresAt > now else { return }
+        flows[flowID]?.consumedAt = flow.consumedAt ?? now
+        flows[flowID]?.expiresAt = now
+    }
+
     func deleteExpired(before: Date) async throws {
         for (id, flow) in flows where flow.expiresAt <= before { flows[id] = nil }
     }

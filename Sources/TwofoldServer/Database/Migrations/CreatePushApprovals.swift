@@ -20,8 +20,10 @@ struct CreatePushApprovals: AsyncMigration {
             .field("created_at", .datetime, .required)
             .field("expires_at", .datetime, .required)
             .field("decided_at", .datetime)
-            // The device whose key signed the decision.
+            // The device whose key signed the decision, and that key: a sign-in completes only
+            // while the device still has it (a re-keyed device's approval proves nothing).
             .field("device_id", .string)
+            .field("signed_key", .string)
             .field("ip_address", .string)
             .create()
         guard let sql = database as? any SQLDatabase else { return }
@@ -33,6 +35,8 @@ struct CreatePushApprovals: AsyncMigration {
         try await sql.create(index: "push_approvals_user_created").on("push_approvals").column("user_id")
             .column("created_at").run()
         try await sql.create(index: "push_approvals_decided").on("push_approvals").column("decided_at").run()
+        // What changed lately, for the waiters of other instances (`changed(since:)`).
+        try await sql.create(index: "push_approvals_created").on("push_approvals").column("created_at").run()
     }
 
     func revert(on database: any Database) async throws {

@@ -27,7 +27,11 @@ struct PushApprovals: Sendable {
         guard let user = try await users.user(id: flow.userID), user.status == .active else {
             throw Problem.accountLocked
         }
-        guard try await deviceKeys.devices(userID: user.id).contains(where: { $0.method == .secureEnclave }) else {
+        guard
+            try await deviceKeys.devices(userID: user.id).contains(where: {
+                $0.method == .secureEnclave && $0.publicKey != nil
+            })
+        else {
             throw Problem(
                 status: 422, code: .validationFailed, title: "Method not available",
                 detail: "This account has no phone with a device key to approve on.", errors: ["method": "not enabled"])
@@ -71,18 +75,15 @@ struct PushApprovals: Sendable {
         let id = try Self.requestID(body.requestId)
         let deadline = Date().addingTimeInterval(Double(wait))
         while true {
+            let seen = await waiters.generation
             guard let request = try await store.request(id: id), request.flowID == flow.id else { throw Self.unknown }
             let status = effectiveStatus(request)
             let left = min(deadline.timeIntervalSinceNow, request.expiresAt.timeIntervalSince(clock.now()))
-            // Answered now when the request is decided, the wait is over, or enough others
-            // wait for it already (`PushWaiters.perKey`).
-            guard status == .pending, left > 0, await waiters.wait(for: .request(id), seconds: left) else {
-                return PushStatusResponse(status: status, message: Self.words(status))
-            }
-            if deadline.timeIntervalSinceNow <= 0 {
-                let latest = try await store.request(id: id).map(effectiveStatus) ?? .expired
-                return PushStatusResponse(status: latest, message: Self.words(latest))
-            }
+            // Answered now when the request is decided, the wait is over, or enough others wait
+            // for it already (`PushWaiters.perKey`); otherwise read again once woken.
+            guard status == .pending, left > 0,
+                await waiters.wait(for: .request(id), seconds: left, since: seen) == .waited
+            else { return PushStatusResponse(status: status, message: Self.words(status)) }
         }
     }
 
@@ -104,10 +105,11 @@ struct PushApprovals: Sendable {
                 status: 401, code: .forbidden, title: "Not approved",
                 detail: Self.words(effectiveStatus(request)) ?? "The phone did not approve this sign-in.")
         }
-        // The key that signed must still be the account's: a device removed since proves nothing.
+        // The key that signed must still be the device's: a device removed or re-keyed since
+        // proves nothing.
         guard let deviceID = request.deviceID,
             let device = try await deviceKeys.store.device(deviceID, userID: flow.user.id),
-            device.method == .secureEnclave
+            device.method == .secureEnclave, let key = device.publicKey, key == request.signedKey
         else { throw Self.unknown }
         guard try await store.use(id: id, flowID: flow.flowID, now: clock.now()) else { throw Self.answered }
         return try DeviceKeyService.proof(of: device)
@@ -130,9 +132,10 @@ struct PushApprovals: Sendable {
     func pending(deviceID: String, user: User, wait: Int?) async throws -> PushApprovalsResponse {
         _ = try await deviceKeys.keyDevice(deviceID, userID: user.id)
         let deadline = Date().addingTimeInterval(Double(wait ?? 0))
+        let seen = await waiters.generation
         var requests = try await store.pending(userID: user.id, now: clock.now())
         if requests.isEmpty, deadline.timeIntervalSinceNow > 0 {
-            await waiters.wait(for: .account(user.id), seconds: deadline.timeIntervalSinceNow)
+            _ = await waiters.wait(for: .account(user.id), seconds: deadline.timeIntervalSinceNow, since: seen)
             requests = try await store.pending(userID: user.id, now: clock.now())
         }
         return PushApprovalsResponse(
@@ -175,18 +178,21 @@ struct PushApprovals: Sendable {
             case .deny: .denied
             case .notMe: .reported
             }
-        guard try await store.decide(id: id, userID: user.id, status: status, deviceID: device.deviceID, now: now)
+        guard
+            try await store.decide(
+                id: id, userID: user.id, status: status, deviceID: device.deviceID, key: keyText, now: now)
         else { throw Self.answered }
         await waiters.signal(.request(id))
         try await recordDecision(status, of: request, user: user, origin: origin)
         return PushDecisionResponse(status: status, message: Self.phoneWords(status))
     }
 
-    /// Audits a decision; "This wasn't me" ends the sign-in and tells the owner; a run of
-    /// refusals that turns push off tells the owner too.
+    /// "This wasn't me" ends the sign-in first (before anything that could fail) and tells the
+    /// owner; the decision is audited; a refusal that turns push off tells the owner too.
     private func recordDecision(_ status: PushStatus, of request: PushApprovalRecord, user: User, origin: RequestOrigin)
         async throws
     {
+        if status == .reported { try await loginFlows.end(flowID: request.flowID) }
         let signingIn = RequestOrigin(address: request.ipAddress, userAgent: nil)
         let event: AuditEvent =
             switch status {
@@ -199,7 +205,6 @@ struct PushApprovals: Sendable {
             event, user: user.id, detail: "sign-in from \(request.place) (\(request.asking))", origin: signingIn)
         let now = clock.now()
         if status == .reported {
-            try await loginFlows.end(flowID: request.flowID)
             try await outbox.enqueue(
                 .email, to: user.email, subject: "Someone has your password",
                 body: """
@@ -210,14 +215,17 @@ struct PushApprovals: Sendable {
         }
         guard PushOffer.refusals.contains(status), try await offer.pausedUntil(userID: user.id, now: now) != nil
         else { return }
-        try await audit.record(
-            .pushPaused, user: user.id, detail: "\(rules.pushDenialsToPause) refusals in a row", origin: signingIn)
+        let why =
+            status == .wrongNumber
+            ? "A number was picked on your phone that the signing-in screen did not show"
+            : "Your phone refused \(rules.pushDenialsToPause) sign-in requests in a row"
+        try await audit.record(.pushPaused, user: user.id, detail: why, origin: signingIn)
         try await outbox.enqueue(
             .email, to: user.email, subject: "Approve on your phone is off for now",
             body: """
-                Your phone refused \(rules.pushDenialsToPause) sign-in requests in a row, so we stopped \
-                asking it for \(rules.pushPause.inWords). If these were not you, someone knows your \
-                password: change it now. You can still sign in with your codes or a passkey.
+                \(why), so we stopped asking it for \(rules.pushPause.inWords). If this was not you, \
+                someone knows your password: change it now. You can still sign in with your codes or a \
+                passkey.
                 """, now: now)
     }
 

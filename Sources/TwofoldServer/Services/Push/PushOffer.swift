@@ -19,14 +19,18 @@ struct PushOffer: Sendable {
         return try await pausedUntil(userID: userID, now: now) == nil
     }
 
-    /// Until when the phone's refusals turned push off for `userID`, if they did: the last
-    /// `pushDenialsToPause` decisions all refused, the latest less than `pushPause` ago.
+    /// Until when the phone's answers turned push off for `userID`, if they did: the last
+    /// `pushDenialsToPause` decisions all refused, or the last one picked a number the screen did
+    /// not show (whoever tapped was not looking at the screen that asked: with three numbers, a
+    /// blind tap is right one time in three, so a stranger gets one such try, not three), the
+    /// latest less than `pushPause` ago.
     func pausedUntil(userID: UUID, now: Date) async throws -> Date? {
         let recent = try await store.decisions(userID: userID, limit: rules.pushDenialsToPause)
-        guard recent.count == rules.pushDenialsToPause, recent.allSatisfy({ Self.refusals.contains($0.status) }),
-            let latest = recent.first?.at
+        guard let latest = recent.first,
+            latest.status == .wrongNumber
+                || (recent.count == rules.pushDenialsToPause && recent.allSatisfy { Self.refusals.contains($0.status) })
         else { return nil }
-        let until = latest.addingTimeInterval(rules.pushPause)
+        let until = latest.at.addingTimeInterval(rules.pushPause)
         return until > now ? until : nil
     }
 

@@ -14,6 +14,9 @@ actor PushWaiters {
 
     private var waiting: [Key: [UUID: CheckedContinuation<Void, Never>]] = [:]
     private var timeouts: [UUID: Task<Void, Never>] = [:]
+    /// How many signals were given: a waiter takes it before reading what it waits on, and does
+    /// not wait when a signal came between (one it would otherwise miss).
+    private(set) var generation = 0
 
     /// How many waiters are suspended now.
     var count: Int { waiting.values.reduce(0) { $0 + $1.count } }
@@ -25,12 +28,22 @@ actor PushWaiters {
     /// answered at once (a flow's holder cannot park unbounded work on the server).
     static let perKey = 8
 
+    /// What `wait` did.
+    enum Outcome: Sendable, Equatable {
+        /// Woken by a signal, or the time passed, or a signal came since `generation` was read:
+        /// read again.
+        case waited
+        /// `perKey` already wait for the key: answer with what is known now.
+        case busy
+    }
+
     /// Suspends until `key` is signalled or `seconds` pass (real time: a long poll's length is
-    /// the client's, whatever the server's clock says), whichever comes first; `false` when it
-    /// did not wait (no time, or `perKey` already wait for `key`).
-    @discardableResult
-    func wait(for key: Key, seconds: Double) async -> Bool {
-        guard seconds > 0, (waiting[key]?.count ?? 0) < Self.perKey else { return false }
+    /// the client's, whatever the server's clock says), whichever comes first. Returns at once
+    /// when a signal was given since `seen` (the `generation` read before the caller read the
+    /// state it waits on), or when `perKey` already wait for `key` (`.busy`).
+    func wait(for key: Key, seconds: Double, since seen: Int) async -> Outcome {
+        guard (waiting[key]?.count ?? 0) < Self.perKey else { return .busy }
+        guard seconds > 0, generation == seen else { return .waited }
         let token = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             waiting[key, default: [:]][token] = continuation
@@ -39,11 +52,12 @@ actor PushWaiters {
                 await self?.resume(token, of: key)
             }
         }
-        return true
+        return .waited
     }
 
     /// Wakes every waiter of `key`.
     func signal(_ key: Key) {
+        generation &+= 1
         guard let waiters = waiting.removeValue(forKey: key) else { return }
         for (token, continuation) in waiters {
             timeouts.removeValue(forKey: token)?.cancel()

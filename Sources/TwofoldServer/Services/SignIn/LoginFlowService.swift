@@ -111,9 +111,10 @@ struct LoginFlowService: Sendable {
         }
     }
 
-    /// Ends the flow `flowID` unused, so nothing completes it ("This wasn't me" on the phone).
+    /// Ends the flow `flowID` for good, so nothing completes it ("This wasn't me" on the phone),
+    /// not even a second step that had claimed it at that moment and gives it back.
     func end(flowID: UUID) async throws {
-        _ = try await store.consume(flowID: flowID, now: clock.now())
+        try await store.end(flowID: flowID, now: clock.now())
     }
 
     static let unknownFlow = Problem(
