@@ -86,14 +86,8 @@ enum PushBench {
             return try await group.reduce(into: [Duration]()) { if let value = $1 { $0.append(value) } }
         }
         let latencies = outcomes.sorted()
-        func milliseconds(_ quantile: Double) -> String {
-            guard !latencies.isEmpty else { return "-" }
-            let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * quantile))]
-            return String(
-                format: "%.1f", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1e3)
-        }
         print(
-            "  approval → session: p50 \(milliseconds(0.5)) ms, p99 \(milliseconds(0.99)) ms over "
+            "  approval → session: p50 \(milliseconds(latencies, 0.5)) ms, p99 \(milliseconds(latencies, 0.99)) ms over "
                 + "\(latencies.count) sign-ins (\(count - latencies.count) not signed in; "
                 + "\(String(format: "%.1f", Double((clock.now - began).components.seconds))) s in all)")
     }

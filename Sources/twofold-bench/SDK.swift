@@ -94,17 +94,18 @@ enum SDKBench {
         let latencies = runs.flatMap(\.latencies).sorted()
         let failures = runs.reduce(0) { $0 + $1.failures }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        func milliseconds(_ quantile: Double) -> String {
-            guard !latencies.isEmpty else { return "-" }
-            let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * quantile))]
-            return String(
-                format: "%.1f", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1e3)
-        }
         print(
             "\(clients) SDK clients signing in at once: \(String(format: "%.0f", Double(latencies.count) / seconds)) "
-                + "sign-ins/s answered, p50 \(milliseconds(0.5)) ms, p99 \(milliseconds(0.99)) ms, "
+                + "sign-ins/s answered, p50 \(milliseconds(latencies, 0.5)) ms, p99 \(milliseconds(latencies, 0.99)) ms, "
                 + "\(failures) not signed in (clients and server on the same cores)")
     }
+}
+
+/// The `quantile` of `sorted` latencies in milliseconds, one decimal; `-` for none.
+func milliseconds(_ sorted: [Duration], _ quantile: Double) -> String {
+    guard !sorted.isEmpty else { return "-" }
+    let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * quantile))]
+    return String(format: "%.1f", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1e3)
 }
 
 struct BenchFailure: Error, CustomStringConvertible {

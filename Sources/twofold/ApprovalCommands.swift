@@ -15,6 +15,15 @@ extension DeviceCommand {
         return (approvals, request)
     }
 
+    /// `--wait`: how long to wait for a request to come.
+    struct Waiting: ParsableArguments {
+        @Option(help: "Seconds to wait for a request (0 to 25).") var wait = 0
+
+        func validate() throws {
+            guard PushWaitQuery.seconds.contains(wait) else { throw ValidationError("--wait is 0 to 25 seconds") }
+        }
+    }
+
     static func describe(_ request: PushApprovalDTO) -> String {
         "A sign-in from \(request.place) (\(request.asking)) asks to be approved. "
             + "Its screen shows one of: \(request.choices.map(String.init).joined(separator: ", "))."
@@ -25,15 +34,11 @@ extension DeviceCommand {
             abstract: "Approve a sign-in waiting for this phone: pick the number its screen shows.")
         @OptionGroup var options: ServerOptions
         @Option(help: "The number the signing-in screen shows.") var number: Int?
-        @Option(help: "Seconds to wait for a request (0 to 25).") var wait = 0
-
-        func validate() throws {
-            guard PushWaitQuery.seconds.contains(wait) else { throw ValidationError("--wait is 0 to 25 seconds") }
-        }
+        @OptionGroup var waiting: Waiting
 
         func run() async throws {
             let phone = try await Phone(options)
-            let (approvals, request) = try await DeviceCommand.waitingRequest(phone, wait: wait)
+            let (approvals, request) = try await DeviceCommand.waitingRequest(phone, wait: waiting.wait)
             guard let number else {
                 throw CommandFailure(
                     description: DeviceCommand.describe(request)
@@ -54,15 +59,11 @@ extension DeviceCommand {
             abstract: "Deny a sign-in waiting for this phone; --not-me also ends it and warns the owner.")
         @OptionGroup var options: ServerOptions
         @Flag(help: "This wasn't me: end the sign-in and email the owner to change the password.") var notMe = false
-        @Option(help: "Seconds to wait for a request (0 to 25).") var wait = 0
-
-        func validate() throws {
-            guard PushWaitQuery.seconds.contains(wait) else { throw ValidationError("--wait is 0 to 25 seconds") }
-        }
+        @OptionGroup var waiting: Waiting
 
         func run() async throws {
             let phone = try await Phone(options)
-            let (approvals, request) = try await DeviceCommand.waitingRequest(phone, wait: wait)
+            let (approvals, request) = try await DeviceCommand.waitingRequest(phone, wait: waiting.wait)
             let answer = try await inWords { try await approvals.answer(request, notMe ? .notMe : .deny) }
             try await phone.keep()
             print(answer.message)
