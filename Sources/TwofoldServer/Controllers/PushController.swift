@@ -31,16 +31,12 @@ struct PushController: EndpointCollection {
     }
 
     @Sendable func complete(request: Request, body: PushCompleteRequest) async throws -> Reply<SecondStepResponse> {
-        let signedIn = try await secondStep.complete(
+        try await secondStep.complete(
             .init(
                 flow: try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken),
                 method: .push, pushRequest: body.requestId, trustDevice: body.trustDevice ?? false),
-            origin: request.origin, on: request.eventLoop)
-        var reply = Reply(answer: signedIn.answer, status: .ok)
-        if let deviceToken = signedIn.trustedDeviceToken {
-            reply.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
-        }
-        return reply
+            origin: request.origin, on: request.eventLoop
+        ).reply(cookies: cookies, trustedDeviceLifetime: trustedDeviceLifetime)
     }
 
     @Sendable func pending(request: Request, _: NoContent) async throws -> PushApprovalsResponse {

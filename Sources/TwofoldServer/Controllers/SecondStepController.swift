@@ -93,10 +93,17 @@ struct SecondStepController: EndpointCollection {
         answer(try await secondStep.complete(attempt, origin: request.origin, on: request.eventLoop))
     }
 
-    /// The answer (its JSON written by hand, `HandWrittenJSON`), and the remembered device's cookie.
     private func answer(_ signedIn: SecondStep.SignedIn) -> Reply<SecondStepResponse> {
-        var reply = Reply(answer: signedIn.answer, status: .ok)
-        if let deviceToken = signedIn.trustedDeviceToken {
+        signedIn.reply(cookies: cookies, trustedDeviceLifetime: trustedDeviceLifetime)
+    }
+}
+
+extension SecondStep.SignedIn {
+    /// The answer (its JSON written by hand, `HandWrittenJSON`), and the remembered device's
+    /// cookie: every JSON second step answers so (`SecondStepController`, `PushController`).
+    func reply(cookies: CookieRules, trustedDeviceLifetime: TimeInterval) -> Reply<SecondStepResponse> {
+        var reply = Reply(answer: answer, status: .ok)
+        if let deviceToken = trustedDeviceToken {
             reply.cookies[cookies.trustedDevice] = cookies.cookie(deviceToken, lifetime: trustedDeviceLifetime)
         }
         return reply

@@ -68,12 +68,7 @@ extension SignInPages {
         asking: String? = nil, place: String? = nil, problem: Problem? = nil
     ) -> Response {
         let csrf = browser.csrf(request)
-        let methodList = methods.map(\.rawValue).joined(separator: ",")
-        let fields: Markup =
-            Self.csrfField(csrf.token) + Self.nextField(next)
-            + "<input type=\"hidden\" name=\"flow\" value=\"\(flow)\">"
-            + "<input type=\"hidden\" name=\"methods\" value=\"\(methodList)\">"
-        let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
+        let fields = Self.flowFields(csrf: csrf.token, next: next, flow: flow, methods: methods)
         var main: Markup = "<h1>Approve on your phone</h1>\n"
         if let problem { main += Self.alert(problem) }
         let what: Markup =
@@ -88,7 +83,7 @@ extension SignInPages {
             <p role="status" data-push-state>Waiting for your phone…</p>
             <form method="post" action="\(Pages.pushComplete.href())" data-push-complete>\(fields)
             <input type="hidden" name="requestId" value="\(requestID)"><input type="hidden" name="number" value="\(String(number))">
-            <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for \(days == 1 ? "1 day" : "\(days) days")</label></div>
+            \(rememberField)
             <button type="submit">I approved it, continue</button></form>
             </div>
             """
@@ -100,6 +95,22 @@ extension SignInPages {
         return render(
             request, csrf, title: "Approve on your phone", main: main, visitor: nil,
             status: problem.map { HTTPResponseStatus(statusCode: $0.status) } ?? .ok)
+    }
+
+    /// The hidden fields that carry a second step from page to page: the form's token, where to
+    /// go after, the login flow and the methods it offered.
+    static func flowFields(csrf: String, next: String?, flow: String, methods: [FactorMethod]) -> Markup {
+        csrfField(csrf) + nextField(next) + "<input type=\"hidden\" name=\"flow\" value=\"\(flow)\">"
+            + "<input type=\"hidden\" name=\"methods\" value=\"\(methods.map(\.rawValue).joined(separator: ","))\">"
+    }
+
+    /// "Remember this device for 30 days" (seed 002), its length from the setting.
+    var rememberField: Markup {
+        let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
+        return """
+            <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on">\
+            <label for="f-trust">Remember this device for \(days == 1 ? "1 day" : "\(days) days")</label></div>
+            """
     }
 
     private static func carried(_ form: PushForm) -> (flow: String, methods: [FactorMethod], next: String?) {

@@ -110,10 +110,7 @@ extension SignInPages {
         let csrf = browser.csrf(request)
         let codeMethods = methods.filter { [.totp, .sms, .email, .backup].contains($0) }
         let method = chosen.flatMap { codeMethods.contains($0) ? $0 : nil } ?? codeMethods.first
-        let flowFields: Markup =
-            Self.csrfField(csrf.token) + Self.nextField(next)
-            + "<input type=\"hidden\" name=\"flow\" value=\"\(flow)\">"
-            + "<input type=\"hidden\" name=\"methods\" value=\"\(methods.map(\.rawValue).joined(separator: ","))\">"
+        let flowFields = Self.flowFields(csrf: csrf.token, next: next, flow: flow, methods: methods)
         var main: Markup = "<h1>Confirm it's you</h1>\n"
         if let problem { main += Self.alert(problem) }
         if methods.contains(.webauthn) {
@@ -130,7 +127,6 @@ extension SignInPages {
         // ends (the script opens them then; without it, the page after the wait does).
         let wait = problem?.retryAfter.map { max(1, $0) }
         let shut: Markup = wait.map { (seconds: Int) -> Markup in " disabled data-until=\"\(seconds)\"" } ?? .empty
-        let days = max(1, Int((trustedDeviceLifetime / 86_400).rounded()))
         if let method, method.isSentCode, !codeSent {
             // Not sent yet (another method comes first): the person asks for it.
             main += """
@@ -148,7 +144,7 @@ extension SignInPages {
                 <input type="hidden" name="method" value="\(method.rawValue)">
                 <input type="hidden" name="methods" value="\(methods.map(\.rawValue).joined(separator: ","))">
                 \(Self.field(label, name: "code", autocomplete: "one-time-code", inputmode: method == .backup ? "text" : "numeric", error: problem == nil ? nil : problem?.title, extra: shut))
-                <div class="check"><input type="checkbox" id="f-trust" name="trustDevice" value="on"><label for="f-trust">Remember this device for \(days == 1 ? "1 day" : "\(days) days")</label></div>
+                \(rememberField)
                 <button type="submit"\(shut)>Continue</button>
                 </form>
                 """

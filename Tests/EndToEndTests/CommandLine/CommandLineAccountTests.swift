@@ -205,9 +205,10 @@ import TwofoldTestSupport
             let kept = try PhoneFolder(folder: home).load()
             #expect(kept.passkeys.count == 1)
 
-            let renamed = try run(["passkey", "rename", id, "Work phone"])
+            // `--`: a credential ID may start with "-" (base64url), which is no option.
+            let renamed = try run(["passkey", "rename", "--", id, "Work phone"])
             #expect(renamed.status == 0 && renamed.text.contains("Work phone"), "\(renamed.errorText)")
-            let removed = try run(["passkey", "remove", id])
+            let removed = try run(["passkey", "remove", "--", id])
             #expect(removed.status == 0, "\(removed.errorText)")
             #expect(try run(["passkey", "list"]).text.contains("No passkeys."))
             #expect(try PhoneFolder(folder: home).load().passkeys.isEmpty)

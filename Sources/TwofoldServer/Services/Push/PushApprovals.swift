@@ -70,7 +70,9 @@ struct PushApprovals: Sendable {
             try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
         let wait = body.wait ?? PushStatusRequest.longestWait
         guard (0...PushStatusRequest.longestWait).contains(wait) else {
-            throw InputValidation.failure(["wait": "must be a whole number of seconds from 0 to 25"])
+            throw InputValidation.failure([
+                "wait": "must be a whole number of seconds from 0 to \(PushStatusRequest.longestWait)"
+            ])
         }
         let id = try Self.requestID(body.requestId)
         let deadline = Date().addingTimeInterval(Double(wait))
