@@ -14,6 +14,8 @@
     /// the app lock and the passkey sheet for passkeys; then the auth guard.
     @main
     struct TwofoldApp: App {
+        /// Hands Apple's device token to `RemoteNotifications`.
+        @UIApplicationDelegateAdaptor(RemoteNotificationsDelegate.self) private var delegate
         private let screens: ScreenFactory
 
         init() {

@@ -198,6 +198,11 @@ public enum API {
             .get, "api/v1/device/{deviceID}/approvals", .signedIn)
         public static let decide = ResourceEndpoint<PushDecisionRequest, PushDecisionResponse>(
             .post, "api/v1/device/{deviceID}/approvals", .signedIn)
+        /// Where Apple's push service reaches the phone; `forgetPushToken` stops it.
+        public static let setPushToken = ResourceEndpoint<PushTokenRequest, SuccessResponse>(
+            .put, "api/v1/device/{deviceID}/push-token", .signedIn)
+        public static let forgetPushToken = ResourceEndpoint<NoContent, SuccessResponse>(
+            .delete, "api/v1/device/{deviceID}/push-token", .signedIn)
     }
 
     /// Seed 001's PIN and biometrics on an enrolled device.
@@ -303,6 +308,7 @@ public enum API {
         DeviceFactors.verifyBiometrics.erased, DeviceFactors.removeBiometrics.erased,
         DeviceFactors.biometricsInvalidated.erased,
         Push.start.erased, Push.status.erased, Push.complete.erased, Push.pending.erased, Push.decide.erased,
+        Push.setPushToken.erased, Push.forgetPushToken.erased,
         Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased, Admin.resetMFA.erased,
         Admin.recoveryRequests.erased, Admin.recoveryDocument.erased, Admin.approveRecovery.erased,
         Admin.denyRecovery.erased,

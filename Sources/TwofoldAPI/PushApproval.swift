@@ -120,26 +120,67 @@ public struct PushApprovalDTO: Codable, Sendable, Equatable, Identifiable {
 /// waiting up to `?wait=` seconds (0 to 25) for one when there is none.
 public struct PushApprovalsResponse: Codable, Sendable, Equatable {
     public var approvals: [PushApprovalDTO]
-    public init(approvals: [PushApprovalDTO]) { self.approvals = approvals }
+    /// What the account should know (seed 003's suspicious activity: a sign-in from a device
+    /// or network it had not used), newest first: the last day's, at most ten.
+    public var notices: [PhoneNoticeDTO]
+
+    public init(approvals: [PushApprovalDTO], notices: [PhoneNoticeDTO] = []) {
+        (self.approvals, self.notices) = (approvals, notices)
+    }
 }
 
-/// `?wait=` of `GET /device/{deviceID}/approvals`: seconds to wait for a request (0 to 25).
+/// A notice for the account's phone (`GET /device/{deviceID}/approvals`), also sent through
+/// Apple's push service where the phone gave its address.
+public struct PhoneNoticeDTO: Codable, Sendable, Equatable, Identifiable {
+    public var id: String
+    public var title: String
+    /// In words, with what to do if it was not the owner.
+    public var body: String
+    public var createdAt: Date
+
+    public init(id: String, title: String, body: String, createdAt: Date) {
+        (self.id, self.title, self.body, self.createdAt) = (id, title, body, createdAt)
+    }
+}
+
+/// The query of `GET /device/{deviceID}/approvals`: `wait`, seconds to wait for a request or a
+/// new notice (0 to 25); `after`, the newest notice the phone has (its `id`): notices up to it
+/// do not end the wait.
 public struct PushWaitQuery: EndpointQuery, Equatable {
     public static let seconds = 0...PushStatusRequest.longestWait
     public var wait: Int?
+    public var after: String?
 
-    public init(wait: Int? = nil) { self.wait = wait }
+    public init(wait: Int? = nil, after: String? = nil) { (self.wait, self.after) = (wait, after) }
 
-    public var items: [URLQueryItem] { wait.map { [URLQueryItem(name: "wait", value: String($0))] } ?? [] }
+    public var items: [URLQueryItem] {
+        (wait.map { [URLQueryItem(name: "wait", value: String($0))] } ?? [])
+            + (after.map { [URLQueryItem(name: "after", value: $0)] } ?? [])
+    }
 
     public init(items: [URLQueryItem]) throws(QueryRefusal) {
-        let query = try QueryItems(items, reading: ["wait"])
+        let query = try QueryItems(items, reading: ["wait", "after"])
+        if let after = query.values["after"] {
+            guard after.count <= 64, UUID(uuidString: after) != nil else {
+                throw QueryRefusal(["after": "must be the id of a notice this server gave"])
+            }
+            self.after = after.lowercased()
+        }
         guard let text = query.values["wait"] else { return }
         guard let value = Int(text), Self.seconds.contains(value) else {
             throw QueryRefusal(["wait": "must be a whole number of seconds from 0 to \(Self.seconds.upperBound)"])
         }
         wait = value
     }
+}
+
+/// `PUT /device/{deviceID}/push-token`: where Apple's push service reaches this phone (the
+/// device token `UIApplication` gave the app, as hex). Requests and notices are then announced
+/// there too; without it, the phone learns of them while it asks (`GET …/approvals?wait=`).
+public struct PushTokenRequest: Codable, Sendable, Equatable {
+    public var pushToken: String
+
+    public init(pushToken: String) { self.pushToken = pushToken }
 }
 
 /// `POST /device/{deviceID}/approvals`: the phone's answer, signed with the device key (its

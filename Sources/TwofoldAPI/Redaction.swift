@@ -14,7 +14,7 @@ public enum Redaction {
     /// The names of the members that hold a secret, wherever they are in a value.
     public static let secretNames: Set<String> = [
         "password", "currentPassword", "newPassword", "pin", "pass",
-        "token", "tempToken", "refreshToken", "deviceToken", "trustedDeviceToken", "flow",
+        "token", "tempToken", "refreshToken", "deviceToken", "pushToken", "trustedDeviceToken", "flow",
         "otpFlowId", "code", "backupCode", "backupCodes", "secret", "otpauthURI", "otpauthUri", "qrCodeSVG",
         "qrCodeSvg",
         "signature", "clientDataJSON", "authenticatorData", "attestationObject",
@@ -84,6 +84,7 @@ extension PhoneChangeRequest: RedactedDescription {}
 extension EmailChangeRequest: RedactedDescription {}
 extension RegisterRequest: RedactedDescription {}
 extension LoginRequest: RedactedDescription {}
+extension PushTokenRequest: RedactedDescription {}
 extension TokenDTO: RedactedDescription {}
 extension AuthTokensResponse: RedactedDescription {}
 extension LoginChallengeResponse: RedactedDescription {}

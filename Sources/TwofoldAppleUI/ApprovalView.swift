@@ -32,6 +32,17 @@
                 if let message = model.message {
                     Section { Text(message).foregroundStyle(.red) }
                 }
+                if !model.notices.isEmpty {
+                    Section("Recent Activity") {
+                        ForEach(model.notices) { notice in
+                            VStack(alignment: .leading, spacing: 4) {
+                                Text(notice.title).font(.headline)
+                                Text(notice.body)
+                            }
+                            .accessibilityElement(children: .combine)
+                        }
+                    }
+                }
             }
             .navigationTitle("Approve Sign-In")
             .disabled(isWorking)

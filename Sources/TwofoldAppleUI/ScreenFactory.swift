@@ -1,6 +1,7 @@
 #if canImport(SwiftUI) && os(iOS)
     import Foundation
     import TwofoldAPI
+    import TwofoldApple
     import TwofoldClient
     import TwofoldScreens
 
@@ -114,8 +115,11 @@
 
         /// "Approve on your phone" for `user`'s sign-ins elsewhere, signed by this phone's key.
         func approvals(for user: UserDTO) -> ApprovalModel {
-            ApprovalModel(
-                approvals: PhoneApprovals(session: session, signer: deviceFlows.signer(username: user.username)))
+            let approvals = PhoneApprovals(session: session, signer: deviceFlows.signer(username: user.username))
+            // Requests and notices reach this phone through Apple too, once it allows alerts.
+            RemoteNotifications.shared.approvals(approvals)
+            Task { await RemoteNotifications.shared.register() }
+            return ApprovalModel(approvals: approvals)
         }
 
         /// Seed 004's settings of this phone for `user`.

@@ -18,9 +18,33 @@ public struct PhoneApprovals: Sendable {
 
     /// The request waiting for this device; with none, up to `wait` seconds (0 to 25) for one.
     public func waiting(wait: Int = 0) async throws -> [PushApprovalDTO] {
-        let query = PushWaitQuery(wait: wait).items
+        try await check(wait: wait).approvals
+    }
+
+    /// The waiting request and the account's notices (a sign-in from a device or network it had
+    /// not used, newest first); with no request and no notice newer than `after` (the newest
+    /// notice's `id` the app has), up to `wait` seconds (0 to 25) for one.
+    public func check(wait: Int = 0, after: String? = nil) async throws -> PushApprovalsResponse {
+        let query = PushWaitQuery(wait: wait, after: after).items
         return try await session.authorized(stepUp: nil) { [client = session.client, deviceID = signer.deviceID] in
-            try await client.send(API.Push.pending, deviceID, bearer: $0, query: query).approvals
+            try await client.send(API.Push.pending, deviceID, bearer: $0, query: query)
+        }
+    }
+
+    /// Gives the server the device token Apple's push service gave the app
+    /// (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`): requests and notices
+    /// are then announced even while the app is closed.
+    public func setPushToken(_ token: Data) async throws {
+        let body = PushTokenRequest(pushToken: token.map { String(format: "%02x", $0) }.joined())
+        _ = try await session.authorized(stepUp: nil) { [client = session.client, deviceID = signer.deviceID] in
+            try await client.send(API.Push.setPushToken, deviceID, body, bearer: $0)
+        }
+    }
+
+    /// Stops the announcements through Apple (the app signs out, or notifications were turned off).
+    public func forgetPushToken() async throws {
+        _ = try await session.authorized(stepUp: nil) { [client = session.client, deviceID = signer.deviceID] in
+            try await client.send(API.Push.forgetPushToken, deviceID, bearer: $0)
         }
     }
 

@@ -26,15 +26,20 @@ public final class ApprovalModel {
     public private(set) var phase: Phase = .idle
     /// What went wrong last, in words (a declined prompt, a request answered elsewhere).
     public private(set) var message: String?
+    /// What the account should know (seed 003's suspicious activity: a sign-in from a device or
+    /// network it had not used), newest first, as the server last listed them.
+    public private(set) var notices: [PhoneNoticeDTO] = []
     private let approvals: PhoneApprovals
 
     /// The screen for this phone's requests (`approvals`).
     public init(approvals: PhoneApprovals) { self.approvals = approvals }
 
-    /// Looks for a request once, waiting up to `wait` seconds (0 to 25) for one.
+    /// Looks for a request or a new notice once, waiting up to `wait` seconds (0 to 25) for one.
     public func refresh(wait: Int = 0) async {
         do {
-            if let request = try await approvals.waiting(wait: wait).first {
+            let answer = try await approvals.check(wait: wait, after: notices.first?.id)
+            notices = answer.notices
+            if let request = answer.approvals.first {
                 phase = .asking(request)
                 message = nil
             } else if case .asking = phase {
@@ -49,7 +54,7 @@ public final class ApprovalModel {
     }
 
     /// Listens while the task runs (the app in the foreground): one long poll after another,
-    /// never closer than a second apart, until a request asks.
+    /// never closer than a second apart, until a request asks. New notices show as they come.
     public func listen() async {
         while !Task.isCancelled {
             if case .asking = phase { return }

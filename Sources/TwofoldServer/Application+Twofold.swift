@@ -94,14 +94,16 @@ public func configure(
     }
     let database = DatabaseExecutor(
         direct: sqlite, postgres: postgres, databases: app.databases, group: app.eventLoopGroup, logger: app.logger)
+    let apns = try configuration.apns.map { try APNsDelivery(settings: $0, group: app.eventLoopGroup) }
     app.twofold = TwofoldContext(
         configuration: configuration, clock: ServerClock(now: clock), tokens: tokens,
         passwords: try PasswordHasher(cost: configuration.bcryptCost, threadPool: hashingPool),
         secrets: secrets,
         delivery: DeliveryWorker(store: SQLOutboxStore(database: database), sms: sms, email: email, secrets: secrets),
-        sqlite: sqlite, database: database)
+        sqlite: sqlite, database: database, phoneDelivery: apns)
     // Registered after the databases, so it shuts down before them: work under way finishes first.
     app.lifecycle.use(BackgroundWorkShutdown(work: app.twofold.background))
+    app.lifecycle.use(BackgroundWorkShutdown(work: app.twofold.phoneWork, then: { await apns?.shutdown() }))
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host
@@ -161,7 +163,7 @@ public func configure(
             secondStep: context.secondStep, trustedDeviceLifetime: context.rules.trustedDeviceLifetime,
             cookies: context.cookies),
         PushController(
-            push: context.push, secondStep: context.secondStep, callers: callers,
+            push: context.push, channel: context.phones, secondStep: context.secondStep, callers: callers,
             trustedDeviceLifetime: context.rules.trustedDeviceLifetime, cookies: context.cookies),
         PasskeyController(
             management: context.passkeyManagement, passwordless: context.passwordlessSignIn, callers: callers,
@@ -202,6 +204,10 @@ public func configure(
             RepeatingJob(name: "delivery", interval: .seconds(1)) { app in
                 try await app.twofold.delivery.runOnce(now: app.twofold.clock.now(), logger: app.logger)
             })
+        app.lifecycle.use(
+            RepeatingJob(name: "sign-in notices", interval: .seconds(2)) { app in
+                try await app.twofold.phones.watchSignIns()
+            })
     }
     app.asyncCommands.use(AdminCommand(), as: "admin")
     app.asyncCommands.use(KeysCommand(), as: "keys")
@@ -221,9 +227,12 @@ enum OpenAPIDocument {
 /// Waits, at shutdown, for the work requests started and did not wait for (`BackgroundWork`).
 struct BackgroundWorkShutdown: LifecycleHandler {
     let work: BackgroundWork
+    /// What stops after the work (the client it used).
+    var then: @Sendable () async -> Void = {}
 
     func shutdownAsync(_ application: Application) async {
         await work.close()
+        await then()
     }
 }
 

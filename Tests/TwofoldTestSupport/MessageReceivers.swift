@@ -56,15 +56,7 @@ public final class SMTPSink: @unchecked Sendable {
         try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
         certificate = directory.appendingPathComponent("cert.pem")
         let key = directory.appendingPathComponent("key.pem")
-        if security != "none" {
-            let openssl = try #require(ExternalTool.find("openssl", package: "openssl"))
-            let made = try openssl.run([
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                "-keyout", key.path, "-out", certificate.path, "-days", "2", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            ])
-            try #require(made.status == 0, "openssl: \(made.errorText)")
-        }
+        if security != "none" { try TestCertificate.make(certificate: certificate, key: key) }
         self.port = port ?? Self.freePort()
         var arguments = [
             BuildProducts.repositoryRoot.appendingPathComponent("scripts/smtp_sink.py").path,
@@ -153,6 +145,19 @@ public final class SMSGateway: @unchecked Sendable {
     }
 
     public func stop() { script.stop() }
+}
+
+/// A fresh self-signed certificate for `localhost` and 127.0.0.1 (openssl), P-256, for two days.
+public enum TestCertificate {
+    public static func make(certificate: URL, key: URL) throws {
+        let openssl = try #require(ExternalTool.find("openssl", package: "openssl"))
+        let made = try openssl.run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", key.path, "-out", certificate.path, "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        try #require(made.status == 0, "openssl: \(made.errorText)")
+    }
 }
 
 /// A Python test helper that prints "ready" once it listens and runs until its standard input closes.

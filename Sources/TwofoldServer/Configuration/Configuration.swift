@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 
@@ -59,6 +60,9 @@ public struct Configuration: Sendable {
     public var smsProvider: SMSProvider
     /// Who delivers email: the console (development) or an SMTP server.
     public var emailProvider: EmailProvider
+    /// Apple's push service for "Approve on your phone" (`TWOFOLD_APNS_*`); `nil`: off, and phones
+    /// learn of requests only while they ask.
+    public var apns: APNsSettings?
     /// Whether this instance runs the delivery worker and housekeeping (`TWOFOLD_BACKGROUND_JOBS`);
     /// switch off on instances that should only answer requests.
     public var runsBackgroundJobs: Bool
@@ -75,6 +79,29 @@ public struct Configuration: Sendable {
     public var testClockFile: String?
     /// Passkeys: the relying party, its origins and what it asks of authenticators.
     public var webAuthn: WebAuthnSettings
+
+    /// Where and as whom notifications go to Apple (token authentication, a `.p8` key).
+    public struct APNsSettings: Sendable, Equatable {
+        /// The `.p8` key file Apple gave (PKCS #8 PEM of a P-256 key).
+        public var keyFile: String
+        /// The key's 10-character ID, and the team's.
+        public var keyID: String
+        public var teamID: String
+        /// The app's bundle ID (`apns-topic`).
+        public var topic: String
+        /// `https://api.push.apple.com`, the sandbox's, or another `https://` base URL.
+        public var server: String
+        /// A PEM file of extra certificate authorities to trust, beside the system's.
+        public var caFile: String?
+
+        public init(
+            keyFile: String, keyID: String, teamID: String, topic: String,
+            server: String = "https://api.push.apple.com", caFile: String? = nil
+        ) {
+            (self.keyFile, self.keyID, self.teamID, self.topic, self.server, self.caFile) =
+                (keyFile, keyID, teamID, topic, server, caFile)
+        }
+    }
 
     /// `TWOFOLD_SMS_PROVIDER`.
     public enum SMSProvider: Sendable, Equatable {
@@ -151,6 +178,7 @@ public struct Configuration: Sendable {
         encryptionKey: Data? = nil,
         smsProvider: SMSProvider = .console,
         emailProvider: EmailProvider = .console,
+        apns: APNsSettings? = nil,
         runsBackgroundJobs: Bool = true,
         disallowPinChangeWithBiometric: Bool = false,
         rules: ProductRules = ProductRules(),
@@ -177,6 +205,7 @@ public struct Configuration: Sendable {
         self.encryptionKey = encryptionKey
         self.smsProvider = smsProvider
         self.emailProvider = emailProvider
+        self.apns = apns
         self.runsBackgroundJobs = runsBackgroundJobs
         self.disallowPinChangeWithBiometric = disallowPinChangeWithBiometric
         self.rules = rules
@@ -311,7 +340,8 @@ public struct Configuration: Sendable {
             accessTokenLifetime: TimeInterval(accessSeconds),
             trustProxy: trustProxy, trustedProxyHops: trustedProxyHops, totpIssuer: totpIssuer,
             encryptionKey: encryptionKey, smsProvider: smsProvider,
-            emailProvider: emailProvider, runsBackgroundJobs: runsBackgroundJobs,
+            emailProvider: emailProvider, apns: try apnsSettings(reader, workingDirectory: workingDirectory),
+            runsBackgroundJobs: runsBackgroundJobs,
             disallowPinChangeWithBiometric: disallowPinChangeWithBiometric, rules: rules, webAuthn: webAuthn,
             testClockFile: testClockFile)
     }
@@ -350,6 +380,58 @@ private func smtpSettings(_ reader: EnvironmentReader) throws(ConfigurationError
     return Configuration.SMTPSettings(
         host: host, port: port, security: security, username: username, password: password, from: from,
         caFile: caFile)
+}
+
+/// `TWOFOLD_APNS_KEY_FILE`, `TWOFOLD_APNS_KEY_ID`, `TWOFOLD_APNS_TEAM_ID` and `TWOFOLD_APNS_TOPIC`
+/// (all or none), `TWOFOLD_APNS_SERVER` (`production`, `sandbox` or an `https://` URL) and
+/// `TWOFOLD_APNS_CA_FILE`. The key is read and checked now: a server that cannot sign does not start.
+private func apnsSettings(_ reader: EnvironmentReader, workingDirectory: URL) throws(ConfigurationError)
+    -> Configuration.APNsSettings?
+{
+    let names = ["TWOFOLD_APNS_KEY_FILE", "TWOFOLD_APNS_KEY_ID", "TWOFOLD_APNS_TEAM_ID", "TWOFOLD_APNS_TOPIC"]
+    let values = names.map { reader.optional($0) }
+    if values.allSatisfy({ $0 == nil }) {
+        for other in ["TWOFOLD_APNS_SERVER", "TWOFOLD_APNS_CA_FILE"] where reader.optional(other) != nil {
+            throw ConfigurationError(variable: other, message: "is set, but TWOFOLD_APNS_KEY_FILE and the rest are not")
+        }
+        return nil
+    }
+    guard let keyText = values[0], let keyID = values[1], let teamID = values[2], let topic = values[3] else {
+        let missing = zip(names, values).first { $0.1 == nil }?.0 ?? names[0]
+        throw ConfigurationError(
+            variable: missing, message: "is required with the other TWOFOLD_APNS_ settings (all four, or none)")
+    }
+    let keyFile = resolve(keyText, against: workingDirectory).path
+    guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8),
+        (try? P256.Signing.PrivateKey(pemRepresentation: pem)) != nil
+    else {
+        throw ConfigurationError(
+            variable: "TWOFOLD_APNS_KEY_FILE", message: "must name a readable .p8 key (a P-256 key in PEM) from Apple")
+    }
+    for (name, value) in [("TWOFOLD_APNS_KEY_ID", keyID), ("TWOFOLD_APNS_TEAM_ID", teamID)]
+    where value.count != 10 || !value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+        throw ConfigurationError(variable: name, message: "must be the 10 letters and digits Apple shows")
+    }
+    guard topic.count <= 255, topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-.".contains($0)) })
+    else {
+        throw ConfigurationError(variable: "TWOFOLD_APNS_TOPIC", message: "must be the app's bundle ID")
+    }
+    let server: String
+    switch reader.optional("TWOFOLD_APNS_SERVER") ?? "production" {
+    case "production": server = "https://api.push.apple.com"
+    case "sandbox": server = "https://api.sandbox.push.apple.com"
+    case let url where url.hasPrefix("https://") && URL(string: url)?.host != nil && !url.contains("?"):
+        server = url.hasSuffix("/") ? String(url.dropLast()) : url
+    default:
+        throw ConfigurationError(
+            variable: "TWOFOLD_APNS_SERVER", message: "must be production, sandbox or an https:// URL")
+    }
+    let caFile = reader.optional("TWOFOLD_APNS_CA_FILE").map { resolve($0, against: workingDirectory).path }
+    if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+        throw ConfigurationError(variable: "TWOFOLD_APNS_CA_FILE", message: "names a file that cannot be read")
+    }
+    return Configuration.APNsSettings(
+        keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, server: server, caFile: caFile)
 }
 
 /// An absolute path as is; a relative one inside `directory`.

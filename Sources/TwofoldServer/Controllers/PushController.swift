@@ -6,6 +6,7 @@ import Vapor
 /// phone with its bearer token and its device in the path.
 struct PushController: EndpointCollection {
     let push: PushApprovals
+    let channel: PhoneChannel
     let secondStep: SecondStep
     let callers: Callers
     /// How the remembered device's cookie is set, as the other second steps set it.
@@ -18,6 +19,8 @@ struct PushController: EndpointCollection {
         routes.on(API.Push.complete, reply: complete)
         routes.on(API.Push.pending, use: pending)
         routes.on(API.Push.decide, use: decide)
+        routes.on(API.Push.setPushToken, use: setPushToken)
+        routes.on(API.Push.forgetPushToken, use: forgetPushToken)
     }
 
     @Sendable func start(request: Request, body: PushStartRequest) async throws -> PushStartResponse {
@@ -43,12 +46,22 @@ struct PushController: EndpointCollection {
         let query: PushWaitQuery = try request.query()
         return try await push.pending(
             deviceID: request.parameters.get("deviceID") ?? "", user: try await request.currentUser(in: callers),
-            wait: query.wait)
+            wait: query.wait, after: query.after)
     }
 
     @Sendable func decide(request: Request, body: PushDecisionRequest) async throws -> PushDecisionResponse {
         try await push.decide(
             deviceID: request.parameters.get("deviceID") ?? "", body, user: try await request.currentUser(in: callers),
             origin: request.origin)
+    }
+
+    @Sendable func setPushToken(request: Request, body: PushTokenRequest) async throws -> SuccessResponse {
+        try await channel.setToken(
+            deviceID: request.parameters.get("deviceID") ?? "", body, user: try await request.currentUser(in: callers))
+    }
+
+    @Sendable func forgetPushToken(request: Request, _: NoContent) async throws -> SuccessResponse {
+        try await channel.forgetToken(
+            deviceID: request.parameters.get("deviceID") ?? "", user: try await request.currentUser(in: callers))
     }
 }

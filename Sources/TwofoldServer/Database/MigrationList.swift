@@ -33,5 +33,6 @@ enum Migrations {
         CreateEmailLinksIndexes(),
         UpdateUsersAddEmailVerifiedAt(),
         CreatePushApprovals(),
+        CreatePhoneChannel(),
     ]
 }

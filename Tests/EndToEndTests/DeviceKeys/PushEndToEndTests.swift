@@ -114,4 +114,90 @@ import TwofoldTestSupport
             }
         }
     }
+
+    /// Apple's push service, spoken to a stand-in on loopback that checks what Apple checks:
+    /// a request and a notice of a sign-in from a new device reach the phone's token; an expired
+    /// provider token is renewed; a token Apple no longer knows is forgotten.
+    @Test func requestsAndNoticesReachThePhoneThroughApple() async throws {
+        guard let python = TestPython.find() else { return }
+        let gone = String(repeating: "cd", count: 32)
+        let apple = try FakeAPNs(python: python, gone: [gone], expireFirst: true)
+        defer { apple.stop() }
+        try await TestServers.withTarget(environment: apple.environment) { target in
+            let rosa = try await PushOwner.make(target, "rosa")
+            let token = Data(repeating: 0xAB, count: 32)
+            try await rosa.phone.setPushToken(token)
+            let hex = String(repeating: "ab", count: 32)
+
+            // A request: announced over HTTP/2 with a provider token Apple accepts (renewed once
+            // when Apple called the first one expired); the number is not in it.
+            let computer = try await rosa.computer(target)
+            let number = try await rosa.ask(computer)
+            let shown = try await rosa.shown()
+            let requestID = shown.requestId
+            let sent = try await apple.waitForReceived(2)
+            #expect(sent.count == 2 && sent[0].status == 403 && sent[0].reason == "ExpiredProviderToken")
+            let announced = try #require(sent.last)
+            #expect(announced.status == 200 && announced.token == hex, "\(announced)")
+            #expect(announced.headers["apns-topic"] == apple.topic && announced.headers["apns-push-type"] == "alert")
+            #expect(announced.headers["apns-collapse-id"] == requestID)
+            #expect(announced.payload?.twofold == ["kind": "approval", "requestId": requestID])
+            #expect(announced.payload?.aps.category == "TWOFOLD_APPROVAL")
+            #expect(announced.payload?.aps.alert.body.contains("this computer") == true)
+            #expect(announced.payload.map { !"\($0)".contains("\(number)") } == true, "the number stays on the screen")
+
+            #expect(try await rosa.phone.answer(shown, .deny).status == .denied)
+
+            // A sign-in from a browser the account has not used: a notice, on the long poll and
+            // through Apple.
+            let browser = APIClient(
+                baseURL: target.server.baseURL,
+                headers: ["User-Agent": "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0"])
+            let elsewhere = SignInFlow(
+                client: browser, session: SessionManager(client: browser, store: MemoryTokenStore()))
+            guard case .secondFactor = await elsewhere.signIn("rosa", password: TestAccounts.password) else {
+                Issue.record("no second step")
+                return
+            }
+            _ = await elsewhere.choose(.totp)
+            let next = try TOTP(secret: rosa.secret).code(at: Date().addingTimeInterval(30))
+            guard case .signedIn = await elsewhere.submit(code: next) else {
+                Issue.record("not signed in: \(await elsewhere.state)")
+                return
+            }
+            var notices: [PhoneNoticeDTO] = []
+            let deadline = Date().addingTimeInterval(15)
+            while notices.isEmpty, Date() < deadline {
+                notices = try await rosa.phone.check(wait: 5, after: nil).notices
+            }
+            let notice = try #require(notices.first)
+            #expect(notice.title == "New sign-in to your account" && notice.body.contains("Firefox on Linux"))
+            #expect(notices.count == 1, "the phone's own and the SDK's sign-ins are known: \(notices)")
+            let noticed = try await poll(seconds: 15, { try apple.received() }) {
+                $0.contains { $0.payload?.twofold["kind"] == "notice" }
+            }
+            #expect(
+                noticed.contains {
+                    $0.payload?.twofold == ["kind": "notice", "noticeId": notice.id] && $0.status == 200
+                })
+            // A notice the phone has does not end its wait.
+            let started = Date()
+            let again = try await rosa.phone.check(wait: 2, after: notice.id)
+            #expect(Date().timeIntervalSince(started) >= 1.5 && again.notices.first?.id == notice.id)
+
+            // A token Apple no longer knows: answered 410 once, then forgotten.
+            try await rosa.phone.setPushToken(Data(repeating: 0xCD, count: 32))
+            let before = try apple.received().count
+            _ = try await rosa.ask(computer)
+            let refused = try await apple.waitForReceived(before + 1)
+            #expect(refused.last?.status == 410 && refused.last?.token == gone)
+            // The next request goes to no one (the phone's token is forgotten); once the phone
+            // gives its address again, the one after reaches it (announcements go out in order).
+            _ = try await rosa.ask(computer)
+            try await rosa.phone.setPushToken(token)
+            _ = try await rosa.ask(computer)
+            let after = try await apple.waitForReceived(before + 2)
+            #expect(after.count == before + 2 && after.last?.token == hex, "the forgotten token is not used again")
+        }
+    }
 }

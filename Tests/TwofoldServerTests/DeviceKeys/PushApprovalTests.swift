@@ -396,6 +396,88 @@ import VaporTesting
         }
     }
 
+    @Test func aPushTokenIsOnePhonesAndOnlyItsOwnerSetsIt() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            let alice = try await userID(app)
+            let token = String(repeating: "A1", count: 32)
+            _ = try await scene.client.send(
+                API.Push.setPushToken, "iphone-1", PushTokenRequest(pushToken: token), bearer: scene.token)
+            #expect(try await app.twofold.phones.store.tokens(userID: alice) == [token.lowercased()])
+            // The phone is reinstalled and signed in to Bob's account: the token leaves Alice's.
+            let bob = try await Accounts.signUp(app, "bob")
+            _ = try await scene.client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "bob", publicKey: SoftwareDeviceKey().publicKey, method: "secureEnclave",
+                    deviceId: "bobs-phone"),
+                bearer: bob.accessToken.token)
+            _ = try await scene.client.send(
+                API.Push.setPushToken, "bobs-phone", PushTokenRequest(pushToken: token), bearer: bob.accessToken.token)
+            let bobID = try #require(try await app.twofold.users.named("bob")).id
+            #expect(try await app.twofold.phones.store.tokens(userID: alice).isEmpty)
+            #expect(try await app.twofold.phones.store.tokens(userID: bobID) == [token.lowercased()])
+            // Alice cannot point Bob's phone, or a phone she does not have, anywhere.
+            for device in ["bobs-phone", "nobodys-phone"] {
+                let refused = await #expect(throws: APIError.self) {
+                    try await scene.client.send(
+                        API.Push.setPushToken, device, PushTokenRequest(pushToken: token), bearer: scene.token)
+                }
+                #expect(refused?.status == 404, "\(device)")
+            }
+            for bad in ["xyz", String(repeating: "ab", count: 31), String(repeating: "a", count: 201), "zz" + token] {
+                let refused = await #expect(throws: APIError.self) {
+                    try await scene.client.send(
+                        API.Push.setPushToken, "bobs-phone", PushTokenRequest(pushToken: bad),
+                        bearer: bob.accessToken.token)
+                }
+                #expect(refused?.status == 422 && refused?.problem?.errors?["pushToken"] != nil, "\(bad)")
+            }
+            #expect(try await app.twofold.phones.store.tokens(userID: bobID) == [token.lowercased()])
+            _ = try await scene.client.send(API.Push.forgetPushToken, "bobs-phone", bearer: bob.accessToken.token)
+            #expect(try await app.twofold.phones.store.tokens(userID: bobID).isEmpty)
+        }
+    }
+
+    @Test func aSignInFromANewDeviceOrNetworkTellsThePhonesOnce() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let scene = try await Scene.make(app)
+            // The computer at 203.0.113.7 with Chrome signs in (approved on the phone), twice.
+            for _ in 0..<2 {
+                clock.advance(by: 2)
+                let flow = try await scene.password()
+                let started = try await scene.start(flow)
+                let shown = try #require(try await scene.listed().first)
+                _ = try await scene.decide(try scene.decision(shown, .approve, number: started.number))
+                _ = try await scene.computer.send(
+                    API.Push.complete, PushCompleteRequest(otpFlowId: flow.otpFlowId, requestId: started.requestId))
+            }
+            clock.advance(by: 2)
+            let phones = app.twofold.phones
+            try await phones.watchSignIns()
+            try await phones.watchSignIns()
+            // Another instance, reading the same sign-ins from the start: still told once.
+            let other = PhoneChannel(
+                store: phones.store, deviceKeys: phones.deviceKeys, waiters: phones.waiters, delivery: nil,
+                work: phones.work, watch: SignInWatch(), clock: phones.clock, logger: phones.logger)
+            try await other.watchSignIns()
+            let listed = try await scene.client.send(API.Push.pending, "iphone-1", bearer: scene.token)
+            #expect(listed.notices.count == 1, "\(listed.notices)")
+            let notice = try #require(listed.notices.first)
+            #expect(notice.title == "New sign-in to your account")
+            #expect(notice.body.contains("Chrome on Linux from network 203.0.113.x"), "\(notice.body)")
+            let badAfter = await #expect(throws: APIError.self) {
+                try await scene.client.send(
+                    API.Push.pending, "iphone-1", bearer: scene.token, query: [URLQueryItem(name: "after", value: "1")])
+            }
+            #expect(badAfter?.status == 422)
+            // A day later the notice is no longer shown.
+            clock.advance(by: 24 * 3600 + 1)
+            #expect(try await phones.notices(userID: try await userID(app)).isEmpty)
+        }
+    }
+
     private func userID(_ app: Application) async throws -> UUID {
         try #require(try await app.twofold.users.named("alice")).id
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 import TwofoldTestSupport
@@ -221,6 +222,49 @@ import VaporTesting
         }
     }
 
+    @Test func applesPushServiceTakesAllFourSettingsOrNone() throws {
+        let folder = try BuildProducts.temporaryDirectory("apns-settings")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = folder.appendingPathComponent("AuthKey.p8")
+        try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
+        let notAKey = folder.appendingPathComponent("not-a-key.p8")
+        try "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".write(
+            to: notAKey, atomically: true, encoding: .utf8)
+        let all = [
+            "TWOFOLD_APNS_KEY_FILE": key.path, "TWOFOLD_APNS_KEY_ID": "ABCDE12345",
+            "TWOFOLD_APNS_TEAM_ID": "TEAM123456",
+            "TWOFOLD_APNS_TOPIC": "dev.twofold.app",
+        ]
+        #expect(try Configuration.load(from: [:], workingDirectory: cwd).apns == nil)
+        #expect(
+            try Configuration.load(from: all, workingDirectory: cwd).apns
+                == .init(
+                    keyFile: key.path, keyID: "ABCDE12345", teamID: "TEAM123456", topic: "dev.twofold.app",
+                    server: "https://api.push.apple.com"))
+        let sandbox = all.merging(["TWOFOLD_APNS_SERVER": "sandbox"]) { $1 }
+        #expect(
+            try Configuration.load(from: sandbox, workingDirectory: cwd).apns?.server
+                == "https://api.sandbox.push.apple.com")
+        let refused: [([String: String], String)] = [
+            (all.filter { $0.key != "TWOFOLD_APNS_TEAM_ID" }, "TWOFOLD_APNS_TEAM_ID"),
+            (["TWOFOLD_APNS_SERVER": "sandbox"], "TWOFOLD_APNS_SERVER"),
+            (all.merging(["TWOFOLD_APNS_KEY_FILE": notAKey.path]) { $1 }, "TWOFOLD_APNS_KEY_FILE"),
+            (all.merging(["TWOFOLD_APNS_KEY_FILE": "/nope.p8"]) { $1 }, "TWOFOLD_APNS_KEY_FILE"),
+            (all.merging(["TWOFOLD_APNS_KEY_ID": "short"]) { $1 }, "TWOFOLD_APNS_KEY_ID"),
+            (all.merging(["TWOFOLD_APNS_TOPIC": "dev twofold"]) { $1 }, "TWOFOLD_APNS_TOPIC"),
+            (all.merging(["TWOFOLD_APNS_SERVER": "http://127.0.0.1:1"]) { $1 }, "TWOFOLD_APNS_SERVER"),
+            (all.merging(["TWOFOLD_APNS_CA_FILE": "/nope.pem"]) { $1 }, "TWOFOLD_APNS_CA_FILE"),
+        ]
+        for (variables, named) in refused {
+            do {
+                _ = try Configuration.load(from: variables, workingDirectory: cwd)
+                Issue.record("accepted \(variables)")
+            } catch {
+                #expect(error.variable == named, "\(variables)")
+            }
+        }
+    }
+
     @Test func everyVariableIsListedInEnvExample() throws {
         let example = try String(
             contentsOf: BuildProducts.repositoryRoot.appendingPathComponent(".env.example"), encoding: .utf8)
@@ -231,7 +275,9 @@ import VaporTesting
             "TWOFOLD_SMS_PROVIDER", "TWOFOLD_SMS_WEBHOOK_URL", "TWOFOLD_SMS_WEBHOOK_SECRET", "TWOFOLD_EMAIL_PROVIDER",
             "TWOFOLD_BACKGROUND_JOBS", "TWOFOLD_SMTP_HOST", "TWOFOLD_SMTP_PORT", "TWOFOLD_SMTP_USERNAME",
             "TWOFOLD_SMTP_PASSWORD", "TWOFOLD_SMTP_SECURITY", "TWOFOLD_SMTP_CA_FILE", "TWOFOLD_EMAIL_FROM",
-            "TWOFOLD_WEBAUTHN_RP_ID", "TWOFOLD_WEBAUTHN_RP_NAME", "TWOFOLD_WEBAUTHN_ORIGINS",
+            "TWOFOLD_APNS_KEY_FILE", "TWOFOLD_APNS_KEY_ID", "TWOFOLD_APNS_TEAM_ID", "TWOFOLD_APNS_TOPIC",
+            "TWOFOLD_APNS_SERVER", "TWOFOLD_APNS_CA_FILE", "TWOFOLD_WEBAUTHN_RP_ID", "TWOFOLD_WEBAUTHN_RP_NAME",
+            "TWOFOLD_WEBAUTHN_ORIGINS",
             "TWOFOLD_WEBAUTHN_TOP_ORIGINS", "TWOFOLD_WEBAUTHN_USER_VERIFICATION", "TWOFOLD_WEBAUTHN_ATTESTATION",
             "TWOFOLD_WEBAUTHN_REQUIRE_ATTESTATION", "TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS",
             "TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", "TWOFOLD_POSTGRES_CONNECTIONS",

@@ -61,7 +61,8 @@ import TwofoldDevice
                 backupCodes: InMemoryBackupCodeStore(), outbox: outbox, oneTimeCodes: InMemoryOneTimeCodeStore(),
                 devices: InMemoryDeviceStore(), passkeys: InMemoryPasskeyStore(),
                 idempotency: InMemoryIdempotencyStore(), recovery: InMemoryRecoveryStore(),
-                emailLinks: InMemoryEmailLinkStore(), pushApprovals: InMemoryPushApprovalStore(), codeSignIns: nil,
+                emailLinks: InMemoryEmailLinkStore(), pushApprovals: InMemoryPushApprovalStore(),
+                phones: InMemoryPhoneChannelStore(), codeSignIns: nil,
                 passkeySignIns: nil)
             let directory = FileManager.default.temporaryDirectory
             context = TwofoldContext(

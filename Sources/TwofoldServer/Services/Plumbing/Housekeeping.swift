@@ -24,6 +24,7 @@ struct Housekeeping: Sendable {
     let emailLinks: any EmailLinkStore
     /// Kept a day past their expiry: the budget and a run of refusals are counted from them.
     let pushApprovals: any PushApprovalStore
+    let phones: any PhoneChannelStore
     let audit: Auditor
 
     func sweep(now: Date) async throws {
@@ -38,6 +39,7 @@ struct Housekeeping: Sendable {
         try await idempotency.deleteExpired(before: now)
         try await emailLinks.deleteExpired(before: day)
         try await pushApprovals.deleteEnded(before: day)
+        try await phones.deleteNotices(before: now.addingTimeInterval(-7 * 24 * 3600))
         _ = try await recovery.deleteStaleDocuments(now: now)
         for userID in try await sessions.closeAbandonedResets(now: now) {
             try await audit.record(

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOPosix
 import TwofoldSQLite
 import Vapor
@@ -43,6 +44,10 @@ final class TwofoldContext: Sendable {
     let secondStep: SecondStep
     /// "Approve on your phone" (issue Z).
     let push: PushApprovals
+    /// The channel to the account's phones: their long poll and Apple's push service.
+    let phones: PhoneChannel
+    /// Where phone notifications are sent from (stopped at shutdown).
+    let phoneWork: BackgroundWork
     let signIn: SignIn
     let registration: Registration
     let stepUp: StepUp
@@ -70,18 +75,20 @@ final class TwofoldContext: Sendable {
     /// The services on the SQL stores of `database` (the server's).
     convenience init(
         configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
-        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor
+        secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor,
+        phoneDelivery: (any PhoneNotificationDelivery)? = nil
     ) {
         self.init(
             configuration: configuration, clock: clock, tokens: tokens, passwords: passwords, secrets: secrets,
-            delivery: delivery, sqlite: sqlite, database: database, stores: .sql(database))
+            delivery: delivery, sqlite: sqlite, database: database, stores: .sql(database),
+            phoneDelivery: phoneDelivery)
     }
 
     /// The services on `stores` (the tests' in-memory ones, or the server's).
     init(
         configuration: Configuration, clock: ServerClock, tokens: TokenService, passwords: PasswordHasher,
         secrets: SecretBox, delivery: DeliveryWorker, sqlite: DirectSQLite?, database: DatabaseExecutor,
-        stores: Stores
+        stores: Stores, phoneDelivery: (any PhoneNotificationDelivery)? = nil
     ) {
         self.configuration = configuration
         self.clock = clock
@@ -138,9 +145,15 @@ final class TwofoldContext: Sendable {
             sessions: sessions, deviceKeys: deviceKeys, passkeys: passkeys, outbox: outbox,
             configuration: configuration, clock: clock, users: users, secondFactors: secondFactors, audit: audit)
         let pushOffer = PushOffer(store: stores.pushApprovals, clock: clock, rules: configuration.rules)
+        let waiters = PushWaiters()
+        let phoneWork = BackgroundWork(limit: 1_000)
+        self.phoneWork = phoneWork
+        self.phones = PhoneChannel(
+            store: stores.phones, deviceKeys: deviceKeys, waiters: waiters, delivery: phoneDelivery, work: phoneWork,
+            watch: SignInWatch(), clock: clock, logger: Logger(label: "twofold.phones"))
         self.push = PushApprovals(
-            store: stores.pushApprovals, offer: pushOffer, waiters: PushWaiters(), loginFlows: loginFlows,
-            deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, clock: clock,
+            store: stores.pushApprovals, offer: pushOffer, waiters: waiters, loginFlows: loginFlows,
+            deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, channel: phones, clock: clock,
             rules: configuration.rules)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
@@ -217,7 +230,8 @@ final class TwofoldContext: Sendable {
             idempotency: stores.idempotency, totp: stores.totp, loginFlows: stores.loginFlows,
             sessions: stores.sessions,
             rateLimits: stores.rateLimits, guards: stores.guards, devices: stores.devices, passkeys: stores.passkeys,
-            recovery: stores.recovery, emailLinks: stores.emailLinks, pushApprovals: stores.pushApprovals, audit: audit)
+            recovery: stores.recovery, emailLinks: stores.emailLinks, pushApprovals: stores.pushApprovals,
+            phones: stores.phones, audit: audit)
     }
 
     /// Every store the services keep their state in.
@@ -246,6 +260,7 @@ final class TwofoldContext: Sendable {
         var recovery: any RecoveryStore
         var emailLinks: any EmailLinkStore
         var pushApprovals: any PushApprovalStore
+        var phones: any PhoneChannelStore
         /// An authenticator-app second step's writes as one statement: on PostgreSQL only (see
         /// `CodeSignInStore`); `nil` elsewhere, where they run as a unit of work.
         var codeSignIns: (any CodeSignInStore)?
@@ -265,6 +280,7 @@ final class TwofoldContext: Sendable {
                 passkeys: SQLPasskeyStore(database: database), idempotency: SQLIdempotencyStore(database: database),
                 recovery: SQLRecoveryStore(database: database), emailLinks: SQLEmailLinkStore(database: database),
                 pushApprovals: SQLPushApprovalStore(database: database),
+                phones: SQLPhoneChannelStore(database: database),
                 codeSignIns: database.postgres == nil ? nil : SQLCodeSignInStore(database: database),
                 passkeySignIns: database.postgres == nil ? nil : SQLPasskeySignInStore(database: database))
         }

@@ -16,6 +16,7 @@ struct PushApprovals: Sendable {
     let users: any UserStore
     let audit: Auditor
     let outbox: Outbox
+    let channel: PhoneChannel
     let clock: ServerClock
     let rules: ProductRules
 
@@ -58,6 +59,11 @@ struct PushApprovals: Sendable {
         else { throw Self.notNow }
         try await audit.record(.pushRequested, user: user.id, detail: "from \(request.place)", origin: origin)
         await waiters.signal(.account(user.id))
+        await channel.announce(
+            PhoneNotification(
+                kind: .approval, id: Self.text(id), title: "Are you signing in?",
+                body: "\(request.asking) from \(request.place) asks to sign in. Open to approve or deny.",
+                expiresAt: expiresAt), to: user.id)
         return PushStartResponse(
             requestId: Self.text(id), number: number, asking: request.asking, place: request.place,
             expiresAt: expiresAt)
@@ -121,31 +127,40 @@ struct PushApprovals: Sendable {
     /// a second while anyone waits (several instances on one PostgreSQL database).
     func watchOtherInstances() async throws {
         guard await !waiters.isEmpty else { return }
-        for (id, userID) in try await store.changed(since: clock.now().addingTimeInterval(-3)) {
+        let since = clock.now().addingTimeInterval(-3)
+        for (id, userID) in try await store.changed(since: since) {
             await waiters.signal(.request(id))
+            await waiters.signal(.account(userID))
+        }
+        for userID in try await channel.store.noticed(since: since) {
             await waiters.signal(.account(userID))
         }
     }
 
     // MARK: The phone
 
-    /// The account's waiting requests, as `deviceID` (a device of the caller's with a key)
-    /// shows them; with none, up to `wait` seconds for one first.
-    func pending(deviceID: String, user: User, wait: Int?) async throws -> PushApprovalsResponse {
+    /// The account's waiting requests and its notices, as `deviceID` (a device of the caller's
+    /// with a key) shows them; with no request and no notice newer than `after` (the newest the
+    /// phone has), up to `wait` seconds for one first.
+    func pending(deviceID: String, user: User, wait: Int?, after: String?) async throws -> PushApprovalsResponse {
         _ = try await deviceKeys.keyDevice(deviceID, userID: user.id)
         let deadline = Date().addingTimeInterval(Double(wait ?? 0))
-        let seen = await waiters.generation
-        var requests = try await store.pending(userID: user.id, now: clock.now())
-        if requests.isEmpty, deadline.timeIntervalSinceNow > 0 {
-            _ = await waiters.wait(for: .account(user.id), seconds: deadline.timeIntervalSinceNow, since: seen)
-            requests = try await store.pending(userID: user.id, now: clock.now())
+        while true {
+            let seen = await waiters.generation
+            let requests = try await store.pending(userID: user.id, now: clock.now())
+            let notices = try await channel.notices(userID: user.id)
+            let news = !requests.isEmpty || (notices.first.map { $0.id != after } ?? false)
+            let left = deadline.timeIntervalSinceNow
+            guard !news, left > 0, await waiters.wait(for: .account(user.id), seconds: left, since: seen) == .waited
+            else {
+                return PushApprovalsResponse(
+                    approvals: requests.map { request in
+                        PushApprovalDTO(
+                            requestId: Self.text(request.id), choices: request.choices, asking: request.asking,
+                            place: request.place, createdAt: request.createdAt, expiresAt: request.expiresAt)
+                    }, notices: notices)
+            }
         }
-        return PushApprovalsResponse(
-            approvals: requests.map { request in
-                PushApprovalDTO(
-                    requestId: Self.text(request.id), choices: request.choices, asking: request.asking,
-                    place: request.place, createdAt: request.createdAt, expiresAt: request.expiresAt)
-            })
     }
 
     /// The phone's answer. Its signature by the device key (behind Face ID or Touch ID where it

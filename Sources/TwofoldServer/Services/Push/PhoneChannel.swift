@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import TwofoldAPI
+import TwofoldCore
+
+/// The channel from the server to the account's phones (issue Z item 2, seed 003's "realtime /
+/// push"): the phone's long poll (`PushApprovals.pending`, which carries the notices too) and,
+/// where the phone gave its address and the server has a key, Apple's push service. What goes
+/// through it: a sign-in waiting for approval, and a notice of a sign-in from a device or network
+/// the account had not used.
+struct PhoneChannel: Sendable {
+    let store: any PhoneChannelStore
+    let deviceKeys: DeviceKeyService
+    let waiters: PushWaiters
+    /// `nil`: Apple's push service is not configured; phones learn of things while they ask.
+    let delivery: (any PhoneNotificationDelivery)?
+    /// Where notifications are sent from, off the request's path (its own queue: a slow push
+    /// service does not hold up the other background work).
+    let work: BackgroundWork
+    let watch: SignInWatch
+    let clock: ServerClock
+    let logger: Logger
+
+    /// How long a notice is shown, and how many at most.
+    static let noticeLifetime: TimeInterval = 24 * 3600
+    static let noticesShown = 10
+    /// How far back a sign-in's device and network are looked for among the account's sign-ins.
+    static let remembered: TimeInterval = 90 * 24 * 3600
+
+    // MARK: Where Apple reaches the phone
+
+    /// Sets where Apple's push service reaches `deviceID` (a device of `user`'s with a key).
+    func setToken(deviceID: String, _ body: PushTokenRequest, user: User) async throws -> SuccessResponse {
+        let device = try await deviceKeys.keyDevice(deviceID, userID: user.id)
+        let token = body.pushToken.lowercased()
+        guard (64...200).contains(token.count), token.count.isMultiple(of: 2),
+            token.allSatisfy({ $0.isHexDigit && $0.isASCII })
+        else {
+            throw InputValidation.failure(["pushToken": "must be the device token Apple gave the app, as hex"])
+        }
+        try await store.setToken(token, deviceRowID: device.id, userID: user.id, now: clock.now())
+        return SuccessResponse()
+    }
+
+    /// Stops announcing to `deviceID` through Apple (the app signs out, or the person turned
+    /// notifications off).
+    func forgetToken(deviceID: String, user: User) async throws -> SuccessResponse {
+        let device = try await deviceKeys.keyDevice(deviceID, userID: user.id)
+        _ = try await store.forgetToken(deviceRowID: device.id)
+        return SuccessResponse()
+    }
+
+    // MARK: Sending
+
+    /// Sends `notification` to every phone of `userID`'s that gave its address, in the
+    /// background; a token Apple no longer knows is forgotten. Failures are logged without the
+    /// token.
+    func announce(_ notification: PhoneNotification, to userID: UUID) async {
+        guard let delivery else { return }
+        await work.start("phone notification", logger: logger) { [store, logger] in
+            for token in try await store.tokens(userID: userID) {
+                do {
+                    if try await delivery.deliver(notification, to: token) == .tokenGone {
+                        try await store.forgetToken(token)
+                        logger.info("a phone's push token was forgotten: \(delivery.name) no longer knows it")
+                    }
+                } catch {
+                    logger.warning(
+                        "a phone notification was not delivered",
+                        metadata: ["kind": "\(notification.kind.rawValue)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    // MARK: Notices
+
+    /// `userID`'s notices of the last day, newest first.
+    func notices(userID: UUID) async throws -> [PhoneNoticeDTO] {
+        try await store.notices(
+            userID: userID, since: clock.now().addingTimeInterval(-Self.noticeLifetime), limit: Self.noticesShown
+        ).map {
+            PhoneNoticeDTO(
+                id: $0.id.uuidString.lowercased(), title: $0.title, body: $0.body, createdAt: $0.createdAt)
+        }
+    }
+
+    /// Reads the sign-ins since the last reading (a second behind the clock, so that sessions
+    /// being written are not skipped), and tells the account's phones of each one from a device
+    /// and network none of its sign-ins of the last 90 days came from. An account's first
+    /// sign-in tells nothing (there is no one else yet). Every instance with background jobs
+    /// may run it: a sign-in is told once (`phone_notices.session_id`).
+    func watchSignIns() async throws {
+        let until = clock.now().addingTimeInterval(-1)
+        let after = await watch.cursor(startingAt: until.addingTimeInterval(-60))
+        let seen = try await store.signIns(after: after, until: until, limit: 500)
+        for signIn in seen {
+            try await check(signIn)
+        }
+        await watch.moved(to: seen.count < 500 ? until : seen.last?.createdAt ?? until)
+    }
+
+    private func check(_ signIn: SignInSeen) async throws {
+        let device = SessionNames.name(signIn.userAgent)
+        let place = PlaceNames.of(signIn.ipAddress)
+        let earlier = try await store.signIns(
+            userID: signIn.userID, from: signIn.createdAt.addingTimeInterval(-Self.remembered),
+            until: signIn.createdAt, except: signIn.sessionID)
+        guard !earlier.isEmpty,
+            !earlier.contains(where: {
+                SessionNames.name($0.userAgent) == device && PlaceNames.of($0.ipAddress) == place
+            })
+        else { return }
+        let when = Self.time(signIn.createdAt)
+        let notice = PhoneNoticeRecord(
+            id: SecureRandom.timeOrderedUUID(at: clock.now()), userID: signIn.userID,
+            title: "New sign-in to your account",
+            body: """
+                \(device) from \(place) signed in at \(when) UTC. If this wasn't you, change your password now \
+                and sign out the other sessions on your account's security page.
+                """, createdAt: clock.now())
+        guard try await store.addNotice(notice, sessionID: signIn.sessionID) else { return }
+        await waiters.signal(.account(signIn.userID))
+        await announce(
+            PhoneNotification(
+                kind: .notice, id: notice.id.uuidString.lowercased(), title: notice.title, body: notice.body,
+                expiresAt: nil), to: signIn.userID)
+    }
+
+    /// "29 Nov 2026, 03:45", in UTC.
+    static func time(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let month: String = months[((parts.month ?? 1) - 1) % 12]
+        let day: Int = parts.day ?? 1
+        let year: Int = parts.year ?? 1970
+        let clock: String = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        return "\(day) \(month) \(year), \(clock)"
+    }
+}
+
+/// Where `PhoneChannel.watchSignIns` read up to, on this instance.
+actor SignInWatch {
+    private var read: Date?
+
+    func cursor(startingAt start: Date) -> Date { read ?? start }
+
+    func moved(to date: Date) { read = max(read ?? date, date) }
+}
