@@ -198,6 +198,12 @@ public enum API {
             .get, "api/v1/device/{deviceID}/approvals", .signedIn)
         public static let decide = ResourceEndpoint<PushDecisionRequest, PushDecisionResponse>(
             .post, "api/v1/device/{deviceID}/approvals", .signedIn)
+        /// A step-up approved on the phone: ask, then wait; `POST /auth/step-up` with `method: push`
+        /// and the request's ID completes it.
+        public static let stepUpStart = Endpoint<NoContent, PushStartResponse>(
+            .post, "api/v1/auth/step-up/push", .signedIn)
+        public static let stepUpStatus = Endpoint<PushStepUpStatusRequest, PushStatusResponse>(
+            .post, "api/v1/auth/step-up/push/status", .signedIn)
         /// Where Apple's push service reaches the phone; `forgetPushToken` stops it.
         public static let setPushToken = ResourceEndpoint<PushTokenRequest, SuccessResponse>(
             .put, "api/v1/device/{deviceID}/push-token", .signedIn)
@@ -308,7 +314,7 @@ public enum API {
         DeviceFactors.verifyBiometrics.erased, DeviceFactors.removeBiometrics.erased,
         DeviceFactors.biometricsInvalidated.erased,
         Push.start.erased, Push.status.erased, Push.complete.erased, Push.pending.erased, Push.decide.erased,
-        Push.setPushToken.erased, Push.forgetPushToken.erased,
+        Push.setPushToken.erased, Push.forgetPushToken.erased, Push.stepUpStart.erased, Push.stepUpStatus.erased,
         Admin.users.erased, Admin.user.erased, Admin.unlock.erased, Admin.audit.erased, Admin.resetMFA.erased,
         Admin.recoveryRequests.erased, Admin.recoveryDocument.erased, Admin.approveRecovery.erased,
         Admin.denyRecovery.erased,

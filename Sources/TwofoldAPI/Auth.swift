@@ -171,8 +171,8 @@ public struct SessionsResponse: Codable, Sendable {
 
 /// `POST /auth/step-up`: prove one second factor again to raise the session's `auth_time`.
 public struct StepUpRequest: Codable, Sendable {
-    /// `totp`, `sms`, `email`, `backup`, `webauthn`, `deviceKey`, or `password` (the password
-    /// re-entered, in `password`).
+    /// `totp`, `sms`, `email`, `backup`, `webauthn`, `deviceKey`, `push` (approved on the phone),
+    /// or `password` (the password re-entered, in `password`).
     public var method: FactorMethod
     /// For `password`: the account's password.
     public var password: String?
@@ -186,12 +186,16 @@ public struct StepUpRequest: Codable, Sendable {
     /// For `webauthn`: a passkey assertion over the challenge from
     /// `POST /auth/step-up/passkey/options`.
     public var credential: AuthenticationCredential?
+    /// For `push`: the request from `POST /auth/step-up/push`, approved on the phone.
+    public var requestId: String?
 
     public init(
         method: FactorMethod, code: String? = nil, deviceId: String? = nil, challengeId: String? = nil,
-        signature: String? = nil, credential: AuthenticationCredential? = nil, password: String? = nil
+        signature: String? = nil, credential: AuthenticationCredential? = nil, password: String? = nil,
+        requestId: String? = nil
     ) {
         self.method = method
+        self.requestId = requestId
         self.password = password
         self.code = code
         self.deviceId = deviceId

@@ -73,6 +73,15 @@ public struct PushStatusRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /auth/step-up/push/status` (signed in): a step-up request's state, waiting up to
+/// `wait` seconds (0 to 25, default 25) for it to change from `pending`.
+public struct PushStepUpStatusRequest: Codable, Sendable, Equatable {
+    public var requestId: String
+    public var wait: Int?
+
+    public init(requestId: String, wait: Int? = nil) { (self.requestId, self.wait) = (requestId, wait) }
+}
+
 /// The answer of `POST /auth/mfa/push/status`.
 public struct PushStatusResponse: Codable, Sendable, Equatable {
     public var status: PushStatus
@@ -107,12 +116,18 @@ public struct PushApprovalDTO: Codable, Sendable, Equatable, Identifiable {
     public var place: String
     public var createdAt: Date
     public var expiresAt: Date
+    /// `signIn`: approving lets a sign-in go on; `stepUp`: it confirms a signed-in session (on
+    /// `asking`, from `place`) is the owner's, before a sensitive change there.
+    public var purpose: String
 
     public var id: String { requestId }
 
-    public init(requestId: String, choices: [Int], asking: String, place: String, createdAt: Date, expiresAt: Date) {
+    public init(
+        requestId: String, choices: [Int], asking: String, place: String, createdAt: Date, expiresAt: Date,
+        purpose: String = "signIn"
+    ) {
         (self.requestId, self.choices, self.asking, self.place) = (requestId, choices, asking, place)
-        (self.createdAt, self.expiresAt) = (createdAt, expiresAt)
+        (self.createdAt, self.expiresAt, self.purpose) = (createdAt, expiresAt, purpose)
     }
 }
 

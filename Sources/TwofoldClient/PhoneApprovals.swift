@@ -71,7 +71,7 @@ public struct PhoneApprovals: Sendable {
         PushApprovalMessage.Shown(
             requestID: request.requestId, choices: request.choices, asking: request.asking, place: request.place,
             createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
-            expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down))
+            expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)), purpose: request.purpose
         ).digest
     }
 }

@@ -25,22 +25,28 @@ public enum PushApprovalMessage {
         /// Whole seconds since 1970, so both sides write the time the same way.
         public var createdAt: Int64
         public var expiresAt: Int64
+        /// What approving does: `signIn` (a sign-in goes on) or `stepUp` (a signed-in session
+        /// confirms it is its owner's).
+        public var purpose: String
 
         public init(
-            requestID: String, choices: [Int], asking: String, place: String, createdAt: Int64, expiresAt: Int64
+            requestID: String, choices: [Int], asking: String, place: String, createdAt: Int64, expiresAt: Int64,
+            purpose: String = "signIn"
         ) {
             (self.requestID, self.choices, self.asking, self.place) = (requestID, choices, asking, place)
-            (self.createdAt, self.expiresAt) = (createdAt, expiresAt)
+            (self.createdAt, self.expiresAt, self.purpose) = (createdAt, expiresAt, purpose)
         }
 
         /// SHA-256 over the fields, each prefixed with its length (no field can run into the
-        /// next), as unpadded base64url.
+        /// next), as unpadded base64url; a purpose other than `signIn` is a last field.
         public var digest: String {
             var bytes = Data("twofold-push-request-v1".utf8)
-            for field in [
+            var fields: [String] = [
                 requestID, choices.map(String.init).joined(separator: ","), asking, place, String(createdAt),
                 String(expiresAt),
-            ] {
+            ]
+            if purpose != "signIn" { fields.append(purpose) }
+            for field in fields {
                 let utf8 = Data(field.utf8)
                 bytes.append(contentsOf: withUnsafeBytes(of: UInt32(utf8.count).bigEndian, Array.init))
                 bytes.append(utf8)

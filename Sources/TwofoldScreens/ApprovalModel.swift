@@ -103,7 +103,9 @@ public final class ApprovalModel {
     /// "Today 14:02", "Chrome on Linux", "network 203.0.113.x": the lines the request shows.
     public static func lines(_ request: PushApprovalDTO) -> [String] {
         [
-            "\(request.asking) wants to sign in to your account.",
+            request.purpose == "stepUp"
+                ? "\(request.asking), signed in to your account, asks you to confirm it's you."
+                : "\(request.asking) wants to sign in to your account.",
             "From \(request.place).",
             "Asked at \(request.createdAt.formatted(date: .omitted, time: .shortened)).",
         ]

@@ -19,6 +19,8 @@ struct PushController: EndpointCollection {
         routes.on(API.Push.complete, reply: complete)
         routes.on(API.Push.pending, use: pending)
         routes.on(API.Push.decide, use: decide)
+        routes.on(API.Push.stepUpStart, use: stepUpStart)
+        routes.on(API.Push.stepUpStatus, use: stepUpStatus)
         routes.on(API.Push.setPushToken, use: setPushToken)
         routes.on(API.Push.forgetPushToken, use: forgetPushToken)
     }
@@ -53,6 +55,14 @@ struct PushController: EndpointCollection {
         try await push.decide(
             deviceID: request.parameters.get("deviceID") ?? "", body, user: try await request.currentUser(in: callers),
             origin: request.origin)
+    }
+
+    @Sendable func stepUpStart(request: Request, _: NoContent) async throws -> PushStartResponse {
+        try await push.startStepUp(caller: try request.caller, origin: request.origin)
+    }
+
+    @Sendable func stepUpStatus(request: Request, body: PushStepUpStatusRequest) async throws -> PushStatusResponse {
+        try await push.stepUpStatus(body, caller: try request.caller)
     }
 
     @Sendable func setPushToken(request: Request, body: PushTokenRequest) async throws -> SuccessResponse {

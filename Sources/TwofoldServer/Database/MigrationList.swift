@@ -34,5 +34,6 @@ enum Migrations {
         UpdateUsersAddEmailVerifiedAt(),
         CreatePushApprovals(),
         CreatePhoneChannel(),
+        UpdatePushApprovalsAddPurpose(),
     ]
 }

@@ -5,8 +5,20 @@ import TwofoldSQLite
 
 /// An "Approve on your phone" request (`push_approvals`, issue Z).
 struct PushApprovalRecord: Sendable, Equatable {
+    /// What an approval completes.
+    enum Purpose: String, Sendable {
+        /// A login flow's second step (`flowID` is the flow).
+        case signIn = "sign_in"
+        /// A step-up of a signed-in session (`flowID` is the session).
+        case stepUp = "step_up"
+
+        /// As the phone is told it (`PushApprovalDTO.purpose`) and its digest covers it.
+        var wire: String { self == .signIn ? "signIn" : "stepUp" }
+    }
+
     var id: UUID
     var userID: UUID
+    /// The login flow it completes, or the session it steps up (`purpose`).
     var flowID: UUID
     /// The number on the signing-in screen.
     var number: Int
@@ -24,6 +36,7 @@ struct PushApprovalRecord: Sendable, Equatable {
     var ipAddress: String?
     /// The public key that signed the decision.
     var signedKey: String? = nil
+    var purpose: Purpose = .signIn
 }
 
 /// Approval requests. Every change of state is one conditional update: a request is decided
@@ -42,8 +55,9 @@ protocol PushApprovalStore: Sendable {
     /// call did.
     func decide(id: UUID, userID: UUID, status: PushStatus, deviceID: String, key: String, now: Date) async throws
         -> Bool
-    /// Marks an approved request of the flow `flowID` used; whether this call did.
-    func use(id: UUID, flowID: UUID, now: Date) async throws -> Bool
+    /// Marks an approved request of `purpose` for the flow or session `flowID` used; whether
+    /// this call did.
+    func use(id: UUID, flowID: UUID, purpose: PushApprovalRecord.Purpose, now: Date) async throws -> Bool
     /// The statuses of the account's latest decided requests, newest first, with when.
     func decisions(userID: UUID, limit: Int) async throws -> [(status: PushStatus, at: Date)]
     /// The requests made or decided since `since` (another instance's, for its waiters).
@@ -58,7 +72,7 @@ struct SQLPushApprovalStore: PushApprovalStore {
 
     private static let columns = """
         id, user_id, flow_id, number, choices, asking, place, digest, status, created_at, expires_at, \
-        decided_at, device_id, ip_address, signed_key
+        decided_at, device_id, ip_address, signed_key, purpose
         """
 
     func open(_ request: PushApprovalRecord, budget: Int, since: Date) async throws -> Bool {
@@ -74,14 +88,15 @@ struct SQLPushApprovalStore: PushApprovalStore {
         let insert = Statement(
             """
             INSERT INTO push_approvals (\(Self.columns))
-            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
             WHERE (SELECT COUNT(*) FROM push_approvals WHERE user_id = ? AND created_at > ?) < ?
             """,
             .uuid(request.id), .uuid(request.userID), .uuid(request.flowID), .integer(request.number),
             .text(request.choices.map(String.init).joined(separator: ",")), .text(request.asking),
             .text(request.place), .text(request.digest), .text(request.status.rawValue), .date(request.createdAt),
             .date(request.expiresAt), .date(request.decidedAt), .text(request.deviceID), .text(request.ipAddress),
-            .text(request.signedKey), .uuid(request.userID), .date(since), .integer(budget))
+            .text(request.signedKey), .text(request.purpose.rawValue), .uuid(request.userID), .date(since),
+            .integer(budget))
         do {
             return try await database.changes(insert) > 0
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -122,12 +137,14 @@ struct SQLPushApprovalStore: PushApprovalStore {
                 .text(PushStatus.pending.rawValue), .date(now))) > 0
     }
 
-    func use(id: UUID, flowID: UUID, now: Date) async throws -> Bool {
+    func use(id: UUID, flowID: UUID, purpose: PushApprovalRecord.Purpose, now: Date) async throws -> Bool {
         try await database.changes(
             Statement(
-                "UPDATE push_approvals SET status = ?, decided_at = ? WHERE id = ? AND flow_id = ? AND status = ?",
-                .text(PushStatus.used.rawValue), .date(now), .uuid(id), .uuid(flowID),
-                .text(PushStatus.approved.rawValue))) > 0
+                """
+                UPDATE push_approvals SET status = ?, decided_at = ?
+                WHERE id = ? AND flow_id = ? AND purpose = ? AND status = ?
+                """, .text(PushStatus.used.rawValue), .date(now), .uuid(id), .uuid(flowID),
+                .text(purpose.rawValue), .text(PushStatus.approved.rawValue))) > 0
     }
 
     func decisions(userID: UUID, limit: Int) async throws -> [(status: PushStatus, at: Date)] {
@@ -162,6 +179,7 @@ struct SQLPushApprovalStore: PushApprovalStore {
             status: PushStatus(rawValue: try row.text(8)), createdAt: try row.date(9), expiresAt: try row.date(10),
             decidedAt: try row.optionalDate(11), deviceID: try row.optionalText(12),
             ipAddress: try row.optionalText(13),
-            signedKey: try row.optionalText(14))
+            signedKey: try row.optionalText(14),
+            purpose: PushApprovalRecord.Purpose(rawValue: try row.text(15)) ?? .signIn)
     }
 }

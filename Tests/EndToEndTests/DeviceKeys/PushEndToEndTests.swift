@@ -200,4 +200,37 @@ import TwofoldTestSupport
             #expect(after.count == before + 2 && after.last?.token == hex, "the forgotten token is not used again")
         }
     }
+
+    /// A signed-in computer steps up by approving on the phone (`PhoneStepUp`): the right
+    /// number gives the proof `POST /auth/step-up` takes; a wrong one is refused in words.
+    @Test func aStepUpApprovedOnThePhone() async throws {
+        try await TestServers.withTarget { target in
+            let tess = try await PushOwner.make(target, "tess")
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            let computer = SignInFlow(client: target.client, session: session)
+            _ = await computer.signIn("tess", password: TestAccounts.password)
+            _ = await computer.choose(.totp)
+            let code = try TOTP(secret: tess.secret).code(at: Date().addingTimeInterval(30))
+            guard case .signedIn = await computer.submit(code: code) else {
+                Issue.record("not signed in: \(await computer.state)")
+                return
+            }
+            let stepUp = PhoneStepUp(session: session)
+            let started = try await stepUp.ask()
+            let waiting = Task { try await stepUp.proof(for: started) }
+            let shown = try await tess.shown()
+            #expect(shown.requestId == started.requestId)
+            #expect(try await tess.phone.answer(shown, .approve, number: started.number).status == .approved)
+            let proof = try await waiting.value
+            let stepped = try await target.client.send(API.Auth.stepUp, proof, bearer: try await session.accessToken())
+            #expect(!stepped.accessToken.token.isEmpty)
+
+            let wrong = try await stepUp.ask()
+            let refused = Task { try await stepUp.proof(for: wrong) }
+            let other = try await tess.shown()
+            _ = try await tess.phone.answer(other, .approve, number: other.choices.first { $0 != wrong.number })
+            let refusal = await #expect(throws: PhoneStepUpRefused.self) { try await refused.value }
+            #expect(refusal?.status == .wrongNumber && refusal?.message.contains("not the one shown") == true)
+        }
+    }
 }

@@ -64,7 +64,7 @@ import VaporTesting
             let shown = PushApprovalMessage.Shown(
                 requestID: request.requestId, choices: request.choices, asking: request.asking, place: request.place,
                 createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
-                expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)))
+                expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)), purpose: request.purpose)
             let message = PushApprovalMessage.signed(
                 requestID: request.requestId, number: number, decision: decision, digest: shown.digest)
             let signature = try (key ?? phone).privateKey.signature(for: message).derRepresentation
@@ -475,6 +475,69 @@ import VaporTesting
             // A day later the notice is no longer shown.
             clock.advance(by: 24 * 3600 + 1)
             #expect(try await phones.notices(userID: try await userID(app)).isEmpty)
+        }
+    }
+
+    @Test func aStepUpApprovedOnThePhoneProvesTheKeyForThatSessionOnce() async throws {
+        try await withTestApp { app in
+            let scene = try await Scene.make(app)
+            // The computer signs in (approved on the phone): a session of its own.
+            let flow = try await scene.password()
+            let signIn = try await scene.start(flow)
+            _ = try await scene.decide(
+                try scene.decision(try #require(try await scene.listed().first), .approve, number: signIn.number))
+            let computer = try await scene.computer.send(
+                API.Push.complete, PushCompleteRequest(otpFlowId: flow.otpFlowId, requestId: signIn.requestId)
+            ).accessToken.token
+
+            // It asks to step up; the phone approves with the number it shows.
+            let started = try await scene.computer.send(API.Push.stepUpStart, bearer: computer)
+            let shown = try #require(try await scene.listed().first)
+            #expect(shown.requestId == started.requestId && shown.purpose == "stepUp")
+            // Signed as a sign-in's approval, it is refused: the digest covers what it is for.
+            var asSignIn = shown
+            asSignIn.purpose = "signIn"
+            let mislabelled = await #expect(throws: APIError.self) {
+                try await scene.decide(try scene.decision(asSignIn, .approve, number: started.number))
+            }
+            #expect(mislabelled?.status == 401)
+            _ = try await scene.decide(try scene.decision(shown, .approve, number: started.number))
+            let status = try await scene.computer.send(
+                API.Push.stepUpStatus, PushStepUpStatusRequest(requestId: started.requestId, wait: 0), bearer: computer)
+            #expect(status.status == .approved)
+            // Another session (the phone's own) cannot use it; nor can the used sign-in request
+            // step anything up; the computer's session can, once.
+            let proof = StepUpRequest(method: .push, requestId: started.requestId)
+            for (body, bearer) in [
+                (proof, scene.token), (StepUpRequest(method: .push, requestId: signIn.requestId), computer),
+            ] {
+                let refused = await #expect(throws: APIError.self) {
+                    try await scene.computer.send(API.Auth.stepUp, body, bearer: bearer)
+                }
+                #expect(refused?.status == 404, "\(body)")
+            }
+            let noID = await #expect(throws: APIError.self) {
+                try await scene.computer.send(API.Auth.stepUp, StepUpRequest(method: .push), bearer: computer)
+            }
+            #expect(noID?.status == 422)
+            let stepped = try await scene.computer.send(API.Auth.stepUp, proof, bearer: computer)
+            let claims = try #require(
+                await app.twofold.tokens.verify(stepped.accessToken.token, now: app.twofold.clock.now()))
+            #expect(claims.amr.contains("hwk"))
+            let again = await #expect(throws: APIError.self) {
+                try await scene.computer.send(API.Auth.stepUp, proof, bearer: computer)
+            }
+            #expect(again?.status == 409)
+
+            // "This wasn't me" on a step-up: that session is signed out and the owner told.
+            let reported = try await scene.computer.send(API.Push.stepUpStart, bearer: computer)
+            _ = try await scene.decide(try scene.decision(try #require(try await scene.listed().first), .notMe))
+            #expect(reported.number > 0)
+            let signedOut = await #expect(throws: APIError.self) {
+                try await scene.computer.send(API.Auth.sessions, bearer: computer)
+            }
+            #expect(signedOut?.status == 401)
+            #expect(try await scene.client.send(API.Auth.sessions, bearer: scene.token).sessions.count == 1)
         }
     }
 

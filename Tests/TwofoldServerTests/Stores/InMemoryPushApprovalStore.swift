@@ -42,8 +42,10 @@ actor InMemoryPushApprovalStore: PushApprovalStore {
         return true
     }
 
-    func use(id: UUID, flowID: UUID, now: Date) async throws -> Bool {
-        guard let request = requests[id], request.flowID == flowID, request.status == .approved else { return false }
+    func use(id: UUID, flowID: UUID, purpose: PushApprovalRecord.Purpose, now: Date) async throws -> Bool {
+        guard let request = requests[id], request.flowID == flowID, request.purpose == purpose,
+            request.status == .approved
+        else { return false }
         requests[id]?.status = .used
         requests[id]?.decidedAt = now
         return true

@@ -153,7 +153,8 @@ final class TwofoldContext: Sendable {
             watch: SignInWatch(), clock: clock, logger: Logger(label: "twofold.phones"))
         self.push = PushApprovals(
             store: stores.pushApprovals, offer: pushOffer, waiters: waiters, loginFlows: loginFlows,
-            deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, channel: phones, clock: clock,
+            sessions: sessions, deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, channel: phones,
+            clock: clock,
             rules: configuration.rules)
         self.secondStep = SecondStep(
             clock: clock, audit: audit, trustedDevices: trustedDevices, sessions: sessions, loginFlows: loginFlows,
@@ -176,7 +177,7 @@ final class TwofoldContext: Sendable {
             passwords: passwords, rateLimiter: rateLimiter, rules: configuration.rules, clock: clock)
         self.stepUp = StepUp(
             passwordReentry: passwordReentry, audit: audit, sessions: sessions, codes: codes, users: users,
-            secondFactors: secondFactors, passkeys: passkeys)
+            secondFactors: secondFactors, passkeys: passkeys, push: push)
         self.deviceEnrolment = DeviceEnrolment(
             clock: clock, passwords: passwords, audit: audit, outbox: outbox, users: users, deviceKeys: deviceKeys,
             secondFactors: secondFactors, factorChanges: factorChanges, policy: policy)

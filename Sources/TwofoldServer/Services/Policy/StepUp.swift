@@ -12,10 +12,11 @@ struct StepUp: Sendable {
     let users: any UserStore
     let secondFactors: SecondFactors
     let passkeys: PasskeyService
+    let push: PushApprovals
 
     /// Checks `proof` for `caller`'s account; the session's new access token.
     func prove(_ proof: StepUpRequest, caller: AuthenticatedUser, origin: RequestOrigin) async throws -> TokenDTO {
-        let methods = Set(FactorMethod.secondFactors + [.password])
+        let methods = Set(FactorMethod.secondFactors + [.password, .push])
         guard methods.contains(proof.method) else {
             throw InputValidation.failure([
                 "method": "must be one of \(methods.map(\.rawValue).sorted().joined(separator: ", "))"
@@ -26,6 +27,14 @@ struct StepUp: Sendable {
         }
         if proof.method == .password {
             return try await provePassword(proof.password, user: user, caller: caller, origin: origin)
+        }
+        if proof.method == .push {
+            // The phone approved with its device key: that key is the proof, as `deviceKey`.
+            let proven = try await push.useForStepUp(proof.requestId, caller: caller)
+            if try await sessions.proof(of: caller).added.contains(proven.factor) {
+                throw Self.addedInThisSession(.deviceKey)
+            }
+            return try await sessions.stepUp(caller: caller, amr: "hwk", proof: proven)
         }
         let factor = FactorChanges.factorName(
             method: proof.method, deviceID: proof.deviceId,

@@ -12,6 +12,7 @@ struct PushApprovals: Sendable {
     let offer: PushOffer
     let waiters: PushWaiters
     let loginFlows: LoginFlowService
+    let sessions: SessionService
     let deviceKeys: DeviceKeyService
     let users: any UserStore
     let audit: Auditor
@@ -25,7 +26,22 @@ struct PushApprovals: Sendable {
     /// A new request for the flow `token`'s sign-in, replacing the account's waiting one.
     func start(flow token: String, origin: RequestOrigin) async throws -> PushStartResponse {
         let flow = try await loginFlows.active(token)
-        guard let user = try await users.user(id: flow.userID), user.status == .active else {
+        return try await open(for: flow.id, .signIn, userID: flow.userID, until: flow.expiresAt, origin: origin)
+    }
+
+    /// A new request to step up `caller`'s session (issue Z item 1, "or as a step-up"),
+    /// replacing the account's waiting one; `POST /auth/step-up` with `method: push` and the
+    /// request's ID then proves the device key once the phone approved.
+    func startStepUp(caller: AuthenticatedUser, origin: RequestOrigin) async throws -> PushStartResponse {
+        try await open(
+            for: caller.sessionID, .stepUp, userID: caller.userID, until: .distantFuture, origin: origin)
+    }
+
+    /// A new request of `purpose` for the flow or session `target`, living until `until` at most.
+    private func open(
+        for target: UUID, _ purpose: PushApprovalRecord.Purpose, userID: UUID, until: Date, origin: RequestOrigin
+    ) async throws -> PushStartResponse {
+        guard let user = try await users.user(id: userID), user.status == .active else {
             throw Problem.accountLocked
         }
         guard
@@ -47,22 +63,28 @@ struct PushApprovals: Sendable {
         }
         choices.shuffle()
         let id = SecureRandom.timeOrderedUUID(at: now)
-        let expiresAt = min(now.addingTimeInterval(rules.pushLifetime), flow.expiresAt)
+        let expiresAt = min(now.addingTimeInterval(rules.pushLifetime), until)
         var request = PushApprovalRecord(
-            id: id, userID: user.id, flowID: flow.id, number: number, choices: choices,
+            id: id, userID: user.id, flowID: target, number: number, choices: choices,
             asking: SessionNames.name(origin.userAgent), place: PlaceNames.of(origin.address), digest: "",
-            status: .pending, createdAt: now, expiresAt: expiresAt, ipAddress: origin.address)
+            status: .pending, createdAt: now, expiresAt: expiresAt, ipAddress: origin.address, purpose: purpose)
         request.digest = Self.shown(request).digest
         guard
             try await store.open(
                 request, budget: rules.pushPerHour, since: now.addingTimeInterval(-PushOffer.budgetWindow))
         else { throw Self.notNow }
-        try await audit.record(.pushRequested, user: user.id, detail: "from \(request.place)", origin: origin)
+        try await audit.record(
+            .pushRequested, user: user.id,
+            detail: purpose == .stepUp ? "to confirm a session from \(request.place)" : "from \(request.place)",
+            origin: origin)
         await waiters.signal(.account(user.id))
         await channel.announce(
             PhoneNotification(
-                kind: .approval, id: Self.text(id), title: "Are you signing in?",
-                body: "\(request.asking) from \(request.place) asks to sign in. Open to approve or deny.",
+                kind: .approval, id: Self.text(id),
+                title: purpose == .stepUp ? "Confirm it's you?" : "Are you signing in?",
+                body: purpose == .stepUp
+                    ? "\(request.asking) from \(request.place) asks you to confirm it's you. Open to approve or deny."
+                    : "\(request.asking) from \(request.place) asks to sign in. Open to approve or deny.",
                 expiresAt: expiresAt), to: user.id)
         return PushStartResponse(
             requestId: Self.text(id), number: number, asking: request.asking, place: request.place,
@@ -74,33 +96,58 @@ struct PushApprovals: Sendable {
         // Asked after the flow ended too: "This wasn't me" ends it, and the screen says so.
         let flow = try await loginFlows.known(
             try LoginFlowService.token(otpFlowId: body.otpFlowId, tempToken: body.tempToken))
-        let wait = body.wait ?? PushStatusRequest.longestWait
+        return try await waitForPhone(body.requestId, wait: body.wait, target: flow.id, .signIn)
+    }
+
+    /// A step-up request's state for `caller`'s session, waiting as `status` does.
+    func stepUpStatus(_ body: PushStepUpStatusRequest, caller: AuthenticatedUser) async throws -> PushStatusResponse {
+        try await waitForPhone(body.requestId, wait: body.wait, target: caller.sessionID, .stepUp)
+    }
+
+    private func waitForPhone(
+        _ requestID: String, wait: Int?, target: UUID, _ purpose: PushApprovalRecord.Purpose
+    ) async throws -> PushStatusResponse {
+        let wait = wait ?? PushStatusRequest.longestWait
         guard (0...PushStatusRequest.longestWait).contains(wait) else {
             throw InputValidation.failure([
                 "wait": "must be a whole number of seconds from 0 to \(PushStatusRequest.longestWait)"
             ])
         }
-        let id = try Self.requestID(body.requestId)
+        let id = try Self.requestID(requestID)
         let deadline = Date().addingTimeInterval(Double(wait))
         while true {
             let seen = await waiters.generation
-            guard let request = try await store.request(id: id), request.flowID == flow.id else { throw Self.unknown }
+            guard let request = try await store.request(id: id), request.flowID == target, request.purpose == purpose
+            else { throw Self.unknown }
             let status = effectiveStatus(request)
             let left = min(deadline.timeIntervalSinceNow, request.expiresAt.timeIntervalSince(clock.now()))
             // Answered now when the request is decided, the wait is over, or enough others wait
             // for it already (`PushWaiters.perKey`); otherwise read again once woken.
             guard status == .pending, left > 0,
                 await waiters.wait(for: .request(id), seconds: left, since: seen) == .waited
-            else { return PushStatusResponse(status: status, message: Self.words(status)) }
+            else { return PushStatusResponse(status: status, message: Self.words(status, purpose)) }
         }
     }
 
     /// Claims the approved request `requestID` of `flow` for its sign-in: what it proves (the
     /// device key that signed the approval, as that key is now). Runs where the flow is claimed.
     func use(_ requestID: String?, flow: PendingSecondStep) async throws -> Proof {
+        try await claim(requestID, target: flow.flowID, .signIn, userID: flow.user.id)
+    }
+
+    /// Claims the approved step-up request `requestID` of `caller`'s session: what it proves.
+    func useForStepUp(_ requestID: String?, caller: AuthenticatedUser) async throws -> Proof {
+        try await claim(requestID, target: caller.sessionID, .stepUp, userID: caller.userID)
+    }
+
+    private func claim(
+        _ requestID: String?, target: UUID, _ purpose: PushApprovalRecord.Purpose, userID: UUID
+    ) async throws -> Proof {
         guard let requestID else { throw InputValidation.failure(["requestId": "is required"]) }
         let id = try Self.requestID(requestID)
-        guard let request = try await store.request(id: id), request.flowID == flow.flowID else { throw Self.unknown }
+        guard let request = try await store.request(id: id), request.flowID == target, request.purpose == purpose,
+            request.userID == userID
+        else { throw Self.unknown }
         switch effectiveStatus(request) {
         case .approved: break
         case .pending:
@@ -111,15 +158,17 @@ struct PushApprovals: Sendable {
         default:
             throw Problem(
                 status: 401, code: .forbidden, title: "Not approved",
-                detail: Self.words(effectiveStatus(request)) ?? "The phone did not approve this sign-in.")
+                detail: Self.words(effectiveStatus(request), purpose) ?? "The phone did not approve this.")
         }
         // The key that signed must still be the device's: a device removed or re-keyed since
         // proves nothing.
         guard let deviceID = request.deviceID,
-            let device = try await deviceKeys.store.device(deviceID, userID: flow.user.id),
+            let device = try await deviceKeys.store.device(deviceID, userID: userID),
             device.method == .secureEnclave, let key = device.publicKey, key == request.signedKey
         else { throw Self.unknown }
-        guard try await store.use(id: id, flowID: flow.flowID, now: clock.now()) else { throw Self.answered }
+        guard try await store.use(id: id, flowID: target, purpose: purpose, now: clock.now()) else {
+            throw Self.answered
+        }
         return try DeviceKeyService.proof(of: device)
     }
 
@@ -157,7 +206,8 @@ struct PushApprovals: Sendable {
                     approvals: requests.map { request in
                         PushApprovalDTO(
                             requestId: Self.text(request.id), choices: request.choices, asking: request.asking,
-                            place: request.place, createdAt: request.createdAt, expiresAt: request.expiresAt)
+                            place: request.place, createdAt: request.createdAt, expiresAt: request.expiresAt,
+                            purpose: request.purpose.wire)
                     }, notices: notices)
             }
         }
@@ -209,7 +259,14 @@ struct PushApprovals: Sendable {
     private func recordDecision(_ status: PushStatus, of request: PushApprovalRecord, user: User, origin: RequestOrigin)
         async throws
     {
-        if status == .reported { try await loginFlows.end(flowID: request.flowID) }
+        if status == .reported {
+            switch request.purpose {
+            case .signIn: try await loginFlows.end(flowID: request.flowID)
+            case .stepUp:
+                try await sessions.revoke(
+                    sessionID: request.flowID, ofUser: user.id, reason: "reported on the phone", origin: origin)
+            }
+        }
         let signingIn = RequestOrigin(address: request.ipAddress, userAgent: nil)
         let event: AuditEvent =
             switch status {
@@ -222,12 +279,16 @@ struct PushApprovals: Sendable {
             event, user: user.id, detail: "sign-in from \(request.place) (\(request.asking))", origin: signingIn)
         let now = clock.now()
         if status == .reported {
+            let source: String = "\(request.place) (\(request.asking))"
+            let what: String =
+                request.purpose == .stepUp
+                ? "a session of your account on \(source) asked you to confirm it, and it was not you. We signed it out"
+                : "a sign-in to your account from \(source) was not you. We stopped it"
             try await outbox.enqueue(
                 .email, to: user.email, subject: "Someone has your password",
                 body: """
-                    You told us a sign-in to your account was not you: it came from \(request.place) \
-                    (\(request.asking)). We stopped it. Someone knows your password: change it now, \
-                    and check your account's security page.
+                    You told us \(what). Someone knows your password: change it now, and check your \
+                    account's security page.
                     """, now: now)
         }
         guard PushOffer.refusals.contains(status), try await offer.pausedUntil(userID: user.id, now: now) != nil
@@ -256,7 +317,8 @@ struct PushApprovals: Sendable {
         PushApprovalMessage.Shown(
             requestID: text(request.id), choices: request.choices, asking: request.asking, place: request.place,
             createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
-            expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)))
+            expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)),
+            purpose: request.purpose.wire)
     }
 
     static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
@@ -269,11 +331,14 @@ struct PushApprovals: Sendable {
     }
 
     /// What the signing-in side is told when the request ended unapproved.
-    static func words(_ status: PushStatus) -> String? {
+    static func words(_ status: PushStatus, _ purpose: PushApprovalRecord.Purpose = .signIn) -> String? {
         switch status {
-        case .denied: "Your phone denied this sign-in."
+        case .denied: purpose == .stepUp ? "Your phone denied this." : "Your phone denied this sign-in."
         case .wrongNumber: "The number picked on your phone was not the one shown here. Try again, or use another way."
-        case .reported: "This sign-in was reported on your phone as not yours, and stopped."
+        case .reported:
+            purpose == .stepUp
+                ? "This was reported on your phone as not yours, and this session was signed out."
+                : "This sign-in was reported on your phone as not yours, and stopped."
         case .expired: "Nobody answered on the phone in time. Try again, or use another way."
         case .replaced: "A newer request replaced this one."
         default: nil
