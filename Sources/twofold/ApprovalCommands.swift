@@ -25,7 +25,9 @@ extension DeviceCommand {
     }
 
     static func describe(_ request: PushApprovalDTO) -> String {
-        "A sign-in from \(request.place) (\(request.asking)) asks to be approved. "
+        (request.purpose == "stepUp"
+            ? "A session on \(request.place) (\(request.asking)) asks you to confirm it's you. "
+            : "A sign-in from \(request.place) (\(request.asking)) asks to be approved. ")
             + "Its screen shows one of: \(request.choices.map(String.init).joined(separator: ", "))."
     }
 

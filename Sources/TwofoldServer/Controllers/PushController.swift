@@ -67,7 +67,8 @@ struct PushController: EndpointCollection {
 
     @Sendable func setPushToken(request: Request, body: PushTokenRequest) async throws -> SuccessResponse {
         try await channel.setToken(
-            deviceID: request.parameters.get("deviceID") ?? "", body, user: try await request.currentUser(in: callers))
+            deviceID: request.parameters.get("deviceID") ?? "", body, caller: try request.caller,
+            user: try await request.currentUser(in: callers))
     }
 
     @Sendable func forgetPushToken(request: Request, _: NoContent) async throws -> SuccessResponse {

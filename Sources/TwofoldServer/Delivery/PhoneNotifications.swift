@@ -15,7 +15,8 @@ struct PhoneNotification: Sendable, Equatable {
     let id: String
     let title: String
     let body: String
-    /// When it is worth nothing any more (an approval's expiry); `nil` for a notice.
+    /// When it is worth nothing any more (an approval's expiry, a notice's day); `nil`: Apple
+    /// tries once and keeps nothing.
     let expiresAt: Date?
 }
 

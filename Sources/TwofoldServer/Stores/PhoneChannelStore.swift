@@ -37,9 +37,11 @@ protocol PhoneChannelStore: Sendable {
     func addNotice(_ notice: PhoneNoticeRecord, sessionID: UUID?) async throws -> Bool
     /// Sessions started after `after` and no later than `until`, oldest first, at most `limit`.
     func signIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen]
-    /// `userID`'s sessions other than `except` started from `from` to `until` (revoked ones
-    /// too), newest first, at most 500.
+    /// `userID`'s sessions other than `except` started by `until` and started or last used from
+    /// `from` on (revoked ones too), newest first, at most 500.
     func signIns(userID: UUID, from: Date, until: Date, except: UUID) async throws -> [SignInSeen]
+    /// Whether `userID` has a session other than `except` started by `until`, however long ago.
+    func signedInBefore(userID: UUID, until: Date, except: UUID) async throws -> Bool
     /// `userID`'s notices since `since`, newest first, at most `limit`.
     func notices(userID: UUID, since: Date, limit: Int) async throws -> [PhoneNoticeRecord]
     /// The users with a notice made after `since` (the waiters of other instances).
@@ -118,9 +120,16 @@ struct SQLPhoneChannelStore: PhoneChannelStore {
             Statement(
                 """
                 SELECT \(Self.signInColumns) FROM sessions
-                WHERE user_id = ? AND created_at >= ? AND created_at <= ? AND id <> ?
+                WHERE user_id = ? AND created_at <= ? AND id <> ? AND (created_at >= ? OR last_used_at >= ?)
                 ORDER BY created_at DESC LIMIT 500
-                """, .uuid(userID), .date(from), .date(until), .uuid(except)), Self.signIn)
+                """, .uuid(userID), .date(until), .uuid(except), .date(from), .date(from)), Self.signIn)
+    }
+
+    func signedInBefore(userID: UUID, until: Date, except: UUID) async throws -> Bool {
+        try await database.count(
+            Statement(
+                "SELECT id FROM sessions WHERE user_id = ? AND created_at <= ? AND id <> ? LIMIT 1", .uuid(userID),
+                .date(until), .uuid(except))) > 0
     }
 
     func notices(userID: UUID, since: Date, limit: Int) async throws -> [PhoneNoticeRecord] {

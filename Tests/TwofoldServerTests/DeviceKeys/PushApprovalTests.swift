@@ -459,7 +459,8 @@ import VaporTesting
             try await phones.watchSignIns()
             // Another instance, reading the same sign-ins from the start: still told once.
             let other = PhoneChannel(
-                store: phones.store, deviceKeys: phones.deviceKeys, waiters: phones.waiters, delivery: nil,
+                store: phones.store, deviceKeys: phones.deviceKeys, policy: phones.policy, waiters: phones.waiters,
+                delivery: nil,
                 work: phones.work, watch: SignInWatch(), clock: phones.clock, logger: phones.logger)
             try await other.watchSignIns()
             let listed = try await scene.client.send(API.Push.pending, "iphone-1", bearer: scene.token)

@@ -193,6 +193,8 @@ import VaporTesting
             case API.Auth.stepUp.erased.route: body = ["method": "totp", "code": "000000"]
             case API.Auth.stepUpSend.erased.route: body = ["method": "email"]
             case API.Auth.stepUpDeviceKeyChallenge.erased.route: body = ["deviceId": "iphone-1"]
+            case API.Push.setPushToken.erased.route: body = ["pushToken": String(repeating: "ab", count: 32)]
+            case API.Push.stepUpStatus.erased.route: body = ["requestId": UUID().uuidString, "wait": 0]
             case API.Passkeys.registerVerify.erased.route:
                 body = [
                     "credential": [

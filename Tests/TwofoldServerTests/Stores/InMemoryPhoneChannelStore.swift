@@ -29,6 +29,8 @@ actor InMemoryPhoneChannelStore: PhoneChannelStore {
 
     func signIns(userID: UUID, from: Date, until: Date, except: UUID) async throws -> [SignInSeen] { [] }
 
+    func signedInBefore(userID: UUID, until: Date, except: UUID) async throws -> Bool { false }
+
     func notices(userID: UUID, since: Date, limit: Int) async throws -> [PhoneNoticeRecord] {
         Array(
             notices.map(\.notice).filter { $0.userID == userID && $0.createdAt > since }

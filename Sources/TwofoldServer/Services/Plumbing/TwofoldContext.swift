@@ -149,11 +149,13 @@ final class TwofoldContext: Sendable {
         let phoneWork = BackgroundWork(limit: 1_000)
         self.phoneWork = phoneWork
         self.phones = PhoneChannel(
-            store: stores.phones, deviceKeys: deviceKeys, waiters: waiters, delivery: phoneDelivery, work: phoneWork,
+            store: stores.phones, deviceKeys: deviceKeys, policy: policy, waiters: waiters, delivery: phoneDelivery,
+            work: phoneWork,
             watch: SignInWatch(), clock: clock, logger: Logger(label: "twofold.phones"))
         self.push = PushApprovals(
             store: stores.pushApprovals, offer: pushOffer, waiters: waiters, loginFlows: loginFlows,
-            sessions: sessions, deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox, channel: phones,
+            sessions: sessions, policy: policy, deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox,
+            channel: phones,
             clock: clock,
             rules: configuration.rules)
         self.secondStep = SecondStep(

@@ -11,6 +11,9 @@ import TwofoldCore
 struct PhoneChannel: Sendable {
     let store: any PhoneChannelStore
     let deviceKeys: DeviceKeyService
+    /// Setting where Apple reaches a phone is a setting (`SignInChange.configure`): a session
+    /// that proved only a code cannot point the account's announcements elsewhere.
+    let policy: SignInPolicy
     let waiters: PushWaiters
     /// `nil`: Apple's push service is not configured; phones learn of things while they ask.
     let delivery: (any PhoneNotificationDelivery)?
@@ -30,7 +33,10 @@ struct PhoneChannel: Sendable {
     // MARK: Where Apple reaches the phone
 
     /// Sets where Apple's push service reaches `deviceID` (a device of `user`'s with a key).
-    func setToken(deviceID: String, _ body: PushTokenRequest, user: User) async throws -> SuccessResponse {
+    func setToken(deviceID: String, _ body: PushTokenRequest, caller: AuthenticatedUser, user: User) async throws
+        -> SuccessResponse
+    {
+        try await policy.require(.configure, caller: caller, user: user)
         let device = try await deviceKeys.keyDevice(deviceID, userID: user.id)
         let token = body.pushToken.lowercased()
         guard (64...200).contains(token.count), token.count.isMultiple(of: 2),
@@ -58,6 +64,8 @@ struct PhoneChannel: Sendable {
     func announce(_ notification: PhoneNotification, to userID: UUID) async {
         guard let delivery else { return }
         await work.start("phone notification", logger: logger) { [store, logger] in
+            // A request that expired while it waited here is worth nothing to the phone.
+            if let expiresAt = notification.expiresAt, expiresAt <= Date() { return }
             for token in try await store.tokens(userID: userID) {
                 do {
                     if try await delivery.deliver(notification, to: token) == .tokenGone {
@@ -103,13 +111,17 @@ struct PhoneChannel: Sendable {
     private func check(_ signIn: SignInSeen) async throws {
         let device = SessionNames.name(signIn.userAgent)
         let place = PlaceNames.of(signIn.ipAddress)
+        // The sessions started or used in the 90 days before: a session kept alive by its
+        // refreshes counts as long as it is used.
         let earlier = try await store.signIns(
             userID: signIn.userID, from: signIn.createdAt.addingTimeInterval(-Self.remembered),
             until: signIn.createdAt, except: signIn.sessionID)
-        guard !earlier.isEmpty,
-            !earlier.contains(where: {
-                SessionNames.name($0.userAgent) == device && PlaceNames.of($0.ipAddress) == place
-            })
+        if earlier.contains(where: {
+            SessionNames.name($0.userAgent) == device && PlaceNames.of($0.ipAddress) == place
+        }) {
+            return
+        }
+        guard try await store.signedInBefore(userID: signIn.userID, until: signIn.createdAt, except: signIn.sessionID)
         else { return }
         let when = Self.time(signIn.createdAt)
         let notice = PhoneNoticeRecord(
@@ -124,7 +136,7 @@ struct PhoneChannel: Sendable {
         await announce(
             PhoneNotification(
                 kind: .notice, id: notice.id.uuidString.lowercased(), title: notice.title, body: notice.body,
-                expiresAt: nil), to: signIn.userID)
+                expiresAt: notice.createdAt.addingTimeInterval(Self.noticeLifetime)), to: signIn.userID)
     }
 
     /// "29 Nov 2026, 03:45", in UTC.

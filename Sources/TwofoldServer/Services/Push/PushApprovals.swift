@@ -13,6 +13,10 @@ struct PushApprovals: Sendable {
     let waiters: PushWaiters
     let loginFlows: LoginFlowService
     let sessions: SessionService
+    /// A step-up by the phone weighs as a setting (`SignInChange.configure`): a session that
+    /// proved only a code (seed 004's SMS sign-in, what a SIM swap hands over) cannot raise
+    /// itself by getting the owner to tap a number; it needs the password first.
+    let policy: SignInPolicy
     let deviceKeys: DeviceKeyService
     let users: any UserStore
     let audit: Auditor
@@ -33,7 +37,8 @@ struct PushApprovals: Sendable {
     /// replacing the account's waiting one; `POST /auth/step-up` with `method: push` and the
     /// request's ID then proves the device key once the phone approved.
     func startStepUp(caller: AuthenticatedUser, origin: RequestOrigin) async throws -> PushStartResponse {
-        try await open(
+        try await admitStepUp(caller)
+        return try await open(
             for: caller.sessionID, .stepUp, userID: caller.userID, until: .distantFuture, origin: origin)
     }
 
@@ -137,11 +142,27 @@ struct PushApprovals: Sendable {
 
     /// Claims the approved step-up request `requestID` of `caller`'s session: what it proves.
     func useForStepUp(_ requestID: String?, caller: AuthenticatedUser) async throws -> Proof {
-        try await claim(requestID, target: caller.sessionID, .stepUp, userID: caller.userID)
+        try await admitStepUp(caller)
+        return try await claim(requestID, target: caller.sessionID, .stepUp, userID: caller.userID) { proof in
+            // A key this session added cannot vouch for it: refused before the approval is used.
+            if try await sessions.proof(of: caller).added.contains(proof.factor) {
+                throw StepUp.addedInThisSession(.deviceKey)
+            }
+        }
     }
 
+    private func admitStepUp(_ caller: AuthenticatedUser) async throws {
+        guard let user = try await users.user(id: caller.userID) else {
+            throw BearerAuthentication.unauthorized("The account no longer exists.")
+        }
+        try await policy.require(.configure, caller: caller, user: user)
+    }
+
+    /// The approved request `requestID` of `purpose` for `target`, used once `admit` accepts
+    /// what it proves; that proof.
     private func claim(
-        _ requestID: String?, target: UUID, _ purpose: PushApprovalRecord.Purpose, userID: UUID
+        _ requestID: String?, target: UUID, _ purpose: PushApprovalRecord.Purpose, userID: UUID,
+        admit: (Proof) async throws -> Void = { _ in }
     ) async throws -> Proof {
         guard let requestID else { throw InputValidation.failure(["requestId": "is required"]) }
         let id = try Self.requestID(requestID)
@@ -166,10 +187,12 @@ struct PushApprovals: Sendable {
             let device = try await deviceKeys.store.device(deviceID, userID: userID),
             device.method == .secureEnclave, let key = device.publicKey, key == request.signedKey
         else { throw Self.unknown }
+        let proof = try DeviceKeyService.proof(of: device)
+        try await admit(proof)
         guard try await store.use(id: id, flowID: target, purpose: purpose, now: clock.now()) else {
             throw Self.answered
         }
-        return try DeviceKeyService.proof(of: device)
+        return proof
     }
 
     /// Wakes the waiters of requests made or decided lately, on whichever instance: one query
@@ -251,7 +274,7 @@ struct PushApprovals: Sendable {
         else { throw Self.answered }
         await waiters.signal(.request(id))
         try await recordDecision(status, of: request, user: user, origin: origin)
-        return PushDecisionResponse(status: status, message: Self.phoneWords(status))
+        return PushDecisionResponse(status: status, message: Self.phoneWords(status, request.purpose))
     }
 
     /// "This wasn't me" ends the sign-in first (before anything that could fail) and tells the
@@ -275,8 +298,9 @@ struct PushApprovals: Sendable {
             case .reported: .pushReported
             default: .pushDenied
             }
+        let asked: String = request.purpose == .stepUp ? "step-up of a session on" : "sign-in from"
         try await audit.record(
-            event, user: user.id, detail: "sign-in from \(request.place) (\(request.asking))", origin: signingIn)
+            event, user: user.id, detail: "\(asked) \(request.place) (\(request.asking))", origin: signingIn)
         let now = clock.now()
         if status == .reported {
             let source: String = "\(request.place) (\(request.asking))"
@@ -346,9 +370,9 @@ struct PushApprovals: Sendable {
     }
 
     /// What the phone is told its decision did.
-    static func phoneWords(_ status: PushStatus) -> String {
+    static func phoneWords(_ status: PushStatus, _ purpose: PushApprovalRecord.Purpose = .signIn) -> String {
         switch status {
-        case .approved: "Approved. The sign-in goes on."
+        case .approved: purpose == .stepUp ? "Approved. The change goes on." : "Approved. The sign-in goes on."
         case .wrongNumber: "That was not the number on the screen, so the sign-in was refused."
         case .reported: "Stopped. We emailed you: change your password now."
         default: "Denied. The sign-in was refused."
