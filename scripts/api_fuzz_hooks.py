@@ -768,6 +768,8 @@ LISTED_RULES = [
     # An empty code where a code confirms a new phone number or address.
     ("code", r"is required", "PUT /api/v1/account/email", "PUT /api/v1/account/phone"),
     ("credential", r"is required", "POST /api/v1/auth/step-up"),
+    # `push` without the approved request's ID (from POST /auth/step-up/push).
+    ("requestId", r"is required", "POST /api/v1/auth/step-up"),
     # Text that is not base64 of a P-256 point, or not an ECDSA signature.
     ("publicKey", r".*(point|key|Key|P-256|bytes|base64).*"),
     ("signature", r".*(DER|r‖s|signature|base64).*"),
