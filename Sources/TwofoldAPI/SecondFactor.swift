@@ -163,11 +163,15 @@ public struct TwoFactorStatus: Codable, Sendable {
     public struct BackupCodeStatus: Codable, Sendable {
         public var remaining: Int
         public var generatedAt: Date?
+        /// Whether so few are left that the person should make new ones (the server's
+        /// `TWOFOLD_BACKUP_CODES_WARN_AT`, 3 by default, as a sign-in's `backupCodesLow`).
+        public var low: Bool?
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(remaining, forKey: .remaining)
             try container.encode(generatedAt, forKey: .generatedAt)
+            try container.encodeIfPresent(low, forKey: .low)
         }
     }
 
@@ -206,7 +210,7 @@ public struct TwoFactorStatus: Codable, Sendable {
         methods: [FactorMethod], totpConfiguredAt: Date?, passkeys: [PasskeyDTO] = [], sms: CodeChannel,
         email: CodeChannel,
         backupCodesRemaining: Int,
-        backupCodesGeneratedAt: Date?, trustedDeviceCount: Int, serverTime: Date
+        backupCodesGeneratedAt: Date?, backupCodesLow: Bool? = nil, trustedDeviceCount: Int, serverTime: Date
     ) {
         let totpEnabled = totpConfiguredAt != nil
         self.isEnabled = !methods.filter { $0 != .backup }.isEmpty
@@ -215,7 +219,8 @@ public struct TwoFactorStatus: Codable, Sendable {
         self.email = email
         self.totp = TOTP(enabled: totpEnabled, configuredAt: totpConfiguredAt)
         self.webauthn = WebAuthn(enabled: !passkeys.isEmpty, credentials: passkeys)
-        self.backupCodes = BackupCodeStatus(remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt)
+        self.backupCodes = BackupCodeStatus(
+            remaining: backupCodesRemaining, generatedAt: backupCodesGeneratedAt, low: backupCodesLow)
         self.trustedDevices = TrustedDevices(count: trustedDeviceCount)
         self.serverTime = serverTime
     }

@@ -88,6 +88,12 @@
                             entry: model.code, feedback: model.feedback, isDisabled: locked != nil || working,
                             onType: { [model] text in Task { await model.type(text) } },
                             onPaste: { [model] text in Task { await model.paste(text) } })
+                        if let left = model.totpCountdown() {
+                            Label("New code in \(left)s", systemImage: "timer")
+                                .font(.footnote.monospacedDigit())
+                                .foregroundStyle(left <= 5 ? .orange : .secondary)
+                                .accessibilityLabel("Your authenticator shows a new code in \(left) seconds")
+                        }
                         if let locked {
                             Label(
                                 "Locked. Try again in \(Duration.seconds(locked).formatted(.time(pattern: .minuteSecond))).",

@@ -32,7 +32,7 @@
                 ZStack {
                     ViewThatFits(in: .horizontal) {
                         cells
-                        Text(entry.text.isEmpty ? " " : entry.text)
+                        Text(entry.text.isEmpty ? " " : entry.shownText)
                             .font(.title2.monospaced())
                             .frame(maxWidth: .infinity, minHeight: cellWidth * 1.2)
                             .overlay(RoundedRectangle(cornerRadius: 8).stroke(.secondary))
@@ -98,7 +98,7 @@
 
         private func cell(_ index: Int) -> some View {
             let current = focused && index == min(entry.text.count, entry.length - 1)
-            return Text(entry.character(at: index).map { String($0).uppercased() } ?? " ")
+            return Text(entry.shown(at: index).map { String($0).uppercased() } ?? " ")
                 .font(.title2.monospaced().weight(.semibold))
                 .frame(width: cellWidth, height: cellWidth * 1.2)
                 .background(.fill.tertiary, in: RoundedRectangle(cornerRadius: 8))

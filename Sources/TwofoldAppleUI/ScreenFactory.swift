@@ -90,7 +90,19 @@
         // MARK: Signed in
 
         /// Seed 000's 2FA settings hub.
-        func securityHub() -> SecurityHubModel { SecurityHubModel(security: security, stepUp: stepUp) }
+        func securityHub() -> SecurityHubModel {
+            SecurityHubModel(security: security, stepUp: stepUp, support: Self.supportURL())
+        }
+
+        /// "Contact Support": the build's `TwofoldSupportURL` (`TWOFOLD_SUPPORT_URL` in
+        /// App/project.yml), an `https:` page or a `mailto:` address; `nil` when it is not set.
+        static func supportURL(bundle: Bundle = .main) -> URL? {
+            guard let text = bundle.object(forInfoDictionaryKey: "TwofoldSupportURL") as? String,
+                let url = URL(string: text.trimmingCharacters(in: .whitespaces)),
+                ["https", "mailto"].contains(url.scheme?.lowercased() ?? "")
+            else { return nil }
+            return url
+        }
 
         /// Seed 000's authenticator setup wizard.
         func authenticatorSetup() -> AuthenticatorSetupModel { AuthenticatorSetupModel(security: security) }

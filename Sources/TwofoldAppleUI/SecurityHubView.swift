@@ -22,7 +22,13 @@
                     )
                     .foregroundStyle(model.isProtected ? Color.green : Color.orange)
                     .font(.headline)
-                    if !model.headline.isEmpty { Text(model.headline) }
+                    if !model.headline.isEmpty {
+                        Text(model.headline)
+                            .foregroundStyle(model.backupCodesWarning == .noneLeft ? Color.red : Color.primary)
+                    }
+                    if model.backupCodesWarning == .noneLeft, let support = model.support {
+                        Link("Contact Support", destination: support)
+                    }
                 }
                 if let status = model.status { factors(status) }
                 if let problem = model.problem {

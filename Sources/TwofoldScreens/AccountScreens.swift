@@ -16,24 +16,48 @@ public final class SecurityHubModel {
     public private(set) var problem: SignInProblem?
     /// The step-up prompt the server's questions go to.
     public let stepUp: StepUpPrompt
+    /// Where "Contact Support" leads (the operator's page or a `mailto:`); `nil`: not shown.
+    public let support: URL?
     private let security: AccountSecurity
 
-    /// The hub for `security`'s account; `stepUp` is the prompt its step-ups answer on.
-    public init(security: AccountSecurity, stepUp: StepUpPrompt) {
-        (self.security, self.stepUp) = (security, stepUp)
+    /// The hub for `security`'s account; `stepUp` is the prompt its step-ups answer on, and
+    /// `support` where a person with no backup codes left can ask for help.
+    public init(security: AccountSecurity, stepUp: StepUpPrompt, support: URL? = nil) {
+        (self.security, self.stepUp, self.support) = (security, stepUp, support)
     }
 
     /// Whether two-step sign-in is on.
     public var isProtected: Bool { status?.isEnabled ?? false }
 
+    /// Seed 000's warning about backup codes, as the server flags it (`backupCodes.low`: 3 or
+    /// fewer by default).
+    public enum BackupCodesWarning: Sendable, Equatable {
+        /// So few left that new ones should be made (yellow).
+        case low(left: Int)
+        /// None left (red): make new ones now; without another way in, contact support.
+        case noneLeft
+    }
+
+    /// The backup-code warning to show, if any (only while two-step sign-in is on).
+    public var backupCodesWarning: BackupCodesWarning? {
+        guard let status, status.isEnabled, status.backupCodes.generatedAt != nil else { return nil }
+        let left = status.backupCodes.remaining
+        if left == 0 { return .noneLeft }
+        return status.backupCodes.low ?? (left <= 3) ? .low(left: left) : nil
+    }
+
     /// The summary line at the top of the hub.
     public var headline: String {
         guard let status else { return "" }
         guard status.isEnabled else { return "Two-step sign-in is off. Add a factor to protect your account." }
-        let left = status.backupCodes.remaining
-        return left <= 2
-            ? "Two-step sign-in is on. Only \(left) backup \(left == 1 ? "code" : "codes") left: make new ones."
-            : "Two-step sign-in is on."
+        switch backupCodesWarning {
+        case .noneLeft?:
+            return "Two-step sign-in is on, but you have no backup codes left. Make new ones now."
+        case .low(let left)?:
+            return "Two-step sign-in is on. Only \(left) backup \(left == 1 ? "code" : "codes") left: make new ones."
+        case nil:
+            return "Two-step sign-in is on."
+        }
     }
 
     /// Reads the account's factors.

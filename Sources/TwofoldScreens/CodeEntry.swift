@@ -47,10 +47,24 @@ public struct CodeEntry: Sendable, Equatable {
     /// Empties the field (after a wrong code).
     public mutating func clear() { text = "" }
 
+    /// Whether the input hides what is typed (seed 002: a backup code is a secret that works
+    /// once; the last character typed stays readable, as iOS shows a password's).
+    public var isMasked: Bool { allowsLetters }
+
     /// The characters one cell of a segmented input shows (`nil` past what was typed).
     public func character(at index: Int) -> Character? {
         index < text.count ? Array(text)[index] : nil
     }
+
+    /// What one cell shows: `character(at:)`, or `•` for a masked entry's characters before the
+    /// last one typed.
+    public func shown(at index: Int) -> Character? {
+        guard let character = character(at: index) else { return nil }
+        return isMasked && index < text.count - 1 ? "•" : character
+    }
+
+    /// What the entry shows in one line (`shown(at:)` for every character typed).
+    public var shownText: String { String((0..<text.count).compactMap(shown(at:))) }
 
     /// The code as the server takes it: a backup code in its `XXXX-XXXX` form.
     public var submission: String {

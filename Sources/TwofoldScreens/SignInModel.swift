@@ -101,6 +101,14 @@ public final class SignInModel {
         return max(0, Int(at.timeIntervalSince(clock()).rounded(.up)))
     }
 
+    /// Seconds left in the authenticator app's 30-second period (seed 002's countdown beside the
+    /// code input: a code about to change is better typed after it does); `nil` for other methods.
+    public func totpCountdown() -> Int? {
+        guard step?.method == .totp else { return nil }
+        let period = 30
+        return period - Int(clock().timeIntervalSince1970.rounded(.down)) % period
+    }
+
     /// Seconds until the chosen method unlocks; `nil` when it is not locked.
     public func lockCountdown() -> Int? {
         guard let until = step?.lockedUntil else { return nil }

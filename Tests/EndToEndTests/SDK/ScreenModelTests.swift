@@ -283,6 +283,58 @@ import TwofoldTestingScreens
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(20)) }
     }
 
+    /// Seed 002's details on the challenge and seed 000's backup-code warnings on the hub: the
+    /// authenticator's countdown, a masked backup code, the warning the server flags at three
+    /// codes left and the red one with "Contact Support" at none.
+    @Test(.timeLimit(.minutes(2))) func backupCodeWarningsCountdownAndMaskedCodes() async throws {
+        try await TestServers.withTarget { target in
+            let (_, codes) = try await SDKAccounts.accountWithTOTP(target.client, "una")
+            // 20 seconds into a 30-second period (1,800,000,000 is a multiple of 30): the
+            // authenticator's code changes in 10.
+            let noon = Date(timeIntervalSince1970: 1_800_000_020)
+            let screen = SignInModel(
+                flow: SignInFlow(
+                    client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore())),
+                clock: { noon })
+            screen.name = "una"
+            screen.password = TestAccounts.password
+            await screen.signIn()
+            #expect(screen.method == .totp && screen.totpCountdown() == 10)
+            await screen.select(.backup)
+            #expect(screen.totpCountdown() == nil && screen.code.isMasked)
+            await screen.type("ab2c")
+            #expect(screen.code.shownText == "•••c" && screen.code.shown(at: 0) == "•")
+
+            // The hub: no warning with ten codes; at three, the server's flag; at none, red and help.
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            var left = codes
+            func signInWithBackupCode() async throws {
+                guard
+                    case .secondStep(let flow) = try await target.client.send(
+                        API.Auth.login, LoginRequest(username: "una", password: TestAccounts.password))
+                else { throw Unexpected("no second step") }
+                await session.signedIn(
+                    try await target.client.send(
+                        API.SecondStep.verifyBackupCode,
+                        BackupCodeVerifyRequest(otpFlowId: flow.otpFlowId, backupCode: left.removeFirst())))
+            }
+            try await signInWithBackupCode()
+            let support = try #require(URL(string: "mailto:help@example.com"))
+            let hub = SecurityHubModel(
+                security: AccountSecurity(session: session), stepUp: StepUpPrompt(session: session), support: support)
+            await hub.load()
+            #expect(hub.backupCodesWarning == nil && hub.headline == "Two-step sign-in is on.")
+            while left.count > 3 { try await signInWithBackupCode() }
+            await hub.load()
+            #expect(hub.backupCodesWarning == .low(left: 3), "\(String(describing: hub.status?.backupCodes))")
+            #expect(hub.headline.contains("Only 3 backup codes left"))
+            while !left.isEmpty { try await signInWithBackupCode() }
+            await hub.load()
+            #expect(hub.backupCodesWarning == .noneLeft && hub.headline.contains("no backup codes left"))
+            #expect(hub.support == support)
+        }
+    }
+
     // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
 
     @Test(.timeLimit(.minutes(2))) func securityScreensSetUpAndGuardChanges() async throws {

@@ -10,6 +10,8 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
             let (_, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
+            let bearer = tokens.accessToken.token
+            #expect(try await app.client().send(API.TwoFactor.status, bearer: bearer).backupCodes.low == false)
             // Lower case, spaces instead of the dash: still the same code (seed 000).
             let typed = codes[0].lowercased().replacingOccurrences(of: "-", with: " ")
             let first = try await BackupCodeSteps.useCode(app, flow: try await TOTPSteps.startLogin(app), code: typed)
@@ -38,6 +40,9 @@ import VaporTesting
                 app, flow: try await TOTPSteps.startLogin(app), code: codes[7])
             #expect(seventh.1?.backupCodesRemaining == 2)
             #expect(seventh.1?.backupCodesLow == true)
+            // The settings say so too (the app's warning reads it).
+            let status = try await app.client().send(API.TwoFactor.status, bearer: bearer).backupCodes
+            #expect(status.remaining == 2 && status.low == true)
         }
     }
 

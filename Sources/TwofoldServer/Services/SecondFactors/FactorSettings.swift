@@ -96,6 +96,9 @@ struct FactorSettings: Sendable {
             sms: .init(enabled: user.smsEnabled, maskedDestination: user.phone.map(Masking.phone)),
             email: .init(enabled: user.emailEnabled, maskedDestination: Masking.email(user.email)),
             backupCodesRemaining: backupCodes.unused, backupCodesGeneratedAt: backupCodes.generatedAt,
+            backupCodesLow: backupCodes.generatedAt.map { _ in
+                backupCodes.unused <= configuration.rules.backupCodesWarnAt
+            },
             trustedDeviceCount: try await trustedDevices.list(userID: userID).count,
             serverTime: clock.now())
     }
