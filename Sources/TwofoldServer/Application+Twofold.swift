@@ -103,7 +103,9 @@ public func configure(
         sqlite: sqlite, database: database, phoneDelivery: apns)
     // Registered after the databases, so it shuts down before them: work under way finishes first.
     app.lifecycle.use(BackgroundWorkShutdown(work: app.twofold.background))
-    app.lifecycle.use(BackgroundWorkShutdown(work: app.twofold.phoneWork, then: { await apns?.shutdown() }))
+    // Handlers stop in the reverse order: the phone queues first, then the client they share.
+    if let apns { app.lifecycle.use(ShutdownStep { await apns.shutdown() }) }
+    for work in app.twofold.phoneWork { app.lifecycle.use(BackgroundWorkShutdown(work: work)) }
     app.migrations.add(Migrations.all)
 
     app.http.server.configuration.hostname = configuration.host
@@ -227,12 +229,18 @@ enum OpenAPIDocument {
 /// Waits, at shutdown, for the work requests started and did not wait for (`BackgroundWork`).
 struct BackgroundWorkShutdown: LifecycleHandler {
     let work: BackgroundWork
-    /// What stops after the work (the client it used).
-    var then: @Sendable () async -> Void = {}
 
     func shutdownAsync(_ application: Application) async {
         await work.close()
-        await then()
+    }
+}
+
+/// Something to stop at shutdown (a client the background work used).
+struct ShutdownStep: LifecycleHandler {
+    let run: @Sendable () async -> Void
+
+    func shutdownAsync(_ application: Application) async {
+        await run()
     }
 }
 

@@ -31,12 +31,18 @@ protocol PhoneChannelStore: Sendable {
     func forgetToken(deviceRowID: UUID) async throws -> Bool
     /// `token` forgotten wherever it is (Apple said it is no longer valid).
     func forgetToken(_ token: String) async throws
-    /// The tokens of `userID`'s devices that hold a key.
-    func tokens(userID: UUID) async throws -> [String]
+    /// The tokens of `userID`'s devices that hold a key, the most recently set first, at most
+    /// `limit`.
+    func tokens(userID: UUID, limit: Int) async throws -> [String]
     /// Adds `notice`, unless one tells of `sessionID` already; whether it was added.
     func addNotice(_ notice: PhoneNoticeRecord, sessionID: UUID?) async throws -> Bool
-    /// Sessions started after `after` and no later than `until`, oldest first, at most `limit`.
-    func signIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen]
+    /// Sessions started after `after` and no later than `until` that the watch has not looked
+    /// at yet, oldest first, at most `limit`.
+    func uncheckedSignIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen]
+    /// Marks the sessions `ids` looked at (again: nothing changes).
+    func markChecked(_ ids: [UUID], now: Date) async throws
+    /// Forgets the looks taken before `before`.
+    func deleteChecks(before: Date) async throws
     /// `userID`'s sessions other than `except` started by `until` and started or last used from
     /// `from` on (revoked ones too), newest first, at most 500.
     func signIns(userID: UUID, from: Date, until: Date, except: UUID) async throws -> [SignInSeen]
@@ -77,14 +83,16 @@ struct SQLPhoneChannelStore: PhoneChannelStore {
         try await database.run(Statement("DELETE FROM push_tokens WHERE token = ?", .text(token)))
     }
 
-    func tokens(userID: UUID) async throws -> [String] {
+    func tokens(userID: UUID, limit: Int) async throws -> [String] {
         try await database.rows(
             Statement(
                 """
                 SELECT push_tokens.token FROM push_tokens JOIN devices ON devices.id = push_tokens.device_row_id
                 WHERE push_tokens.user_id = ? AND devices.user_id = ? AND devices.method = ?
                   AND devices.public_key IS NOT NULL
-                """, .uuid(userID), .uuid(userID), .text(DeviceRecord.Method.secureEnclave.rawValue)),
+                ORDER BY push_tokens.updated_at DESC LIMIT ?
+                """, .uuid(userID), .uuid(userID), .text(DeviceRecord.Method.secureEnclave.rawValue),
+                .integer(limit)),
             { try $0.text(0) })
     }
 
@@ -106,13 +114,28 @@ struct SQLPhoneChannelStore: PhoneChannelStore {
             userAgent: try row.optionalText(3), createdAt: try row.date(4))
     }
 
-    func signIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen] {
+    func uncheckedSignIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen] {
         try await database.rows(
             Statement(
                 """
-                SELECT \(Self.signInColumns) FROM sessions WHERE created_at > ? AND created_at <= ?
-                ORDER BY created_at LIMIT ?
+                SELECT sessions.id, sessions.user_id, sessions.ip_address, sessions.user_agent, sessions.created_at
+                FROM sessions LEFT JOIN sign_in_checks ON sign_in_checks.session_id = sessions.id
+                WHERE sessions.created_at > ? AND sessions.created_at <= ? AND sign_in_checks.session_id IS NULL
+                ORDER BY sessions.created_at LIMIT ?
                 """, .date(after), .date(until), .integer(limit)), Self.signIn)
+    }
+
+    func markChecked(_ ids: [UUID], now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        let rows = Array(repeating: "(?, ?)", count: ids.count).joined(separator: ", ")
+        try await database.run(
+            Statement(
+                "INSERT INTO sign_in_checks (session_id, checked_at) VALUES \(rows) ON CONFLICT (session_id) DO NOTHING",
+                ids.flatMap { [Statement.Value.uuid($0), .date(now)] }))
+    }
+
+    func deleteChecks(before: Date) async throws {
+        try await database.run(Statement("DELETE FROM sign_in_checks WHERE checked_at <= ?", .date(before)))
     }
 
     func signIns(userID: UUID, from: Date, until: Date, except: UUID) async throws -> [SignInSeen] {

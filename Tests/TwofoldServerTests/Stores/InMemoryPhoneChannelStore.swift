@@ -17,7 +17,9 @@ actor InMemoryPhoneChannelStore: PhoneChannelStore {
 
     func forgetToken(_ token: String) async throws { tokens = tokens.filter { $0.value.token != token } }
 
-    func tokens(userID: UUID) async throws -> [String] { tokens.values.filter { $0.userID == userID }.map(\.token) }
+    func tokens(userID: UUID, limit: Int) async throws -> [String] {
+        Array(tokens.values.filter { $0.userID == userID }.map(\.token).prefix(limit))
+    }
 
     func addNotice(_ notice: PhoneNoticeRecord, sessionID: UUID?) async throws -> Bool {
         if let sessionID, notices.contains(where: { $0.sessionID == sessionID }) { return false }
@@ -25,7 +27,11 @@ actor InMemoryPhoneChannelStore: PhoneChannelStore {
         return true
     }
 
-    func signIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen] { [] }
+    func uncheckedSignIns(after: Date, until: Date, limit: Int) async throws -> [SignInSeen] { [] }
+
+    func markChecked(_ ids: [UUID], now: Date) async throws {}
+
+    func deleteChecks(before: Date) async throws {}
 
     func signIns(userID: UUID, from: Date, until: Date, except: UUID) async throws -> [SignInSeen] { [] }
 

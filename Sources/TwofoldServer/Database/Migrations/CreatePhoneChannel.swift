@@ -23,7 +23,14 @@ struct CreatePhoneChannel: AsyncMigration {
             .field("session_id", .uuid)
             .unique(on: "session_id")
             .create()
+        // The sign-ins the watch has looked at (`PhoneChannel.watchSignIns`), kept a day: what
+        // it has not looked at yet is found again after a restart, on any instance.
+        try await database.schema("sign_in_checks")
+            .field("session_id", .uuid, .identifier(auto: false))
+            .field("checked_at", .datetime, .required)
+            .create()
         guard let sql = database as? any SQLDatabase else { return }
+        try await sql.create(index: "sign_in_checks_checked").on("sign_in_checks").column("checked_at").run()
         try await sql.create(index: "push_tokens_user").on("push_tokens").column("user_id").run()
         try await sql.create(index: "phone_notices_user_created").on("phone_notices").column("user_id")
             .column("created_at").run()
@@ -33,6 +40,7 @@ struct CreatePhoneChannel: AsyncMigration {
 
     func revert(on database: any Database) async throws {
         if let sql = database as? any SQLDatabase { try await sql.drop(index: "sessions_created").run() }
+        try await database.schema("sign_in_checks").delete()
         try await database.schema("phone_notices").delete()
         try await database.schema("push_tokens").delete()
     }

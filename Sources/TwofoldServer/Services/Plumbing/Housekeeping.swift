@@ -40,6 +40,7 @@ struct Housekeeping: Sendable {
         try await emailLinks.deleteExpired(before: day)
         try await pushApprovals.deleteEnded(before: day)
         try await phones.deleteNotices(before: now.addingTimeInterval(-7 * 24 * 3600))
+        try await phones.deleteChecks(before: day)
         _ = try await recovery.deleteStaleDocuments(now: now)
         for userID in try await sessions.closeAbandonedResets(now: now) {
             try await audit.record(

@@ -47,7 +47,7 @@ final class TwofoldContext: Sendable {
     /// The channel to the account's phones: their long poll and Apple's push service.
     let phones: PhoneChannel
     /// Where phone notifications are sent from (stopped at shutdown).
-    let phoneWork: BackgroundWork
+    let phoneWork: [BackgroundWork]
     let signIn: SignIn
     let registration: Registration
     let stepUp: StepUp
@@ -146,12 +146,12 @@ final class TwofoldContext: Sendable {
             configuration: configuration, clock: clock, users: users, secondFactors: secondFactors, audit: audit)
         let pushOffer = PushOffer(store: stores.pushApprovals, clock: clock, rules: configuration.rules)
         let waiters = PushWaiters()
-        let phoneWork = BackgroundWork(limit: 1_000)
+        let phoneWork = (0..<4).map { _ in BackgroundWork(limit: 1_000) }
         self.phoneWork = phoneWork
         self.phones = PhoneChannel(
             store: stores.phones, deviceKeys: deviceKeys, policy: policy, waiters: waiters, delivery: phoneDelivery,
             work: phoneWork,
-            watch: SignInWatch(), clock: clock, logger: Logger(label: "twofold.phones"))
+            clock: clock, logger: Logger(label: "twofold.phones"))
         self.push = PushApprovals(
             store: stores.pushApprovals, offer: pushOffer, waiters: waiters, loginFlows: loginFlows,
             sessions: sessions, policy: policy, deviceKeys: deviceKeys, users: users, audit: audit, outbox: outbox,

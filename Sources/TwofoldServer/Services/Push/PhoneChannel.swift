@@ -17,10 +17,10 @@ struct PhoneChannel: Sendable {
     let waiters: PushWaiters
     /// `nil`: Apple's push service is not configured; phones learn of things while they ask.
     let delivery: (any PhoneNotificationDelivery)?
-    /// Where notifications are sent from, off the request's path (its own queue: a slow push
-    /// service does not hold up the other background work).
-    let work: BackgroundWork
-    let watch: SignInWatch
+    /// Where notifications are sent from, off the request's path: queues of their own (a slow
+    /// push service does not hold up the other background work), an account always on the same
+    /// one (its announcements go out in order), several accounts at once.
+    let work: [BackgroundWork]
     let clock: ServerClock
     let logger: Logger
 
@@ -29,6 +29,10 @@ struct PhoneChannel: Sendable {
     static let noticesShown = 10
     /// How far back a sign-in's device and network are looked for among the account's sign-ins.
     static let remembered: TimeInterval = 90 * 24 * 3600
+    /// How many of an account's phones are told of one thing (the most recently set tokens).
+    static let phonesTold = 10
+    /// How far back the watch looks for sign-ins it has not looked at (a restart, a slow write).
+    static let lookBack: TimeInterval = 10 * 60
 
     // MARK: Where Apple reaches the phone
 
@@ -62,11 +66,12 @@ struct PhoneChannel: Sendable {
     /// background; a token Apple no longer knows is forgotten. Failures are logged without the
     /// token.
     func announce(_ notification: PhoneNotification, to userID: UUID) async {
-        guard let delivery else { return }
-        await work.start("phone notification", logger: logger) { [store, logger] in
-            // A request that expired while it waited here is worth nothing to the phone.
-            if let expiresAt = notification.expiresAt, expiresAt <= Date() { return }
-            for token in try await store.tokens(userID: userID) {
+        guard let delivery, !work.isEmpty else { return }
+        let queue = work[Int(userID.uuid.15) % work.count]
+        await queue.start("phone notification", logger: logger) { [store, logger] in
+            for token in try await store.tokens(userID: userID, limit: Self.phonesTold) {
+                // A request that expired while it waited is worth nothing to the phone.
+                if let expiresAt = notification.expiresAt, expiresAt <= Date() { return }
                 do {
                     if try await delivery.deliver(notification, to: token) == .tokenGone {
                         try await store.forgetToken(token)
@@ -93,19 +98,20 @@ struct PhoneChannel: Sendable {
         }
     }
 
-    /// Reads the sign-ins since the last reading (a second behind the clock, so that sessions
-    /// being written are not skipped), and tells the account's phones of each one from a device
-    /// and network none of its sign-ins of the last 90 days came from. An account's first
-    /// sign-in tells nothing (there is no one else yet). Every instance with background jobs
-    /// may run it: a sign-in is told once (`phone_notices.session_id`).
+    /// Reads the sign-ins of the last ten minutes it has not looked at yet (each is marked once
+    /// looked at, so a restart or a write that lands late loses none), and tells the account's
+    /// phones of each one from a device and network none of its sign-ins of the last 90 days
+    /// came from or was used from. An account's first sign-in tells nothing (there is no one
+    /// else yet). Every instance with background jobs may run it: a sign-in is told once
+    /// (`phone_notices.session_id`).
     func watchSignIns() async throws {
-        let until = clock.now().addingTimeInterval(-1)
-        let after = await watch.cursor(startingAt: until.addingTimeInterval(-60))
-        let seen = try await store.signIns(after: after, until: until, limit: 500)
+        let now = clock.now()
+        let seen = try await store.uncheckedSignIns(
+            after: now.addingTimeInterval(-Self.lookBack), until: now, limit: 500)
         for signIn in seen {
             try await check(signIn)
         }
-        await watch.moved(to: seen.count < 500 ? until : seen.last?.createdAt ?? until)
+        try await store.markChecked(seen.map(\.sessionID), now: now)
     }
 
     private func check(_ signIn: SignInSeen) async throws {
@@ -151,13 +157,4 @@ struct PhoneChannel: Sendable {
         let clock: String = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
         return "\(day) \(month) \(year), \(clock)"
     }
-}
-
-/// Where `PhoneChannel.watchSignIns` read up to, on this instance.
-actor SignInWatch {
-    private var read: Date?
-
-    func cursor(startingAt start: Date) -> Date { read ?? start }
-
-    func moved(to date: Date) { read = max(read ?? date, date) }
 }
