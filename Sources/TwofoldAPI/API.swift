@@ -49,6 +49,7 @@ public enum API {
     /// device enrolment) nor step up for a bearer token of its own.
     public static let pageScript: Set<AnyEndpoint> = [
         Auth.stepUpPasskeyOptions.erased, Passkeys.registerOptions.erased, Passkeys.registerVerify.erased,
+        Push.stepUpStatus.erased,
     ]
 
     /// Passkeys (seed 000): the second step of a login flow, and passwordless sign-in.

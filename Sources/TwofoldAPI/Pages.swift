@@ -118,6 +118,9 @@ public enum Pages {
     /// Its forms: a code or the password (`method`), another method's field (`switch=1`), or a
     /// code sent by SMS or email (`send=1`).
     public static let stepUp = stepUpPrompt.form
+    /// "Approve on your phone" for a step-up: asks the phone and shows the number while the page
+    /// waits; the approval is then posted to `stepUp` (`method=push`, `requestId`).
+    public static let stepUpPhone = Page("step-up/phone", title: "Confirm it's you", method: .post)
     /// A passkey's answer, which the pages' script posts as a form (`credential`, with the
     /// options from the JSON API): a sign-in with no password, or a login flow's second step.
     /// The script adds a passkey with the JSON API alone (the session cookie and `X-CSRF-Token`).
@@ -136,6 +139,7 @@ public enum Pages {
         recoveryVerify,
         recoveryPass, recoveryPass.form, recoveryCancel, recoveryCancel.form, admin, adminUser, adminUnlock,
         adminResetMFA, adminRecovery, adminRecoveryDecide, adminRecoveryDocument, adminAudit, stepUpPrompt, stepUp,
+        stepUpPhone,
         passkeySignIn,
         stylesheet, script,
     ]

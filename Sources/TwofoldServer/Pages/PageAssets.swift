@@ -295,11 +295,11 @@ enum PageAssets {
             var form = box.querySelector("[data-push-complete]");
             var ask = function () {
               var asked = Date.now();
-              post(box.getAttribute("data-status"), {
-                otpFlowId: box.getAttribute("data-flow"), requestId: box.getAttribute("data-request"), wait: 25
-              }).then(function (answer) {
+              var body = { requestId: box.getAttribute("data-request"), wait: 25 };
+              if (box.hasAttribute("data-flow")) { body.otpFlowId = box.getAttribute("data-flow"); }
+              post(box.getAttribute("data-status"), body).then(function (answer) {
                 if (answer.status === "approved") {
-                  state.textContent = "Approved. Signing you in…";
+                  state.textContent = box.getAttribute("data-approved") || "Approved. Signing you in…";
                   form.submit();
                   return;
                 }

@@ -67,6 +67,7 @@ struct PagesController: Sendable {
         on(routes, Pages.signOut, use: stepUps.signOutSubmit)
         on(routes, Pages.stepUpPrompt, use: stepUps.stepUpShow)
         on(routes, Pages.stepUp, use: stepUps.stepUpSubmit)
+        on(routes, Pages.stepUpPhone, use: stepUps.stepUpPhone)
         on(routes, Pages.accountSecurity, use: security.securityPage)
         on(routes, Pages.totpSetup, use: security.totpSetup)
         on(routes, Pages.totpConfirm, use: security.totpConfirm)

@@ -18,6 +18,9 @@ struct StepUpForm: Content, CSRFCarrying {
     var send: String?
     /// A passkey's answer (`method` `webauthn`), as the page's script put it in.
     var credential: String?
+    /// The request the phone approved (`method` `push`), and the number the page showed.
+    var requestId: String?
+    var number: String?
     /// The change the step-up was asked for, made once it is done (`PendingChange`).
     var then: String?
     var thenFields: String?
@@ -74,6 +77,13 @@ extension StepUpPages {
                 <p class="field-error" role="alert" data-passkey-error></p>
                 \(Self.passkeyForm(Pages.stepUp, carrying: hidden + "<input type=\"hidden\" name=\"method\" value=\"webauthn\">"))
                 </div>
+                """
+        }
+        if available.contains(.deviceKey) {
+            main += """
+                <form method="post" action="\(Pages.stepUpPhone.href())">\(hidden)
+                <button type="submit"\(available.contains(.webauthn) ? " class=\"secondary\"" : "")>Approve on your phone</button>
+                <p class="hint">Your phone with Twofold asks you to pick the number this page shows.</p></form>
                 """
         }
         if let method {
@@ -170,15 +180,75 @@ extension StepUpPages {
             let credential =
                 method == .webauthn ? try Self.passkeyAnswer(form.credential, as: AuthenticationCredential.self) : nil
             _ = try await stepUp.prove(
-                StepUpRequest(method: method, code: form.code, credential: credential, password: form.password),
+                StepUpRequest(
+                    method: method, code: form.code, credential: credential, password: form.password,
+                    requestId: form.requestId),
                 caller: visitor.caller, origin: request.origin)
             if let pending { return try await resume(pending, after: request, csrf: form.csrf ?? "") }
             return Self.redirect(next)
         } catch let problem as Problem where problem.status < 500 {
+            // Not approved yet: the same wait again.
+            if method == .push, problem.code == .conflict, let requestID = form.requestId,
+                let number = Int(form.number ?? "")
+            {
+                return phoneWaitPage(
+                    request, visitor: visitor, form: form, next: next, requestID: requestID, number: number,
+                    problem: problem)
+            }
             return try await stepUpPage(
                 request, visitor: visitor, next: next, problem: problem, need: form.need,
-                chosen: [.password, .webauthn].contains(method) ? nil : method, codeSent: method.isSentCode,
+                chosen: [.password, .webauthn, .push].contains(method) ? nil : method, codeSent: method.isSentCode,
                 pending: pending)
         }
+    }
+
+    /// Asks the phone to approve this step-up, then shows the number to pick there while the page
+    /// waits; refused (the budget, a pause, no phone), "Confirm it's you" with why.
+    @Sendable func stepUpPhone(request: Request) async throws -> Response {
+        let form = try form(request, as: StepUpForm.self)
+        let visitor = try await signedIn(request)
+        let next = Self.safeNext(form.next) ?? Pages.accountSecurity.href()
+        do {
+            let started = try await stepUp.askPhone(caller: visitor.caller, origin: request.origin)
+            return phoneWaitPage(
+                request, visitor: visitor, form: form, next: next, requestID: started.requestId,
+                number: started.number)
+        } catch let problem as Problem where problem.status < 500 {
+            return try await stepUpPage(
+                request, visitor: visitor, next: next, problem: problem, need: form.need,
+                pending: PendingChange(then: form.then, fields: form.thenFields))
+        }
+    }
+
+    /// "Pick this number on your phone" for a step-up: the script asks the server (a long poll)
+    /// and posts the form when the phone approves; without script, the button does.
+    private func phoneWaitPage(
+        _ request: Request, visitor: BrowserSessions.Visitor, form: StepUpForm, next: String, requestID: String,
+        number: Int, problem: Problem? = nil
+    ) -> Response {
+        let csrf = browser.csrf(request)
+        let pending = PendingChange(then: form.then, fields: form.thenFields)
+        let hidden: Markup =
+            Self.csrfField(csrf.token) + Self.nextField(next)
+            + (form.need.flatMap(SignInNeed.init(rawValue:)).map {
+                "<input type=\"hidden\" name=\"need\" value=\"\($0.rawValue)\">"
+            } ?? "") + (pending?.hiddenFields ?? "")
+        var main: Markup = "<h1>Confirm it's you</h1>\n"
+        if let problem { main += Self.alert(problem) }
+        main += """
+            <p>Open Twofold on your phone and pick this number:</p>
+            <p class="push-number">\(String(number))</p>
+            <div data-push-wait data-status="\(API.Push.stepUpStatus.href())" data-request="\(requestID)" \
+            data-approved="Approved. Going on…">
+            <p role="status" data-push-state>Waiting for your phone…</p>
+            <form method="post" action="\(Pages.stepUp.href())" data-push-complete>\(hidden)
+            <input type="hidden" name="method" value="push"><input type="hidden" name="requestId" value="\(requestID)">
+            <input type="hidden" name="number" value="\(String(number))">
+            <button type="submit">I approved it, continue</button></form>
+            </div>
+            <form method="post" action="\(Pages.stepUp.href())">\(hidden)<input type="hidden" name="switch" value="1">
+            <button type="submit" class="secondary">Use another way</button></form>
+            """
+        return render(request, csrf, title: "Confirm it's you", main: main, visitor: visitor, status: .forbidden)
     }
 }

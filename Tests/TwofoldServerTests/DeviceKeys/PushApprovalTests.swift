@@ -61,16 +61,7 @@ import VaporTesting
             _ request: PushApprovalDTO, _ decision: PushApprovalMessage.Decision, number: Int? = nil,
             key: SoftwareDeviceKey? = nil
         ) throws -> PushDecisionRequest {
-            let shown = PushApprovalMessage.Shown(
-                requestID: request.requestId, choices: request.choices, asking: request.asking, place: request.place,
-                createdAt: Int64(request.createdAt.timeIntervalSince1970.rounded(.down)),
-                expiresAt: Int64(request.expiresAt.timeIntervalSince1970.rounded(.down)), purpose: request.purpose)
-            let message = PushApprovalMessage.signed(
-                requestID: request.requestId, number: number, decision: decision, digest: shown.digest)
-            let signature = try (key ?? phone).privateKey.signature(for: message).derRepresentation
-            return PushDecisionRequest(
-                requestId: request.requestId, decision: decision.rawValue, number: number,
-                signature: signature.base64EncodedString())
+            try PushSteps.decision(request, decision, number: number, key: key ?? phone)
         }
 
         func decide(_ body: PushDecisionRequest) async throws -> PushDecisionResponse {

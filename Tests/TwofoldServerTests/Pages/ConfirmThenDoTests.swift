@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
@@ -55,6 +56,58 @@ import VaporTesting
             let user = try #require(try await app.twofold.users.user(id: bob.user.id))
             #expect(try await app.twofold.factorSettings.status(of: user).totp.enabled == false)
             #expect(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
+        }
+    }
+
+    /// Six minutes on, "Confirm it's you" offers the phone: the page shows a number, the phone
+    /// picks it and signs, and the change the step-up interrupted is made.
+    @Test func aStepUpApprovedOnThePhoneMakesTheChange() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let (browser, bob, secret, _) = try await TestBrowser.signedInWithTheApp(app, clock: clock)
+            // Bob's phone signs in with the app's next code and enrols its key.
+            clock.advance(by: 30)
+            let phoneSession = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, "bob", waits: false)
+            let phone = SoftwareDeviceKey()
+            let client = app.client()
+            _ = try await client.send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "bob", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "bobs-phone"),
+                bearer: phoneSession)
+            let page = try await browser.get("/account/security")
+            clock.advance(by: 6 * 60)
+            let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? "", "confirmed": "1"])
+            #expect(asked.status == .forbidden && asked.body.contains(">Approve on your phone</button>"))
+            let carried = [
+                "csrf": page.csrf ?? "", "next": "/account/security", "then": "/account/security/totp/remove",
+                "thenFields": "confirmed=1",
+            ]
+            let waiting = try await browser.post(Pages.stepUpPhone.href(), carried)
+            let number = try #require(
+                waiting.body.firstMatch(of: /<p class="push-number">(\d\d)<\/p>/).map { Int($0.1) } ?? nil)
+            #expect(waiting.body.contains("data-status=\"\(API.Push.stepUpStatus.href())\""))
+            let requestID = try #require(waiting.body.firstMatch(of: /name="requestId" value="([0-9a-f-]+)"/)?.1)
+
+            // Posted before the phone answers: the same wait again.
+            var form = carried.merging(["method": "push", "requestId": String(requestID), "number": String(number)]) {
+                $1
+            }
+            let early = try await browser.post(Pages.stepUp.href(), form)
+            #expect(early.body.contains("Not approved yet") && early.body.contains(">\(number)</p>"))
+
+            // The phone lists it as a step-up and approves.
+            let shown = try #require(
+                try await client.send(API.Push.pending, "bobs-phone", bearer: phoneSession).approvals.first)
+            #expect(shown.purpose == "stepUp" && shown.requestId == requestID)
+            _ = try await client.send(
+                API.Push.decide, "bobs-phone", try PushSteps.decision(shown, .approve, number: number, key: phone),
+                bearer: phoneSession)
+            form["csrf"] = page.csrf ?? ""
+            let done = try await browser.post(Pages.stepUp.href(), form)
+            #expect(done.status == .ok && done.body.contains("The authenticator app was removed."), "\(done.body)")
+            let user = try #require(try await app.twofold.users.user(id: bob.user.id))
+            #expect(try await app.twofold.factorSettings.status(of: user).totp.enabled == false)
         }
     }
 

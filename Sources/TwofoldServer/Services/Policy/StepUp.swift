@@ -66,6 +66,11 @@ struct StepUp: Sendable {
         }
     }
 
+    /// Asks the account's phone to approve a step-up of `caller`'s session: the number to show.
+    func askPhone(caller: AuthenticatedUser, origin: RequestOrigin) async throws -> PushStartResponse {
+        try await push.startStepUp(caller: caller, origin: origin)
+    }
+
     /// The password re-entered: what a password-only account proves before adding a way in, and
     /// half of what removes a factor (seed 004 scenarios 8 and 9). Throttled as a password change.
     private func provePassword(
