@@ -554,6 +554,47 @@ import VaporTesting
         }
     }
 
+    /// A computer kept signed in for months (its session used all along, started long ago) is
+    /// known: a new session from it tells nobody; a browser never seen does, and so does one
+    /// last seen more than 90 days ago.
+    @Test func aComputerUsedForMonthsIsKnownAndANewBrowserIsNot() async throws {
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
+            let alice = try await Accounts.signUp(app).user.id
+            let phones = app.twofold.phones
+            try await phones.watchSignIns()
+            #expect(try await phones.notices(userID: alice).isEmpty, "the first sign-in tells nobody")
+            let chrome = "Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0 Safari/537.36"
+            let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0"
+            let safari = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) Version/17.0 Safari/605.1.15"
+            let store = app.twofold.sessions.store
+            func session(_ agent: String, _ address: String, started: TimeInterval, used: TimeInterval) async throws {
+                let record = SessionRecord(
+                    id: UUID(), userID: alice, authTime: clock.now.addingTimeInterval(started), methods: ["pwd"],
+                    createdAt: clock.now.addingTimeInterval(started), lastUsedAt: clock.now.addingTimeInterval(used),
+                    ipAddress: address, userAgent: agent, proofs: [.password: clock.now])
+                try await store.insert(
+                    record,
+                    firstRefreshToken: RefreshTokenRecord(
+                        id: UUID(), sessionID: record.id, tokenHash: UUID().uuidString, createdAt: record.createdAt,
+                        expiresAt: clock.now.addingTimeInterval(3600)))
+            }
+            let day: TimeInterval = 24 * 3600
+            // Chrome at work, started 120 days ago and used yesterday; Safari, last used 100 days ago.
+            try await session(chrome, "203.0.113.7", started: -120 * day, used: -day)
+            try await session(safari, "198.51.100.4", started: -130 * day, used: -100 * day)
+            // Now: Chrome from work again, Safari from its old network, and Firefox.
+            try await session(chrome, "203.0.113.7", started: -2, used: -2)
+            try await session(safari, "198.51.100.4", started: -2, used: -2)
+            try await session(firefox, "192.0.2.50", started: -2, used: -2)
+            try await phones.watchSignIns()
+            let notices = try await phones.notices(userID: alice)
+            #expect(notices.count == 2, "\(notices.map(\.body))")
+            #expect(!notices.contains { $0.body.contains("Chrome") })
+            #expect(notices.contains { $0.body.contains("Firefox") } && notices.contains { $0.body.contains("Safari") })
+        }
+    }
+
     private func userID(_ app: Application) async throws -> UUID {
         try #require(try await app.twofold.users.named("alice")).id
     }
