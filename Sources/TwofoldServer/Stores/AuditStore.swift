@@ -48,6 +48,7 @@ enum AuditEvent: String, Sendable {
     case pushWrongNumber = "push.wrong_number"
     case pushReported = "push.reported"
     case pushPaused = "push.paused"
+    case pushBudgetSpent = "push.budget_spent"
     case recoveryStarted = "recovery.started"
     case recoveryEmailProven = "recovery.email_proven"
     case recoveryApproved = "recovery.approved"

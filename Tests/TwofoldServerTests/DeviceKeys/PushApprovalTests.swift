@@ -276,6 +276,11 @@ import VaporTesting
             let spent = await #expect(throws: APIError.self) { try await scene.start(flow) }
             #expect(spent?.status == 429)
             #expect(try await scene.listed().map(\.requestId) == [started[4].requestId], "still waiting")
+            // The owner is told, once however often the stranger asks again.
+            _ = await #expect(throws: APIError.self) { try await scene.start(flow) }
+            let told = try await Codes.deliverAll(app, clock: clock)
+            #expect(told.filter { $0.subject == "Your phone was asked too often" }.count == 1, "\(told.map(\.subject))")
+            #expect(try await AuditQueries.count(type: "push.budget_spent", on: app) == 1)
             let next = try await scene.password()
             #expect(!next.availableMethods.contains(.push) && next.availableMethods.contains(.deviceKey))
             clock.advance(by: 3601)

@@ -45,6 +45,7 @@ enum AuditWords {
         case .pushWrongNumber: return "Wrong number picked on the phone: sign-in refused"
         case .pushReported: return "Sign-in reported on the phone as not the owner's"
         case .pushPaused: return "Approve on your phone turned off for now after refusals"
+        case .pushBudgetSpent: return "Approve on your phone asked too often: the owner was told"
         case .recoveryStarted: return "Account recovery started"
         case .recoveryEmailProven: return "Recovery: email confirmed"
         case .recoveryApproved: return "Recovery approved"

@@ -77,7 +77,10 @@ struct PushApprovals: Sendable {
         guard
             try await store.open(
                 request, budget: rules.pushPerHour, since: now.addingTimeInterval(-PushOffer.budgetWindow))
-        else { throw Self.notNow }
+        else {
+            try await budgetSpent(user: user, request: request, origin: origin)
+            throw Self.notNow
+        }
         try await audit.record(
             .pushRequested, user: user.id,
             detail: purpose == .stepUp ? "to confirm a session from \(request.place)" : "from \(request.place)",
@@ -275,6 +278,25 @@ struct PushApprovals: Sendable {
         await waiters.signal(.request(id))
         try await recordDecision(status, of: request, user: user, origin: origin)
         return PushDecisionResponse(status: status, message: Self.phoneWords(status, request.purpose))
+    }
+
+    /// The hourly budget is spent: the owner is told once an hour (and it is audited), since
+    /// whoever asks that often may be a stranger with the password.
+    private func budgetSpent(user: User, request: PushApprovalRecord, origin: RequestOrigin) async throws {
+        let since = request.createdAt.addingTimeInterval(-PushOffer.budgetWindow)
+        guard
+            try await audit.events(userID: user.id, type: AuditEvent.pushBudgetSpent.rawValue, from: since, limit: 1)
+                .isEmpty
+        else { return }
+        try await audit.record(
+            .pushBudgetSpent, user: user.id, detail: "asked from \(request.place) (\(request.asking))", origin: origin)
+        try await outbox.enqueue(
+            .email, to: user.email, subject: "Your phone was asked too often",
+            body: """
+                Your phone was asked to approve \(rules.pushPerHour) requests in an hour, the last from \
+                \(request.place) (\(request.asking)), so we stopped asking it for now. If this was not you, \
+                someone knows your password: change it now. You can still sign in with your codes or a passkey.
+                """, now: request.createdAt)
     }
 
     /// "This wasn't me" ends the sign-in first (before anything that could fail) and tells the
