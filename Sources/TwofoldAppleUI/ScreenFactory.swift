@@ -120,6 +120,9 @@
         /// Seed 000's passkeys.
         func passkeyList() -> PasskeysModel { PasskeysModel(security: security) }
 
+        /// Seed 002's remembered devices.
+        func rememberedDevices() -> RememberedDevicesModel { RememberedDevicesModel(security: security) }
+
         /// Seed 004's enrolment of this phone for `user`.
         func enrollment(for user: UserDTO) -> EnrollmentModel {
             EnrollmentModel(flows: deviceFlows, device: device, username: user.username)

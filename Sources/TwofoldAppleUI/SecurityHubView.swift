@@ -82,7 +82,11 @@
                 channel(.email, title: "Email codes", status: status.email)
             }
             Section("Remembered devices") {
-                LabeledContent("Devices that skip the second step", value: "\(status.trustedDevices.count)")
+                NavigationLink {
+                    ModelHost(screens.rememberedDevices) { RememberedDevicesView(model: $0) }
+                } label: {
+                    LabeledContent("Devices that skip the second step", value: "\(status.trustedDevices.count)")
+                }
             }
         }
 

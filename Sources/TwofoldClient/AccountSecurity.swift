@@ -153,6 +153,21 @@ public actor AccountSecurity {
         _ = try await authorized { [client] in try await client.send(API.Passkeys.delete, id, bearer: $0) }
     }
 
+    // MARK: Remembered devices
+
+    /// The devices that skip the second step ("Remember this device"), each with where it was
+    /// remembered (`name`), when it was last used and when it stops being remembered.
+    public func rememberedDevices() async throws -> [TrustedDeviceDTO] {
+        try await authorized { [client] in try await client.send(API.TwoFactor.trustedDevices, bearer: $0) }.devices
+    }
+
+    /// Forgets the remembered device `id`: its next sign-in asks the second step again.
+    public func forgetRememberedDevice(_ id: UUID) async throws {
+        _ = try await authorized { [client] in
+            try await client.send(API.TwoFactor.revokeTrustedDevice, id.uuidString.lowercased(), bearer: $0)
+        }
+    }
+
     // MARK: Calls
 
     /// `call` with a current token, refreshed or stepped up when the server asks

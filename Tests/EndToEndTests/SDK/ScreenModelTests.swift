@@ -402,6 +402,21 @@ import TwofoldTestingScreens
             await passwordOnly.signIn()
             #expect(passwordOnly.phase.isSignedIn, "\(passwordOnly.phase)")
 
+            // Seed 002: the remembered device is listed; forgotten, the next sign-in asks again.
+            let devices = RememberedDevicesModel(security: security)
+            await devices.load()
+            #expect(devices.loaded && devices.devices.count == 1, "\(devices.devices)")
+            let device = try #require(devices.devices.first)
+            #expect(RememberedDevicesModel.detail(device).hasPrefix("Last used "))
+            await devices.forget(device)
+            #expect(devices.devices.isEmpty && devices.problem == nil, "\(String(describing: devices.problem))")
+            let asksAgain = SignInModel(
+                flow: SignInFlow(client: target.client, session: session, rememberedDevices: remembered))
+            asksAgain.name = "hal"
+            asksAgain.password = TestAccounts.password
+            await asksAgain.signIn()
+            #expect(asksAgain.phase == .challenge, "\(asksAgain.phase)")
+
             // Turning the authenticator off asks for another proof (the password, an email code);
             // cancelled, nothing changes.
             var asked: StepUpPrompt.Question?
