@@ -26,6 +26,7 @@
                 }
             }
             .sheet(isPresented: stepUpShown) { StepUpSheet(prompt: screens.stepUp) }
+            .sheet(isPresented: nudgeShown) { PasskeyNudgeView(model: screens.passkeyNudge) }
             .safeAreaInset(edge: .top) {
                 if screens.app.isOffline { OfflineBanner(app: screens.app) }
             }
@@ -54,6 +55,12 @@
         }
 
         /// Shown while the server's question waits; swiping it away cancels the change.
+        private var nudgeShown: Binding<Bool> {
+            Binding(
+                get: { [nudge = screens.passkeyNudge] in nudge.isShown },
+                set: { [nudge = screens.passkeyNudge] shown in if !shown { nudge.maybeLater() } })
+        }
+
         private var stepUpShown: Binding<Bool> {
             Binding(
                 get: { [prompt = screens.stepUp] in prompt.question != nil },

@@ -59,6 +59,9 @@
         /// This phone's identifier, as the server knows it (read from the Keychain on first use).
         public func phoneID() -> String { deviceID }
         private lazy var security = AccountSecurity(session: session, stepUp: stepUp.provider, passkeys: passkeys)
+        /// Seed 000's passkey nudge after a code sign-in, shown over the signed-in tabs.
+        public lazy var passkeyNudge = PasskeyNudgeModel(
+            security: security, store: DefaultsPasskeyNudgeStore(defaults: defaults))
         private lazy var deviceFlows = DeviceKeyFlows(
             session: session, device: device, deviceID: deviceID, stepUp: stepUp.provider)
 

@@ -17,7 +17,10 @@
                 ModelHost(screens.signIn) { model in
                     SignInView(
                         model: model, autofill: screens.autofillPasskeys,
-                        onSignedIn: { [app = screens.app] in app.signedIn($0) },
+                        onSignedIn: { [app = screens.app, nudge = screens.passkeyNudge] user in
+                            app.signedIn(user)
+                            Task { await nudge.signedIn(username: user.username, with: model.method) }
+                        },
                         onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })
                 }
                 .navigationTitle("Sign In")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TwofoldAPI
 import TwofoldClient
@@ -332,6 +333,50 @@ import TwofoldTestingScreens
             await hub.load()
             #expect(hub.backupCodesWarning == .noneLeft && hub.headline.contains("no backup codes left"))
             #expect(hub.support == support)
+        }
+    }
+
+    /// Seed 000's passkey nudge: after a code sign-in on an account with no passkey; "Maybe
+    /// later" brings it back after 7 days, three times at most; not after a passkey; a passkey
+    /// made ends it.
+    @Test(.timeLimit(.minutes(2))) func thePasskeyNudgeFollowsTheSeedsSchedule() async throws {
+        try await TestServers.withTarget { target in
+            let (secret, _) = try await SDKAccounts.accountWithTOTP(target.client, "vic")
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            let flow = SignInFlow(client: target.client, session: session)
+            _ = await flow.signIn("vic", password: TestAccounts.password)
+            guard case .signedIn = await flow.submit(code: try Self.code(secret, offset: 30)) else {
+                Issue.record("not signed in: \(await flow.state)")
+                return
+            }
+            let now = Mutex(Date())
+            let passkeys = VirtualPasskeys(VirtualAuthenticator(origin: "http://localhost:\(target.server.port)"))
+            let store = MemoryPasskeyNudgeStore()
+            let nudge = PasskeyNudgeModel(
+                security: AccountSecurity(session: session, passkeys: passkeys), store: store,
+                clock: { now.withLock { $0 } })
+            await nudge.signedIn(username: "vic", with: .webauthn)
+            #expect(!nudge.isShown, "not after a passkey")
+            for round in 1...3 {
+                await nudge.signedIn(username: "vic", with: .totp)
+                #expect(nudge.isShown, "shown, round \(round)")
+                nudge.maybeLater()
+                await nudge.signedIn(username: "vic", with: .sms)
+                #expect(!nudge.isShown, "not again within 7 days")
+                now.withLock { $0.addTimeInterval(7 * 24 * 3600 + 1) }
+            }
+            await nudge.signedIn(username: "vic", with: .totp)
+            #expect(!nudge.isShown, "three times at most")
+
+            // Another account's nudge is its own; a passkey made there ends it.
+            let fresh = PasskeyNudgeModel(
+                security: AccountSecurity(session: session, passkeys: passkeys), store: store,
+                clock: { now.withLock { $0 } })
+            await fresh.signedIn(username: "vic-on-another-phone", with: .email)
+            #expect(fresh.isShown)
+            await fresh.addPasskey()
+            #expect(!fresh.isShown && fresh.problem == nil, "\(String(describing: fresh.problem))")
+            #expect(store.nudge(for: "vic-on-another-phone").settled)
         }
     }
 
