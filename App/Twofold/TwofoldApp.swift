@@ -35,7 +35,11 @@
         }
 
         var body: some Scene {
-            WindowGroup { RootView(screens: screens) }
+            WindowGroup {
+                // Seed 000's links (`twofold://settings/2fa/…`, the recovery email's) and
+                // `otpauth://` URIs, registered in App/project.yml.
+                RootView(screens: screens).onOpenURL { [app = screens.app] url in app.open(url) }
+            }
         }
 
         /// This phone's identifier, kept in the Keychain. It is first read by a device screen,

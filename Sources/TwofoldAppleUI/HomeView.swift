@@ -27,6 +27,7 @@
             }
             .sheet(isPresented: stepUpShown) { StepUpSheet(prompt: screens.stepUp) }
             .sheet(isPresented: nudgeShown) { PasskeyNudgeView(model: screens.passkeyNudge) }
+            .sheet(isPresented: linkShown) { NavigationStack { linked } }
             .safeAreaInset(edge: .top) {
                 if screens.app.isOffline { OfflineBanner(app: screens.app) }
             }
@@ -55,6 +56,33 @@
         }
 
         /// Shown while the server's question waits; swiping it away cancels the change.
+        /// Where a link opened in the app leads (seed 000's `twofold://settings/2fa/…`).
+        @ViewBuilder private var linked: some View {
+            switch screens.app.linkToShow {
+            case .setUpAuthenticator?:
+                ModelHost(screens.authenticatorSetup) { AuthenticatorSetupView(model: $0, screens: screens) }
+            case .addPasskey?:
+                ModelHost(screens.passkeyList) { PasskeysView(model: $0, screens: screens) }
+            case .backupCodes?:
+                ModelHost({ screens.backupCodes() }) { BackupCodesView(model: $0) }
+            case .authenticator(let uri)?:
+                Form {
+                    Text(
+                        "This link sets up an authenticator app for \(uri.account). Open it with your authenticator app; Twofold itself makes no codes."
+                    )
+                }
+                .navigationTitle("Authenticator Link")
+            default:
+                ModelHost(screens.securityHub) { SecurityHubView(model: $0, screens: screens) }
+            }
+        }
+
+        private var linkShown: Binding<Bool> {
+            Binding(
+                get: { [app = screens.app] in app.linkToShow != nil },
+                set: { [app = screens.app] shown in if !shown { app.linkShown() } })
+        }
+
         private var nudgeShown: Binding<Bool> {
             Binding(
                 get: { [nudge = screens.passkeyNudge] in nudge.isShown },

@@ -24,6 +24,9 @@
                         onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })
                 }
                 .navigationTitle("Sign In")
+                .onChange(of: screens.app.linkToShow) { _, link in
+                    if case .recovery? = link, path.last != .recovery { path.append(.recovery) }
+                }
                 .navigationDestination(for: Route.self) { route in
                     switch route {
                     case .deviceSignIn:
@@ -31,7 +34,15 @@
                             DeviceSignInView(model: model) { [app = screens.app] in app.signedIn($0) }
                         }
                     case .recovery:
-                        ModelHost(screens.recovery) { model in
+                        ModelHost({ [app = screens.app] in
+                            let model = screens.recovery()
+                            // Opened from the recovery email's link: its pass is filled in.
+                            if case .recovery(let token)? = app.linkToShow {
+                                model.pass = token
+                                app.linkShown()
+                            }
+                            return model
+                        }) { model in
                             RecoveryView(model: model) { [app = screens.app] in app.signedIn($0) }
                         }
                     }

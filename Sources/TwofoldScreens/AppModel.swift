@@ -37,6 +37,9 @@ public final class AppModel {
     public private(set) var isOffline = false
     /// Changes made offline and not yet sent, as of the last check.
     public private(set) var waitingChanges = 0
+    /// A link opened in the app (seed 000's `twofold://` links, an `otpauth://` URI, the recovery
+    /// email's link), kept until the screen it leads to can show it (`linkToShow`).
+    public private(set) var link: DeepLink?
     private let gate: (any BiometricGate)?
     private let queue: OfflineQueue?
 
@@ -131,6 +134,28 @@ public final class AppModel {
             lockProblem = error == .userCancel ? "Unlock to see your account." : error.message
         }
     }
+
+    /// Opens `url` (`onOpenURL`): a link this app handles waits in `link`; whether it was one.
+    @discardableResult
+    public func open(_ url: URL) -> Bool {
+        guard let parsed = DeepLink.parse(url) else { return false }
+        link = parsed
+        return true
+    }
+
+    /// The link a screen may show now: the recovery link while signed out, any other once the
+    /// protected screens show (signed in, unlocked); until then it waits.
+    public var linkToShow: DeepLink? {
+        switch (link, screen) {
+        case (.recovery?, .signIn): link
+        case (.recovery?, _): nil
+        case (_?, .home): link
+        default: nil
+        }
+    }
+
+    /// The screen the link led to was shown (or dismissed).
+    public func linkShown() { link = nil }
 
     /// Signs out here and at the server.
     public func signOut() async {

@@ -380,6 +380,33 @@ import TwofoldTestingScreens
         }
     }
 
+    /// Seed 000's links opened in the app wait for the screen they lead to: settings links once
+    /// signed in and unlocked, the recovery email's link while signed out; others are not the app's.
+    @Test func linksOpenedInTheAppWaitForTheirScreen() async throws {
+        let app = AppModel(session: ScreenFixtures.session())
+        #expect(!app.open(try #require(URL(string: "https://example.com/settings/2fa"))))
+        #expect(app.open(try #require(URL(string: "twofold://settings/2fa/setup-totp"))))
+        #expect(app.linkToShow == nil, "launching: it waits")
+        await app.launch()
+        #expect(app.screen == .signIn && app.linkToShow == nil, "signed out: a settings link waits")
+        #expect(app.open(try #require(URL(string: "twofold://2fa/recovery?token=abc123"))))
+        #expect(app.linkToShow == .recovery(token: "abc123"))
+        app.linkShown()
+        app.signedIn(ScreenFixtures.user)
+        #expect(app.open(try #require(URL(string: "otpauth://totp/Acme:pat@example.com?secret=JBSWY3DPEHPK3PXP"))))
+        guard case .authenticator(let uri)? = app.linkToShow else {
+            Issue.record("not an authenticator link: \(String(describing: app.linkToShow))")
+            return
+        }
+        #expect(uri.account == "pat@example.com")
+        #expect(app.open(try #require(URL(string: "twofold://2fa/recovery?token=abc123"))))
+        #expect(app.linkToShow == nil, "signed in: a recovery link is not shown")
+        #expect(app.open(try #require(URL(string: "twofold://settings/2fa/backup-codes"))))
+        #expect(app.linkToShow == .backupCodes)
+        app.linkShown()
+        #expect(app.link == nil && app.linkToShow == nil)
+    }
+
     // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
 
     @Test(.timeLimit(.minutes(2))) func securityScreensSetUpAndGuardChanges() async throws {
