@@ -9,9 +9,18 @@
     public struct DeviceSettingsView: View {
         private let model: DeviceSettingsModel
         @State private var confirmingUnenroll = false
+        /// The change the alert shows was answered ("Not now"): not asked again until the next check.
+        @State private var dismissedChange: DeviceSettingsModel.SecurityChange?
+        @Environment(\.scenePhase) private var scenePhase
 
         /// The settings of `model`.
         public init(model: DeviceSettingsModel) { self.model = model }
+
+        private var changeShown: Binding<Bool> {
+            Binding(
+                get: { [model, dismissedChange] in model.change != nil && model.change != dismissedChange },
+                set: { _ in })
+        }
 
         public var body: some View {
             Form {
@@ -60,8 +69,38 @@
             .navigationTitle("Device Settings")
             .disabled(model.working)
             .overlay { if model.working { ProgressView() } }
-            .task { await model.load() }
-            .refreshable { await model.load() }
+            // Seed 004 scenarios 8–10: what changed in the phone's security, noticed when the
+            // screen shows and whenever the app comes back to the foreground.
+            .task { await model.check() }
+            .refreshable { await model.check() }
+            .onChange(of: scenePhase) { _, phase in
+                if phase == .active {
+                    dismissedChange = nil
+                    Task { await model.check() }
+                }
+            }
+            .alert(
+                model.change == .securityRemoved ? "Your Phone Is No Longer Secured" : "Your Phone's Security Changed",
+                isPresented: changeShown
+            ) {
+                switch model.change {
+                case .securityRemoved?:
+                    Button("Use Text Message Codes") { Task { await model.useSMSOnly() } }
+                case .keyLost?:
+                    Button("Set Up Again") {
+                        Task { await model.switchTo(model.canUseBiometry ? .biometric : .passcode) }
+                    }
+                case .canUpgrade(let biometry)?:
+                    Button(biometry == .none ? "Use Passcode" : "Upgrade") {
+                        Task { await model.switchTo(biometry == .none ? .passcode : .biometric) }
+                    }
+                case nil:
+                    EmptyView()
+                }
+                Button("Not Now", role: .cancel) { dismissedChange = model.change }
+            } message: {
+                Text(model.changeText ?? "")
+            }
             .confirmationDialog("Unenroll this iPhone?", isPresented: $confirmingUnenroll, titleVisibility: .visible) {
                 Button("Unenroll", role: .destructive) { Task { await model.unenroll() } }
             } message: {

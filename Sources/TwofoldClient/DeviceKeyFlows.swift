@@ -60,6 +60,11 @@ public actor DeviceKeyFlows: DeviceKeySigners {
     /// What the phone offers now (its security, as a settings screen shows it).
     public func capabilities() async -> DeviceCapabilities { await device.capabilities() }
 
+    /// Whether this phone still keeps its key for `username` (asked without a prompt): the phone
+    /// deletes a key when the passcode is turned off, and a biometric key when the enrolled faces
+    /// or fingers change.
+    public func keepsKey(username: String) async -> Bool { await device.hasKey(tag: tag(for: username)) }
+
     /// This device's key for the account typed as `name`, when it keeps one. A key is tagged by
     /// the username it was enrolled for: an email address typed finds none.
     public nonisolated func signer(forAccount name: String) async -> (any DeviceKeySigning)? {

@@ -258,9 +258,57 @@ public final class DeviceSettingsModel {
     public private(set) var working = false
     /// What happened last, in words.
     public private(set) var message: String?
+    /// What changed in the phone's security since it enrolled, as the last `check()` found it.
+    public private(set) var change: SecurityChange?
     private let flows: DeviceKeyFlows
     private let session: SessionManager
     private let username: String
+
+    /// What the app notices about the phone's security (seed 004 scenarios 8–10, seed 001's
+    /// "biometrics changed"), and what it offers for each.
+    public enum SecurityChange: Sendable, Equatable {
+        /// The passcode was turned off: the phone deleted the key, which no longer signs in. A
+        /// critical alert; the way on is text message codes (`useSMSOnly()`).
+        case securityRemoved
+        /// The key is gone though the passcode is set (the enrolled faces or fingers changed, or
+        /// the app was reinstalled): set it up again (`switchTo(_:)`).
+        case keyLost
+        /// The phone signs in with text message codes but has a passcode again: "Upgrade to
+        /// biometric security?" (`switchTo(_:)`, with biometrics when enrolled).
+        case canUpgrade(Biometry)
+    }
+
+    /// The change in words, as the alert says it.
+    public var changeText: String? {
+        switch change {
+        case .securityRemoved?:
+            "Your phone no longer has a passcode, so its key was deleted and can't sign you in. Use text message codes instead."
+        case .keyLost?: "This phone's key no longer works. Set it up again to keep signing in with it."
+        case .canUpgrade(let biometry)?:
+            biometry == .none
+                ? "Your phone has a passcode again. Use it to sign in instead of text message codes?"
+                : "Upgrade to biometric security? Sign in with \(biometry.name) instead of text message codes."
+        case nil: nil
+        }
+    }
+
+    /// Compares what the phone can do now with how it is enrolled (on launch and on return to
+    /// the foreground): `change` says what the app should offer, or `nil`.
+    public func check() async {
+        await load()
+        guard let device, let capabilities else {
+            change = nil
+            return
+        }
+        switch device.method {
+        case "secureEnclave" where !(await flows.keepsKey(username: username)):
+            change = capabilities.passcodeSet ? .keyLost : .securityRemoved
+        case "smsOTP" where capabilities.passcodeSet && capabilities.secureHardware:
+            change = .canUpgrade(capabilities.biometryEnrolled ? capabilities.biometry : .none)
+        default:
+            change = nil
+        }
+    }
 
     /// Settings of this phone (`flows`) for the signed-in `username` on `session`.
     public init(flows: DeviceKeyFlows, session: SessionManager, username: String) {
@@ -303,7 +351,7 @@ public final class DeviceSettingsModel {
             let outcome = try await self.flows.upgrade(username: self.username, protection: protection)
             self.message = EnrolmentWords.text(outcome)
         }
-        await load()
+        await check()
     }
 
     /// SMS codes from now on (the phone's security is gone).
@@ -312,7 +360,7 @@ public final class DeviceSettingsModel {
             try await self.flows.downgrade(username: self.username)
             self.message = "Text message codes from now on."
         }
-        await load()
+        await check()
     }
 
     /// Unenrols this phone; its key is deleted.
@@ -321,7 +369,7 @@ public final class DeviceSettingsModel {
             try await self.flows.unenroll(username: self.username)
             self.message = "This device is no longer enrolled."
         }
-        await load()
+        await check()
     }
 
     private func run(_ body: @MainActor () async throws -> Void) async {

@@ -21,6 +21,31 @@ import TwofoldTestingScreens
     static var unreachable: APIClient { APIClient(baseURL: URL(string: "http://127.0.0.1:\(SMTPSink.freePort())")!) }
 
     /// Answers `prompt` with `answer` whenever it asks, while `body` runs.
+    /// Answers step-ups as a person with the phone would: a removal with the password and then a
+    /// fresh SMS code, anything else with an SMS code (or the password when no code is offered).
+    static func answerWithSMS(_ gateway: SMSGateway) -> @MainActor (StepUpPrompt) async -> Void {
+        let gavePassword = Flag()
+        return { prompt in
+            guard let question = prompt.question else { return }
+            let offered = question.methods
+            if question.need == "otherProof", !gavePassword.value {
+                gavePassword.value = true
+                prompt.choose(.password)
+                prompt.password = TestAccounts.password
+            } else if offered.contains(.sms) {
+                prompt.choose(.sms)
+                let before = (try? gateway.messages().count) ?? 0
+                await prompt.sendCode()
+                let code = try? await gateway.nextMessage(after: before)?.code
+                prompt.code.update(code ?? "")
+            } else {
+                prompt.choose(.password)
+                prompt.password = TestAccounts.password
+            }
+            prompt.confirm()
+        }
+    }
+
     static func answering(
         _ prompt: StepUpPrompt, with answer: @escaping @MainActor (StepUpPrompt) async -> Void,
         during body: () async throws -> Void
@@ -676,6 +701,60 @@ import TwofoldTestingScreens
 
     // MARK: Seed 004: enrolment, authentication, settings
 
+    /// Seed 004 scenarios 8–10 noticed by the app, not pressed on the dashboard: the passcode
+    /// turned off deletes the key (alert, then SMS codes); back on, "Upgrade to biometric
+    /// security?" makes a new key; a changed biometric set loses the key, set up again.
+    @Test(.timeLimit(.minutes(2))) func theAppNoticesSecurityChangesOnItsOwn() async throws {
+        try await TestServers.withTarget { target in
+            try await target.enableSMS(try await target.register("eve"), phone: "+14155550177")
+            let session = SessionManager(client: target.client, store: MemoryTokenStore())
+            let signIn = SignInModel(flow: SignInFlow(client: target.client, session: session))
+            signIn.name = "eve"
+            signIn.password = TestAccounts.password
+            let mark = try target.gateway.messages().count
+            await signIn.signIn()
+            await signIn.type(try #require(try await target.gateway.nextMessage(after: mark)?.code))
+            #expect(signIn.phase.isSignedIn, "\(signIn.phase)")
+            let prompt = StepUpPrompt(session: session)
+            let unexpected = Self.failUnexpectedQuestions(prompt)
+            defer { unexpected.cancel() }
+            let answer = Self.answerWithSMS(target.gateway)
+            let phone = VirtualPhone(.faceID)
+            let flows = DeviceKeyFlows(session: session, device: phone, deviceID: "eve-phone", stepUp: prompt.provider)
+            var enrolled: DeviceEnrolment?
+            try await Self.answering(prompt, with: answer) { enrolled = try await flows.enroll(username: "eve") }
+            #expect(enrolled == .enrolled(.biometric))
+            let settings = DeviceSettingsModel(flows: flows, session: session, username: "eve")
+            await settings.check()
+            #expect(settings.change == nil, "nothing changed yet")
+
+            // Scenario 8: the passcode is turned off; the app notices and moves to SMS codes.
+            await phone.removeSecurity()
+            await settings.check()
+            #expect(
+                settings.change == .securityRemoved && settings.changeText?.contains("no longer has a passcode") == true
+            )
+            try await Self.answering(prompt, with: answer) { await settings.useSMSOnly() }
+            #expect(settings.device?.method == "smsOTP", "\(String(describing: settings.message))")
+
+            // Scenario 9: security is back; the app offers the upgrade, and a new key is made.
+            await phone.set(.faceID)
+            await settings.check()
+            #expect(settings.change == .canUpgrade(.faceID) && settings.changeText?.contains("Face ID") == true)
+            try await Self.answering(prompt, with: answer) { await settings.switchTo(.biometric) }
+            #expect(
+                settings.device?.method == "secureEnclave" && settings.change == nil,
+                "\(String(describing: settings.message))")
+
+            // Seed 001's danger: the enrolled faces change; the biometric key is gone.
+            await phone.changeBiometricSet()
+            await settings.check()
+            #expect(settings.change == .keyLost)
+            try await Self.answering(prompt, with: answer) { await settings.switchTo(.biometric) }
+            #expect(settings.change == nil, "\(String(describing: settings.message))")
+        }
+    }
+
     @Test(.timeLimit(.minutes(2))) func deviceScreensAlongFlowsABC() async throws {
         try await TestServers.withTarget { target in
             // A number on file first; then a session the password and an SMS code began.
@@ -691,28 +770,7 @@ import TwofoldTestingScreens
             await smsSignIn.type(try #require(try await target.gateway.nextMessage(after: mark)?.code))
             #expect(smsSignIn.phase.isSignedIn, "\(smsSignIn.phase) \(String(describing: smsSignIn.problem))")
             // Step-ups answered with an SMS code, as the person would.
-            let gateway = target.gateway
-            let gavePassword = Flag()
-            let answerWithSMS: @MainActor (StepUpPrompt) async -> Void = { prompt in
-                guard let question = prompt.question else { return }
-                let offered = question.methods
-                // A removal: the password, then a fresh code.
-                if question.need == "otherProof", !gavePassword.value {
-                    gavePassword.value = true
-                    prompt.choose(.password)
-                    prompt.password = TestAccounts.password
-                } else if offered.contains(.sms) {
-                    prompt.choose(.sms)
-                    let before = (try? gateway.messages().count) ?? 0
-                    await prompt.sendCode()
-                    let code = try? await gateway.nextMessage(after: before)?.code
-                    prompt.code.update(code ?? "")
-                } else {
-                    prompt.choose(.password)
-                    prompt.password = TestAccounts.password
-                }
-                prompt.confirm()
-            }
+            let answerWithSMS = Self.answerWithSMS(target.gateway)
             let phone = VirtualPhone(.faceID)
             let prompt = StepUpPrompt(session: session)
             let unexpected = Self.failUnexpectedQuestions(prompt)
