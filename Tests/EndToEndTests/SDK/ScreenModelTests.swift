@@ -706,15 +706,17 @@ import TwofoldTestingScreens
     /// security?" makes a new key; a changed biometric set loses the key, set up again.
     @Test(.timeLimit(.minutes(2))) func theAppNoticesSecurityChangesOnItsOwn() async throws {
         try await TestServers.withTarget { target in
+            // Eve signs in with the password and the code texted to her.
             try await target.enableSMS(try await target.register("eve"), phone: "+14155550177")
             let session = SessionManager(client: target.client, store: MemoryTokenStore())
-            let signIn = SignInModel(flow: SignInFlow(client: target.client, session: session))
-            signIn.name = "eve"
-            signIn.password = TestAccounts.password
-            let mark = try target.gateway.messages().count
-            await signIn.signIn()
-            await signIn.type(try #require(try await target.gateway.nextMessage(after: mark)?.code))
-            #expect(signIn.phase.isSignedIn, "\(signIn.phase)")
+            let texted = try target.gateway.messages().count
+            let eve = SignInFlow(client: target.client, session: session)
+            _ = await eve.signIn("eve", password: TestAccounts.password)
+            let code = try #require(try await target.gateway.nextMessage(after: texted)?.code)
+            guard case .signedIn = await eve.submit(code: code) else {
+                Issue.record("not signed in: \(await eve.state)")
+                return
+            }
             let prompt = StepUpPrompt(session: session)
             let unexpected = Self.failUnexpectedQuestions(prompt)
             defer { unexpected.cancel() }
