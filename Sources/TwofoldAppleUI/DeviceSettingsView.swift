@@ -9,18 +9,10 @@
     public struct DeviceSettingsView: View {
         private let model: DeviceSettingsModel
         @State private var confirmingUnenroll = false
-        /// The change the alert shows was answered ("Not now"): not asked again until the next check.
-        @State private var dismissedChange: DeviceSettingsModel.SecurityChange?
         @Environment(\.scenePhase) private var scenePhase
 
         /// The settings of `model`.
         public init(model: DeviceSettingsModel) { self.model = model }
-
-        private var changeShown: Binding<Bool> {
-            Binding(
-                get: { [model, dismissedChange] in model.change != nil && model.change != dismissedChange },
-                set: { _ in })
-        }
 
         public var body: some View {
             Form {
@@ -69,37 +61,12 @@
             .navigationTitle("Device Settings")
             .disabled(model.working)
             .overlay { if model.working { ProgressView() } }
-            // Seed 004 scenarios 8–10: what changed in the phone's security, noticed when the
-            // screen shows and whenever the app comes back to the foreground.
+            // What changed in the phone's security, read again here; the alert that offers the
+            // way on is the signed-in tabs' (`HomeView`, at launch and on every return).
             .task { await model.check() }
             .refreshable { await model.check() }
             .onChange(of: scenePhase) { _, phase in
-                if phase == .active {
-                    dismissedChange = nil
-                    Task { await model.check() }
-                }
-            }
-            .alert(
-                model.change == .securityRemoved ? "Your Phone Is No Longer Secured" : "Your Phone's Security Changed",
-                isPresented: changeShown
-            ) {
-                switch model.change {
-                case .securityRemoved?:
-                    Button("Use Text Message Codes") { Task { await model.useSMSOnly() } }
-                case .keyLost?:
-                    Button("Set Up Again") {
-                        Task { await model.switchTo(model.canUseBiometry ? .biometric : .passcode) }
-                    }
-                case .canUpgrade(let biometry)?:
-                    Button(biometry == .none ? "Use Passcode" : "Upgrade") {
-                        Task { await model.switchTo(biometry == .none ? .passcode : .biometric) }
-                    }
-                case nil:
-                    EmptyView()
-                }
-                Button("Not Now", role: .cancel) { dismissedChange = model.change }
-            } message: {
-                Text(model.changeText ?? "")
+                if phase == .active { Task { await model.check() } }
             }
             .confirmationDialog("Unenroll this iPhone?", isPresented: $confirmingUnenroll, titleVisibility: .visible) {
                 Button("Unenroll", role: .destructive) { Task { await model.unenroll() } }
@@ -118,5 +85,44 @@
 
     #Preview("Device settings") {
         NavigationStack { DeviceSettingsView(model: ScreenFixtures.deviceSettings()) }
+    }
+
+    /// What changed in the phone's security (`DeviceSettingsModel.check()`), as an alert with
+    /// the way on: text message codes, the key set up again, or the upgrade. "Not Now" keeps it
+    /// quiet until the change differs.
+    struct SecurityChangeAlert: ViewModifier {
+        let model: DeviceSettingsModel
+        @State private var dismissed: DeviceSettingsModel.SecurityChange?
+
+        func body(content: Content) -> some View {
+            content
+                .alert(
+                    model.change == .securityRemoved
+                        ? "Your Phone Is No Longer Secured" : "Your Phone's Security Changed",
+                    isPresented: changeShown
+                ) {
+                    switch model.change {
+                    case .securityRemoved?:
+                        Button("Use Text Message Codes") { Task { await model.useSMSOnly() } }
+                    case .keyLost?:
+                        Button("Set Up Again") {
+                            Task { await model.switchTo(model.canUseBiometry ? .biometric : .passcode) }
+                        }
+                    case .canUpgrade(let biometry)?:
+                        Button(biometry == .none ? "Use Passcode" : "Upgrade") {
+                            Task { await model.switchTo(biometry == .none ? .passcode : .biometric) }
+                        }
+                    case nil:
+                        EmptyView()
+                    }
+                    Button("Not Now", role: .cancel) { dismissed = model.change }
+                } message: {
+                    Text(model.changeText ?? "")
+                }
+        }
+
+        private var changeShown: Binding<Bool> {
+            Binding(get: { [model, dismissed] in model.change != nil && model.change != dismissed }, set: { _ in })
+        }
     }
 #endif

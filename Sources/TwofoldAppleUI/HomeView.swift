@@ -9,6 +9,10 @@
     struct HomeView: View {
         let screens: ScreenFactory
         let user: UserDTO
+        /// This phone's enrolment, checked at launch and on every return to the foreground
+        /// (seed 004 scenarios 8–10), whichever tab shows.
+        @State private var phoneWatch: DeviceSettingsModel?
+        @Environment(\.scenePhase) private var scenePhase
 
         var body: some View {
             TabView {
@@ -32,6 +36,15 @@
                 if screens.app.isOffline { OfflineBanner(app: screens.app) }
             }
             .task { await screens.app.checkConnection() }
+            .task {
+                let watch = screens.deviceSettings(for: user)
+                phoneWatch = watch
+                await watch.check()
+            }
+            .onChange(of: scenePhase) { _, phase in
+                if phase == .active, let phoneWatch { Task { await phoneWatch.check() } }
+            }
+            .modifier(OptionalSecurityChangeAlert(model: phoneWatch))
         }
 
         private var device: some View {
@@ -93,6 +106,15 @@
             Binding(
                 get: { [prompt = screens.stepUp] in prompt.question != nil },
                 set: { [prompt = screens.stepUp] shown in if !shown { prompt.cancel() } })
+        }
+    }
+
+    /// `SecurityChangeAlert` once the phone's enrolment has been read.
+    private struct OptionalSecurityChangeAlert: ViewModifier {
+        let model: DeviceSettingsModel?
+
+        func body(content: Content) -> some View {
+            if let model { content.modifier(SecurityChangeAlert(model: model)) } else { content }
         }
     }
 #endif
