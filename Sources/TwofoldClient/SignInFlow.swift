@@ -114,6 +114,8 @@ extension SignInProblem {
             return .refused(.internalError, error.description)
         case let error as MissingResource:
             return .refused(.validationFailed, error.description)
+        case let refusal as PhoneStepUpRefused:
+            return .refused(.forbidden, refusal.message)
         default:
             return SignInFlow.problem(error)
         }

@@ -41,12 +41,16 @@ final class APNsDelivery: PhoneNotificationDelivery {
 
     func deliver(_ notification: PhoneNotification, to token: String) async throws -> PhoneNotificationOutcome {
         var renewed = false
+        var renewNow = false
         var attempt = 0
         while true {
             attempt += 1
             let answer: (status: Int, reason: String?)
             do {
-                answer = try await send(notification, to: token, renew: renewed)
+                // The provider token is made again once, right after Apple called it expired
+                // (Apple refuses tokens renewed too often).
+                answer = try await send(notification, to: token, renew: renewNow)
+                renewNow = false
             } catch {
                 // The connection failed (refused, reset, TLS): worth another try or two.
                 guard attempt < Self.attempts else {
@@ -61,7 +65,7 @@ final class APNsDelivery: PhoneNotificationDelivery {
             case 400 where answer.reason == "BadDeviceToken" || answer.reason == "DeviceTokenNotForTopic":
                 return .tokenGone
             case 403 where answer.reason == "ExpiredProviderToken" && !renewed:
-                renewed = true
+                (renewed, renewNow) = (true, true)
             case let status where (status == 429 || status >= 500) && attempt < Self.attempts:
                 try await Task.sleep(for: .seconds(attempt))
             default:

@@ -32,6 +32,10 @@ struct DeviceRecord: Sendable, Equatable {
     /// biometric set changed.
     var biometricKey: String?
 
+    /// Whether the device holds a device key (what signs challenges and push approvals), rather
+    /// than signing in with SMS codes.
+    var holdsKey: Bool { method == .secureEnclave && publicKey != nil }
+
     var dto: DeviceDTO {
         DeviceDTO(
             deviceId: deviceID, deviceModel: deviceModel, method: method.rawValue, enrolledAt: enrolledAt,

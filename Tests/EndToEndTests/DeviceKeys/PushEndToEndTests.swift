@@ -234,6 +234,8 @@ import TwofoldTestSupport
             _ = try await tess.phone.answer(other, .approve, number: other.choices.first { $0 != wrong.number })
             let refusal = await #expect(throws: PhoneStepUpRefused.self) { try await refused.value }
             #expect(refusal?.status == .wrongNumber && refusal?.message.contains("not the one shown") == true)
+            // As an app's alert says it: the server's words, not "offline".
+            #expect(refusal.map { SignInProblem.of($0).message.contains("not the one shown") } == true)
         }
     }
 }

@@ -41,7 +41,7 @@ struct DeviceKeyService: Sendable {
     /// `userID`'s device with a device key; an SMS device or a missing one is `404`.
     func keyDevice(_ deviceID: String, userID: UUID) async throws -> DeviceRecord {
         let device = try await device(deviceID, userID: userID)
-        guard device.method == .secureEnclave, device.publicKey != nil else {
+        guard device.holdsKey else {
             throw Problem(
                 status: 404, code: .notFound, title: "No device key",
                 detail: "This device signs in with SMS codes; it has no key to sign a challenge.")

@@ -32,7 +32,7 @@ struct DeviceSignIn: Sendable {
         let user = try await users.named(body.username)
         if let device = try await deviceKeys.store.device(deviceID, userID: user?.id ?? Self.nobody) {
             method = device.method
-            if device.method == .secureEnclave, device.publicKey != nil {
+            if device.holdsKey {
                 return try await deviceKeys.issueChallenge(for: device, purpose: .signIn, flowID: nil)
             }
         }

@@ -129,12 +129,12 @@ struct PhoneChannel: Sendable {
         }
         guard try await store.signedInBefore(userID: signIn.userID, until: signIn.createdAt, except: signIn.sessionID)
         else { return }
-        let when = Self.time(signIn.createdAt)
+        let when = FactorChanges.moment(signIn.createdAt)
         let notice = PhoneNoticeRecord(
             id: SecureRandom.timeOrderedUUID(at: clock.now()), userID: signIn.userID,
             title: "New sign-in to your account",
             body: """
-                \(device) from \(place) signed in at \(when) UTC. If this wasn't you, change your password now \
+                \(device) from \(place) signed in at \(when). If this wasn't you, change your password now \
                 and sign out the other sessions on your account's security page.
                 """, createdAt: clock.now())
         guard try await store.addNotice(notice, sessionID: signIn.sessionID) else { return }
@@ -143,18 +143,5 @@ struct PhoneChannel: Sendable {
             PhoneNotification(
                 kind: .notice, id: notice.id.uuidString.lowercased(), title: notice.title, body: notice.body,
                 expiresAt: notice.createdAt.addingTimeInterval(Self.noticeLifetime)), to: signIn.userID)
-    }
-
-    /// "29 Nov 2026, 03:45", in UTC.
-    static func time(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let month: String = months[((parts.month ?? 1) - 1) % 12]
-        let day: Int = parts.day ?? 1
-        let year: Int = parts.year ?? 1970
-        let clock: String = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
-        return "\(day) \(month) \(year), \(clock)"
     }
 }

@@ -49,11 +49,7 @@ struct PushApprovals: Sendable {
         guard let user = try await users.user(id: userID), user.status == .active else {
             throw Problem.accountLocked
         }
-        guard
-            try await deviceKeys.devices(userID: user.id).contains(where: {
-                $0.method == .secureEnclave && $0.publicKey != nil
-            })
-        else {
+        guard try await deviceKeys.devices(userID: user.id).contains(where: \.holdsKey) else {
             throw Problem(
                 status: 422, code: .validationFailed, title: "Method not available",
                 detail: "This account has no phone with a device key to approve on.", errors: ["method": "not enabled"])
@@ -147,10 +143,9 @@ struct PushApprovals: Sendable {
     func useForStepUp(_ requestID: String?, caller: AuthenticatedUser) async throws -> Proof {
         try await admitStepUp(caller)
         return try await claim(requestID, target: caller.sessionID, .stepUp, userID: caller.userID) { proof in
-            // A key this session added cannot vouch for it: refused before the approval is used.
-            if try await sessions.proof(of: caller).added.contains(proof.factor) {
-                throw StepUp.addedInThisSession(.deviceKey)
-            }
+            // A key this session added cannot vouch for it: refused before the approval is used
+            // (from the session as the request found it; `StepUp.prove` asks again after).
+            if caller.proof.added.contains(proof.factor) { throw StepUp.addedInThisSession(.deviceKey) }
         }
     }
 
@@ -188,7 +183,7 @@ struct PushApprovals: Sendable {
         // proves nothing.
         guard let deviceID = request.deviceID,
             let device = try await deviceKeys.store.device(deviceID, userID: userID),
-            device.method == .secureEnclave, let key = device.publicKey, key == request.signedKey
+            device.holdsKey, device.publicKey == request.signedKey
         else { throw Self.unknown }
         let proof = try DeviceKeyService.proof(of: device)
         try await admit(proof)
@@ -342,7 +337,7 @@ struct PushApprovals: Sendable {
         let why =
             status == .wrongNumber
             ? "A number was picked on your phone that the signing-in screen did not show"
-            : "Your phone refused \(rules.pushDenialsToPause) sign-in requests in a row"
+            : "Your phone refused \(rules.pushDenialsToPause) requests in a row"
         try await audit.record(.pushPaused, user: user.id, detail: why, origin: signingIn)
         try await outbox.enqueue(
             .email, to: user.email, subject: "Approve on your phone is off for now",

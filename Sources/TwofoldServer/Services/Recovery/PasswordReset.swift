@@ -249,7 +249,7 @@ struct PasswordReset: Sendable {
 
     private func keyDevices(of user: User) async throws -> [String] {
         try await deviceKeys.store.devices(userID: user.id).filter {
-            $0.method == .secureEnclave && $0.publicKey != nil
+            $0.holdsKey
         }
         .map(\.deviceID)
     }
