@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
+import TwofoldCore
 import TwofoldServer
 import VaporTesting
 
@@ -11,54 +13,32 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             #expect(tokens.user.username == "alice")
             #expect(tokens.accessToken.expiresAt.timeIntervalSince(Date(timeIntervalSince1970: 1_800_000_000)) == 900)
+            let client = app.client()
+            #expect(
+                try await client.send(API.Account.show, bearer: tokens.accessToken.token).email == "alice@example.com")
 
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(UserDTO.self).email == "alice@example.com")
-            }
-
-            var refreshed: RefreshResponse?
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { response in
-                #expect(response.status == .ok)
-                refreshed = try response.decode(RefreshResponse.self)
-            }
-            let pair = try #require(refreshed)
+            let pair = try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
             #expect(pair.refreshToken.token != tokens.refreshToken.token)
+            #expect(
+                try await client.send(API.Auth.logout, RefreshRequest(refreshToken: pair.refreshToken.token)).success)
 
-            try await app.testing().test(
-                .POST, API.Auth.logout.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": pair.refreshToken.token])
-            ) { response in
-                #expect(response.status == .ok)
-                #expect(response.body.string == #"{"success":true}"#)
-            }
-            // The session is over: its access tokens and refresh tokens stop at once.
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(pair.accessToken.token)) {
-                response in
-                #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": pair.refreshToken.token])
-            ) { response in
-                #expect(response.status == .unauthorized)
-            }
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: pair.accessToken.token) }.status
+                    == 401)
+            #expect(
+                try await refusal {
+                    try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: pair.refreshToken.token))
+                }.status == 401)
         }
     }
 
     @Test func loginByUsernameWorksAndCaseDoesNotMatter() async throws {
         try await withTestApp { app in
             _ = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.2"),
-                body: json(["username": "ALICE", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .ok)
-            }
+            let outcome = try await app.client(from: "10.0.0.2").send(
+                API.Auth.login, LoginRequest(username: "ALICE", password: Accounts.password))
+            guard case .signedIn(let tokens) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            #expect(tokens.user.username == "alice")
         }
     }
 
@@ -68,35 +48,25 @@ import VaporTesting
     @Test func everyNameFieldGivenToLoginMustBeAName() async throws {
         try await withTestApp { app in
             _ = try await Accounts.signUp(app)
+            let client = app.client(from: "10.0.0.4")
             let refused: [(String, String?, String)] = [
                 ("alice@example.com", "", "username"), ("alice@example.com", " \t", "username"),
                 ("", "alice", "email"), (String(repeating: "a", count: 255), nil, "email"),
             ]
             for (email, username, field) in refused {
-                var body: [String: String] = ["email": email, "password": Accounts.password]
-                body["username"] = username
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: .client("10.0.0.4"), body: json(body)
-                ) { response in
-                    #expect(response.status == .unprocessableEntity, "\(body)")
-                    let problem = try response.problem()
-                    #expect(problem.errors?[field] != nil, "\(body)")
-                }
+                let body = LoginRequest(email: email, username: username, password: Accounts.password)
+                let refused = try await refusal { try await client.send(API.Auth.login, body) }
+                #expect(refused.status == 422, "\(body)")
+                #expect(refused.problem?.errors?[field] != nil, "\(body)")
             }
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
-                body: json(["password": Accounts.password])
-            ) { response in
-                #expect(response.status == .unprocessableEntity)
-                let problem = try response.problem()
-                #expect(problem.errors?["email"] == "is required, or username in its place")
+            let nameless = try await refusal {
+                try await client.send(API.Auth.login, LoginRequest(password: Accounts.password))
             }
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.4"),
-                body: json(["username": " alice\t", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .ok)
-            }
+            #expect(nameless.status == 422)
+            #expect(nameless.problem?.errors?["email"] == "is required, or username in its place")
+            let outcome = try await client.send(
+                API.Auth.login, LoginRequest(username: " alice\t", password: Accounts.password))
+            guard case .signedIn = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
         }
     }
 
@@ -104,18 +74,13 @@ import VaporTesting
         try await withTestApp { app in
             _ = try await Accounts.signUp(app)
             for body in [
-                ["email": "alice@example.com", "password": "wrong password"],
-                ["email": "nobody@example.com", "password": Accounts.password],
+                LoginRequest(email: "alice@example.com", password: "wrong password"),
+                LoginRequest(email: "nobody@example.com", password: Accounts.password),
             ] {
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: .client("10.0.0.3"), body: json(body)
-                ) {
-                    response in
-                    #expect(response.status == .unauthorized)
-                    let problem = try response.problem()
-                    #expect(problem.code == "invalid_credentials")
-                    #expect(problem.detail == "The email, username or password is wrong.")
-                }
+                let refused = try await refusal { try await app.client(from: "10.0.0.3").send(API.Auth.login, body) }
+                #expect(refused.status == 401)
+                #expect(refused.code == .invalidCredentials)
+                #expect(refused.problem?.detail == "The email, username or password is wrong.")
             }
         }
     }
@@ -124,17 +89,15 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
+            let client = app.client()
             clock.advance(by: 14 * 60)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in
-                #expect(response.status == .ok)
-            }
+            _ = try await client.send(API.Account.show, bearer: tokens.accessToken.token)
             clock.advance(by: 61)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in
-                #expect(response.status == .unauthorized)
-                try #require(try response.problem().code == "unauthorized")
+            let refused = try await refusal {
+                try await client.send(API.Account.show, bearer: tokens.accessToken.token)
             }
+            #expect(refused.status == 401)
+            try #require(refused.code == .unauthorized)
         }
     }
 
@@ -143,62 +106,44 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
             clock.advance(by: 30 * 24 * 3600)
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { response in
-                #expect(response.status == .unauthorized)
-                let problem = try response.problem()
-                #expect(problem.code == "expired")
+            let refused = try await refusal {
+                try await app.client().send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
             }
+            #expect(refused.status == 401)
+            #expect(refused.code == .expired)
         }
     }
 
     @Test func garbageBearerTokensAreUnauthorized() async throws {
         try await withTestApp { app in
             let tokens = try await Accounts.signUp(app)
+            let client = app.client()
             var tampered = Array(tokens.accessToken.token)
             tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
             for token in ["", "abc", "a.b.c", String(tampered)] {
-                try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
-                    #expect(response.status == .unauthorized, "\(token)")
-                }
+                #expect(
+                    try await refusal { try await client.send(API.Account.show, bearer: token) }.status == 401,
+                    "\(token)")
             }
-            try await app.testing().test(.GET, API.Account.show.path()) { response in
-                #expect(response.status == .unauthorized)
-            }
+            #expect(try await refusal { try await client.send(API.Account.show) }.status == 401)
         }
     }
 
     @Test func reusedRefreshTokenRevokesTheFamilyAndIsAudited() async throws {
         try await withTestApp { app in
             let tokens = try await Accounts.signUp(app)
-            var second: RefreshResponse?
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { response in
-                second = try response.decode(RefreshResponse.self)
-            }
+            let client = app.client()
+            let first = RefreshRequest(refreshToken: tokens.refreshToken.token)
+            let second = try await client.send(API.Auth.refresh, first)
             // The first token again: theft. The whole family dies, including the newest token.
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { response in
-                #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": try #require(second).refreshToken.token])
-            ) { response in
-                #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(
-                .GET, API.Account.show.path(), headers: .bearer(try #require(second).accessToken.token)
-            ) {
-                response in
-                #expect(response.status == .unauthorized)
-            }
+            #expect(try await refusal { try await client.send(API.Auth.refresh, first) }.status == 401)
+            #expect(
+                try await refusal {
+                    try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: second.refreshToken.token))
+                }.status == 401)
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: second.accessToken.token) }.status
+                    == 401)
             let reuses = try await AuditQueries.count(type: "token.refresh_reused", on: app)
             #expect(reuses == 1)
         }
@@ -207,15 +152,14 @@ import VaporTesting
     @Test(.tags(.database)) func twentyParallelRefreshesWithOneTokenGiveExactlyOneSuccess() async throws {
         try await withTestApp { app in
             let tokens = try await Accounts.signUp(app)
-            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+            let client = app.client()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
-                        var status: UInt = 0
-                        try await app.testing().test(
-                            .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                            body: json(["refreshToken": tokens.refreshToken.token])
-                        ) { response in status = response.status.code }
-                        return status
+                        try await status {
+                            try await client.send(
+                                API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
+                        }
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -223,47 +167,34 @@ import VaporTesting
             #expect(statuses.filter { $0 == 200 }.count == 1)
             #expect(statuses.filter { $0 == 401 }.count == 19)
             try #require(try await AuditQueries.count(type: "token.refresh_reused", on: app) == 1)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in
-                #expect(response.status == .unauthorized, "the family is revoked")
+            let refused = try await refusal {
+                try await client.send(API.Account.show, bearer: tokens.accessToken.token)
             }
+            #expect(refused.status == 401, "the family is revoked")
         }
     }
 
     @Test func sessionsAreListedAndRevokedOneByOneOrAll() async throws {
         try await withTestApp { app in
             let first = try await Accounts.signUp(app)
-            var second: AuthTokensResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["email": "alice@example.com", "password": Accounts.password])
-            ) { response in second = try response.decode(AuthTokensResponse.self) }
-            let other = try #require(second)
+            let outcome = try await app.client(from: "10.0.0.9").send(
+                API.Auth.login, LoginRequest(email: "alice@example.com", password: Accounts.password))
+            guard case .signedIn(let other) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            let client = app.client()
 
-            var listed: SessionsResponse?
-            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(first.accessToken.token)) {
-                response in
-                listed = try response.decode(SessionsResponse.self)
-            }
-            let sessions = try #require(listed).sessions
+            let sessions = try await client.send(API.Auth.sessions, bearer: first.accessToken.token).sessions
             #expect(sessions.count == 2)
             #expect(sessions.filter(\.current).count == 1)
             let otherID = try #require(sessions.first { !$0.current }).id
 
-            try await app.testing().test(
-                .DELETE, API.Auth.revokeSession.path("\(otherID)"), headers: .bearer(first.accessToken.token)
-            ) { response in #expect(response.status == .ok) }
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(other.accessToken.token)) {
-                response in
-                #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(.POST, API.Auth.logoutAll.path(), headers: .bearer(first.accessToken.token)) {
-                response in #expect(response.status == .ok)
-            }
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(first.accessToken.token)) {
-                response in
-                #expect(response.status == .unauthorized)
-            }
+            _ = try await client.send(API.Auth.revokeSession, "\(otherID)", bearer: first.accessToken.token)
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: other.accessToken.token) }.status
+                    == 401)
+            _ = try await client.send(API.Auth.logoutAll, bearer: first.accessToken.token)
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: first.accessToken.token) }.status
+                    == 401)
         }
     }
 
@@ -271,31 +202,23 @@ import VaporTesting
         try await withTestApp { app in
             let alice = try await Accounts.signUp(app, "alice")
             let bob = try await Accounts.signUp(app, "bob")
-            var bobSessions: SessionsResponse?
-            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(bob.accessToken.token)) {
-                response in
-                bobSessions = try response.decode(SessionsResponse.self)
+            let client = app.client()
+            let bobSession = try #require(
+                try await client.send(API.Auth.sessions, bearer: bob.accessToken.token).sessions.first
+            ).id
+            let refused = try await refusal {
+                try await client.send(API.Auth.revokeSession, "\(bobSession)", bearer: alice.accessToken.token)
             }
-            let bobSession = try #require(bobSessions?.sessions.first).id
-            try await app.testing().test(
-                .DELETE, API.Auth.revokeSession.path("\(bobSession)"), headers: .bearer(alice.accessToken.token)
-            ) { response in #expect(response.status == .notFound) }
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(bob.accessToken.token)) {
-                response in
-                #expect(response.status == .ok)
-            }
+            #expect(refused.status == 404)
+            _ = try await client.send(API.Account.show, bearer: bob.accessToken.token)
         }
     }
 
     @Test func jwksPublishesTheSigningKey() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, API.Operations.jwks.path()) { response in
-                #expect(response.status == .ok)
-                let text = response.body.string
-                #expect(
-                    text.contains(#""kty":"EC""#) && text.contains(#""crv":"P-256""#)
-                        && text.contains(#""alg":"ES256""#))
-            }
+            let key = try #require(try await app.client().send(API.Operations.jwks).keys.first)
+            #expect(key.kty == "EC" && key.crv == "P-256" && key.alg == "ES256")
+            #expect(Base64URL.decode(key.x)?.count == 32 && Base64URL.decode(key.y)?.count == 32)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Testing
 import TwofoldAPI
 import TwofoldClient
 import VaporTesting
@@ -43,5 +44,35 @@ extension Application {
     func client(from address: String = "10.0.0.1") -> APIClient {
         APIClient(
             baseURL: URL(string: "http://localhost")!, transport: InProcessTransport(app: self, address: address))
+    }
+}
+
+/// A call the test expected the server to refuse answered with a success.
+struct NotRefused: Error, CustomStringConvertible {
+    let description = "the server answered with a success where the test expected a refusal"
+}
+
+/// The server's refusal of `call` (its status, its problem document, `Retry-After`): the test
+/// fails when the call succeeds; any other error is thrown on.
+func refusal<T>(
+    _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation, _ call: () async throws -> T
+) async throws -> APIError {
+    do {
+        _ = try await call()
+    } catch let error as APIError {
+        return error
+    }
+    Issue.record(comment ?? "expected a refusal", sourceLocation: sourceLocation)
+    throw NotRefused()
+}
+
+/// The status `call` was answered with: 200 for a success (the tests of parallel claims count
+/// successes and refusals), the refusal's status otherwise.
+func status<T>(_ call: () async throws -> T) async throws -> Int {
+    do {
+        _ = try await call()
+        return 200
+    } catch let error as APIError {
+        return error.status
     }
 }
