@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldSQLite
 import VaporTesting
 
@@ -201,20 +202,11 @@ struct DirectSQLiteTests {
             let before = try await direct.statementCosts()
             let flow = try await TOTPSteps.startLogin(app, "bob")
             #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
-            var signedIn: SecondStepResponse?
-            try await app.testing().test(
-                .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
-                body: json(["tempToken": flow, "code": try TOTPSteps.code(bobSecret, clock)])
-            ) { response in
-                #expect(response.status == .ok)
-                signedIn = try response.decode(SecondStepResponse.self)
-            }
-            let refreshToken = try #require(signedIn?.refreshToken.token)
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"), body: json(["refreshToken": refreshToken])
-            ) { response in
-                #expect(response.status == .ok)
-            }
+            let client = app.client()
+            let signedIn = try await client.send(
+                API.SecondStep.validateTOTP,
+                TOTPValidateRequest(tempToken: flow, code: try TOTPSteps.code(bobSecret, clock)))
+            _ = try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: signedIn.refreshToken.token))
             let after = try await direct.statementCosts()
             #expect(after.fullScanSteps == before.fullScanSteps)
             #expect(after.reprepares == before.reprepares)
@@ -232,10 +224,8 @@ struct DirectSQLiteTests {
                 _ = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
                 let flow = try await TOTPSteps.startLogin(app, name)
                 #expect(try await TOTPSteps.validate(app, flow: flow, code: "000000").0 == 401)
-                try await app.testing().test(
-                    .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                    body: json(["refreshToken": tokens.refreshToken.token])
-                ) { response in #expect(response.status == .ok) }
+                _ = try await app.client().send(
+                    API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
             }
             let before = try await direct.statementCosts()
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(25 * 3600))

@@ -1,131 +1,11 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
 @testable import TwofoldServer
-
-/// A browser in the tests: its cookies, and forms posted as a browser posts them.
-final class TestBrowser: @unchecked Sendable {
-    // Safe: one test drives one browser, one request at a time.
-    let app: Application
-    var cookies: [String: String] = [:]
-    var userAgent = "TestBrowser/1.0"
-    var address = "10.7.0.1"
-
-    init(_ app: Application) { self.app = app }
-
-    struct Page {
-        let status: HTTPStatus
-        let headers: HTTPHeaders
-        let body: String
-
-        /// The CSRF token of the page's first form.
-        var csrf: String? {
-            guard let range = body.range(of: "name=\"csrf\" value=\"") else { return nil }
-            return String(body[range.upperBound...].prefix { $0 != "\"" })
-        }
-    }
-
-    private var headers: HTTPHeaders {
-        var headers: HTTPHeaders = [
-            "Accept": "text/html", "User-Agent": userAgent, "X-Forwarded-For": address, "Host": "localhost:8080",
-        ]
-        if !cookies.isEmpty {
-            headers.add(name: .cookie, value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
-        }
-        return headers
-    }
-
-    private func keep(_ response: TestingHTTPResponse) {
-        for header in response.headers[.setCookie] {
-            let pair = header.split(separator: ";")[0].split(
-                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard pair.count == 2 else { continue }
-            let (name, value) = (String(pair[0]), String(pair[1]))
-            if value.isEmpty || header.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
-        }
-    }
-
-    func get(_ path: String) async throws -> Page {
-        var page: Page?
-        try await app.testing().test(.GET, path, headers: headers) { response in
-            keep(response)
-            page = Page(status: response.status, headers: response.headers, body: response.body.string)
-        }
-        return try #require(page)
-    }
-
-    func post(_ path: String, _ form: [String: String], extra: HTTPHeaders = [:]) async throws -> Page {
-        var headers = headers
-        headers.replaceOrAdd(name: .contentType, value: "application/x-www-form-urlencoded")
-        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
-        let body = form.map {
-            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
-        }
-        .joined(separator: "&")
-        var page: Page?
-        try await app.testing().test(.POST, path, headers: headers, body: ByteBuffer(string: body)) { response in
-            keep(response)
-            page = Page(status: response.status, headers: response.headers, body: response.body.string)
-        }
-        return try #require(page)
-    }
-
-    /// Calls the JSON API as the pages' script does: `json` as the body, the browser's cookies,
-    /// and `extra` (its `X-CSRF-Token`).
-    func postJSON(_ path: String, _ json: String = "{}", extra: HTTPHeaders = [:]) async throws -> Page {
-        var headers = headers
-        headers.replaceOrAdd(name: .contentType, value: Wire.json)
-        headers.replaceOrAdd(name: .accept, value: Wire.json)
-        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
-        var page: Page?
-        try await app.testing().test(.POST, path, headers: headers, body: ByteBuffer(string: json)) { response in
-            keep(response)
-            page = Page(status: response.status, headers: response.headers, body: response.body.string)
-        }
-        return try #require(page)
-    }
-
-    /// A new account `name` with an authenticator app, signed in with it in a new browser: the
-    /// browser, the account's tokens, the app's secret and its backup codes.
-    static func signedInWithTheApp(_ app: Application, clock: TestClock, _ name: String = "bob") async throws -> (
-        browser: TestBrowser, tokens: AuthTokensResponse, secret: [UInt8], backupCodes: [String]
-    ) {
-        let tokens = try await Accounts.signUp(app, name)
-        let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
-        let browser = TestBrowser(app)
-        let second = try await browser.signIn(name)
-        let signedIn = try await browser.secondStep(second, method: "totp", code: try TOTPSteps.code(secret, clock))
-        #expect(signedIn.status == .seeOther)
-        return (browser, tokens, secret, codes)
-    }
-
-    /// Signs in through the sign-in page with a password alone (an account with no factor).
-    func signIn(_ account: String, password: String = Accounts.password) async throws -> Page {
-        let form = try await get("/")
-        return try await post("/", ["csrf": form.csrf ?? "", "account": account, "password": password])
-    }
-
-    /// Signs the administrator `account` in: the password, then a code from their
-    /// authenticator app (administrators have one, issue V item 5).
-    func signInAsAdministrator(_ account: String = "alice") async throws -> Page {
-        let second = try await signIn(account)
-        return try await secondStep(second, method: "totp", code: try await Administrators.freshCode(app, account))
-    }
-
-    /// Sends `code` by `method` on the second-step page `page` (the one `signIn` answered).
-    func secondStep(_ page: Page, method: String, code: String) async throws -> Page {
-        let flow = try #require(
-            page.body.range(of: "name=\"flow\" value=\"").map {
-                String(page.body[$0.upperBound...].prefix { $0 != "\"" })
-            })
-        return try await post(
-            "/sign-in/verify",
-            ["csrf": page.csrf ?? "", "flow": flow, "method": method, "methods": "totp,backup", "code": code])
-    }
-}
 
 /// The pages under attack: CSRF, other origins, markup in what people typed, cookies, redirects,
 /// and who may see the console.
@@ -329,15 +209,8 @@ final class TestBrowser: @unchecked Sendable {
         try await withTestApp(clock: clock) { app in
             _ = try await Administrators.adminTokens(app)
             let markup = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+            let deviceMarkup = "<img src=x onerror=alert(3)>"
             let bob = try await Accounts.signUp(app, "bob")
-            // A device model, through seed 004's enrolment.
-            try await app.testing().test(
-                .POST, API.DeviceKeys.enroll.path(), headers: .bearer(bob.accessToken.token),
-                body: RecoverySteps.body([
-                    "username": "bob", "deviceId": "device-1", "method": "smsOTP", "phoneNumber": "+14155550123",
-                    "deviceModel": markup,
-                ])
-            ) { _ in }
             // A recovery message, waiting for review.
             let (_, started, _) = try await RecoverySteps.start(app, "bob@example.com", message: markup)
             let mail = try #require(
@@ -352,6 +225,15 @@ final class TestBrowser: @unchecked Sendable {
             let bobBrowser = TestBrowser(app)
             bobBrowser.userAgent = markup
             _ = try await bobBrowser.signIn("bob")
+            // A device model, through seed 004's enrolment (SMS codes go to a verified
+            // number), once his browser is signed in with the password.
+            try await Accounts.verifyPhone(app, token: bob.accessToken.token, clock: clock)
+            _ = try await app.client().send(
+                API.DeviceKeys.enroll,
+                DeviceEnrollRequest(
+                    username: "bob", phoneNumber: "+14155550123", method: "smsOTP", deviceId: "device-1",
+                    deviceModel: deviceMarkup),
+                bearer: bob.accessToken.token)
             let security = try await bobBrowser.get("/account/security")
             #expect(security.status == .ok)
             let adminBrowser = TestBrowser(app)
@@ -367,6 +249,7 @@ final class TestBrowser: @unchecked Sendable {
             }
             // The person sees the session named, not the User-Agent it sent; an administrator sees both.
             #expect(pages[0].body.contains("Unknown app") && !pages[0].body.contains("alert(1)"), "the session's name")
+            #expect(pages[0].body.contains("&lt;img src=x onerror=alert(3)&gt;"), "the phone's model, as text")
             #expect(pages[1].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the session's User-Agent")
             #expect(pages[1].body.contains("&lt;img src=x onerror=alert(2)&gt;"), "the device model or session")
             #expect(pages[4].body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the recovery message")
@@ -445,9 +328,10 @@ final class TestBrowser: @unchecked Sendable {
 
             // Locked, the administrator's token opens nothing in the API either.
             #expect(try await app.twofold.users.lock(userID: admin.user.id, now: Date()))
-            try await app.testing().test(
-                .GET, API.Admin.users.path(), headers: .bearer(admin.accessToken.token)
-            ) { response in #expect(response.status == .forbidden || response.status == .unauthorized) }
+            let refused = try await refusal {
+                try await app.client().send(API.Admin.users, bearer: admin.accessToken.token)
+            }
+            #expect(refused.status == 403 || refused.status == 401)
         }
     }
 
@@ -553,9 +437,8 @@ final class TestBrowser: @unchecked Sendable {
                     "/account/security/sessions/\(other.id.uuidString)/sign-out", ["csrf": page.csrf ?? ""])
                 #expect(ended.status == .ok && ended.body.contains("That session was signed out"))
             }
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(later)) { response in
-                #expect(response.status == .unauthorized, "the later session is over")
-            }
+            let over = try await refusal { try await app.client().send(API.Account.show, bearer: later) }
+            #expect(over.status == 401, "the later session is over")
             #expect(try await browser.get("/account/security").status == .ok, "this one goes on")
 
             // A session or device that is not there is said so, and nothing changes.

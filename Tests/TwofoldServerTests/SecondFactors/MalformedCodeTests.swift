@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -20,27 +21,24 @@ import VaporTesting
             }
             // Spaces are no typo: "123 456" is read as its digits.
             let wrong = try TOTPSteps.code(secret, clock, offset: 600)
-            let (spaced, refusal) = try await TOTPSteps.validate(
+            let (spaced, spacedProblem) = try await TOTPSteps.validate(
                 app, flow: flow, code: String(wrong.prefix(3)) + " " + String(wrong.suffix(3)))
-            #expect(spaced == 401 && refusal?.attemptsRemaining == 4, "the typos cost tries")
+            #expect(spaced == 401 && spacedProblem?.attemptsRemaining == 4, "the typos cost tries")
 
             // Backup codes: the wrong shape is refused before it takes a slot.
+            let client = app.client()
             for typo in ["XYZ", "ABCD-EFGH-IJKL", "ab!d-efgh"] {
-                try await app.testing().test(
-                    .POST, API.SecondStep.verifyBackupCode.path(), headers: jsonHeaders,
-                    body: json(["otpFlowId": flow, "backupCode": typo])
-                ) { response in
-                    #expect(response.status == .unprocessableEntity, "\(typo)")
+                let refused = try await refusal {
+                    try await client.send(
+                        API.SecondStep.verifyBackupCode, BackupCodeVerifyRequest(otpFlowId: flow, backupCode: typo))
                 }
+                #expect(refused.status == 422, "\(typo)")
             }
-            var remaining: Int?
-            try await app.testing().test(
-                .POST, API.SecondStep.verifyBackupCode.path(), headers: jsonHeaders,
-                body: json(["otpFlowId": flow, "backupCode": "ZZZZ-ZZZZ"])
-            ) { response in
-                remaining = try response.problem().attemptsRemaining
+            let wrongCode = try await refusal {
+                try await client.send(
+                    API.SecondStep.verifyBackupCode, BackupCodeVerifyRequest(otpFlowId: flow, backupCode: "ZZZZ-ZZZZ"))
             }
-            #expect(remaining == 4)
+            #expect(wrongCode.attemptsRemaining == 4)
         }
     }
 }

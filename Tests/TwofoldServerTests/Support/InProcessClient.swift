@@ -25,7 +25,7 @@ struct InProcessTransport: Transport {
         var headers = HTTPHeaders((request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) })
         if !headers.contains(name: "X-Forwarded-For") { headers.add(name: "X-Forwarded-For", value: address) }
         var answer: HTTPAnswer?
-        try await app.testing().test(
+        try await app.raw(
             HTTPMethod(rawValue: request.httpMethod ?? "GET"), path, headers: headers,
             body: request.httpBody.map { ByteBuffer(data: $0) }
         ) { response in
@@ -74,5 +74,18 @@ func status<T>(_ call: () async throws -> T) async throws -> Int {
         return 200
     } catch let error as APIError {
         return error.status
+    }
+}
+
+extension Application {
+    /// A request the typed client cannot make, sent as given: malformed bytes, a body without a
+    /// field its type requires, a path or method no endpoint has, a page and its form. Every
+    /// request of the server tests that does not go through `client(from:)` goes through here
+    /// (`TestLayoutTests` holds it).
+    func raw(
+        _ method: HTTPMethod, _ path: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil,
+        _ check: (TestingHTTPResponse) async throws -> Void
+    ) async throws {
+        try await testing().test(method, path, headers: headers, body: body, afterResponse: check)
     }
 }

@@ -43,7 +43,7 @@ import VaporTesting
                     of: #"\{[A-Za-z]+\}"#, with: "00000000-0000-0000-0000-000000000000", options: .regularExpression)
                 var status: UInt = 0
                 var body = ""
-                try await app.testing().test(
+                try await app.raw(
                     HTTPMethod(rawValue: endpoint.method.rawValue), path, headers: .client("10.3.3.3"),
                     body: ByteBuffer(string: "{}")
                 ) { response in
@@ -107,15 +107,15 @@ import VaporTesting
     @Test func aReplyIsSentAtADeclaredStatusOnly() async throws {
         try await withTestApp(routes: Self.routes) { app in
             // A body a `NoContent` endpoint does not read is ignored, whatever it holds.
-            try await app.testing().test(.POST, "test/fixed", body: ByteBuffer(string: "not json")) { response in
+            try await app.raw(.POST, "test/fixed", body: ByteBuffer(string: "not json")) { response in
                 #expect(response.status == .ok)
                 #expect((try? response.decode(SuccessResponse.self))?.success == true)
             }
             // A body a client may leave out reads as empty.
-            try await app.testing().test(.POST, "test/either") { response in
+            try await app.raw(.POST, "test/either") { response in
                 #expect(response.status == .ok)
             }
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/either", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: #"{"phoneNumber":"+14155550123"}"#)
             ) { response in
@@ -125,13 +125,13 @@ import VaporTesting
                 #expect(sent?.maskedDestination == Self.sent.maskedDestination)
             }
             // A malformed body is the client's fault.
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/either", headers: ["Content-Type": "application/json"], body: ByteBuffer(string: "{")
             ) { response in
                 #expect(response.status.code >= 400 && response.status.code < 500)
             }
             // A status the endpoint does not declare is the server's fault, never sent as is.
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/either", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: #"{"phoneNumber":"undeclared"}"#)
             ) { response in

@@ -22,7 +22,7 @@ import VaporTesting
 
     @Test func unknownRouteIsANotFoundProblem() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, "no/such/thing") { response in
+            try await app.raw(.GET, "no/such/thing") { response in
                 #expect(response.status == .notFound)
                 #expect(response.headers.first(name: .contentType)?.hasPrefix("application/problem+json") == true)
                 let problem = try response.problem()
@@ -35,7 +35,7 @@ import VaporTesting
 
     @Test func wrongMethodIsMethodNotAllowedWithAllow() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.DELETE, API.Operations.health.path()) { response in
+            try await app.raw(.DELETE, API.Operations.health.path()) { response in
                 #expect(response.status == .methodNotAllowed)
                 #expect(response.headers.first(name: .allow) == "GET")
                 let problem = try response.problem()
@@ -46,7 +46,7 @@ import VaporTesting
 
     @Test func malformedJSONIsABadRequest() async throws {
         try await withTestApp(routes: Self.echoRoute) { app in
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/echo", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: "{\"name\": \"x\", ")
             ) { response in
@@ -59,7 +59,7 @@ import VaporTesting
 
     @Test func wrongTypesAndMissingFieldsFailValidationNamingTheField() async throws {
         try await withTestApp(routes: Self.echoRoute) { app in
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/echo", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: #"{"name": "x", "count": "many"}"#)
             ) { response in
@@ -68,7 +68,7 @@ import VaporTesting
                 #expect(problem.code == "validation_failed")
                 #expect(problem.errors?["count"] == "must be a number")
             }
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/echo", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: #"{"name": "x"}"#)
             ) { response in
@@ -76,7 +76,7 @@ import VaporTesting
                 let problem = try response.problem()
                 #expect(problem.errors?["count"] == "required")
             }
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/echo", headers: ["Content-Type": "application/json"],
                 body: ByteBuffer(string: "[1, 2]")
             ) { response in
@@ -87,7 +87,7 @@ import VaporTesting
 
     @Test func unsupportedMediaTypeIsRefused() async throws {
         try await withTestApp(routes: Self.echoRoute) { app in
-            try await app.testing().test(
+            try await app.raw(
                 .POST, "test/echo", headers: ["Content-Type": "application/x-unknown"],
                 body: ByteBuffer(string: "name=x")
             ) { response in
@@ -134,7 +134,7 @@ import VaporTesting
                 ("application/x-unknown", "tempToken=t", .unsupportedMediaType, "unsupported_media_type"),
             ]
             for (contentType, body, status, code) in cases {
-                try await app.testing().test(
+                try await app.raw(
                     .POST, API.SecondStep.validateTOTP.path(), headers: ["Content-Type": contentType],
                     body: ByteBuffer(string: body)
                 ) { response in
@@ -161,7 +161,7 @@ import VaporTesting
 
     @Test func internalErrorsHideTheirDetailsInProduction() async throws {
         try await withTestApp(mode: .production, routes: Self.echoRoute) { app in
-            try await app.testing().test(.GET, "test/crash") { response in
+            try await app.raw(.GET, "test/crash") { response in
                 #expect(response.status == .internalServerError)
                 let problem = try response.problem()
                 #expect(problem.code == "internal_error")
@@ -174,11 +174,11 @@ import VaporTesting
 
     @Test func requestIDIsEchoed() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, API.Operations.health.path(), headers: ["X-Request-Id": "trace-123"]) {
+            try await app.raw(.GET, API.Operations.health.path(), headers: ["X-Request-Id": "trace-123"]) {
                 response in
                 #expect(response.headers.first(name: .xRequestId) == "trace-123")
             }
-            try await app.testing().test(.GET, API.Operations.health.path()) { response in
+            try await app.raw(.GET, API.Operations.health.path()) { response in
                 #expect(response.headers.first(name: .xRequestId)?.isEmpty == false)
             }
         }
@@ -199,7 +199,7 @@ import VaporTesting
             // page), under the policy; a path that is no page, a page that says so.
             for page in Pages.all
             where page.method == .get && !page.path.contains("{") && !page.path.hasPrefix("assets/") {
-                try await app.testing().test(.GET, page.href(), headers: Self.browser) { response in
+                try await app.raw(.GET, page.href(), headers: Self.browser) { response in
                     #expect([.ok, .seeOther].contains(response.status), "\(page)")
                     guard response.status == .ok else {
                         #expect(response.headers.first(name: .location)?.hasPrefix("/?next=") == true, "\(page)")
@@ -213,7 +213,7 @@ import VaporTesting
                     #expect(!html.contains("<script>") && !html.contains("style="), "\(page)")
                 }
             }
-            try await app.testing().test(.GET, "no/such/page", headers: Self.browser) { response in
+            try await app.raw(.GET, "no/such/page", headers: Self.browser) { response in
                 #expect(response.status == .notFound)
                 #expect(response.headers.first(name: .contentType) == "text/html; charset=utf-8")
                 let csp = response.headers.first(name: "Content-Security-Policy") ?? ""
@@ -223,11 +223,11 @@ import VaporTesting
                 #expect(html.contains("(not_found)") && !html.contains("<script") && !html.contains("style="))
             }
             // The same path for a client that wants JSON, and an API path for a browser: problems.
-            try await app.testing().test(.GET, "no/such/page", headers: .client("10.9.9.9")) { response in
+            try await app.raw(.GET, "no/such/page", headers: .client("10.9.9.9")) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
             for path in ["api/v1/no/such/endpoint", "/api/v1/no/such/endpoint", "api/v1/auth/login"] {
-                try await app.testing().test(.GET, path, headers: Self.browser) { response in
+                try await app.raw(.GET, path, headers: Self.browser) { response in
                     #expect(response.status.code >= 400)
                     #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true, "\(path)")
                     #expect(response.headers.first(name: "X-Content-Type-Options") == "nosniff")
@@ -236,7 +236,7 @@ import VaporTesting
             // `q=0` refuses HTML.
             var noHTML = Self.browser
             noHTML.replaceOrAdd(name: .accept, value: "text/html;q=0, application/json")
-            try await app.testing().test(.GET, "no/such/page", headers: noHTML) { response in
+            try await app.raw(.GET, "no/such/page", headers: noHTML) { response in
                 #expect(response.headers.first(name: .contentType)?.hasPrefix(Problem.mediaType) == true)
             }
         }
