@@ -15,6 +15,10 @@ public enum API {
         public static let jwks = Endpoint<NoContent, JSONWebKeySet>(.get, ".well-known/jwks.json", .anyone)
         /// The origins that may use this server's passkeys (WebAuthn related origin requests).
         public static let relatedOrigins = Endpoint<NoContent, RelatedOrigins>(.get, ".well-known/webauthn", .anyone)
+        /// The iOS apps this server vouches for: their passkeys and the links they open (Apple's
+        /// associated domains); 404 when none is configured.
+        public static let appleAppSiteAssociation = Endpoint<NoContent, AppleAppSiteAssociation>(
+            .get, ".well-known/apple-app-site-association", .anyone)
     }
 
     /// Accounts and sessions (seed 003).
@@ -288,7 +292,7 @@ public enum API {
     /// Every endpoint above.
     public static let all: [AnyEndpoint] = [
         Operations.health.erased, Operations.ready.erased, Operations.metrics.erased, Operations.openAPI.erased,
-        Operations.jwks.erased, Operations.relatedOrigins.erased,
+        Operations.jwks.erased, Operations.relatedOrigins.erased, Operations.appleAppSiteAssociation.erased,
         Auth.register.erased, Auth.login.erased, Auth.refresh.erased, Auth.logout.erased, Auth.logoutAll.erased,
         Auth.sessions.erased, Auth.revokeSession.erased, Auth.stepUp.erased, Auth.stepUpSend.erased,
         Auth.stepUpDeviceKeyChallenge.erased, Auth.stepUpPasskeyOptions.erased,

@@ -78,12 +78,19 @@ public struct AuthTokensResponse: Codable, Sendable {
     /// `X-Device-Token` on the account's next password sign-in from this device, which then
     /// stays open while strangers guess the password elsewhere. It skips nothing.
     public var deviceToken: String?
+    /// The name its owner gave the passkey that signed in, when one did (seed 000's "Signed in
+    /// with <name>").
+    public var passkeyName: String?
 
-    public init(accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, deviceToken: String? = nil) {
+    public init(
+        accessToken: TokenDTO, refreshToken: TokenDTO, user: UserDTO, deviceToken: String? = nil,
+        passkeyName: String? = nil
+    ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.user = user
         self.deviceToken = deviceToken
+        self.passkeyName = passkeyName
     }
 }
 

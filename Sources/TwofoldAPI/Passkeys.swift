@@ -329,3 +329,67 @@ public struct RelatedOrigins: Codable, Sendable, Equatable {
     public var origins: [String]
     public init(origins: [String]) { self.origins = origins }
 }
+
+/// `GET /.well-known/apple-app-site-association`: the iOS apps (`<team ID>.<bundle ID>`) this
+/// server vouches for, as Apple's associated domains read it: their passkeys for this domain
+/// (`webcredentials`) and the links of this server that open in them rather than in a browser
+/// (`applinks`: the recovery email's link).
+public struct AppleAppSiteAssociation: Codable, Sendable, Equatable {
+    /// The links that open in the apps.
+    public struct AppLinks: Codable, Sendable, Equatable {
+        /// Which apps open which paths.
+        public struct Detail: Codable, Sendable, Equatable {
+            public var appIDs: [String]
+            public var components: [Component]
+            public init(appIDs: [String], components: [Component]) {
+                (self.appIDs, self.components) = (appIDs, components)
+            }
+        }
+
+        /// A path (`/`), the query items it must carry (`?`, each `?*`: any non-empty value).
+        public struct Component: Codable, Sendable, Equatable {
+            public var path: String
+            public var query: [String: String]?
+            public var comment: String?
+            public init(path: String, query: [String: String]? = nil, comment: String? = nil) {
+                (self.path, self.query, self.comment) = (path, query, comment)
+            }
+            enum CodingKeys: String, CodingKey {
+                case path = "/"
+                case query = "?"
+                case comment
+            }
+        }
+
+        public var details: [Detail]
+        public init(details: [Detail]) { self.details = details }
+    }
+
+    /// The apps whose passkeys are this domain's.
+    public struct WebCredentials: Codable, Sendable, Equatable {
+        public var apps: [String]
+        public init(apps: [String]) { self.apps = apps }
+    }
+
+    public var applinks: AppLinks
+    public var webcredentials: WebCredentials
+
+    public init(applinks: AppLinks, webcredentials: WebCredentials) {
+        (self.applinks, self.webcredentials) = (applinks, webcredentials)
+    }
+
+    /// What a server vouches for `apps`: their passkeys, and the recovery pass page (`path`,
+    /// with its `token`) opening in them.
+    public init(apps: [String], recoveryPath: String) {
+        self.init(
+            applinks: AppLinks(details: [
+                AppLinks.Detail(
+                    appIDs: apps,
+                    components: [
+                        AppLinks.Component(
+                            path: recoveryPath, query: ["token": "?*"], comment: "The recovery email's link")
+                    ])
+            ]),
+            webcredentials: WebCredentials(apps: apps))
+    }
+}

@@ -118,11 +118,15 @@ public struct SecondStepResponse: Codable, Sendable {
     public var trustedDeviceToken: String?
     /// As `AuthTokensResponse.deviceToken`.
     public var deviceToken: String?
+    /// As `AuthTokensResponse.passkeyName`: the passkey that finished the sign-in, by its name.
+    public var passkeyName: String?
     public var serverTime: Date
 
     /// The tokens as a completed sign-in's.
     public var tokens: AuthTokensResponse {
-        AuthTokensResponse(accessToken: accessToken, refreshToken: refreshToken, user: user, deviceToken: deviceToken)
+        AuthTokensResponse(
+            accessToken: accessToken, refreshToken: refreshToken, user: user, deviceToken: deviceToken,
+            passkeyName: passkeyName)
     }
 
     public init(
@@ -133,6 +137,7 @@ public struct SecondStepResponse: Codable, Sendable {
         self.refreshToken = tokens.refreshToken
         self.user = tokens.user
         self.deviceToken = tokens.deviceToken
+        self.passkeyName = tokens.passkeyName
         self.backupCodesRemaining = backupCodesRemaining
         self.backupCodesLow = backupCodesLow
         self.trustedDeviceToken = trustedDeviceToken

@@ -33,7 +33,19 @@
             .sheet(isPresented: nudgeShown) { PasskeyNudgeView(model: screens.passkeyNudge) }
             .sheet(isPresented: linkShown) { NavigationStack { linked } }
             .safeAreaInset(edge: .top) {
-                if screens.app.isOffline { OfflineBanner(app: screens.app) }
+                if screens.app.isOffline {
+                    OfflineBanner(app: screens.app)
+                } else if let signedInWith = screens.app.signedInWith {
+                    // Seed 000: "Signed in with <passkey name>", for a few seconds.
+                    Label(signedInWith, systemImage: "person.badge.key")
+                        .font(.subheadline).padding(8).frame(maxWidth: .infinity)
+                        .background(.thinMaterial)
+                        .accessibilityAddTraits(.isStaticText)
+                        .task {
+                            try? await Task.sleep(for: .seconds(4))
+                            screens.app.signedInWithShown()
+                        }
+                }
             }
             .task { await screens.app.checkConnection() }
             .task {

@@ -18,7 +18,7 @@
                     SignInView(
                         model: model, autofill: screens.autofillPasskeys,
                         onSignedIn: { [app = screens.app, nudge = screens.passkeyNudge] user in
-                            app.signedIn(user)
+                            app.signedIn(user, with: model.passkeyName)
                             Task { await nudge.signedIn(username: user.username, with: model.method) }
                         },
                         onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })

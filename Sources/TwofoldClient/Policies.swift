@@ -70,10 +70,20 @@ public enum DeepLink: Sendable, Equatable {
 
     /// The link `url` names, under the app's `scheme` (`twofold://settings/2fa`, …), or `nil` for
     /// one this app does not handle. An `otpauth://` URI is parsed whole and must be well formed.
-    public static func parse(_ url: URL, scheme: String = "twofold") -> DeepLink? {
+    /// A web link is the app's only when it is `server`'s recovery pass page (the recovery
+    /// email's link, opened in the app as a universal link): same scheme, host and port.
+    public static func parse(_ url: URL, scheme: String = "twofold", server: URL? = nil) -> DeepLink? {
         let given = url.scheme?.lowercased()
         if given == "otpauth" {
             return (try? OTPAuthURI(parsing: url.absoluteString)).map(DeepLink.authenticator)
+        }
+        if given == "https" || given == "http" {
+            guard let server, given == server.scheme?.lowercased(), let host = url.host?.lowercased(),
+                host == server.host?.lowercased(), url.port == server.port,
+                let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+                components.path == "/" + Pages.recoveryPass.path
+            else { return nil }
+            return recovery(components)
         }
         guard given == scheme.lowercased(), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return nil }
@@ -85,12 +95,16 @@ public enum DeepLink: Sendable, Equatable {
         case ["settings", "2fa", "setup-totp"]: return .setUpAuthenticator
         case ["settings", "2fa", "add-passkey"]: return .addPasskey
         case ["settings", "2fa", "backup-codes"]: return .backupCodes
-        case ["2fa", "recovery"]:
-            let tokens = (components.queryItems ?? []).filter { $0.name == "token" }
-            guard tokens.count == 1, let token = tokens[0].value, !token.isEmpty, token.count <= 512 else { return nil }
-            return .recovery(token: token)
+        case ["2fa", "recovery"]: return recovery(components)
         default: return nil
         }
+    }
+
+    /// The recovery link of `components`' one `token`, or `nil`.
+    private static func recovery(_ components: URLComponents) -> DeepLink? {
+        let tokens = (components.queryItems ?? []).filter { $0.name == "token" }
+        guard tokens.count == 1, let token = tokens[0].value, !token.isEmpty, token.count <= 512 else { return nil }
+        return .recovery(token: token)
     }
 }
 

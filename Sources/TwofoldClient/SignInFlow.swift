@@ -222,6 +222,9 @@ public actor SignInFlow {
 
     /// The sign-in's state now.
     public private(set) var state: SignInState = .credentials(nil)
+    /// The name of the passkey that finished the sign-in, when one did (seed 000's "Signed in
+    /// with <name>"); `nil` for any other sign-in.
+    public private(set) var passkeyName: String?
 
     /// `passkeys` makes passkey assertions and `deviceKey` signs with this device's key (or
     /// `deviceKeys` finds the key for the account name typed); without them, passkeys and the
@@ -365,7 +368,7 @@ public actor SignInFlow {
             let tokens = try await client.send(API.Passkeys.signInVerify, PasskeySignInRequest(credential: credential))
             await keepDeviceToken(tokens)
             await session.signedIn(tokens)
-            return finish(tokens.user)
+            return finish(tokens.user, passkey: tokens.passkeyName)
         } catch {
             return enter(.credentials(Self.problem(error)))
         }
@@ -535,7 +538,7 @@ public actor SignInFlow {
         }
         await keepDeviceToken(answer.tokens)
         await session.signedIn(answer)
-        return finish(answer.user)
+        return finish(answer.user, passkey: answer.passkeyName)
     }
 
     /// Where `rememberedDevices` keeps this device's sign-in tokens for `server`'s accounts
@@ -551,8 +554,9 @@ public actor SignInFlow {
             token, for: [tokens.user.username, tokens.user.email], at: Self.deviceTokens(client.origin))
     }
 
-    private func finish(_ user: UserDTO) -> SignInState {
+    private func finish(_ user: UserDTO, passkey: String? = nil) -> SignInState {
         flow = nil
+        passkeyName = passkey
         return enter(.signedIn(user))
     }
 

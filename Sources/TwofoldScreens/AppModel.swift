@@ -118,10 +118,18 @@ public final class AppModel {
     }
 
     /// The sign-in screen finished: the protected screens.
-    public func signedIn(_ user: UserDTO) {
+    public func signedIn(_ user: UserDTO, with passkey: String? = nil) {
         lockProblem = nil
         screen = .home(user)
+        signedInWith = passkey.map { "Signed in with \($0)" }
     }
+
+    /// Seed 000's confirmation after a passkey sign-in ("Signed in with <name>"), shown once over
+    /// the protected screens; `nil` after any other sign-in and once shown (`signedInWithShown()`).
+    public private(set) var signedInWith: String?
+
+    /// The confirmation was shown.
+    public func signedInWithShown() { signedInWith = nil }
 
     /// Asks the gate to unlock; a cancel or failure leaves the app locked (and signed in).
     public func unlock() async {
@@ -135,10 +143,11 @@ public final class AppModel {
         }
     }
 
-    /// Opens `url` (`onOpenURL`): a link this app handles waits in `link`; whether it was one.
+    /// Opens `url` (`onOpenURL`, and a universal link of the server's recovery page): a link
+    /// this app handles waits in `link`; whether it was one.
     @discardableResult
     public func open(_ url: URL) -> Bool {
-        guard let parsed = DeepLink.parse(url) else { return false }
+        guard let parsed = DeepLink.parse(url, server: session.client.baseURL) else { return false }
         link = parsed
         return true
     }

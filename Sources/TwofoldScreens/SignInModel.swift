@@ -38,6 +38,9 @@ public final class SignInModel {
     public private(set) var step: SecondFactorStep?
     /// What went wrong last, if anything.
     public private(set) var problem: SignInProblem?
+    /// The name of the passkey that finished the sign-in, when one did: what "Signed in with
+    /// <name>" says (`AppModel.signedIn(_:with:)`).
+    public private(set) var passkeyName: String?
     /// The last haptic to play.
     public private(set) var feedback: Feedback?
 
@@ -129,6 +132,7 @@ public final class SignInModel {
     public func signInWithPasskey(using asserter: (any PasskeyAsserting)? = nil) async {
         phase = .working
         show(await flow.signInWithPasskey(using: asserter))
+        passkeyName = await flow.passkeyName
     }
 
     /// Offers passkeys in the keyboard's autofill bar while the credentials are on screen (call it
@@ -137,7 +141,10 @@ public final class SignInModel {
     /// picked signs in, and a request that ends unpicked changes nothing.
     public func offerPasskeysInAutofill(using asserter: any PasskeyAsserting) async {
         guard phase == .credentials else { return }
-        if let state = await flow.signInWithAutofilledPasskey(using: asserter) { show(state) }
+        if let state = await flow.signInWithAutofilledPasskey(using: asserter) {
+            show(state)
+            passkeyName = await flow.passkeyName
+        }
     }
 
     /// Picks a tab; for SMS or email the code is sent.
@@ -178,6 +185,7 @@ public final class SignInModel {
         guard phase == .challenge else { return }
         phase = .working
         show(await flow.usePasskey(rememberDevice: rememberDevice))
+        passkeyName = await flow.passkeyName
     }
 
     /// The device key's prompt as the second factor.

@@ -169,7 +169,7 @@ public func configure(
             trustedDeviceLifetime: context.rules.trustedDeviceLifetime, cookies: context.cookies),
         PasskeyController(
             management: context.passkeyManagement, passwordless: context.passwordlessSignIn, callers: callers,
-            origins: context.configuration.webAuthn.origins),
+            origins: context.configuration.webAuthn.origins, appleApps: context.configuration.webAuthn.appleApps),
     ]
     for controller in controllers { controller.boot(routes: routes) }
     PagesController(

@@ -17,6 +17,7 @@ import TwofoldAPI
         let operations = Set([
             API.Operations.health.path(), API.Operations.ready.path(), API.Operations.metrics.path(),
             API.Operations.openAPI.path(), API.Operations.jwks.path(), API.Operations.relatedOrigins.path(),
+            API.Operations.appleAppSiteAssociation.path(),
         ])
         for endpoint in API.all {
             #expect(

@@ -55,6 +55,20 @@ import TwofoldCore
             URL(string: "etoroplus://settings/2fa").flatMap { DeepLink.parse($0, scheme: "etoroplus") }
                 == .twoFactorSettings)
 
+        // The recovery email's web link opens in the app (a universal link) only from its server.
+        let server = try #require(URL(string: "https://id.example.com/"))
+        func web(_ text: String) -> DeepLink? { URL(string: text).flatMap { DeepLink.parse($0, server: server) } }
+        #expect(web("https://id.example.com/recovery/pass?token=abc123") == .recovery(token: "abc123"))
+        #expect(web("https://ID.example.com/recovery/pass?token=abc123") == .recovery(token: "abc123"))
+        #expect(web("https://id.example.com/recovery/pass") == nil, "no token")
+        #expect(web("https://id.example.com/recovery/pass?token=a&token=b") == nil, "two tokens")
+        #expect(web("https://evil.example.com/recovery/pass?token=abc123") == nil, "another host")
+        #expect(web("https://id.example.com:8443/recovery/pass?token=abc123") == nil, "another port")
+        #expect(web("http://id.example.com/recovery/pass?token=abc123") == nil, "another scheme")
+        #expect(web("https://id.example.com/recovery/cancel?token=abc123") == nil, "another page")
+        #expect(web("https://id.example.com/settings/2fa") == nil)
+        #expect(link("https://id.example.com/recovery/pass?token=abc123") == nil, "no server known")
+
         let uri = "otpauth://totp/Twofold:pat@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Twofold&digits=6&period=30"
         guard case .authenticator(let parsed) = link(uri) else {
             Issue.record("an otpauth URI was not read")

@@ -35,12 +35,16 @@ public struct WebAuthnSettings: Sendable {
     public var roots: [Certificate]
     /// How long a challenge lives (`TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS`, 120 by default).
     public var challengeLifetime: TimeInterval
+    /// The iOS apps (`<team ID>.<bundle ID>`) whose passkeys are this domain's and which open the
+    /// recovery email's link (`TWOFOLD_APPLE_APP_IDS`, comma-separated): what
+    /// `/.well-known/apple-app-site-association` lists. None by default (the file is not served).
+    public var appleApps: [String]
 
     public init(
         rpID: String = "localhost", rpName: String = "Twofold", origins: [String] = ["http://localhost:8080"],
         topOrigins: [String] = [], userVerification: RelyingParty.UserVerification = .preferred,
         attestation: AttestationPreference = .none, requireAttestation: Bool = false, roots: [Certificate] = [],
-        challengeLifetime: TimeInterval = 120
+        challengeLifetime: TimeInterval = 120, appleApps: [String] = []
     ) {
         self.rpID = rpID
         self.rpName = rpName
@@ -51,6 +55,7 @@ public struct WebAuthnSettings: Sendable {
         self.requireAttestation = requireAttestation
         self.roots = roots
         self.challengeLifetime = challengeLifetime
+        self.appleApps = appleApps
     }
 
     /// What a server on `port` accepts when no origins are configured: the page a developer opens.
@@ -92,6 +97,7 @@ public struct WebAuthnSettings: Sendable {
                 message: "is true, but TWOFOLD_WEBAUTHN_ATTESTATION_ROOTS names no roots to verify attestation against")
         }
         let seconds = try reader.integer("TWOFOLD_WEBAUTHN_CHALLENGE_SECONDS", default: 120, in: 30...600)
+        let appleApps = try appleAppIDs(reader)
         if mode == .production {
             guard explicitID != nil else {
                 throw ConfigurationError(
@@ -107,7 +113,21 @@ public struct WebAuthnSettings: Sendable {
         return WebAuthnSettings(
             rpID: rpID, rpName: rpName, origins: origins, topOrigins: topOrigins, userVerification: userVerification,
             attestation: attestation, requireAttestation: requireAttestation, roots: roots,
-            challengeLifetime: TimeInterval(seconds))
+            challengeLifetime: TimeInterval(seconds), appleApps: appleApps)
+    }
+
+    /// `TWOFOLD_APPLE_APP_IDS`: app IDs as Apple writes them, a ten-character team ID, a dot and
+    /// the bundle ID (`ABCDE12345.dev.twofold.app`), separated by commas.
+    private static func appleAppIDs(_ reader: EnvironmentReader) throws(ConfigurationError) -> [String] {
+        guard let text = reader.optional("TWOFOLD_APPLE_APP_IDS") else { return [] }
+        let ids = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for id in ids where id.wholeMatch(of: /[A-Z0-9]{10}\.[A-Za-z0-9][A-Za-z0-9.\-]{0,154}/) == nil {
+            throw ConfigurationError(
+                variable: "TWOFOLD_APPLE_APP_IDS",
+                message: "must be app IDs such as ABCDE12345.dev.twofold.app (the team ID, a dot, the bundle ID), "
+                    + "separated by commas; \(id.debugDescription) is not one")
+        }
+        return ids
     }
 
     /// A comma-separated list of origins: `http(s)://host[:port]` with nothing after, or a native

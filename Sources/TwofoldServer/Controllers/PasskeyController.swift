@@ -12,9 +12,12 @@ struct PasskeyController: EndpointCollection {
     let callers: Callers
     /// The origins passkeys may be used from (`TWOFOLD_WEBAUTHN_ORIGINS`).
     let origins: [String]
+    /// The iOS apps this domain vouches for (`TWOFOLD_APPLE_APP_IDS`).
+    let appleApps: [String]
 
     func boot(routes: EndpointRoutes) {
         routes.on(API.Operations.relatedOrigins, use: relatedOrigins)
+        routes.on(API.Operations.appleAppSiteAssociation, use: appleAppSiteAssociation)
         routes.on(API.Passkeys.registerOptions, use: registerOptions)
         routes.on(API.Passkeys.registerVerify, use: registerVerify)
         routes.on(API.Passkeys.list, use: list)
@@ -28,6 +31,17 @@ struct PasskeyController: EndpointCollection {
     /// for browsers).
     @Sendable func relatedOrigins(request: Request, _: NoContent) async throws -> RelatedOrigins {
         RelatedOrigins(origins: origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") })
+    }
+
+    /// Apple's associated domains file: the configured apps' passkeys and the recovery email's
+    /// link opening in them. Not found when no app is configured.
+    @Sendable func appleAppSiteAssociation(request: Request, _: NoContent) async throws -> AppleAppSiteAssociation {
+        guard !appleApps.isEmpty else {
+            throw Problem(
+                status: 404, code: .notFound, title: "Not found",
+                detail: "This server vouches for no iOS app (TWOFOLD_APPLE_APP_IDS is not set).")
+        }
+        return AppleAppSiteAssociation(apps: appleApps, recoveryPath: "/" + Pages.recoveryPass.path)
     }
 
     /// The body may be left out (no hints).

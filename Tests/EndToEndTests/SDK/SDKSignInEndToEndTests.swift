@@ -388,6 +388,7 @@ import TwofoldTestSupport
             return
         }
         #expect(user.username == name)
+        #expect(await flow.passkeyName == "Virtual", "the SDK says which passkey signed in")
 
         // Without a passkey provider, the SDK does not offer passkeys.
         let plain = SignInFlow(client: client, session: SessionManager(client: client, store: MemoryTokenStore()))

@@ -430,6 +430,13 @@ import TwofoldTestingScreens
         #expect(app.linkToShow == .backupCodes)
         app.linkShown()
         #expect(app.link == nil && app.linkToShow == nil)
+
+        // The recovery email's web link, opened in the app as a universal link: only its server's.
+        let signedOut = AppModel(session: ScreenFixtures.session())
+        await signedOut.launch()
+        #expect(!signedOut.open(try #require(URL(string: "https://other.example.com/recovery/pass?token=abc123"))))
+        #expect(signedOut.open(try #require(URL(string: "https://mfa.example.com/recovery/pass?token=abc123"))))
+        #expect(signedOut.linkToShow == .recovery(token: "abc123"))
     }
 
     // MARK: Seed 000: the hub, the authenticator wizard, backup codes, SMS codes, passkeys
@@ -614,6 +621,16 @@ import TwofoldTestingScreens
                 return
             }
             #expect(passkeyUser.username == "hal")
+            // Seed 000's "Signed in with <name>": the passkey's own name, shown once.
+            let named = try #require(passkeySignIn.passkeyName)
+            #expect(keys.passkeys.map(\.name).contains(named))
+            let signedInApp = AppModel(session: ScreenFixtures.session())
+            signedInApp.signedIn(passkeyUser, with: passkeySignIn.passkeyName)
+            #expect(signedInApp.signedInWith == "Signed in with \(named)")
+            signedInApp.signedInWithShown()
+            #expect(signedInApp.signedInWith == nil)
+            signedInApp.signedIn(passkeyUser)
+            #expect(signedInApp.signedInWith == nil, "a sign-in without a passkey says nothing of one")
 
             // The keyboard's autofill bar: while its request waits, the form stays usable and a
             // password sign-in goes on undisturbed (the request ending later changes nothing);

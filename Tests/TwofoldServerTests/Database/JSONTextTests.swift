@@ -8,7 +8,8 @@ import TwofoldAPI
 @Suite(.tags(.database))
 struct JSONTextTests {
     static func answer(
-        phone: String?, remaining: Int?, deviceToken: String?, name: String = "alice", now: Date
+        phone: String?, remaining: Int?, deviceToken: String?, name: String = "alice", now: Date,
+        passkey: String? = nil
     ) -> SecondStepResponse {
         let user = UserDTO(
             id: UUID(), username: name, email: "\(name)@example.com", phoneNumber: phone, role: "user",
@@ -17,7 +18,7 @@ struct JSONTextTests {
             tokens: AuthTokensResponse(
                 accessToken: TokenDTO(token: "eyJ.a-b_c.d", expiresAt: now.addingTimeInterval(900)),
                 refreshToken: TokenDTO(token: "r3fr/sh+", expiresAt: now.addingTimeInterval(30 * 86_400)),
-                user: user),
+                user: user, passkeyName: passkey),
             backupCodesRemaining: remaining, backupCodesLow: remaining.map { $0 <= 3 },
             trustedDeviceToken: deviceToken, serverTime: now)
     }
@@ -36,6 +37,7 @@ struct JSONTextTests {
                 Self.answer(phone: nil, remaining: nil, deviceToken: nil, now: now),
                 Self.answer(phone: "+15551234567", remaining: 3, deviceToken: "device-token", now: now),
                 Self.answer(phone: nil, remaining: 0, deviceToken: nil, now: now),
+                Self.answer(phone: nil, remaining: nil, deviceToken: nil, now: now, passkey: "Work \"laptop\" ⌘/é"),
             ] {
                 #expect(answer.json == (try Self.encoded(answer)), "\(now)")
             }

@@ -65,6 +65,8 @@ import VaporTesting
         ("TWOFOLD_POSTGRES_CONNECTIONS", "many"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "0"),
         ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "301"), ("TWOFOLD_POSTGRES_CONNECT_TIMEOUT", "2.5"),
         ("TWOFOLD_ACCESS_TOKEN_SECONDS", "59"), ("TWOFOLD_ACCESS_TOKEN_SECONDS", "3601"),
+        ("TWOFOLD_APPLE_APP_IDS", "dev.twofold.app"), ("TWOFOLD_APPLE_APP_IDS", "abcde12345.dev.twofold.app"),
+        ("TWOFOLD_APPLE_APP_IDS", "ABCDE12345."), ("TWOFOLD_APPLE_APP_IDS", "ABCDE12345.app id"),
     ]
 
     @Test("a bad value names its variable", arguments: badValues)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import VaporTesting
 import WebAuthn
@@ -63,6 +64,7 @@ import WebAuthn
             #expect(signedIn.status == 200, "\(signedIn.text)")
             let session = try signedIn.decode(SecondStepResponse.self)
             #expect(try await Calls.methods(app, token: session.accessToken.token) == ["pwd", "hwk", "mfa"])
+            #expect(session.passkeyName == "Work laptop", "which passkey signed in, by its name")
             // The flow is spent.
             let replay = try await Calls.post(
                 app, API.Passkeys.flowVerify.path(),
@@ -122,6 +124,7 @@ import WebAuthn
             #expect(answer.status == 200, "\(answer.text)")
             let signedIn = try answer.decode(AuthTokensResponse.self)
             #expect(signedIn.user.id == tokens.user.id)
+            #expect(signedIn.passkeyName == "Passkey")
             #expect(try await Calls.methods(app, token: signedIn.accessToken.token) == ["swk", "mfa"])
             // A synced passkey's counter stays zero, and that is fine.
             let next = try await Calls.signInOptions(app)
@@ -396,6 +399,31 @@ import WebAuthn
             let answer = try await Calls.call(app, .GET, API.Operations.relatedOrigins.path())
             #expect(
                 try answer.decode(RelatedOrigins.self).origins == ["https://example.com", "https://example.co.uk"])
+        }
+    }
+
+    /// Apple's associated domains file names the configured apps for passkeys and for the
+    /// recovery email's link; without an app it is not served (a developer's server vouches for none).
+    @Test func theAppleAppSiteAssociationNamesTheConfiguredApps() async throws {
+        let apps = ["ABCDE12345.dev.twofold.app", "ABCDE12345.dev.twofold.testing"]
+        try await withTestApp(adjust: { $0.webAuthn.appleApps = apps }) { app in
+            let association = try await app.client().send(API.Operations.appleAppSiteAssociation)
+            #expect(association.webcredentials.apps == apps)
+            let links = try #require(association.applinks.details.first)
+            #expect(association.applinks.details.count == 1 && links.appIDs == apps)
+            #expect(links.components.map(\.path) == ["/recovery/pass"] && links.components[0].query == ["token": "?*"])
+            // The names Apple reads: "/" and "?" for a component's path and query.
+            let text = try await Calls.call(app, .GET, API.Operations.appleAppSiteAssociation.path()).text
+            #expect(text.contains(#""\/":"\/recovery\/pass""#) || text.contains(#""/":"/recovery/pass""#), "\(text)")
+            #expect(text.contains(#""?":{"token":"?*"}"#), "\(text)")
+        }
+        let configured = try Configuration.load(
+            from: ["TWOFOLD_APPLE_APP_IDS": apps.joined(separator: ", ")],
+            workingDirectory: URL(fileURLWithPath: "/srv"))
+        #expect(configured.webAuthn.appleApps == apps)
+        try await withTestApp { app in
+            let refused = try await refusal { try await app.client().send(API.Operations.appleAppSiteAssociation) }
+            #expect(refused.status == 404 && refused.code == .notFound)
         }
     }
 

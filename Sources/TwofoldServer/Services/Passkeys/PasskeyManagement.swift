@@ -101,11 +101,12 @@ struct PasswordlessSignIn: Sendable {
         // A locked account is refused before the challenge and the counter are used.
         guard user.status == .active else { throw Problem.accountLocked }
         let proof = try await passkeys.commit(verified, origin: origin)
-        let tokens = try await sessions.start(
+        var tokens = try await sessions.start(
             user: user, methods: proof.userVerified ? [proof.amr, "mfa"] : [proof.amr],
             proofs: [.passkey(verified.passkey.credentialID)],
             origin: origin)
         try await audit.record(.loginSucceeded, user: user.id, detail: "passkey (\(proof.amr))", origin: origin)
+        tokens.passkeyName = verified.passkey.name
         return tokens
     }
 

@@ -254,7 +254,8 @@ struct SecondStep: Sendable {
         let session = try sessions.newSession(
             user: flow.user, epoch: flow.sessionEpoch, methods: [flow.firstFactor, verified.amr, "mfa"],
             proofs: [.password, .passkey(verified.passkey.credentialID)], origin: origin)
-        let tokens = try sessions.tokens(for: session.recorded)
+        var tokens = try sessions.tokens(for: session.recorded)
+        tokens.passkeyName = verified.passkey.name
         let assertion = verified.assertion
         if let passkeySignIns, !trustDevice, !assertion.backupStateChanged {
             // PostgreSQL: every write of the unit below in one statement (`PasskeySignInStore`).

@@ -123,6 +123,10 @@ extension SecondStepResponse {
             json += #","deviceToken":"#
             json.appendJSONString(deviceToken)
         }
+        if let passkeyName {
+            json += #","passkeyName":"#
+            json.appendJSONString(passkeyName)
+        }
         json += #","refreshToken":"#
         refreshToken.appendJSON(to: &json)
         json += #","serverTime":"#
