@@ -82,7 +82,8 @@
                 .buttonStyle(.borderedProminent)
             } else {
                 TimelineView(.periodic(from: .now, by: 1)) { _ in
-                    let locked = model.lockCountdown()
+                    // A locked method, or a throttle's wait: the input waits for the server's time.
+                    let locked = model.lockCountdown() ?? model.waitCountdown()
                     VStack(spacing: 12) {
                         CodeInputView(
                             entry: model.code, feedback: model.feedback, isDisabled: locked != nil || working,
@@ -110,7 +111,7 @@
 
         private var resend: some View {
             TimelineView(.periodic(from: .now, by: 1)) { _ in
-                let left = model.resendCountdown() ?? 0
+                let left = max(model.resendCountdown() ?? 0, model.waitCountdown() ?? 0)
                 Button(left > 0 ? "Resend code in \(left)s" : "Resend code") { Task { await model.resend() } }
                     .disabled(left > 0 || working)
                     .accessibilityHint(left > 0 ? "Available in \(left) seconds" : "")

@@ -13,6 +13,7 @@
         private let onSignedIn: @MainActor (UserDTO) -> Void
         private let onDeviceSignIn: (@MainActor () -> Void)?
         private let onRecovery: @MainActor () -> Void
+        private let support: URL?
 
         /// The screen for `model`; `autofill` offers passkeys in the keyboard's autofill bar while
         /// the credentials show; `onSignedIn` hears the signed-in user; `onDeviceSignIn` and
@@ -20,9 +21,10 @@
         public init(
             model: SignInModel, autofill: (any PasskeyAsserting)? = nil,
             onSignedIn: @escaping @MainActor (UserDTO) -> Void,
-            onDeviceSignIn: (@MainActor () -> Void)? = nil, onRecovery: @escaping @MainActor () -> Void
+            onDeviceSignIn: (@MainActor () -> Void)? = nil, onRecovery: @escaping @MainActor () -> Void,
+            support: URL? = nil
         ) {
-            (self.model, self.autofill) = (model, autofill)
+            (self.model, self.autofill, self.support) = (model, autofill, support)
             (self.onSignedIn, self.onDeviceSignIn, self.onRecovery) = (onSignedIn, onDeviceSignIn, onRecovery)
         }
 
@@ -43,6 +45,8 @@
 
         @ViewBuilder private var content: some View {
             switch model.phase {
+            case .credentials where model.isLockedOut:
+                lockout
             case .credentials:
                 credentials
             case .working where model.step == nil:
@@ -65,6 +69,24 @@
             }
         }
 
+        /// Seed 000: the account locked, full screen, with its countdown and a way to support.
+        private var lockout: some View {
+            TimelineView(.periodic(from: .now, by: 1)) { _ in
+                ContentUnavailableView {
+                    Label("Account locked", systemImage: "lock.fill")
+                } description: {
+                    Text(model.lockoutMessage() ?? "You can try again now.")
+                        .monospacedDigit()
+                } actions: {
+                    if let support {
+                        Link("Contact Support", destination: support).buttonStyle(.borderedProminent)
+                    }
+                    Button("Recover your account") { onRecovery() }
+                    Button("Back to sign in") { Task { await model.startOver() } }
+                }
+            }
+        }
+
         private var credentials: some View {
             Form {
                 Section {
@@ -83,9 +105,15 @@
                     Section { ProblemText(message) }
                 }
                 Section {
-                    Button("Sign in") { Task { await model.signIn() } }
+                    // Rate limited: the button waits for the time the server gave, counting down.
+                    TimelineView(.periodic(from: .now, by: 1)) { _ in
+                        Button(model.waitCountdown().map { "Sign in (\($0) s)" } ?? "Sign in") {
+                            Task { await model.signIn() }
+                        }
                         .frame(maxWidth: .infinity)
                         .disabled(!model.canSignIn)
+                        .monospacedDigit()
+                    }
                     Button("Sign in with a passkey", systemImage: "person.badge.key") {
                         Task { await model.signInWithPasskey() }
                     }

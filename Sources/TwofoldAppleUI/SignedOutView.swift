@@ -21,7 +21,8 @@
                             app.signedIn(user, with: model.passkeyName)
                             Task { await nudge.signedIn(username: user.username, with: model.method) }
                         },
-                        onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) })
+                        onDeviceSignIn: { path.append(.deviceSignIn) }, onRecovery: { path.append(.recovery) },
+                        support: ScreenFactory.supportURL())
                 }
                 .navigationTitle("Sign In")
                 .onChange(of: screens.app.linkToShow) { _, link in

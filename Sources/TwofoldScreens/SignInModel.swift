@@ -43,6 +43,9 @@ public final class SignInModel {
     public private(set) var passkeyName: String?
     /// The last haptic to play.
     public private(set) var feedback: Feedback?
+    /// When the server takes the next try, as its last refusal said (a throttle's wait, a
+    /// lockout's end): seed 000's "rate limited: countdown timer, inputs disabled".
+    public private(set) var waitUntil: Date?
 
     private let flow: SignInFlow
     private let clock: @Sendable () -> Date
@@ -59,8 +62,45 @@ public final class SignInModel {
     /// The problem in words.
     public var message: String? { problem?.message }
 
-    /// Whether the sign-in button does anything.
-    public var canSignIn: Bool { phase == .credentials && !name.isEmpty && !password.isEmpty }
+    /// Whether the sign-in button does anything: not before the time the server gave.
+    public var canSignIn: Bool {
+        phase == .credentials && !name.isEmpty && !password.isEmpty && waitCountdown() == nil
+    }
+
+    /// Seconds until the server takes another try, after a throttle or a lockout said when;
+    /// `nil` when it takes one now. The inputs it would refuse are disabled meanwhile.
+    public func waitCountdown() -> Int? {
+        guard let waitUntil else { return nil }
+        let left = Int(waitUntil.timeIntervalSince(clock()).rounded(.up))
+        return left > 0 ? left : nil
+    }
+
+    /// The account is locked (seed 000's full-screen lockout, with a way to support): the
+    /// server refused the credentials as locked, for a time it gave that has not passed, or
+    /// until an administrator or a recovery opens it.
+    public var isLockedOut: Bool {
+        guard phase == .credentials, case .locked(let until) = problem else { return false }
+        return until.map { $0 > clock() } ?? true
+    }
+
+    /// The full-screen lockout's words: what happened and, when the server gave a time, the
+    /// time left (`nil` when not locked out).
+    public func lockoutMessage() -> String? {
+        guard isLockedOut else { return nil }
+        guard let left = waitCountdown() else {
+            return "This account is locked to keep it safe. Recover your account, or contact support to have it "
+                + "unlocked."
+        }
+        return "Too many failed attempts. For your security, this account is locked. Try again in "
+            + Self.clockTime(left) + "."
+    }
+
+    /// `14:32`, or `1:02:05` past an hour.
+    static func clockTime(_ seconds: Int) -> String {
+        let (hours, minutes, rest) = (seconds / 3600, seconds % 3600 / 60, seconds % 60)
+        let tail = String(format: "%02d", rest)
+        return hours > 0 ? "\(hours):" + String(format: "%02d", minutes) + ":" + tail : "\(minutes):" + tail
+    }
 
     /// The second step's tabs: the account's methods in the fallback chain's order.
     public var tabs: [FactorMethod] {
@@ -168,14 +208,14 @@ public final class SignInModel {
 
     /// Submits the code typed.
     public func submit() async {
-        guard phase == .challenge, code.isComplete, lockCountdown() == nil else { return }
+        guard phase == .challenge, code.isComplete, lockCountdown() == nil, waitCountdown() == nil else { return }
         phase = .working
         show(await flow.submit(code: code.submission, rememberDevice: rememberDevice))
     }
 
     /// Sends another code (after the countdown).
     public func resend() async {
-        guard phase == .challenge, resendCountdown() == 0 else { return }
+        guard phase == .challenge, resendCountdown() == 0, waitCountdown() == nil else { return }
         phase = .working
         show(await flow.resend())
     }
@@ -212,6 +252,7 @@ public final class SignInModel {
             phase = .credentials
             step = nil
             self.problem = problem
+            waitUntil = Self.nextTry(after: problem, now: clock())
             if problem != nil { buzz(.error) }
         case .working:
             phase = .working
@@ -220,6 +261,7 @@ public final class SignInModel {
             phase = .challenge
             step = new
             problem = new.problem
+            waitUntil = Self.nextTry(after: new.problem, now: clock())
             if new.problem != nil {
                 code.clear()
                 buzz(.error)
@@ -227,12 +269,23 @@ public final class SignInModel {
         case .signedIn(let user):
             phase = .signedIn(user)
             problem = nil
+            waitUntil = nil
             password = ""
             code.clear()
             buzz(.success)
         case .recovery:
             phase = .recovery
             problem = nil
+            waitUntil = nil
+        }
+    }
+
+    /// When the server takes another try after `problem`: a throttle's wait from `now`, a lockout's end.
+    static func nextTry(after problem: SignInProblem?, now: Date) -> Date? {
+        switch problem {
+        case .rateLimited(let seconds?) where seconds > 0: now.addingTimeInterval(TimeInterval(seconds))
+        case .locked(let until?): until
+        default: nil
         }
     }
 

@@ -165,6 +165,77 @@ import TwofoldTestingScreens
         }
     }
 
+    /// Seed 000's error states: rate limited → a countdown, inputs disabled until the time the
+    /// server gave; account locked → the full-screen lockout with its words.
+    @Test(.timeLimit(.minutes(2))) func aThrottleDisablesTheInputsAndALockedAccountFillsTheScreen() async throws {
+        try await TestServers.withTarget { target in
+            _ = try await target.register("tia")
+            let screen = SignInModel(
+                flow: SignInFlow(
+                    client: target.client, session: SessionManager(client: target.client, store: MemoryTokenStore())))
+            screen.name = "tia"
+            screen.password = "not the password"
+            // Five tries at once per account and address (TWOFOLD_THROTTLE_LOGIN_PER_ACCOUNT_AND_ADDRESS).
+            for _ in 0..<8 where screen.waitCountdown() == nil {
+                await screen.signIn()
+            }
+            guard case .rateLimited(let seconds?) = screen.problem else {
+                Issue.record("no throttle: \(String(describing: screen.problem))")
+                return
+            }
+            #expect(seconds > 0 && (screen.waitCountdown() ?? 0) > 0 && (screen.waitCountdown() ?? 0) <= seconds)
+            screen.password = TestAccounts.password
+            #expect(!screen.canSignIn, "the button waits for the server's time")
+            await screen.signIn()
+            #expect(screen.phase == .credentials && screen.problem == .rateLimited(retryAfter: seconds), "nothing sent")
+            #expect(!screen.isLockedOut && screen.lockoutMessage() == nil, "a throttle is not a lockout")
+        }
+
+        // The account locked (20 lockouts in a day, or an administrator): the whole screen says so.
+        let locked = APIClient(
+            baseURL: URL(string: "https://mfa.example.com")!,
+            transport: Answering(
+                status: 403,
+                body: #"{"type":"https://twofold.dev/problems/account_locked","title":"Account locked","status":403,"#
+                    + #""code":"account_locked","detail":"This account is locked."}"#))
+        let lockedOut = SignInModel(
+            flow: SignInFlow(client: locked, session: SessionManager(client: locked, store: MemoryTokenStore())))
+        lockedOut.name = "tia"
+        lockedOut.password = TestAccounts.password
+        await lockedOut.signIn()
+        #expect(lockedOut.problem == .locked(until: nil) && lockedOut.isLockedOut)
+        #expect(lockedOut.lockoutMessage()?.hasPrefix("This account is locked to keep it safe.") == true)
+        #expect(lockedOut.canSignIn, "no time was given: trying again is allowed")
+
+        // Locked for a time: the countdown, as a clock reads.
+        let until = Date().addingTimeInterval(14 * 60 + 32)
+        let timed = APIClient(
+            baseURL: URL(string: "https://mfa.example.com")!,
+            transport: Answering(
+                status: 423,
+                body: #"{"type":"https://twofold.dev/problems/locked","title":"Locked","status":423,"code":"locked","#
+                    + #""lockoutUntil":"\#(ISO8601DateFormatter().string(from: until))"}"#))
+        let clock = Date()
+        let waiting = SignInModel(
+            flow: SignInFlow(client: timed, session: SessionManager(client: timed, store: MemoryTokenStore())),
+            clock: { clock })
+        waiting.name = "tia"
+        waiting.password = TestAccounts.password
+        await waiting.signIn()
+        #expect(waiting.isLockedOut && !waiting.canSignIn)
+        let message = try #require(waiting.lockoutMessage())
+        #expect(message.hasSuffix("Try again in 14:32.") || message.hasSuffix("Try again in 14:31."), "\(message)")
+    }
+
+    /// A server that answers every request with one problem document.
+    struct Answering: Transport {
+        let status: Int
+        let body: String
+        func send(_ request: URLRequest) async throws -> HTTPAnswer {
+            HTTPAnswer(status: status, headers: ["Content-Type": Problem.mediaType], body: Data(body.utf8))
+        }
+    }
+
     // MARK: Fixtures for previews
 
     /// The fixtures the SwiftUI previews show build with no server and show what they say.
