@@ -44,6 +44,20 @@ import TwofoldTestSupport
         #expect(reaches.isEmpty, "suites used from other files (move the helper to Support/): \(reaches.sorted())")
     }
 
+    /// A server test calls the server as an app does, through the SDK's typed client over the
+    /// application in process (`app.client(from:)`); what that client cannot send (malformed bytes,
+    /// pages and their forms) goes through one helper, `app.raw`. Both live in one file; an
+    /// end-to-end test builds a `URLRequest` by hand only in its target's `Support/`.
+    @Test func requestsGoThroughTheTypedClientOrOneRawHelper() throws {
+        let sources = try Self.testSources().filter { $0.path != "TwofoldCoreTests/TestLayoutTests.swift" }
+        let inProcess = sources.filter { $0.text.contains("testing()") }.map(\.path)
+        #expect(inProcess == ["TwofoldServerTests/Support/InProcessClient.swift"], "\(inProcess)")
+        let byHand = sources.filter {
+            $0.text.contains("URLRequest(") && !$0.path.hasPrefix("EndToEndTests/Support/")
+        }.map(\.path)
+        #expect(byHand.isEmpty, "requests built by hand outside Support/: \(byHand)")
+    }
+
     @Test func noTestSleepsLongerThanASecond() throws {
         let long =
             /Task\.sleep\(for: \.seconds\(([0-9.]+)\)\)|Task\.sleep\(for: \.milliseconds\(([0-9_]+)\)\)|\busleep\(([0-9_]+)\)|\bsleep\(([0-9]+)\)|Thread\.sleep/

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 import VaporTesting
 
@@ -17,12 +18,11 @@ import VaporTesting
             let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             var remembered = HTTPHeaders.client("10.0.0.1")
             remembered.add(name: "X-Trusted-Device", value: device)
-            var other: AuthTokensResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: remembered,
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in other = try response.decode(AuthTokensResponse.self) }
-            let otherSession = try #require(other)
+            let client = app.client()
+            let other = try await client.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password),
+                headers: ["X-Trusted-Device": device])
+            guard case .signedIn(let otherSession) = other else { throw Accounts.SignUpError.secondStepAsked("alice") }
 
             let wrong = try await Accounts.put(
                 app, API.Account.changePassword, token: tokens.accessToken.token,
@@ -44,22 +44,20 @@ import VaporTesting
             #expect(changed.0 == 200)
             // The session that changed it goes on; the other one and the remembered device stop.
             _ = try await Accounts.account(app, token: tokens.accessToken.token)
-            try await app.testing().test(
-                .GET, API.Account.show.path(), headers: .bearer(otherSession.accessToken.token)
-            ) {
-                response in #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: jsonHeaders,
-                body: json(["refreshToken": otherSession.refreshToken.token])
-            ) { response in #expect(response.status == .unauthorized) }
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: remembered,
-                body: json(["username": "alice", "password": Accounts.newPassword])
-            ) { response in
-                #expect(response.status == .ok)
-                #expect(response.body.string.contains("requires2FA"), "the remembered device was revoked")
-            }
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: otherSession.accessToken.token) }
+                    .status == 401)
+            #expect(
+                try await refusal {
+                    try await client.send(
+                        API.Auth.refresh, RefreshRequest(refreshToken: otherSession.refreshToken.token))
+                }.status == 401)
+            let again = try await client.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.newPassword),
+                headers: ["X-Trusted-Device": device])
+            var askedForSecondStep = false
+            if case .secondStep = again { askedForSecondStep = true }
+            #expect(askedForSecondStep, "the remembered device was revoked")
             #expect(try await RememberedDeviceSteps.login(app, headers: remembered).0 == 401, "old password refused")
             let events = try await AuditQueries.count(type: "account.password_changed", on: app)
             #expect(events == 1)
@@ -160,10 +158,8 @@ import VaporTesting
                 ["email": "alice@new.example", "code": message.code])
             #expect(confirmed.0 == 200)
             #expect(try await Accounts.account(app, token: tokens.accessToken.token).email == "alice@new.example")
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["email": "alice@new.example", "password": Accounts.password])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await app.client(from: "10.0.0.1").send(
+                API.Auth.login, LoginRequest(email: "alice@new.example", password: Accounts.password))
 
             clock.advance(by: 5 * 60)
             let late = try await Accounts.put(
@@ -177,52 +173,37 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.TwoFactor.emailSetup.path(), headers: .bearer(tokens.accessToken.token)
-            ) {
-                response in #expect(response.status == .ok)
-            }
+            let client = app.client()
+            _ = try await client.send(API.TwoFactor.emailSetup, bearer: tokens.accessToken.token)
             let enableCode = try #require(try await Codes.deliverMessages(app, clock: clock).first).code
-            try await app.testing().test(
-                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["code": enableCode])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await client.send(
+                API.TwoFactor.emailVerify, CodeRequest(code: enableCode), bearer: tokens.accessToken.token)
 
             let other = try await Codes.laterCodeSession(app, clock: clock)
-            try await app.testing().test(
-                .POST, API.Auth.stepUpSend.path(), headers: .bearer(other),
-                body: json(["method": "sms"])
-            ) { response in #expect(response.status == .unprocessableEntity, "SMS is not enabled") }
+            let smsRefused = try await refusal {
+                try await client.send(API.Auth.stepUpSend, StepUpSendRequest(method: .sms), bearer: other)
+            }
+            #expect(smsRefused.status == 422, "SMS is not enabled")
             clock.advance(by: 61)
-            try await app.testing().test(
-                .POST, API.Auth.stepUpSend.path(), headers: .bearer(other),
-                body: json(["method": "email"])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await client.send(API.Auth.stepUpSend, StepUpSendRequest(method: .email), bearer: other)
             let code = try #require(try await Codes.deliverMessages(app, clock: clock).first).code
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
-                body: json(["method": "email", "code": code == "000000" ? "000001" : "000000"])
-            ) { response in
-                #expect(response.status == .unauthorized)
-                try #require(try response.problem().attemptsRemaining == 4)
+            let wrong = try await refusal {
+                try await client.send(
+                    API.Auth.stepUp, StepUpRequest(method: .email, code: code == "000000" ? "000001" : "000000"),
+                    bearer: other)
             }
-            var fresh: String?
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
-                body: json(["method": "email", "code": code])
-            ) { response in
-                #expect(response.status == .ok)
-                fresh = try response.decode(StepUpResponse.self).accessToken.token
-            }
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.emailDelete.path(), headers: .bearer(try #require(fresh))
-            ) {
-                response in #expect(response.status == .forbidden, "a factor does not vouch for its own removal")
-            }
-            let withPassword = try await Accounts.stepUpWithPassword(app, token: try #require(fresh))
-            try await app.testing().test(.DELETE, API.TwoFactor.emailDelete.path(), headers: .bearer(withPassword)) {
-                response in #expect(response.status == .ok, "the password and a fresh email code remove it")
-            }
+            #expect(wrong.status == 401)
+            try #require(wrong.attemptsRemaining == 4)
+            let fresh = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .email, code: code), bearer: other
+            ).accessToken.token
+            #expect(
+                try await refusal { try await client.send(API.TwoFactor.emailDelete, bearer: fresh) }.status == 403,
+                "a factor does not vouch for its own removal")
+            let withPassword = try await Accounts.stepUpWithPassword(app, token: fresh)
+            #expect(
+                try await status { try await client.send(API.TwoFactor.emailDelete, bearer: withPassword) } == 200,
+                "the password and a fresh email code remove it")
         }
     }
 }

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldSQLite
 import VaporTesting
@@ -12,13 +13,18 @@ import VaporTesting
     @Test func nonAdminsAreForbidden() async throws {
         try await withTestApp { app in
             let bob = try await Accounts.signUp(app, "bob")
-            for path in [API.Admin.users.path(), API.Admin.audit.path(), API.Admin.user.path("\(bob.user.id)")] {
-                try await app.testing().test(.GET, path, headers: .bearer(bob.accessToken.token)) { response in
-                    #expect(response.status == .forbidden, "\(path)")
-                }
-                try await app.testing().test(.GET, path) { response in
-                    #expect(response.status == .unauthorized, "\(path)")
-                }
+            let client = app.client()
+            let calls: [(String, (String?) async throws -> Void)] = [
+                (API.Admin.users.path(), { _ = try await client.send(API.Admin.users, bearer: $0) }),
+                (API.Admin.audit.path(), { _ = try await client.send(API.Admin.audit, bearer: $0) }),
+                (
+                    API.Admin.user.path("\(bob.user.id)"),
+                    { _ = try await client.send(API.Admin.user, "\(bob.user.id)", bearer: $0) }
+                ),
+            ]
+            for (path, call) in calls {
+                #expect(try await refusal { try await call(bob.accessToken.token) }.status == 403, "\(path)")
+                #expect(try await refusal { try await call(nil) }.status == 401, "\(path)")
             }
         }
     }
@@ -28,79 +34,66 @@ import VaporTesting
             let admin = try await Administrators.adminTokens(app)
             let bob = try await Accounts.signUp(app, "bob")
             #expect(try await app.twofold.users.lock(userID: bob.user.id, now: Date()))
+            let client = app.client()
+            let token = admin.accessToken.token
 
-            try await app.testing().test(.GET, API.Admin.users.path(), headers: .bearer(admin.accessToken.token)) {
-                response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(AdminUsersResponse.self).users.map(\.username) == ["alice", "bob"])
+            let listed = try await client.send(API.Admin.users, bearer: token).users
+            try #require(listed.map(\.username) == ["alice", "bob"])
+            let locked = try await refusal {
+                try await app.client(from: "10.0.0.5").send(
+                    API.Auth.login, LoginRequest(username: "bob", password: Accounts.password))
             }
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.5"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .forbidden)
-                try #require(try response.problem().code == "account_locked")
-            }
-            try await app.testing().test(
-                .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(admin.accessToken.token)
-            ) { response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(UserDTO.self).status == "active")
-            }
-            try await app.testing().test(
-                .GET, API.Admin.user.path("\(bob.user.id)"), headers: .bearer(admin.accessToken.token)
-            ) {
-                response in
-                let detail = try response.decode(AdminUserDetail.self)
-                #expect(detail.user.username == "bob")
-                #expect(detail.sessions.count == 1)
-                #expect(detail.audit.contains { $0.type == "admin.user_unlocked" && $0.actorId == admin.user.id })
-            }
-            try await app.testing().test(
-                .GET, "api/v1/admin/audit?type=login.succeeded", headers: .bearer(admin.accessToken.token)
-            ) { response in
-                let events = try response.decode(AuditEventsResponse.self).events
-                #expect(events.count == 3)  // alice twice (before and after becoming admin), bob once
-                #expect(events.allSatisfy { $0.ipAddress == "10.0.0.1" })
-            }
-            try await app.testing().test(
-                .GET, API.Admin.user.path("\(UUID())"), headers: .bearer(admin.accessToken.token)
-            ) {
-                response in #expect(response.status == .notFound)
-            }
-            try await app.testing().test(.GET, "api/v1/admin/users?limit=0", headers: .bearer(admin.accessToken.token))
-            {
-                response in #expect(response.status == .unprocessableEntity)
-            }
+            #expect(locked.status == 403)
+            try #require(locked.code == .accountLocked)
+            let unlocked = try await client.send(API.Admin.unlock, "\(bob.user.id)", bearer: token)
+            try #require(unlocked.status == "active")
+            let detail = try await client.send(API.Admin.user, "\(bob.user.id)", bearer: token)
+            #expect(detail.user.username == "bob")
+            #expect(detail.sessions.count == 1)
+            #expect(detail.audit.contains { $0.type == "admin.user_unlocked" && $0.actorId == admin.user.id })
+            let events = try await client.send(
+                API.Admin.audit, bearer: token, query: AuditQuery(type: "login.succeeded")
+            ).events
+            #expect(events.count == 3)  // alice twice (before and after becoming admin), bob once
+            #expect(events.allSatisfy { $0.ipAddress == "10.0.0.1" })
+            #expect(
+                try await refusal { try await client.send(API.Admin.user, "\(UUID())", bearer: token) }.status == 404)
+            #expect(
+                try await refusal { try await client.send(API.Admin.users, bearer: token, query: PageQuery(limit: 0)) }
+                    .status == 422)
             // A parameter that is not what the document says is refused, never read as its
             // default or as "no filter" (schemathesis found each of these accepted).
-            let refused: [(String, String)] = [
-                (API.Admin.users.path() + "?offset=null", "offset"),
-                (API.Admin.users.path() + "?offset=1&offset=2", "offset"),
-                (API.Admin.users.path() + "?offset=1000001", "offset"),
-                (API.Admin.users.path() + "?limit=201", "limit"),
-                (API.Admin.audit.path() + "?userId=", "userId"),
-                (API.Admin.audit.path() + "?userId=alice", "userId"),
-                (API.Admin.audit.path() + "?type=", "type"),
-                (API.Admin.audit.path() + "?from=", "from"),
-                (API.Admin.audit.path() + "?type=" + String(repeating: "t", count: 65), "type"),
-                (API.Admin.audit.path() + "?from=yesterday", "from"),
-                (API.Admin.audit.path() + "?to=2026-13-40", "to"),
+            func item(_ name: String, _ value: String) -> URLQueryItem { URLQueryItem(name: name, value: value) }
+            let (users, audit) = (API.Admin.users.path(), API.Admin.audit.path())
+            let refused: [(String, [URLQueryItem], String)] = [
+                (users, [item("offset", "null")], "offset"),
+                (users, [item("offset", "1"), item("offset", "2")], "offset"),
+                (users, [item("offset", "1000001")], "offset"),
+                (users, [item("limit", "201")], "limit"),
+                (audit, [item("userId", "")], "userId"),
+                (audit, [item("userId", "alice")], "userId"),
+                (audit, [item("type", "")], "type"),
+                (audit, [item("from", "")], "from"),
+                (audit, [item("type", String(repeating: "t", count: 65))], "type"),
+                (audit, [item("from", "yesterday")], "from"),
+                (audit, [item("to", "2026-13-40")], "to"),
             ]
-            for (path, field) in refused {
-                try await app.testing().test(.GET, path, headers: .bearer(admin.accessToken.token)) { response in
-                    #expect(response.status == .unprocessableEntity, "\(path)")
-                    let problem = try response.problem()
-                    #expect(problem.errors?[field] != nil, "\(path): \(problem.errors ?? [:])")
+            for (endpoint, query, field) in refused {
+                let path = endpoint + "?" + query.map { "\($0.name)=\($0.value ?? "")" }.joined(separator: "&")
+                let answer = try await refusal {
+                    if endpoint == audit {
+                        _ = try await client.send(API.Admin.audit, bearer: token, query: query)
+                    } else {
+                        _ = try await client.send(API.Admin.users, bearer: token, query: query)
+                    }
                 }
+                #expect(answer.status == 422, "\(path)")
+                let errors = answer.problem?.errors
+                #expect(errors?[field] != nil, "\(path): \(errors ?? [:])")
             }
-            try await app.testing().test(
-                .GET, API.Admin.users.path() + "?offset=1000000&limit=200", headers: .bearer(admin.accessToken.token)
-            ) { response in
-                #expect(response.status == .ok)
-                let page = try response.decode(AdminUsersResponse.self)
-                #expect(page.users.isEmpty)
-            }
+            let page = try await client.send(
+                API.Admin.users, bearer: token, query: PageQuery(limit: 200, offset: 1_000_000))
+            #expect(page.users.isEmpty)
         }
     }
 }
@@ -113,28 +106,21 @@ import VaporTesting
             clock.advance(by: 3600)
             _ = try await Accounts.signUp(app, "carol")
             let admin = try await Administrators.adminTokens(app)
+            let client = app.client()
             for (query, names) in [
                 ("BOB", ["bob_smith"]), ("example.com", ["bob_smith", "carol", "alice"]),
                 ("b_s", ["bob_smith"]), ("%", [String]()), ("_", ["bob_smith"]),
             ] {
-                let path = API.Admin.users.url(
-                    relativeTo: URL(string: "http://x/")!, query: [URLQueryItem(name: "q", value: query)])
-                try await app.testing().test(
-                    .GET, String(path.absoluteString.dropFirst("http://x/".count)),
-                    headers: .bearer(admin.accessToken.token)
-                ) { response in
-                    #expect(response.status == .ok, "\(query): \(response.body.string)")
-                    let users = try response.decode(AdminUsersResponse.self).users
-                    #expect(users.map(\.username) == names, "\(query)")
-                }
+                let users = try await client.send(
+                    API.Admin.users, bearer: admin.accessToken.token, query: UserQuery(q: query)
+                ).users
+                #expect(users.map(\.username) == names, "\(query)")
             }
-            let since = ISO8601DateFormatter().string(from: clock.now.addingTimeInterval(-60))
-            try await app.testing().test(
-                .GET, "api/v1/admin/audit?type=user.registered&from=\(since)", headers: .bearer(admin.accessToken.token)
-            ) { response in
-                let events = try response.decode(AuditEventsResponse.self).events
-                #expect(events.count == 2, "carol's and alice's registrations, not bob's an hour before")
-            }
+            let events = try await client.send(
+                API.Admin.audit, bearer: admin.accessToken.token,
+                query: AuditQuery(type: "user.registered", from: clock.now.addingTimeInterval(-60))
+            ).events
+            #expect(events.count == 2, "carol's and alice's registrations, not bob's an hour before")
         }
     }
 }

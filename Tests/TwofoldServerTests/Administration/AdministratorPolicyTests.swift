@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldSQLite
 import VaporTesting
 
@@ -13,16 +14,23 @@ import VaporTesting
 @Suite struct AdministratorPolicyTests {
     /// What an administrator asks of the API with `token`: each admin endpoint's status and
     /// the step-up it names.
-    static func adminCalls(_ app: Application, token: String, on user: UUID) async throws -> [(UInt, String?)] {
-        var answers: [(UInt, String?)] = []
-        let calls: [(HTTPMethod, String)] = [
-            (.GET, API.Admin.users.path()), (.GET, API.Admin.user.path("\(user)")), (.GET, API.Admin.audit.path()),
-            (.GET, API.Admin.recoveryRequests.path()), (.POST, API.Admin.unlock.path("\(user)")),
-            (.POST, API.Admin.resetMFA.path("\(user)")),
+    static func adminCalls(_ app: Application, token: String, on user: UUID) async throws -> [(Int, String?)] {
+        let client = app.client()
+        var answers: [(Int, String?)] = []
+        let calls: [() async throws -> Void] = [
+            { _ = try await client.send(API.Admin.users, bearer: token) },
+            { _ = try await client.send(API.Admin.user, "\(user)", bearer: token) },
+            { _ = try await client.send(API.Admin.audit, bearer: token) },
+            { _ = try await client.send(API.Admin.recoveryRequests, bearer: token) },
+            { _ = try await client.send(API.Admin.unlock, "\(user)", bearer: token) },
+            { _ = try await client.send(API.Admin.resetMFA, "\(user)", bearer: token) },
         ]
-        for (method, path) in calls {
-            try await app.testing().test(method, path, headers: .bearer(token)) { response in
-                answers.append((response.status.code, (try? response.problem())?.errors?["stepUp"]))
+        for call in calls {
+            do {
+                try await call()
+                answers.append((200, nil))
+            } catch let refused as APIError {
+                answers.append((refused.status, refused.problem?.errors?["stepUp"]))
             }
         }
         return answers
@@ -134,9 +142,9 @@ import VaporTesting
                 #expect(status == 403 && need == "administratorFactor", "\(status) \(need ?? "-")")
             }
             // Nor another account's devices (`GET /devices/{username}` reads as an administrator).
-            try await app.testing().test(.GET, API.DeviceKeys.devices.path("bob"), headers: .bearer(stepped)) {
-                #expect($0.status == .forbidden)
-            }
+            #expect(
+                try await refusal { try await app.client().send(API.DeviceKeys.devices, "bob", bearer: stepped) }
+                    .status == 403)
             // The console says what to do, with the way to do it.
             let browser = TestBrowser(app)
             _ = try await browser.signIn("alice")
@@ -164,10 +172,17 @@ import VaporTesting
                 #expect(status == 403 && need == "recentSecondFactor", "\(status) \(need ?? "-")")
             }
             let later = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
-            for path in [API.Admin.users.path(), API.Admin.audit.path(), API.Admin.user.path("\(bob.user.id)")] {
-                try await app.testing().test(.GET, path, headers: .bearer(later)) {
-                    #expect($0.status == .ok, "\(path)")
-                }
+            let client = app.client()
+            let reads: [(String, () async throws -> Void)] = [
+                (API.Admin.users.path(), { _ = try await client.send(API.Admin.users, bearer: later) }),
+                (API.Admin.audit.path(), { _ = try await client.send(API.Admin.audit, bearer: later) }),
+                (
+                    API.Admin.user.path("\(bob.user.id)"),
+                    { _ = try await client.send(API.Admin.user, "\(bob.user.id)", bearer: later) }
+                ),
+            ]
+            for (path, read) in reads {
+                #expect(try await status(read) == 200, "\(path)")
             }
             // In the console, a session that proved the password only is asked for the app, and
             // the step-up brings it back to the console.
@@ -181,12 +196,13 @@ import VaporTesting
         }
     }
 
-    static func unlock(_ app: Application, _ userID: UUID, token: String) async throws -> (UInt, String?) {
-        var result: (UInt, String?) = (0, nil)
-        try await app.testing().test(.POST, API.Admin.unlock.path("\(userID)"), headers: .bearer(token)) {
-            result = ($0.status.code, try? $0.problem().code)
+    static func unlock(_ app: Application, _ userID: UUID, token: String) async throws -> (Int, ErrorCode?) {
+        do {
+            _ = try await app.client().send(API.Admin.unlock, "\(userID)", bearer: token)
+            return (200, nil)
+        } catch let refused as APIError {
+            return (refused.status, refused.code)
         }
-        return result
     }
 
     /// The finding: an administrator session refused a reset (403) still cleared a user's
@@ -203,7 +219,7 @@ import VaporTesting
             clock.advance(by: 60)
             #expect(try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock)).0 == 429)
             let refused = try await Self.unlock(app, bob.user.id, token: admin.accessToken.token)
-            #expect(refused.0 == 403 && refused.1 == "step_up_required", "\(refused)")
+            #expect(refused.0 == 403 && refused.1 == .stepUpRequired, "\(refused)")
             #expect(
                 try await TOTPSteps.validate(app, flow: flow, code: try TOTPSteps.code(secret, clock, offset: 30)).0
                     == 429, "still locked")
@@ -223,13 +239,12 @@ import VaporTesting
             let admin = try await Administrators.stepUp(
                 app, token: try await Administrators.signIn(app, "alice").accessToken.token)
             #expect(try await Self.unlock(app, bob.user.id, token: admin).0 == 200)
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .forbidden)
-                #expect((try? response.problem())?.code == "factor_setup_required")
+            let refused = try await refusal {
+                try await app.client(from: "10.0.0.9").send(
+                    API.Auth.login, LoginRequest(username: "bob", password: Accounts.password))
             }
+            #expect(refused.status == 403)
+            #expect(refused.code == .factorSetupRequired)
         }
     }
 }

@@ -3,6 +3,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
@@ -28,9 +29,8 @@ import VaporTesting
             #expect(verified == 200)
             let signedIn = try DeviceKeySteps.decode(DeviceTokenResponse.self, answer)
             #expect(signedIn.success && signedIn.message == "Authentication successful" && signedIn.refreshToken != nil)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(signedIn.token)) { response in
-                #expect(response.status == .ok, "the token is a Twofold access token")
-            }
+            // The token is a Twofold access token.
+            _ = try await app.client().send(API.Account.show, bearer: signedIn.token)
             // A raw 64-byte signature (r‖s) works too.
             let next = try await DeviceKeySteps.challenge(app)
             let raw = try phone.privateKey.signature(for: #require(Data(base64Encoded: next.challenge)))
@@ -210,37 +210,25 @@ import VaporTesting
             #expect(forSomeoneElse.0 == 403)
             _ = try await DeviceKeySteps.enroll(app, token: alice.accessToken.token, phone: phone)
 
-            try await app.testing().test(
-                .GET, API.DeviceKeys.devices.path("alice"), headers: .bearer(bob.accessToken.token)
-            ) {
-                response in #expect(response.status == .forbidden)
-            }
-            try await app.testing().test(
-                .GET, API.DeviceKeys.status.path("iphone-1"), headers: .bearer(bob.accessToken.token)
-            ) {
-                response in #expect(response.status == .notFound)
-            }
-            try await app.testing().test(.GET, API.DeviceKeys.devices.path("alice")) { response in
-                #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(
-                .GET, API.DeviceKeys.devices.path("alice"), headers: .bearer(alice.accessToken.token)
-            ) {
-                response in
-                let list = try response.decode(DeviceListResponse.self)
-                #expect(list.devices.map { $0.deviceId } == ["iphone-1"])
-                #expect(list.devices.first?.deviceModel == "iPhone 15 Pro")
-            }
-            try await app.testing().test(
-                .GET, API.DeviceKeys.status.path("iphone-1"), headers: .bearer(alice.accessToken.token)
-            ) { response in
-                let status = try response.decode(DeviceStatusResponse.self)
-                #expect(
-                    status
-                        == DeviceStatusResponse(
-                            deviceId: "iphone-1", enrolled: true, method: "secureEnclave", hasPublicKey: true,
-                            phoneNumber: nil))
-            }
+            let client = app.client()
+            #expect(
+                try await refusal {
+                    try await client.send(API.DeviceKeys.devices, "alice", bearer: bob.accessToken.token)
+                }.status == 403)
+            #expect(
+                try await refusal {
+                    try await client.send(API.DeviceKeys.status, "iphone-1", bearer: bob.accessToken.token)
+                }.status == 404)
+            #expect(try await refusal { try await client.send(API.DeviceKeys.devices, "alice") }.status == 401)
+            let list = try await client.send(API.DeviceKeys.devices, "alice", bearer: alice.accessToken.token)
+            #expect(list.devices.map { $0.deviceId } == ["iphone-1"])
+            #expect(list.devices.first?.deviceModel == "iPhone 15 Pro")
+            let device = try await client.send(API.DeviceKeys.status, "iphone-1", bearer: alice.accessToken.token)
+            #expect(
+                device
+                    == DeviceStatusResponse(
+                        deviceId: "iphone-1", enrolled: true, method: "secureEnclave", hasPublicKey: true,
+                        phoneNumber: nil))
         }
     }
 
@@ -256,21 +244,26 @@ import VaporTesting
                 ],
                 token: bob.accessToken.token, from: "10.0.0.2")
             #expect(enrolled.0 == 200)
-            for path in [API.DeviceKeys.devices.path("bob"), API.DeviceKeys.status.path("pixel")] {
-                try await app.testing().test(.GET, path, headers: .bearer(admin.accessToken.token)) { response in
-                    #expect(response.status == .ok, "\(path)")
+            let client = app.client()
+            #expect(
+                try await status {
+                    try await client.send(API.DeviceKeys.devices, "bob", bearer: admin.accessToken.token)
                 }
-            }
+                    == 200, "\(API.DeviceKeys.devices.path("bob"))")
+            #expect(
+                try await status {
+                    try await client.send(API.DeviceKeys.status, "pixel", bearer: admin.accessToken.token)
+                } == 200, "\(API.DeviceKeys.status.path("pixel"))")
             let alice = try #require(try await app.twofold.users.user(identifier: "alice"))
             #expect(try await app.twofold.users.lock(userID: alice.id, now: Date()))
-            try await app.testing().test(
-                .GET, API.DeviceKeys.devices.path("bob"), headers: .bearer(admin.accessToken.token)
-            ) {
-                response in #expect(response.status == .forbidden)
-            }
-            try await app.testing().test(
-                .GET, API.DeviceKeys.status.path("pixel"), headers: .bearer(admin.accessToken.token)
-            ) { response in #expect(response.status == .notFound) }
+            #expect(
+                try await refusal {
+                    try await client.send(API.DeviceKeys.devices, "bob", bearer: admin.accessToken.token)
+                }.status == 403)
+            #expect(
+                try await refusal {
+                    try await client.send(API.DeviceKeys.status, "pixel", bearer: admin.accessToken.token)
+                }.status == 404)
         }
     }
 
@@ -415,13 +408,8 @@ import VaporTesting
                     challengeId: challenge.challengeId, signature: signature))
             #expect(completed == 200, "\(answer)")
             let session = try DeviceKeySteps.decode(SecondStepResponse.self, answer)
-            var sessions: SessionsResponse?
-            try await app.testing().test(
-                .GET, API.Auth.sessions.path(), headers: .bearer(session.accessToken.token)
-            ) { response in
-                sessions = try response.decode(SessionsResponse.self)
-            }
-            let methods = try #require(sessions?.sessions.first { $0.current == true }).methods
+            let sessions = try await app.client().send(API.Auth.sessions, bearer: session.accessToken.token)
+            let methods = try #require(sessions.sessions.first { $0.current == true }).methods
             #expect(methods == ["pwd", "hwk", "mfa"])
             let replay = try await DeviceKeySteps.send(
                 app, .POST, API.SecondStep.verifyLogin.path(),

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 import VaporTesting
 
@@ -70,11 +71,10 @@ import VaporTesting
                     == FileManager.default.temporaryDirectory.standardizedFileURL.path)
             let mode = try FileManager.default.attributesOfItem(atPath: made.path)[.posixPermissions] as? NSNumber
             #expect(mode?.intValue == 0o700)
-            try await app.testing().test(
-                .POST, API.Auth.register.path(), headers: ["Content-Type": "application/json"],
-                body: ByteBuffer(
-                    string: #"{"username":"tia","email":"tia@example.com","password":"a long passphrase here"}"#)
-            ) { response in #expect(response.status == .created) }
+            // A 201: the registration's success.
+            _ = try await app.client().send(
+                API.Auth.register,
+                RegisterRequest(username: "tia", email: "tia@example.com", password: "a long passphrase here"))
         }
         let removed = try #require(folder)
         #expect(!FileManager.default.fileExists(atPath: removed.path), "removed at shutdown")

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -11,11 +12,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
-            ) {
-                _ in
-            }
+            _ = try await app.client().send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(599))
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 1)
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(600))
@@ -27,10 +24,7 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { _ in }
+            _ = try await app.client().send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
             #expect(try await AuditQueries.count(table: "refresh_tokens", on: app) == 2)
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(3600))
             try await app.twofold.housekeeping.sweep(now: clock.now.addingTimeInterval(25 * 3600))

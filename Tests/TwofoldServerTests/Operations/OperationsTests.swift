@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldServer
 import TwofoldTestSupport
 import VaporTesting
@@ -8,7 +9,7 @@ import VaporTesting
 @Suite(.tags(.database)) struct OperationsTests {
     @Test func healthAnswersOK() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, API.Operations.health.path()) { response in
+            try await app.raw(.GET, API.Operations.health.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.body.string == #"{"status":"ok"}"#)
             }
@@ -17,10 +18,8 @@ import VaporTesting
 
     @Test func readinessChecksTheDatabase() async throws {
         try await withTestApp { app in
-            try await app.testing().test(.GET, API.Operations.ready.path()) { response in
-                #expect(response.status == .ok)
-                #expect(response.body.string.contains(#""database":"ok""#))
-            }
+            let ready = try await app.client().send(API.Operations.ready)
+            #expect(ready.checks?["database"] == "ok")
         }
     }
 
@@ -32,23 +31,21 @@ import VaporTesting
             dataDirectory: directory, database: .postgres(url: "postgres://nobody:x@127.0.0.1:1/none"))
         try await withApp { app in
             try await configure(app, with: configuration)
-            try await app.testing().test(.GET, API.Operations.ready.path()) { response in
-                #expect(response.status == .serviceUnavailable)
-                #expect(response.headers.first(name: .retryAfter) == "5")
-                let problem = try response.problem()
-                #expect(problem.code == "service_unavailable")
-                #expect(problem.detail?.contains("nobody") == false)
-            }
+            let refused = try await refusal { try await app.client().send(API.Operations.ready) }
+            #expect(refused.status == 503)
+            #expect(refused.retryAfterHeader == 5)
+            let problem = try #require(refused.problem)
+            #expect(problem.code == .serviceUnavailable)
+            #expect(problem.detail?.contains("nobody") == false)
         }
     }
 
     @Test func metricsCountRequestsByRouteAndStatus() async throws {
         try await withTestApp { app in
-            let tester = try app.testing()
-            try await tester.test(.GET, API.Operations.health.path()) { _ in }
-            try await tester.test(.GET, API.Operations.health.path()) { _ in }
-            try await tester.test(.GET, "users/alice/secret") { _ in }
-            try await tester.test(.GET, API.Operations.metrics.path()) { response in
+            _ = try await app.client().send(API.Operations.health)
+            _ = try await app.client().send(API.Operations.health)
+            try await app.raw(.GET, "users/alice/secret") { _ in }
+            try await app.raw(.GET, API.Operations.metrics.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: .contentType)?.hasPrefix("text/plain; version=0.0.4") == true)
                 let text = response.body.string
@@ -64,7 +61,7 @@ import VaporTesting
         let onDisk = try String(
             contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         try await withTestApp { app in
-            try await app.testing().test(.GET, API.Operations.openAPI.path()) { response in
+            try await app.raw(.GET, API.Operations.openAPI.path()) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: .contentType)?.hasPrefix("application/yaml") == true)
                 #expect(response.body.string == onDisk)

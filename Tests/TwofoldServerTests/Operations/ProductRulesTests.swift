@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldTestSupport
 import VaporTesting
 
@@ -109,15 +110,14 @@ import VaporTesting
     @Test func aRaisedRegistrationThrottleLetsMoreThrough() async throws {
         for (burst, expected) in [(10, 10), (40, 30)] {
             try await withTestApp(adjust: { $0.rules.registerPerAddress.burst = burst }) { app in
+                let client = app.client(from: "10.9.9.9")
                 var created = 0
                 for index in 0..<30 {
-                    try await app.testing().test(
-                        .POST, API.Auth.register.path(), headers: .client("10.9.9.9"),
-                        body: json([
-                            "username": "user\(index)", "email": "user\(index)@example.com",
-                            "password": "correct horse battery staple",
-                        ])
-                    ) { response in if response.status == .created { created += 1 } }
+                    let body = RegisterRequest(
+                        username: "user\(index)", email: "user\(index)@example.com",
+                        password: "correct horse battery staple")
+                    // `status` gives 200 for a success: for a registration, its 201.
+                    if try await status({ try await client.send(API.Auth.register, body) }) == 200 { created += 1 }
                 }
                 #expect(created == expected, "burst \(burst)")
             }
@@ -160,25 +160,22 @@ import VaporTesting
             }
         ) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["phoneNumber": "+14155550123"])
-            ) { response in
-                let sent = try response.decode(CodeSentResponse.self)
-                #expect(sent.expiresAt == clock.now.addingTimeInterval(120))
-                #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(30))
-            }
+            let client = app.client()
+            let sent = try await client.send(
+                API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: "+14155550123"), bearer: tokens.accessToken.token)
+            #expect(sent.expiresAt == clock.now.addingTimeInterval(120))
+            #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(30))
             let message = try #require(try await Codes.deliverAll(app, clock: clock).last)
             #expect(message.body.contains("It expires in 2 minutes."), "\(message.body)")
             // A password-only account steps up with a sign-in inside the window: 61 s is outside.
             clock.advance(by: 61)
-            try await app.testing().test(
-                .PUT, API.Account.changePhone.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["phoneNumber": "+14155550124"])
-            ) { response in
-                #expect(response.status == .forbidden, "\(response.body.string)")
-                #expect(response.body.string.contains("within 1 minute."), "\(response.body.string)")
+            let refused = try await refusal {
+                try await client.send(
+                    API.Account.changePhone, PhoneChangeRequest(phoneNumber: "+14155550124"),
+                    bearer: tokens.accessToken.token)
             }
+            #expect(refused.status == 403, "\(refused)")
+            #expect(refused.problem?.detail?.contains("within 1 minute.") == true, "\(refused)")
         }
     }
 
@@ -213,10 +210,9 @@ import VaporTesting
             var low: [Bool?] = []
             for code in codes.prefix(2) {
                 let flow = try await TOTPSteps.startLogin(app)
-                try await app.testing().test(
-                    .POST, API.SecondStep.verifyBackupCode.path(), headers: .client("10.0.0.1"),
-                    body: json(["otpFlowId": flow, "backupCode": code])
-                ) { response in low.append(try response.decode(SecondStepResponse.self).backupCodesLow) }
+                let signedIn = try await app.client().send(
+                    API.SecondStep.verifyBackupCode, BackupCodeVerifyRequest(otpFlowId: flow, backupCode: code))
+                low.append(signedIn.backupCodesLow)
             }
             #expect(low == [false, true], "9 left is above 8; 8 left is at it")
         }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import TwofoldTestSupport
 import VaporTesting
@@ -229,7 +230,7 @@ import VaporTesting
             var headers = HTTPHeaders.bearer(account.token, from: account.address)
             if body == nil { headers.remove(name: .contentType) }
             var result: (UInt, String?) = (0, nil)
-            try await app.testing().test(
+            try await app.raw(
                 HTTPMethod(rawValue: endpoint.method.rawValue), path, headers: headers,
                 body: try body.map { ByteBuffer(data: try JSONSerialization.data(withJSONObject: $0)) }
             ) { response in
@@ -241,13 +242,10 @@ import VaporTesting
         // MARK: Steps
 
         func tokens(_ token: String, name: String) async throws -> AuthTokensResponse {
-            var user: UserDTO?
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
-                user = try response.decode(UserDTO.self)
-            }
+            let user = try await app.client().send(API.Account.show, bearer: token)
             return AuthTokensResponse(
                 accessToken: TokenDTO(token: token, expiresAt: clock.now),
-                refreshToken: TokenDTO(token: "", expiresAt: clock.now), user: try #require(user))
+                refreshToken: TokenDTO(token: "", expiresAt: clock.now), user: user)
         }
 
         func post(_ path: String, _ body: [String: String], _ account: Account?, from address: String? = nil)
@@ -271,7 +269,7 @@ import VaporTesting
 
         func put(_ path: String, _ body: [String: String], _ account: Account) async throws -> (UInt, String) {
             var result: (UInt, String) = (0, "")
-            try await app.testing().test(
+            try await app.raw(
                 .PUT, path, headers: .bearer(account.token, from: account.address), body: json(body)
             ) { response in result = (response.status.code, response.body.string) }
             return result

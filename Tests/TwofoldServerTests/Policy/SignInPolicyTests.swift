@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldDevice
 import VaporTesting
@@ -23,32 +24,27 @@ import VaporTesting
             for run in 0..<50 {
                 let name = "racer\(run)"
                 let token = try await Accounts.signUp(app, name, address: "10.9.\(run).1").accessToken.token
-                var setup: TOTPSetupResponse?
-                try await app.testing().test(.POST, API.TwoFactor.totpSetup.path(), headers: .bearer(token)) {
-                    response in setup = try response.decode(TOTPSetupResponse.self)
-                }
-                let secret = try Base32.decode(try #require(setup).secret)
+                let client = app.client()
+                let setup = try await client.send(API.TwoFactor.totpSetup, bearer: token)
+                let secret = try Base32.decode(setup.secret)
                 // The confirmation's step and the next one, so the step-up is not a replay.
                 let confirm = try TOTPSteps.code(secret, clock)
                 let stepUp = try TOTPSteps.code(secret, clock, offset: 30)
-                let statuses = try await withThrowingTaskGroup(of: (String, UInt).self) { group in
+                let statuses = try await withThrowingTaskGroup(of: (String, Int).self) { group in
                     group.addTask {
-                        var status: UInt = 0
-                        try await app.testing().test(
-                            .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(token),
-                            body: json(["code": confirm])
-                        ) { response in status = response.status.code }
-                        return ("confirm", status)
+                        let answered = try await status {
+                            try await client.send(API.TwoFactor.totpVerify, CodeRequest(code: confirm), bearer: token)
+                        }
+                        return ("confirm", answered)
                     }
                     group.addTask {
-                        var status: UInt = 0
-                        try await app.testing().test(
-                            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
-                            body: json(["method": "totp", "code": stepUp])
-                        ) { response in status = response.status.code }
-                        return ("stepUp", status)
+                        let answered = try await status {
+                            try await client.send(
+                                API.Auth.stepUp, StepUpRequest(method: .totp, code: stepUp), bearer: token)
+                        }
+                        return ("stepUp", answered)
                     }
-                    return try await group.reduce(into: [String: UInt]()) { $0[$1.0] = $1.1 }
+                    return try await group.reduce(into: [String: Int]()) { $0[$1.0] = $1.1 }
                 }
                 #expect(statuses["stepUp"] != 200, "run \(run): the session stepped up with the app it added")
                 if statuses["confirm"] == 200 { confirmed += 1 }
@@ -65,19 +61,18 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let other = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
+            let client = app.client()
             clock.advance(by: 30)
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(other),
-                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .totp, code: try TOTPSteps.code(secret, clock)), bearer: other)
             clock.advance(by: 30)
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
-            ) { response in
-                #expect(response.status == .forbidden, "the adding session, sequentially")
-                #expect((try? response.problem().code) == "step_up_required")
+            let refused = try await refusal {
+                try await client.send(
+                    API.Auth.stepUp, StepUpRequest(method: .totp, code: try TOTPSteps.code(secret, clock)),
+                    bearer: tokens.accessToken.token)
             }
+            #expect(refused.status == 403, "the adding session, sequentially")
+            #expect(refused.code == .stepUpRequired)
         }
     }
 
@@ -94,12 +89,10 @@ import VaporTesting
             let session = try await Calls.signInWithPasskey(app, &passkey)
 
             func change(_ extra: [String: Bool], to new: String, from old: String) async throws -> [OutgoingMessage] {
-                var body: [String: Any] = ["currentPassword": old, "newPassword": new]
-                for (key, value) in extra { body[key] = value }
-                try await app.testing().test(
-                    .PUT, API.Account.changePassword.path(), headers: .bearer(session),
-                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
-                ) { response in #expect(response.status == .ok, "\(response.body.string)") }
+                let body = PasswordChangeRequest(
+                    currentPassword: old, newPassword: new, removeDeviceKeys: extra["removeDeviceKeys"],
+                    removePasskeys: extra["removePasskeys"])
+                _ = try await app.client().send(API.Account.changePassword, body, bearer: session)
                 return try await Codes.deliverAll(app, clock: clock).filter {
                     $0.body.contains("password was changed")
                 }
@@ -126,12 +119,11 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             _ = try await Codes.deliverAll(app, clock: clock)
-            try await app.testing().test(
-                .POST, API.Auth.logoutAll.path(), headers: .bearer(tokens.accessToken.token)
-            ) { response in #expect(response.status == .ok) }
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in #expect(response.status == .unauthorized, "this session too")
-            }
+            let client = app.client()
+            _ = try await client.send(API.Auth.logoutAll, bearer: tokens.accessToken.token)
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: tokens.accessToken.token) }.status
+                    == 401, "this session too")
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
             #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, true), "a second step again")

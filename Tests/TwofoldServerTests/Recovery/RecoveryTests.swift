@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldSQLite
 import VaporTesting
@@ -19,17 +20,14 @@ import VaporTesting
                 document: ["contentType": "image/png", "data": RecoverySteps.png.base64EncodedString()])
 
             // The queue shows the request, its message as typed and its document.
-            try await app.testing().test(
-                .GET, API.Admin.recoveryRequests.path(), headers: .bearer(admin.accessToken.token)
-            ) { response in
-                let queue = try response.decode(AdminRecoveryResponse.self).requests
-                #expect(queue.map(\.id) == [id])
-                #expect(queue.first?.message == "<script>alert(1)</script>")
-                #expect(queue.first?.username == "bob")
-                #expect(queue.first?.state == .pendingReview)
-                #expect(queue.first?.documentBytes == RecoverySteps.png.count)
-            }
-            try await app.testing().test(
+            let client = app.client()
+            let queue = try await client.send(API.Admin.recoveryRequests, bearer: admin.accessToken.token).requests
+            #expect(queue.map(\.id) == [id])
+            #expect(queue.first?.message == "<script>alert(1)</script>")
+            #expect(queue.first?.username == "bob")
+            #expect(queue.first?.state == .pendingReview)
+            #expect(queue.first?.documentBytes == RecoverySteps.png.count)
+            try await app.raw(
                 .GET, API.Admin.recoveryDocument.path("\(id)"), headers: .bearer(admin.accessToken.token)
             ) { response in
                 #expect(response.status == .ok)
@@ -43,7 +41,7 @@ import VaporTesting
 
             #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             // The document is gone with the decision; the pass went to bob's address.
-            try await app.testing().test(
+            try await app.raw(
                 .GET, API.Admin.recoveryDocument.path("\(id)"), headers: .bearer(admin.accessToken.token)
             ) { response in #expect(response.status == .notFound) }
             let mail = try #require(
@@ -54,44 +52,39 @@ import VaporTesting
             let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
             #expect(mail.body.contains("/\(Pages.recoveryCancel.path)?token="))
 
-            let (redeemed, tokensBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            #expect(redeemed == .ok)
-            let recovered = try decodeJSON(AuthTokensResponse.self, from: tokensBody).accessToken.token
+            let starter = app.client(from: "10.9.0.1")
+            let recovered = try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
+                .accessToken.token
 
             // bob's old session is over, his authenticator app gone.
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(bob.accessToken.token)) {
-                response in #expect(response.status == .unauthorized)
-            }
-            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(recovered)) { response in
-                #expect(response.status == .ok)
-                let status = try response.decode(TwoFactorStatus.self)
-                #expect(status.isEnabled == false)
-            }
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: bob.accessToken.token) }.status
+                    == 401)
+            let factors = try await client.send(API.TwoFactor.status, bearer: recovered)
+            #expect(factors.isEnabled == false)
             // Before a factor, nothing else: not even the primary method or the password.
-            try await app.testing().test(
-                .PUT, API.Account.changePassword.path(), headers: .bearer(recovered),
-                body: json(["currentPassword": Accounts.password, "newPassword": "another long password 1"])
-            ) { response in
-                #expect(response.status == .forbidden)
-                let problem = try response.problem()
-                #expect(problem.code == "factor_setup_required")
+            let gated = try await refusal {
+                try await client.send(
+                    API.Account.changePassword,
+                    PasswordChangeRequest(currentPassword: Accounts.password, newPassword: "another long password 1"),
+                    bearer: recovered)
             }
+            #expect(gated.status == 403)
+            #expect(gated.code == .factorSetupRequired)
             // The pass works once.
-            let (again, againBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            #expect(again == .conflict)
-            #expect(try decodeJSON(ProblemBody.self, from: againBody).code == "already_used")
+            let again = try await refusal {
+                try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
+            }
+            #expect(again.status == 409)
+            #expect(again.code == .alreadyUsed)
             // Setting up an authenticator app is allowed, and lifts the gate.
             let fresh = AuthTokensResponse(
                 accessToken: TokenDTO(token: recovered, expiresAt: clock.now),
                 refreshToken: TokenDTO(token: "", expiresAt: clock.now),
                 user: bob.user)
             _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
-            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(recovered)) { response in
-                #expect(response.status == .ok)
-            }
-            try await app.testing().test(.GET, API.TwoFactor.trustedDevices.path(), headers: .bearer(recovered)) {
-                response in #expect(response.status == .ok)
-            }
+            _ = try await client.send(API.Auth.sessions, bearer: recovered)
+            _ = try await client.send(API.TwoFactor.trustedDevices, bearer: recovered)
             let events = try await app.twofold.audit.events(userID: bob.user.id).map(\.type)
             for event in [
                 "recovery.started", "recovery.email_proven", "recovery.approved", "account.factors_reset",
@@ -115,22 +108,27 @@ import VaporTesting
             let delivered = try await Codes.deliverAll(app, clock: clock)
             #expect(delivered.map(\.destination) == ["bob@example.com"])
             // A wrong code is answered alike too.
+            let starter = app.client(from: "10.9.0.1")
             for started in [known, unknown] {
-                let (status, body) = try await RecoverySteps.post(
-                    app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"), ["code": "000000"])
-                #expect(status == .unauthorized)
-                let problem = try decodeJSON(ProblemBody.self, from: body)
-                #expect(problem.code == "invalid_code" && problem.attemptsRemaining == 4)
+                let id = "\(try #require(started).recoveryId)"
+                let refused = try await refusal {
+                    try await starter.send(API.Recovery.verifyEmail, id, CodeRequest(code: "000000"))
+                }
+                #expect(refused.status == 401)
+                #expect(refused.code == .invalidCode && refused.attemptsRemaining == 4)
             }
             // The request for no account never leaves its first step, whatever is tried.
-            let unknownID = try #require(unknown).recoveryId
+            let unknownID = "\(try #require(unknown).recoveryId)"
             for guess in ["111111", "222222", "333333", "444444"] {
-                _ = try await RecoverySteps.post(app, API.Recovery.verifyEmail.path("\(unknownID)"), ["code": guess])
+                _ = try await status {
+                    try await starter.send(API.Recovery.verifyEmail, unknownID, CodeRequest(code: guess))
+                }
             }
-            let (tooMany, body) = try await RecoverySteps.post(
-                app, API.Recovery.verifyEmail.path("\(unknownID)"), ["code": "555555"])
-            #expect(tooMany == .unauthorized)
-            #expect(try decodeJSON(ProblemBody.self, from: body).attemptsRemaining == 0)
+            let tooMany = try await refusal {
+                try await starter.send(API.Recovery.verifyEmail, unknownID, CodeRequest(code: "555555"))
+            }
+            #expect(tooMany.status == 401)
+            #expect(tooMany.attemptsRemaining == 0)
         }
     }
 
@@ -143,43 +141,48 @@ import VaporTesting
             let id = try #require(started).recoveryId
             // Not proven yet: refused, and not in the queue.
             #expect(try await RecoverySteps.approve(app, id, admin: admin) == .conflict)
-            try await app.testing().test(
-                .GET, API.Admin.recoveryRequests.path(), headers: .bearer(admin.accessToken.token)
-            ) { response in
-                let queue = try response.decode(AdminRecoveryResponse.self)
-                #expect(queue.requests.isEmpty)
-            }
+            let client = app.client()
+            let queue = try await client.send(API.Admin.recoveryRequests, bearer: admin.accessToken.token)
+            #expect(queue.requests.isEmpty)
 
             let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first)
-            let (proven, _) = try await RecoverySteps.post(
-                app, API.Recovery.verifyEmail.path("\(id)"), ["code": try RecoverySteps.code(in: mail)])
-            #expect(proven == .ok)
+            _ = try await app.client(from: "10.9.0.1").send(
+                API.Recovery.verifyEmail, "\(id)", CodeRequest(code: try RecoverySteps.code(in: mail)))
             // The administrator's password is no longer recent: step up first.
             clock.advance(by: 6 * 60)
-            let (stale, staleBody) = try await RecoverySteps.post(
-                app, API.Admin.approveRecovery.path("\(id)"), ["note": "ok"], headers: .bearer(admin.accessToken.token))
-            #expect(stale == .forbidden)
-            #expect(try decodeJSON(ProblemBody.self, from: staleBody).code == "step_up_required")
+            let stale = try await refusal {
+                try await client.send(
+                    API.Admin.approveRecovery, "\(id)", RecoveryDecisionRequest(note: "ok"),
+                    bearer: admin.accessToken.token)
+            }
+            #expect(stale.status == 403)
+            #expect(stale.code == .stepUpRequired)
             // A non-admin is refused whatever they proved.
             let mallory = try await Accounts.signUp(app, "mallory")
-            for path in [API.Admin.approveRecovery.path("\(id)"), API.Admin.denyRecovery.path("\(id)")] {
-                let (status, _) = try await RecoverySteps.post(
-                    app, path, ["note": "ok"], headers: .bearer(mallory.accessToken.token))
-                #expect(status == .forbidden)
+            for endpoint in [API.Admin.approveRecovery, API.Admin.denyRecovery] {
+                let refused = try await refusal {
+                    try await client.send(
+                        endpoint, "\(id)", RecoveryDecisionRequest(note: "ok"), bearer: mallory.accessToken.token)
+                }
+                #expect(refused.status == 403, "\(endpoint)")
             }
             let stepped = try await Administrators.stepUp(app, token: admin.accessToken.token)
-            let (empty, _) = try await RecoverySteps.post(
-                app, API.Admin.denyRecovery.path("\(id)"), ["note": "  "], headers: .bearer(stepped))
-            #expect(empty == .unprocessableEntity)
-            let (denied, deniedBody) = try await RecoverySteps.post(
-                app, API.Admin.denyRecovery.path("\(id)"), ["note": "The ID does not match."],
-                headers: .bearer(stepped))
-            #expect(denied == .ok)
-            #expect(try decodeJSON(AdminRecoveryRequest.self, from: deniedBody).state == .denied)
+            let empty = try await refusal {
+                try await client.send(
+                    API.Admin.denyRecovery, "\(id)", RecoveryDecisionRequest(note: "  "), bearer: stepped)
+            }
+            #expect(empty.status == 422)
+            let denied = try await client.send(
+                API.Admin.denyRecovery, "\(id)", RecoveryDecisionRequest(note: "The ID does not match."),
+                bearer: stepped)
+            #expect(denied.state == .denied)
             // Decided once: a second decision is refused.
-            let (twice, _) = try await RecoverySteps.post(
-                app, API.Admin.approveRecovery.path("\(id)"), ["note": "changed my mind"], headers: .bearer(stepped))
-            #expect(twice == .conflict)
+            let twice = try await refusal {
+                try await client.send(
+                    API.Admin.approveRecovery, "\(id)", RecoveryDecisionRequest(note: "changed my mind"),
+                    bearer: stepped)
+            }
+            #expect(twice.status == 409)
             let notices = try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com")
             #expect(notices.contains { $0.subject.contains("denied") })
         }
@@ -203,20 +206,24 @@ import VaporTesting
                 }
             )
             let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
-            let (early, earlyBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            #expect(early == .forbidden)
-            let problem = try decodeJSON(ProblemBody.self, from: earlyBody)
-            #expect(problem.code == "not_yet_valid" && problem.retryAfter == 3600)
-            try await app.testing().test(.GET, API.Recovery.status.path("\(id)")) { response in
-                let status = try response.decode(RecoveryStatus.self)
-                #expect(status.state == .approved && status.usableFrom == clock.now.addingTimeInterval(3600))
+            let starter = app.client(from: "10.9.0.1")
+            let early = try await refusal {
+                try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
             }
+            #expect(early.status == 403)
+            #expect(early.code == .notYetValid && early.problem?.retryAfter == 3600)
+            let waiting = try await app.client().send(API.Recovery.status, "\(id)")
+            #expect(waiting.state == .approved && waiting.usableFrom == clock.now.addingTimeInterval(3600))
             clock.advance(by: 3600 + 601)
-            let (late, lateBody) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            #expect(late == .unauthorized)
-            #expect(try decodeJSON(ProblemBody.self, from: lateBody).code == "expired")
-            let (wrong, _) = try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": "not-a-pass"])
-            #expect(wrong == .unauthorized)
+            let late = try await refusal {
+                try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
+            }
+            #expect(late.status == 401)
+            #expect(late.code == .expired)
+            let wrong = try await refusal {
+                try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: "not-a-pass"))
+            }
+            #expect(wrong.status == 401)
         }
     }
 
@@ -225,39 +232,43 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let admin = try await RecoverySteps.admin(app)
             let (bob, id, cancel) = try await RecoverySteps.pendingReview(app, clock: clock)
-            let (cancelled, body) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
-            #expect(cancelled == .ok)
-            #expect(try decodeJSON(RecoveryStatus.self, from: body).state == .cancelled)
+            let owner = app.client(from: "10.9.0.1")
+            let cancelled = try await owner.send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
+            #expect(cancelled.state == .cancelled)
             #expect(try await RecoverySteps.approve(app, id, admin: admin) == .conflict)
-            let (bad, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel + "x"])
-            #expect(bad == .notFound)
+            let bad = try await refusal {
+                try await owner.send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel + "x"))
+            }
+            #expect(bad.status == 404)
 
             // A second request goes through; "this wasn't me" afterwards locks the account.
             clock.advance(by: 60)
             let (_, second, _) = try await RecoverySteps.start(app, "bob@example.com")
             let secondID = try #require(second).recoveryId
             let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").last)
-            _ = try await RecoverySteps.post(
-                app, API.Recovery.verifyEmail.path("\(secondID)"), ["code": try RecoverySteps.code(in: mail)])
+            _ = try await status {
+                try await owner.send(
+                    API.Recovery.verifyEmail, "\(secondID)", CodeRequest(code: try RecoverySteps.code(in: mail)))
+            }
             #expect(try await RecoverySteps.approve(app, secondID, admin: admin) == .ok)
             let approved = try #require(
                 try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").first {
                     $0.body.contains("approved")
                 }
             )
-            let (redeemed, _) = try await RecoverySteps.post(
-                app, API.Recovery.redeem.path(), ["pass": try RecoverySteps.token(of: Pages.recoveryPass, in: approved)]
-            )
-            #expect(redeemed == .ok)
-            let (disowned, _) = try await RecoverySteps.post(
-                app, API.Recovery.cancel.path(),
-                ["token": try RecoverySteps.token(of: Pages.recoveryCancel, in: approved)])
-            #expect(disowned == .ok)
+            _ = try await owner.send(
+                API.Recovery.redeem,
+                RecoveryRedeemRequest(pass: try RecoverySteps.token(of: Pages.recoveryPass, in: approved)))
+            _ = try await owner.send(
+                API.Recovery.cancel,
+                RecoveryCancelRequest(token: try RecoverySteps.token(of: Pages.recoveryCancel, in: approved)))
             #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
             // Ten days on, the link no longer works.
             clock.advance(by: 10 * 86_400)
-            let (old, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
-            #expect(old == .unauthorized)
+            let old = try await refusal {
+                try await owner.send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
+            }
+            #expect(old.status == 401)
         }
     }
 
@@ -273,14 +284,19 @@ import VaporTesting
                 }
             )
             let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
-            let statuses = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
+            let starter = app.client(from: "10.9.0.1")
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try await RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass]).0 }
+                    group.addTask {
+                        try await status {
+                            try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
+                        }
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(statuses.filter { $0 == .ok }.count == 1)
-            #expect(statuses.filter { $0 == .conflict }.count == 7)
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            #expect(statuses.filter { $0 == 409 }.count == 7)
         }
     }
 
@@ -337,28 +353,27 @@ import VaporTesting
             let bob = try await Accounts.signUp(app, "bob")
             _ = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
             _ = try await Codes.deliverAll(app, clock: clock)
-            let (bobTries, _) = try await RecoverySteps.post(
-                app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(bob.accessToken.token))
-            #expect(bobTries == .forbidden)
+            let client = app.client()
+            let bobID = "\(bob.user.id)"
+            let bobTries = try await refusal {
+                try await client.send(API.Admin.resetMFA, bobID, bearer: bob.accessToken.token)
+            }
+            #expect(bobTries.status == 403)
             clock.advance(by: 6 * 60)
-            let (stale, _) = try await RecoverySteps.post(
-                app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(admin.accessToken.token))
-            #expect(stale == .forbidden)
+            let stale = try await refusal {
+                try await client.send(API.Admin.resetMFA, bobID, bearer: admin.accessToken.token)
+            }
+            #expect(stale.status == 403)
             let stepped = try await Administrators.stepUp(app, token: admin.accessToken.token)
-            let (reset, _) = try await RecoverySteps.post(
-                app, API.Admin.resetMFA.path("\(bob.user.id)"), [:], headers: .bearer(stepped))
-            #expect(reset == .ok)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(bob.accessToken.token)) {
-                response in #expect(response.status == .unauthorized)
-            }
+            _ = try await client.send(API.Admin.resetMFA, bobID, bearer: stepped)
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: bob.accessToken.token) }.status
+                    == 401)
             // bob signs in with the password alone now, and was told.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in
-                let tokens = try response.decode(AuthTokensResponse.self)
-                #expect(tokens.user.username == "bob")
-            }
+            let outcome = try await client.send(
+                API.Auth.login, LoginRequest(username: "bob", password: Accounts.password))
+            guard case .signedIn(let tokens) = outcome else { throw Accounts.SignUpError.secondStepAsked("bob") }
+            #expect(tokens.user.username == "bob")
             let notices = try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com")
             #expect(notices.contains { $0.subject.contains("reset") })
             let events = try await app.twofold.audit.events(userID: bob.user.id)
@@ -379,8 +394,8 @@ import VaporTesting
             _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 1)
             // The owner says it was not them: the app goes, the account locks, sessions end.
-            let (disowned, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
-            #expect(disowned == .ok)
+            let owner = app.client(from: "10.9.0.1")
+            _ = try await owner.send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
             #expect(try await app.twofold.users.user(id: bob.user.id)?.status == .locked)
             #expect(try await app.twofold.sessions.list(userID: bob.user.id, current: nil).isEmpty)
@@ -388,9 +403,11 @@ import VaporTesting
             clock.advance(by: 60)
             let (_, started, _) = try await RecoverySteps.start(app, "bob@example.com")
             let mail = try #require(try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com").last)
-            _ = try await RecoverySteps.post(
-                app, API.Recovery.verifyEmail.path("\(try #require(started).recoveryId)"),
-                ["code": try RecoverySteps.code(in: mail)])
+            let startedID = "\(try #require(started).recoveryId)"
+            _ = try await status {
+                try await owner.send(
+                    API.Recovery.verifyEmail, startedID, CodeRequest(code: try RecoverySteps.code(in: mail)))
+            }
             let queued = try #require(try await app.twofold.recovery.queue(PageQuery()).requests.first)
             #expect(queued.accountStatus == "locked" && queued.disownedRecoveries == 1)
         }
@@ -401,29 +418,20 @@ import VaporTesting
         try await withTestApp(clock: clock) { app in
             let (bob, session, _) = try await RecoverySteps.recovered(app, clock: clock)
             // Someone with bob's password races him: refused, for the hold's seven days.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .forbidden)
-                let problem = try response.problem()
-                #expect(problem.code == "factor_setup_required")
-            }
+            let other = app.client(from: "10.0.0.9")
+            let login = LoginRequest(username: "bob", password: Accounts.password)
+            let held = try await refusal { try await other.send(API.Auth.login, login) }
+            #expect(held.status == 403)
+            #expect(held.code == .factorSetupRequired)
             // bob's recovered session sets up the app; then the password asks for it as usual.
             let fresh = AuthTokensResponse(
                 accessToken: TokenDTO(token: session, expiresAt: clock.now),
                 refreshToken: TokenDTO(token: "", expiresAt: clock.now), user: bob.user)
             _ = try await TOTPSteps.enable(app, tokens: fresh, clock: clock)
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .ok)
-                let outcome = try response.decode(LoginOutcome.self)
-                guard case .secondStep = outcome else {
-                    Issue.record("expected a second step")
-                    return
-                }
+            let outcome = try await other.send(API.Auth.login, login)
+            guard case .secondStep = outcome else {
+                Issue.record("expected a second step")
+                return
             }
         }
     }
@@ -468,16 +476,21 @@ import VaporTesting
                 }
             )
             let pass = try RecoverySteps.token(of: Pages.recoveryPass, in: mail)
-            async let redeemed = RecoverySteps.post(app, API.Recovery.redeem.path(), ["pass": pass])
-            async let cancelled = RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
+            let starter = app.client(from: "10.9.0.1")
+            async let redeemed = status {
+                try await starter.send(API.Recovery.redeem, RecoveryRedeemRequest(pass: pass))
+            }
+            async let cancelled = status {
+                try await starter.send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
+            }
             let (redeem, cancelAnswer) = try await (redeemed, cancelled)
-            #expect(cancelAnswer.0 == .ok)
+            #expect(cancelAnswer == 200)
             let state = try #require(try await app.twofold.recovery.status(id)).state
             let left = try await app.twofold.sessions.list(userID: bob.user.id, current: nil)
             if state == .cancelled {
                 // The cancel came first: nothing changed, so bob's own session from signing up
                 // goes on, and the pass started none.
-                #expect(redeem.0 != .ok, "a cancelled request's pass signs nobody in")
+                #expect(redeem != 200, "a cancelled request's pass signs nobody in")
                 #expect(left.map(\.methods) == [["pwd"]], "only bob's own session: \(left.map(\.methods))")
             } else {
                 #expect(state == .completed)
@@ -493,8 +506,7 @@ import VaporTesting
             let (bob, _, cancel) = try await RecoverySteps.recovered(app, clock: clock)
             // The reset took the phone's proof with it.
             #expect(try await app.twofold.users.user(id: bob.user.id)?.verifiedPhone == nil)
-            let (disowned, _) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
-            #expect(disowned == .ok)
+            _ = try await app.client(from: "10.9.0.1").send(API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
             // A factor an in-flight request added while the account was being locked.
             let setup = try await app.twofold.totp.setup(userID: bob.user.id, account: "bob@example.com")
             let secret = try Base32.decode(setup.secret)
@@ -505,14 +517,10 @@ import VaporTesting
             // recovery holds nothing).
             let stepped = try await Administrators.stepUp(
                 app, token: try await Administrators.signIn(app, "alice").accessToken.token)
-            try await app.testing().test(
-                .POST, API.Admin.unlock.path("\(bob.user.id)"), headers: .bearer(stepped)
-            ) { response in #expect(response.status == .ok) }
+            _ = try await app.client().send(API.Admin.unlock, "\(bob.user.id)", bearer: stepped)
             #expect(try await app.twofold.users.storedFactors(userID: bob.user.id).activeTOTP == 0)
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "bob", "password": Accounts.password])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await app.client(from: "10.0.0.9").send(
+                API.Auth.login, LoginRequest(username: "bob", password: Accounts.password))
         }
     }
 
@@ -524,9 +532,9 @@ import VaporTesting
             let admin = try await Administrators.signIn(app, "alice", register: true)
             #expect(try await RecoverySteps.approve(app, id, admin: admin) == .ok)
             clock.advance(by: 3600)
-            let (cancelled, body) = try await RecoverySteps.post(app, API.Recovery.cancel.path(), ["token": cancel])
-            #expect(cancelled == .ok)
-            #expect(try decodeJSON(RecoveryStatus.self, from: body).state == .cancelled)
+            let cancelled = try await app.client(from: "10.9.0.1").send(
+                API.Recovery.cancel, RecoveryCancelRequest(token: cancel))
+            #expect(cancelled.state == .cancelled)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import VaporTesting
 
@@ -56,11 +57,8 @@ import VaporTesting
                 let result = try await BackupCodeSteps.useCode(app, flow: flow, code: code)
                 #expect([401, 422].contains(result.0), "\(code.prefix(10))")
             }
-            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
-            {
-                response in
-                try #require(try response.decode(TwoFactorStatus.self).backupCodes.remaining == 10)
-            }
+            let factors = try await app.client().send(API.TwoFactor.status, bearer: tokens.accessToken.token)
+            try #require(factors.backupCodes.remaining == 10)
         }
     }
 
@@ -70,29 +68,17 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
-            try await app.testing().test(
-                .POST, API.TwoFactor.backupCodesRegenerate.path(), headers: .bearer(older)
-            ) { response in
-                #expect(response.status == .forbidden)
-                try #require(try response.problem().code == "step_up_required")
+            let client = app.client()
+            let refused = try await refusal {
+                try await client.send(API.TwoFactor.backupCodesRegenerate, bearer: older)
             }
-            var stepped: StepUpResponse?
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
-                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
-            ) { response in
-                #expect(response.status == .ok)
-                stepped = try response.decode(StepUpResponse.self)
-            }
-            var fresh: BackupCodesResponse?
-            try await app.testing().test(
-                .POST, API.TwoFactor.backupCodesRegenerate.path(),
-                headers: .bearer(try #require(stepped).accessToken.token)
-            ) { response in
-                #expect(response.status == .ok)
-                fresh = try response.decode(BackupCodesResponse.self)
-            }
-            let newCodes = try #require(fresh).backupCodes
+            #expect(refused.status == 403)
+            try #require(refused.code == .stepUpRequired)
+            let stepped = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .totp, code: try TOTPSteps.code(secret, clock)), bearer: older)
+            let newCodes = try await client.send(
+                API.TwoFactor.backupCodesRegenerate, bearer: stepped.accessToken.token
+            ).backupCodes
             #expect(newCodes.count == 10 && Set(newCodes).isDisjoint(with: codes))
             try #require(
                 try await BackupCodeSteps.useCode(app, flow: try await TOTPSteps.startLogin(app), code: codes[0]).0
@@ -111,29 +97,20 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
-            try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(older)) {
-                response in
-                #expect(response.status == .forbidden)
-            }
+            let client = app.client()
+            #expect(try await refusal { try await client.send(API.TwoFactor.totpDelete, bearer: older) }.status == 403)
             // Step up with a backup code, then remove.
-            var stepped: StepUpResponse?
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
-                body: json(["method": "backup", "code": codes[3]])
-            ) { response in stepped = try response.decode(StepUpResponse.self) }
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
-            ) { response in #expect(response.status == .ok) }
+            let stepped = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .backup, code: codes[3]), bearer: older)
+            _ = try await client.send(API.TwoFactor.totpDelete, bearer: stepped.accessToken.token)
             try #require(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
             try #require(try await AuditQueries.count(table: "backup_codes", on: app) == 0)
             try #require(try await AuditQueries.count(type: "factor.removed", on: app) == 1)
             // A password alone signs in again.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in
-                try #require(try response.decode(AuthTokensResponse.self).user.username == "alice")
-            }
+            let outcome = try await client.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            guard case .signedIn(let signedIn) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            try #require(signedIn.user.username == "alice")
         }
     }
 
@@ -143,22 +120,19 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let flow = try await TOTPSteps.startLogin(app)
-            try await app.testing().test(
-                .POST, API.SecondStep.verifyLogin.path(), headers: .bearer(flow),
-                body: json(["code": try TOTPSteps.code(secret, clock)])
-            ) { response in #expect(response.status == .ok) }
+            let client = app.client()
+            let code = try TOTPSteps.code(secret, clock)
+            _ = try await client.send(API.SecondStep.verifyLogin, MFAVerifyLoginRequest(code: code), bearer: flow)
             let second = try await TOTPSteps.startLogin(app)
-            try await app.testing().test(
-                .POST, API.SecondStep.verifyLogin.path(), headers: jsonHeaders,
-                body: json(["code": codes[0], "method": "backup", "tempToken": second])
-            ) { response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(SecondStepResponse.self).backupCodesRemaining == 9)
+            let answer = try await client.send(
+                API.SecondStep.verifyLogin, MFAVerifyLoginRequest(code: codes[0], method: .backup, tempToken: second))
+            try #require(answer.backupCodesRemaining == 9)
+            let third = try await TOTPSteps.startLogin(app)
+            let refused = try await refusal {
+                try await client.send(
+                    API.SecondStep.verifyLogin, MFAVerifyLoginRequest(code: "123456", method: .sms, tempToken: third))
             }
-            try await app.testing().test(
-                .POST, API.SecondStep.verifyLogin.path(), headers: jsonHeaders,
-                body: json(["code": "123456", "method": "sms", "tempToken": try await TOTPSteps.startLogin(app)])
-            ) { response in #expect(response.status == .unprocessableEntity) }
+            #expect(refused.status == 422)
         }
     }
 
@@ -170,21 +144,23 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
-            let statuses = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+            let client = app.client()
+            let statuses = try await withThrowingTaskGroup(of: (Int, ErrorCode?).self) { group in
                 for _ in 0..<4 {
                     group.addTask {
-                        var result: (UInt, String?) = (0, nil)
-                        try await app.testing().test(
-                            .POST, API.Auth.stepUp.path(), headers: .bearer(session),
-                            body: json(["method": "backup", "code": codes[3]])
-                        ) { response in result = (response.status.code, try? response.problem().code) }
-                        return result
+                        do {
+                            _ = try await client.send(
+                                API.Auth.stepUp, StepUpRequest(method: .backup, code: codes[3]), bearer: session)
+                            return (200, nil)
+                        } catch let refused as APIError {
+                            return (refused.status, refused.code)
+                        }
                     }
                 }
-                return try await group.reduce(into: [(UInt, String?)]()) { $0.append($1) }
+                return try await group.reduce(into: [(Int, ErrorCode?)]()) { $0.append($1) }
             }
             #expect(statuses.filter { $0.0 == 200 }.count == 1, "\(statuses)")
-            #expect(statuses.filter { $0.0 == 409 && $0.1 == "already_used" }.count == 3, "\(statuses)")
+            #expect(statuses.filter { $0.0 == 409 && $0.1 == .alreadyUsed }.count == 3, "\(statuses)")
             #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0, "no failure recorded")
         }
     }

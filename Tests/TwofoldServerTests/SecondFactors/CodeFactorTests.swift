@@ -2,12 +2,16 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
 
 /// SMS and email codes, delivered through the outbox to a recording provider.
 @Suite(.tags(.database)) struct CodeFactorTests {
+    /// A login answered with tokens where the test expected a second step.
+    struct ExpectedSecondStep: Error {}
+
     @Test func enableSMSThenSignInWithTheCodeSentAtLogin() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
@@ -15,12 +19,9 @@ import VaporTesting
             let backup = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             #expect(backup.count == 10, "the first factor hands out backup codes")
 
-            var challenge: LoginChallengeResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
-            let flow = try #require(challenge)
+            let outcome = try await app.client(from: "10.0.0.1").send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            guard case .secondStep(let flow) = outcome else { throw ExpectedSecondStep() }
             #expect(flow.availableMethods == [.sms, .backup])
             #expect(flow.maskedPhone == "+•••••••0123")
             let delivered = try await Codes.deliver(app, clock: clock)
@@ -41,20 +42,15 @@ import VaporTesting
             let flow = try await TOTPSteps.startLogin(app)
             _ = try await Codes.deliver(app, clock: clock)
             for _ in 0..<3 { _ = try await Codes.verifyOTP(app, flow: flow, code: "111111") }
-            try await app.testing().test(
-                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
-            ) { response in
-                #expect(response.status == .tooManyRequests)
-                #expect(response.headers.first(name: .retryAfter) == "60")
+            let client = app.client()
+            let refused = try await refusal {
+                try await client.send(API.SecondStep.resendOTP, OTPResendRequest(otpFlowId: flow))
             }
+            #expect(refused.status == 429)
+            #expect(refused.retryAfterHeader == 60)
             clock.advance(by: 60)
-            try await app.testing().test(
-                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders,
-                body: json(["otpFlowId": flow, "method": "sms"])
-            ) { response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
-            }
+            let sent = try await client.send(API.SecondStep.resendOTP, OTPResendRequest(otpFlowId: flow, method: .sms))
+            try #require(sent.maskedDestination == "+•••••••0123")
             let fresh = try #require(try await Codes.deliver(app, clock: clock).first).1
             // The failure count belongs to the user and factor: 2 more wrong codes lock it.
             try #require(try await Codes.verifyOTP(app, flow: flow, code: "111111").1?.attemptsRemaining == 1)
@@ -69,12 +65,14 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)  // send 1
             let flow = try await TOTPSteps.startLogin(app)  // send 2, at login
-            var statuses: [UInt] = []
+            let client = app.client()
+            var statuses: [Int] = []
             for _ in 0..<4 {
                 clock.advance(by: 61)
-                try await app.testing().test(
-                    .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
-                ) { response in statuses.append(response.status.code) }
+                statuses.append(
+                    try await status {
+                        try await client.send(API.SecondStep.resendOTP, OTPResendRequest(otpFlowId: flow))
+                    })
             }
             #expect(statuses == [200, 200, 200, 429], "sends 3 to 5 go out, the sixth in the hour does not")
         }
@@ -89,9 +87,7 @@ import VaporTesting
             let flow = try await TOTPSteps.startLogin(app)
             let first = try #require(try await Codes.deliver(app, clock: clock).first).1
             clock.advance(by: 60)
-            try await app.testing().test(
-                .POST, API.SecondStep.resendOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await app.client().send(API.SecondStep.resendOTP, OTPResendRequest(otpFlowId: flow))
             let second = try #require(try await Codes.deliver(app, clock: clock).first).1
             if first != second {
                 try #require(try await Codes.verifyOTP(app, flow: flow, code: first).0 == 401, "replaced by the resend")
@@ -106,10 +102,8 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["phoneNumber": "+14155550123"])
-            ) { _ in }
+            _ = try await app.client().send(
+                API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: "+14155550123"), bearer: tokens.accessToken.token)
             let sql = try #require(app.db as? any SQLDatabase)
             let codeRow = try #require(
                 try await sql.raw("SELECT code_hash, destination_ciphertext FROM one_time_codes").first())
@@ -126,38 +120,29 @@ import VaporTesting
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             // Adding a factor to an account that has one needs a recent second factor.
             let recent = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
-            try await app.testing().test(.POST, API.TwoFactor.emailSetup.path(), headers: .bearer(recent)) {
-                response in
-                try #require(try response.decode(CodeSentResponse.self).maskedDestination == "a•••@example.com")
-            }
+            let client = app.client()
+            try #require(
+                try await client.send(API.TwoFactor.emailSetup, bearer: recent).maskedDestination == "a•••@example.com")
             let code = try #require(try await Codes.deliver(app, clock: clock).first)
             #expect(code.0 == "email")
-            try await app.testing().test(
-                .POST, API.TwoFactor.emailVerify.path(), headers: .bearer(recent), body: json(["code": code.1])
-            ) { response in
-                #expect(response.status == .ok)
-                try #require(try response.decode(FactorEnabledResponse.self).backupCodes == nil, "not the first factor")
+            let enabled = try await client.send(API.TwoFactor.emailVerify, CodeRequest(code: code.1), bearer: recent)
+            try #require(enabled.backupCodes == nil, "not the first factor")
+            _ = try await client.send(
+                API.TwoFactor.primaryMethod, PrimaryMethodRequest(method: .email), bearer: tokens.accessToken.token)
+            let refused = try await refusal {
+                try await client.send(
+                    API.TwoFactor.primaryMethod, PrimaryMethodRequest(method: .sms), bearer: tokens.accessToken.token)
             }
-            try await app.testing().test(
-                .PUT, API.TwoFactor.primaryMethod.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["method": "email"])
-            ) { response in #expect(response.status == .ok) }
-            try await app.testing().test(
-                .PUT, API.TwoFactor.primaryMethod.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["method": "sms"])
-            ) { response in #expect(response.status == .unprocessableEntity) }
+            #expect(refused.status == 422)
 
-            var challenge: LoginChallengeResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
-            #expect(challenge?.availableMethods == [.email, .totp, .backup])
-            #expect(challenge?.maskedEmail == "a•••@example.com")
+            let outcome = try await client.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            guard case .secondStep(let challenge) = outcome else { throw ExpectedSecondStep() }
+            #expect(challenge.availableMethods == [.email, .totp, .backup])
+            #expect(challenge.maskedEmail == "a•••@example.com")
             let emailed = try #require(try await Codes.deliver(app, clock: clock).first)
             #expect(emailed.0 == "email")
-            try #require(
-                try await Codes.verifyOTP(app, flow: try #require(challenge).otpFlowId, code: emailed.1).0 == 200)
+            try #require(try await Codes.verifyOTP(app, flow: challenge.otpFlowId, code: emailed.1).0 == 200)
         }
     }
 
@@ -167,20 +152,11 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let backup = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             let older = try await Codes.laterCodeSession(app, clock: clock)
-            try await app.testing().test(.DELETE, API.TwoFactor.smsDelete.path(), headers: .bearer(older)) {
-                response in
-                #expect(response.status == .forbidden)
-            }
-            var stepped: StepUpResponse?
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
-                body: json(["method": "backup", "code": backup[0]])
-            ) { response in stepped = try response.decode(StepUpResponse.self) }
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.smsDelete.path(), headers: .bearer(try #require(stepped).accessToken.token)
-            ) {
-                response in #expect(response.status == .ok)
-            }
+            let client = app.client()
+            #expect(try await refusal { try await client.send(API.TwoFactor.smsDelete, bearer: older) }.status == 403)
+            let stepped = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .backup, code: backup[0]), bearer: older)
+            _ = try await client.send(API.TwoFactor.smsDelete, bearer: stepped.accessToken.token)
             try #require(try await AuditQueries.count(table: "backup_codes", on: app) == 0)
         }
     }
@@ -188,10 +164,12 @@ import VaporTesting
     @Test func switchedOffChannelsAreRefused() async throws {
         try await withTestApp(adjust: { $0.smsProvider = .disabled }) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(
-                .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["phoneNumber": "+14155550123"])
-            ) { response in #expect(response.status == .conflict) }
+            let refused = try await refusal {
+                try await app.client().send(
+                    API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: "+14155550123"),
+                    bearer: tokens.accessToken.token)
+            }
+            #expect(refused.status == 409)
             let sql = try #require(app.db as? any SQLDatabase)
             let row = try await sql.raw("SELECT COUNT(*) AS n FROM outbox_messages WHERE channel = 'sms'").first()
             #expect(try row?.decode(column: "n", as: Int.self) == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -11,26 +12,28 @@ import VaporTesting
 /// while another code worked at once). Run on every database the server suite runs on.
 @Suite(.tags(.database)) struct ParallelCodeCopiesTests {
     /// Sends `body` as a step-up ten times at once; each answer's status and problem code.
-    static func tenCopies(_ app: Application, token: String, _ body: [String: String]) async throws
-        -> [(UInt, String?)]
+    static func tenCopies(_ app: Application, token: String, _ body: StepUpRequest) async throws
+        -> [(Int, ErrorCode?)]
     {
-        try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+        let client = app.client()
+        return try await withThrowingTaskGroup(of: (Int, ErrorCode?).self) { group in
             for _ in 0..<10 {
                 group.addTask {
-                    var result: (UInt, String?) = (0, nil)
-                    try await app.testing().test(
-                        .POST, API.Auth.stepUp.path(), headers: .bearer(token), body: json(body)
-                    ) { response in result = (response.status.code, try? response.problem().code) }
-                    return result
+                    do {
+                        _ = try await client.send(API.Auth.stepUp, body, bearer: token)
+                        return (200, nil)
+                    } catch let refused as APIError {
+                        return (refused.status, refused.code)
+                    }
                 }
             }
-            return try await group.reduce(into: [(UInt, String?)]()) { $0.append($1) }
+            return try await group.reduce(into: [(Int, ErrorCode?)]()) { $0.append($1) }
         }
     }
 
-    static func expectOneSuccessAndCopies(_ answers: [(UInt, String?)]) {
+    static func expectOneSuccessAndCopies(_ answers: [(Int, ErrorCode?)]) {
         #expect(answers.filter { $0.0 == 200 }.count == 1, "\(answers)")
-        #expect(answers.filter { $0.0 == 409 && $0.1 == "already_used" }.count == 9, "\(answers)")
+        #expect(answers.filter { $0.0 == 409 && $0.1 == .alreadyUsed }.count == 9, "\(answers)")
         #expect(!answers.contains { $0.0 == 429 }, "no lockout is told: none was set")
     }
 
@@ -41,12 +44,10 @@ import VaporTesting
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             Self.expectOneSuccessAndCopies(
-                try await Self.tenCopies(app, token: session, ["method": "backup", "code": codes[2]]))
+                try await Self.tenCopies(app, token: session, StepUpRequest(method: .backup, code: codes[2])))
             // Another code works at once: nothing was locked, and no slot was kept.
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(session),
-                body: json(["method": "backup", "code": codes[3]])
-            ) { #expect($0.status == .ok) }
+            _ = try await app.client().send(
+                API.Auth.stepUp, StepUpRequest(method: .backup, code: codes[3]), bearer: session)
             #expect(try await AuditQueries.count(table: "factor_failures", on: app) == 0)
         }
     }
@@ -59,7 +60,7 @@ import VaporTesting
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
             Self.expectOneSuccessAndCopies(
                 try await Self.tenCopies(
-                    app, token: session, ["method": "totp", "code": try TOTPSteps.code(secret, clock)]))
+                    app, token: session, StepUpRequest(method: .totp, code: try TOTPSteps.code(secret, clock))))
         }
     }
 
@@ -70,12 +71,10 @@ import VaporTesting
             _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             let session = try await Codes.laterCodeSession(app, clock: clock)
             clock.advance(by: 61)
-            try await app.testing().test(
-                .POST, API.Auth.stepUpSend.path(), headers: .bearer(session), body: json(["method": "sms"])
-            ) { #expect($0.status == .ok) }
+            _ = try await app.client().send(API.Auth.stepUpSend, StepUpSendRequest(method: .sms), bearer: session)
             let code = try #require(try await Codes.deliverMessages(app, clock: clock).last).code
             Self.expectOneSuccessAndCopies(
-                try await Self.tenCopies(app, token: session, ["method": "sms", "code": code]))
+                try await Self.tenCopies(app, token: session, StepUpRequest(method: .sms, code: code)))
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
@@ -10,12 +11,6 @@ import VaporTesting
 /// it end, a proof of an old version counts for nothing, and the owner is told (issue V items 1
 /// and 8). Each test is an intruder who held one factor, over HTTP.
 @Suite(.tags(.database)) struct RemovedFactorTests {
-    static func status(_ app: Application, _ method: HTTPMethod, _ path: String, token: String) async throws -> UInt {
-        var status: UInt = 0
-        try await app.testing().test(method, path, headers: .bearer(token)) { status = $0.status.code }
-        return status
-    }
-
     /// The owner's account with an authenticator app; a session of the owner's that proved it
     /// just now (the owner's own, which removes the intruder's factor).
     static func owner(_ app: Application, clock: TestClock) async throws -> (
@@ -35,6 +30,7 @@ import VaporTesting
     @Test func aRemovedPasskeyEndsTheSessionItSignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let owner = try await Self.owner(app, clock: clock)
             var intruderKey = Passkey()
             let added = try await PasskeyCalls.register(app, token: try await owner.fresh(), intruderKey)
@@ -43,12 +39,12 @@ import VaporTesting
             let deleted = try await PasskeyCalls.call(
                 app, .DELETE, API.Passkeys.delete.path(added.credential.id), headers: .bearer(ownerSession))
             #expect(deleted.status == 200 || deleted.status == 204, "\(deleted.text)")
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
             let another = try await PasskeyCalls.post(
                 app, API.Passkeys.registerOptions.path(), headers: .bearer(intruder))
             #expect(another.status == 401, "the intruder adds nothing")
             #expect(
-                try await Self.status(app, .GET, API.Account.show.path(), token: ownerSession) == 200,
+                try await status { try await client.send(API.Account.show, bearer: ownerSession) } == 200,
                 "the owner's session, which proved the authenticator app, stays")
         }
     }
@@ -57,6 +53,7 @@ import VaporTesting
     @Test func anUnenrolledDeviceEndsTheSessionItsKeySignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let owner = try await Self.owner(app, clock: clock)
             let phone = SoftwareDeviceKey()
             let enrolled = try await DeviceKeySteps.enroll(
@@ -67,12 +64,12 @@ import VaporTesting
                 app, challenge, signature: try phone.sign(challenge: challenge.challenge), device: "intruder")
             #expect(signedIn == 200, "\(body)")
             let intruder = try DeviceKeySteps.decode(DeviceTokenResponse.self, body).token
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 200)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 200)
             let removed = try await DeviceKeySteps.post(
                 app, API.DeviceKeys.unenroll.path(), ["username": "alice", "deviceId": "intruder"],
                 token: try await owner.fresh())
             #expect(removed.0 == 200, "\(removed.1)")
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
         }
     }
 
@@ -81,13 +78,14 @@ import VaporTesting
     @Test func aRemovedAuthenticatorAppEndsItsSessionsAndTellsTheOwner() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let owner = try await Self.owner(app, clock: clock)
             let intruder = try await owner.fresh()
             let ownerSession = try await owner.fresh()
             _ = try await Codes.deliverAll(app, clock: clock)
-            #expect(try await Self.status(app, .DELETE, API.TwoFactor.totpDelete.path(), token: ownerSession) < 300)
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: ownerSession) == 200)
+            #expect(try await status { try await client.send(API.TwoFactor.totpDelete, bearer: ownerSession) } < 300)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: ownerSession) } == 200)
             let notices = try await Codes.deliverAll(app, clock: clock)
             let notice = try #require(notices.first { $0.body.contains("was removed from your account") })
             #expect(notice.body.contains("authenticator app"))
@@ -135,13 +133,14 @@ import VaporTesting
     @Test func aNewPhoneNumberEndsTheSessionsTheOldOneSignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let tokens = try await Accounts.signUp(app)
             _ = try await Codes.enableSMS(app, tokens: tokens, clock: clock)
             let intruder = try await Codes.laterCodeSession(app, clock: clock, waits: false)
             let owner = try await Codes.laterCodeSession(app, clock: clock, waits: false)
             try await Accounts.verifyPhone(app, token: owner, clock: clock, phone: "+14155550199")
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: owner) == 200)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: owner) } == 200)
         }
     }
 
@@ -149,13 +148,14 @@ import VaporTesting
     @Test func theSessionThatAddedARemovedPasskeyEndsToo() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let owner = try await Self.owner(app, clock: clock)
             let intruder = try await owner.fresh()
             let added = try await PasskeyCalls.register(app, token: intruder, Passkey())
             let deleted = try await PasskeyCalls.call(
                 app, .DELETE, API.Passkeys.delete.path(added.credential.id), headers: .bearer(try await owner.fresh()))
             #expect(deleted.status < 300, "\(deleted.text)")
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
         }
     }
 
@@ -163,6 +163,7 @@ import VaporTesting
     @Test func newBackupCodesEndTheSessionAnOldOneSignedIn() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let tokens = try await Accounts.signUp(app)
             let (secret, codes) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let signedIn = try await BackupCodeSteps.useCode(
@@ -171,9 +172,9 @@ import VaporTesting
             clock.advance(by: 30)
             let session = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, waits: false)
             #expect(
-                try await Self.status(app, .POST, API.TwoFactor.backupCodesRegenerate.path(), token: session) == 200)
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: session) == 200)
+                try await status { try await client.send(API.TwoFactor.backupCodesRegenerate, bearer: session) } == 200)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: session) } == 200)
         }
     }
 
@@ -187,6 +188,7 @@ import VaporTesting
         #expect(read.keys.first?.version == proof.version)
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
+            let client = app.client()
             let owner = try await Self.owner(app, clock: clock)
             let phone = SoftwareDeviceKey()
             #expect(
@@ -200,7 +202,7 @@ import VaporTesting
                 app, API.DeviceKeys.unenroll.path(), ["username": "alice", "deviceId": device],
                 token: try await owner.fresh())
             #expect(removed.0 == 200, "\(removed.1)")
-            #expect(try await Self.status(app, .GET, API.Account.show.path(), token: intruder) == 401)
+            #expect(try await status { try await client.send(API.Account.show, bearer: intruder) } == 401)
         }
     }
 }

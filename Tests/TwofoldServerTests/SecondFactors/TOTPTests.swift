@@ -2,23 +2,22 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import VaporTesting
 
 @testable import TwofoldServer
 
 @Suite struct TOTPFactorTests {
+    /// A login answered with tokens where the test expected a second step.
+    struct ExpectedSecondStep: Error {}
+
     @Test(.tags(.database)) func setupConfirmAndSignInWithTheSecondStep() async throws {
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            var setup: TOTPSetupResponse?
-            try await app.testing().test(
-                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
-            ) {
-                response in setup = try response.decode(TOTPSetupResponse.self)
-            }
-            let answer = try #require(setup)
+            let client = app.client()
+            let answer = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
             #expect(
                 answer.otpauthUri.hasPrefix(
                     "otpauth://totp/Twofold:alice@example.com?secret=\(answer.secret)&issuer=Twofold"))
@@ -27,54 +26,32 @@ import VaporTesting
             #expect(answer.serverTime == clock.now)
 
             let secret = try Base32.decode(answer.secret)
-            var enabled: FactorEnabledResponse?
-            try await app.testing().test(
-                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
-                body: json(["code": try TOTPSteps.code(secret, clock)])
-            ) { response in enabled = try response.decode(FactorEnabledResponse.self) }
-            let codes = try #require(enabled?.backupCodes)
+            let enabled = try await client.send(
+                API.TwoFactor.totpVerify, CodeRequest(code: try TOTPSteps.code(secret, clock)),
+                bearer: tokens.accessToken.token)
+            let codes = try #require(enabled.backupCodes)
             #expect(codes.count == 10)
             clock.advance(by: 30)
 
-            var challenge: LoginChallengeResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in challenge = try response.decode(LoginChallengeResponse.self) }
-            let flow = try #require(challenge)
+            let outcome = try await client.send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            guard case .secondStep(let flow) = outcome else { throw ExpectedSecondStep() }
             #expect(flow.requires2FA && flow.tempToken == flow.otpFlowId)
             #expect(flow.availableMethods == [.totp, .backup])
 
-            var signedIn: SecondStepResponse?
-            try await app.testing().test(
-                .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
-                body: json([
-                    "tempToken": flow.otpFlowId, "code": "\(CodeFormatter.display(try TOTPSteps.code(secret, clock)))",
-                ])
-            ) { response in
-                #expect(response.status == .ok)
-                signedIn = try response.decode(SecondStepResponse.self)
-            }
-            var sessions: SessionsResponse?
-            try await app.testing().test(
-                .GET, API.Auth.sessions.path(), headers: .bearer(try #require(signedIn).accessToken.token)
-            ) { response in sessions = try response.decode(SessionsResponse.self) }
-            #expect(sessions?.sessions.first { $0.current }?.methods == ["pwd", "otp", "mfa"])
+            let signedIn = try await client.send(
+                API.SecondStep.validateTOTP,
+                TOTPValidateRequest(
+                    tempToken: flow.otpFlowId, code: "\(CodeFormatter.display(try TOTPSteps.code(secret, clock)))"))
+            let sessions = try await client.send(API.Auth.sessions, bearer: signedIn.accessToken.token)
+            #expect(sessions.sessions.first { $0.current }?.methods == ["pwd", "otp", "mfa"])
 
-            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
-            {
-                response in
-                let status = try response.decode(TwoFactorStatus.self)
-                #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == .totp)
-                #expect(status.backupCodes.remaining == 10)
-            }
-            try await app.testing().test(
-                .GET, API.TwoFactor.mfaStatus.path(), headers: .bearer(tokens.accessToken.token)
-            ) {
-                response in
-                let status = try response.decode(MFAStatus.self)
-                #expect(status.enabled && status.methods == [.totp, .backup] && status.backupCodesRemaining == 10)
-            }
+            let status = try await client.send(API.TwoFactor.status, bearer: tokens.accessToken.token)
+            #expect(status.isEnabled && status.totp.enabled && status.primaryMethod == .totp)
+            #expect(status.backupCodes.remaining == 10)
+            let mfaStatus = try await client.send(API.TwoFactor.mfaStatus, bearer: tokens.accessToken.token)
+            #expect(
+                mfaStatus.enabled && mfaStatus.methods == [.totp, .backup] && mfaStatus.backupCodesRemaining == 10)
         }
     }
 
@@ -396,10 +373,11 @@ import VaporTesting
                 }
             }
             #expect(lockouts == [300, 600, 1200])
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in #expect(response.status == .forbidden) }
+            let refused = try await refusal {
+                try await app.client(from: "10.0.0.1").send(
+                    API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            }
+            #expect(refused.status == 403)
             #expect(try await AuditQueries.count(type: "account.locked", on: app) == 1)
         }
     }
@@ -408,24 +386,17 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let tokens = try await Accounts.signUp(app)
-            var setup: TOTPSetupResponse?
-            try await app.testing().test(
-                .POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token)
-            ) {
-                response in setup = try response.decode(TOTPSetupResponse.self)
-            }
+            let client = app.client()
+            let setup = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
             clock.advance(by: 601)
-            let code = try TOTP(secret: try Base32.decode(try #require(setup).secret)).code(at: clock.now)
+            let code = try TOTP(secret: try Base32.decode(setup.secret)).code(at: clock.now)
             // Adding to a password-only account needs the password within 5 minutes.
             let fresh = try await Accounts.stepUpWithPassword(app, token: tokens.accessToken.token)
-            try await app.testing().test(
-                .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(fresh),
-                body: json(["code": code])
-            ) { response in
-                #expect(response.status == .gone)
-                let problem = try response.problem()
-                #expect(problem.code == "expired")
+            let refused = try await refusal {
+                try await client.send(API.TwoFactor.totpVerify, CodeRequest(code: code), bearer: fresh)
             }
+            #expect(refused.status == 410)
+            #expect(refused.code == .expired)
             #expect(try await AuditQueries.count(table: "totp_credentials", on: app) == 0)
         }
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -52,25 +53,23 @@ extension DeviceCookies {
         try await withTestApp(clock: clock) { app in
             let signUp = try await Accounts.signUp(app, "alice", address: "10.9.0.1")
             let device = try #require(signUp.deviceToken, "a sign-in gives its device a token")
-            func owner(_ token: String?, from address: String) async throws -> UInt {
-                var headers: HTTPHeaders = .client(address)
-                if let token { headers.add(name: Wire.Header.deviceToken, value: token) }
-                var status: UInt = 0
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: headers,
-                    body: json(["username": "alice", "password": Accounts.password])
-                ) { status = $0.status.code }
-                return status
+            func owner(_ token: String?, from address: String) async throws -> Int {
+                try await status {
+                    try await app.client(from: address).send(
+                        API.Auth.login, LoginRequest(username: "alice", password: Accounts.password),
+                        headers: token.map { [Wire.Header.deviceToken: $0] } ?? [:])
+                }
             }
             var strangersRefused = 0
             var newDeviceIn: Int?
             for second in 0..<180 {
                 for guess in 0..<5 {
                     let address = "10.1.\((second * 5 + guess) % 50).1"
-                    try await app.testing().test(
-                        .POST, API.Auth.login.path(), headers: .client(address),
-                        body: json(["username": "alice", "password": "not-\(second)-\(guess)"])
-                    ) { if $0.status == .tooManyRequests { strangersRefused += 1 } }
+                    let stranger = try await status {
+                        try await app.client(from: address).send(
+                            API.Auth.login, LoginRequest(username: "alice", password: "not-\(second)-\(guess)"))
+                    }
+                    if stranger == 429 { strangersRefused += 1 }
                     clock.advance(by: 0.2)
                     // The owner tries in the middle of the strangers' second, never first in
                     // line for the token the account bucket gained.
@@ -101,20 +100,18 @@ extension DeviceCookies {
         try await withTestApp { app in
             let signUp = try await Accounts.signUp(app, "alice")
             let device = try #require(signUp.deviceToken)
-            var statuses: [UInt] = []
+            var statuses: [Int] = []
             for attempt in 0..<7 {
-                var headers: HTTPHeaders = .client("10.2.\(attempt).1")
-                headers.add(name: Wire.Header.deviceToken, value: device)
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: headers,
-                    body: json(["username": "alice", "password": "wrong-\(attempt)"])
-                ) { statuses.append($0.status.code) }
+                statuses.append(
+                    try await status {
+                        try await app.client(from: "10.2.\(attempt).1").send(
+                            API.Auth.login, LoginRequest(username: "alice", password: "wrong-\(attempt)"),
+                            headers: [Wire.Header.deviceToken: device])
+                    })
             }
             #expect(statuses == [401, 401, 401, 401, 401, 429, 429], "\(statuses)")
             // Signed out everywhere, the token is a stranger's again (the account-wide bucket).
-            try await app.testing().test(
-                .POST, API.Auth.logoutAll.path(), headers: .bearer(signUp.accessToken.token)
-            ) { #expect($0.status == .ok) }
+            _ = try await app.client().send(API.Auth.logoutAll, bearer: signUp.accessToken.token)
             let user = try #require(try await app.twofold.users.user(id: signUp.user.id))
             #expect(
                 !app.twofold.sessions.deviceCookies.recognises(

@@ -24,7 +24,7 @@ import VaporTesting
         var headers: HTTPHeaders = bearer.map { .bearer($0, from: address) } ?? .client(address)
         if let key { headers.add(name: Wire.Header.idempotencyKey, value: key) }
         var answer: Answer?
-        try await app.testing().test(method, path, headers: headers, body: json(body)) { response in
+        try await app.raw(method, path, headers: headers, body: json(body)) { response in
             answer = Answer(
                 status: response.status.code, body: response.body.string,
                 replayed: response.headers.first(name: Wire.Header.idempotentReplayed) == "true")

@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -35,7 +36,7 @@ import VaporTesting
 
     func start(_ app: Application, for username: String) async throws -> String {
         var token = ""
-        try await app.testing().test(.POST, "test/flows/\(username)") { response in
+        try await app.raw(.POST, "test/flows/\(username)") { response in
             #expect(response.status == .ok)
             token = response.body.string
         }
@@ -46,7 +47,7 @@ import VaporTesting
         var result: (UInt, String?) = (0, nil)
         var body = ["token": token]
         if let userID { body["userId"] = userID.uuidString }
-        try await app.testing().test(.POST, "test/flows/complete", headers: jsonHeaders, body: json(body)) { response in
+        try await app.raw(.POST, "test/flows/complete", headers: jsonHeaders, body: json(body)) { response in
             result = (response.status.code, response.status == .ok ? nil : try response.problem().code)
         }
         return result
@@ -137,7 +138,7 @@ import VaporTesting
             }
         }) { app in
             let tokens = try await Accounts.signUp(app)
-            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
+            try await app.raw(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .forbidden)
                 try #require(try response.problem().code == "step_up_required")
@@ -172,21 +173,18 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             clock.advance(by: 600)
             var stepped: StepUpResponse?
-            try await app.testing().test(.POST, "test/proven", headers: .bearer(tokens.accessToken.token)) { response in
+            try await app.raw(.POST, "test/proven", headers: .bearer(tokens.accessToken.token)) { response in
                 stepped = try response.decode(StepUpResponse.self)
             }
             let token = try #require(stepped).accessToken.token
-            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(token)) { response in
+            try await app.raw(.GET, "test/sensitive", headers: .bearer(token)) { response in
                 #expect(response.status == .ok)
             }
             // The session remembers it: a refreshed token carries the same amr and auth_time.
-            var sessions: SessionsResponse?
-            try await app.testing().test(.GET, API.Auth.sessions.path(), headers: .bearer(token)) { response in
-                sessions = try response.decode(SessionsResponse.self)
-            }
-            #expect(try #require(sessions?.sessions.first).methods == ["pwd", "otp", "mfa"])
+            let sessions = try await app.client().send(API.Auth.sessions, bearer: token)
+            #expect(try #require(sessions.sessions.first).methods == ["pwd", "otp", "mfa"])
             clock.advance(by: 5 * 60 + 1)
-            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(token)) { response in
+            try await app.raw(.GET, "test/sensitive", headers: .bearer(token)) { response in
                 #expect(response.status == .forbidden, "more than 5 minutes later, step up again")
             }
         }
@@ -197,22 +195,24 @@ import VaporTesting
         try await withTestApp(clock: clock, routes: Self.routes) { app in
             let tokens = try await Accounts.signUp(app)
             clock.advance(by: 6 * 60)
-            for body in [["method": "totp", "code": "123456"], ["method": "carrier-pigeon"]] {
-                try await app.testing().test(
-                    .POST, API.Auth.stepUp.path(), headers: .bearer(tokens.accessToken.token), body: json(body)
-                ) { response in
-                    #expect(response.status == .unprocessableEntity)
-                    let problem = try response.problem()
-                    #expect(problem.errors?["method"] != nil)
+            let client = app.client()
+            for body in [
+                StepUpRequest(method: .totp, code: "123456"),
+                StepUpRequest(method: FactorMethod(rawValue: "carrier-pigeon")),
+            ] {
+                let refused = try await refusal {
+                    try await client.send(API.Auth.stepUp, body, bearer: tokens.accessToken.token)
                 }
+                #expect(refused.status == 422)
+                #expect(refused.problem?.errors?["method"] != nil)
             }
-            try await app.testing().test(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
+            try await app.raw(.GET, "test/sensitive", headers: .bearer(tokens.accessToken.token)) {
                 response in
                 #expect(response.status == .forbidden)
             }
-            try await app.testing().test(.POST, API.Auth.stepUp.path(), body: json(["method": "totp"])) { response in
-                #expect(response.status == .unauthorized)
-            }
+            #expect(
+                try await refusal { try await client.send(API.Auth.stepUp, StepUpRequest(method: .totp)) }.status == 401
+            )
         }
     }
 }

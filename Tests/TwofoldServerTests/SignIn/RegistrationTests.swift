@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldServer
 import VaporTesting
 
@@ -31,13 +32,13 @@ import VaporTesting
     @Test("each invalid field is named and nothing is stored", arguments: invalid)
     func invalidFieldsAreRefused(input: ([String: String], String)) async throws {
         try await withTestApp { app in
-            try await app.testing().test(.POST, API.Auth.register.path(), headers: jsonHeaders, body: json(input.0)) {
-                response in
-                #expect(response.status == .unprocessableEntity)
-                let problem = try response.problem()
-                #expect(problem.code == "validation_failed")
-                #expect(problem.errors?[input.1] != nil, "\(problem.errors ?? [:])")
-            }
+            let body = RegisterRequest(
+                username: try #require(input.0["username"]), email: try #require(input.0["email"]),
+                password: try #require(input.0["password"]), phoneNumber: input.0["phoneNumber"])
+            let refused = try await refusal { try await app.client().send(API.Auth.register, body) }
+            #expect(refused.status == 422)
+            #expect(refused.code == .validationFailed)
+            #expect(refused.problem?.errors?[input.1] != nil, "\(refused.problem?.errors ?? [:])")
             try #require(try await AuditQueries.count(table: "users", on: app) == 0)
         }
     }
@@ -45,7 +46,7 @@ import VaporTesting
     @Test func missingAndMistypedFieldsAre422() async throws {
         try await withTestApp { app in
             for body in [#"{"username":"alice"}"#, #"{"username":1,"email":"a@example.com","password":"xxxxxxxxxx"}"#] {
-                try await app.testing().test(
+                try await app.raw(
                     .POST, API.Auth.register.path(), headers: jsonHeaders, body: ByteBuffer(string: body)
                 ) { response in
                     #expect(response.status == .unprocessableEntity)
@@ -59,14 +60,12 @@ import VaporTesting
         try await withTestApp { app in
             _ = try await Accounts.signUp(app)
             for body in [
-                ["username": "ALICE", "email": "other@example.com", "password": Accounts.password],
-                ["username": "alice2", "email": "Alice@Example.com", "password": Accounts.password],
+                RegisterRequest(username: "ALICE", email: "other@example.com", password: Accounts.password),
+                RegisterRequest(username: "alice2", email: "Alice@Example.com", password: Accounts.password),
             ] {
-                try await app.testing().test(.POST, API.Auth.register.path(), headers: jsonHeaders, body: json(body)) {
-                    response in
-                    #expect(response.status == .conflict)
-                    try #require(try response.problem().code == "conflict")
-                }
+                let refused = try await refusal { try await app.client().send(API.Auth.register, body) }
+                #expect(refused.status == 409)
+                try #require(refused.code == .conflict)
             }
             try #require(try await AuditQueries.count(table: "users", on: app) == 1)
         }
@@ -74,15 +73,15 @@ import VaporTesting
 
     @Test func registrationCanBeSwitchedOff() async throws {
         try await withTestApp(adjust: { $0.registrationEnabled = false }) { app in
-            try await app.testing().test(
-                .POST, API.Auth.register.path(), headers: jsonHeaders,
-                body: json(["username": "alice", "email": "a@example.com", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .forbidden)
+            let refused = try await refusal {
+                try await app.client().send(
+                    API.Auth.register,
+                    RegisterRequest(username: "alice", email: "a@example.com", password: Accounts.password))
             }
+            #expect(refused.status == 403)
             // Closed whatever is sent: an empty or broken body is not read first.
             for body in ["{}", "not json"] {
-                try await app.testing().test(
+                try await app.raw(
                     .POST, API.Auth.register.path(), headers: jsonHeaders, body: ByteBuffer(string: body)
                 ) { response in
                     #expect(response.status == .forbidden, "\(body)")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -14,21 +15,19 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             let victim = try await Accounts.signUp(app)
-            var stolen: RefreshResponse?
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.6.6.6"),
-                body: json(["refreshToken": victim.refreshToken.token])
-            ) { response in stolen = try response.decode(RefreshResponse.self) }
+            let thief = app.client(from: "10.6.6.6")
+            let stolen = try await thief.send(
+                API.Auth.refresh, RefreshRequest(refreshToken: victim.refreshToken.token))
             clock.advance(by: 3 * 24 * 3600)
             try await app.twofold.housekeeping.sweep(now: clock.now)
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": victim.refreshToken.token])
-            ) { response in #expect(response.status == .unauthorized) }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.6.6.6"),
-                body: json(["refreshToken": try #require(stolen).refreshToken.token])
-            ) { response in #expect(response.status == .unauthorized, "the thief's family is revoked") }
+            let victimsApp = try await refusal {
+                try await app.client().send(API.Auth.refresh, RefreshRequest(refreshToken: victim.refreshToken.token))
+            }
+            #expect(victimsApp.status == 401)
+            let thiefs = try await refusal {
+                try await thief.send(API.Auth.refresh, RefreshRequest(refreshToken: stolen.refreshToken.token))
+            }
+            #expect(thiefs.status == 401, "the thief's family is revoked")
             #expect(try await AuditQueries.count(type: "token.refresh_reused", on: app) == 1)
         }
     }
@@ -49,13 +48,14 @@ import VaporTesting
                 clock.advance(by: 25 * 60)  // past the growing factor lock, inside the day
             }
             #expect(locked)
-            try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(tokens.accessToken.token)) {
-                response in #expect(response.status == .unauthorized, "the old access token is refused")
-            }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": tokens.refreshToken.token])
-            ) { response in #expect(response.status == .unauthorized, "and so is the refresh token") }
+            let client = app.client()
+            #expect(
+                try await refusal { try await client.send(API.Account.show, bearer: tokens.accessToken.token) }.status
+                    == 401, "the old access token is refused")
+            #expect(
+                try await refusal {
+                    try await client.send(API.Auth.refresh, RefreshRequest(refreshToken: tokens.refreshToken.token))
+                }.status == 401, "and so is the refresh token")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
@@ -54,14 +55,10 @@ import VaporTesting
             #expect(enrolled.0 == 200, "\(enrolled.1)")
             clock.advance(by: 61)
             _ = try await Codes.deliverAll(app, clock: clock)
-            var challenge: LoginChallengeResponse?
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("10.0.0.9"),
-                body: json(["username": "alice", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .ok)
-                challenge = try? response.decode(LoginChallengeResponse.self)
-            }
+            let outcome = try await app.client(from: "10.0.0.9").send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
+            let challenge: LoginChallengeResponse? =
+                if case .secondStep(let challenge) = outcome { challenge } else { nil }
             let flow = try #require(challenge, "a login flow, not a session")
             #expect(flow.availableMethods == [.sms])
             let code = try #require(try await Codes.deliverMessages(app, clock: clock).last)
@@ -75,20 +72,23 @@ import VaporTesting
     /// per-address limit (here the sign-in's: 30, then one every 2 seconds).
     @Test func addressesOfOneIPv6Slash64ShareOneSignInLimit() async throws {
         try await withTestApp { app in
-            var statuses: [UInt] = []
+            var statuses: [Int] = []
             for index in 1...40 {
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: .client("2001:db8:5:7::\(String(index, radix: 16))"),
-                    body: json(["username": "nobody\(index)", "password": "wrong password"])
-                ) { statuses.append($0.status.code) }
+                let client = app.client(from: "2001:db8:5:7::\(String(index, radix: 16))")
+                statuses.append(
+                    try await status {
+                        try await client.send(
+                            API.Auth.login, LoginRequest(username: "nobody\(index)", password: "wrong password"))
+                    })
             }
             #expect(statuses.prefix(30).allSatisfy { $0 == 401 })
             #expect(statuses.suffix(10).allSatisfy { $0 == 429 }, "\(statuses)")
             // Another /64 is another client.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("2001:db8:5:8::1"),
-                body: json(["username": "nobody", "password": "wrong password"])
-            ) { #expect($0.status == .unauthorized) }
+            let refused = try await refusal {
+                try await app.client(from: "2001:db8:5:8::1").send(
+                    API.Auth.login, LoginRequest(username: "nobody", password: "wrong password"))
+            }
+            #expect(refused.status == 401)
         }
     }
 
@@ -118,18 +118,19 @@ import VaporTesting
             headers.add(name: Wire.Header.idempotencyKey, value: "refresh-key-0001")
             let body = json(["refreshToken": tokens.refreshToken.token])
             var first: RefreshResponse?
-            try await app.testing().test(.POST, API.Auth.refresh.path(), headers: headers, body: body) {
+            try await app.raw(.POST, API.Auth.refresh.path(), headers: headers, body: body) {
                 #expect($0.status == .ok)
                 first = try $0.decode(RefreshResponse.self)
             }
-            try await app.testing().test(.POST, API.Auth.refresh.path(), headers: headers, body: body) {
+            try await app.raw(.POST, API.Auth.refresh.path(), headers: headers, body: body) {
                 #expect($0.status == .unauthorized)
                 #expect($0.headers.first(name: Wire.Header.idempotentReplayed) == nil)
             }
-            try await app.testing().test(
-                .POST, API.Auth.refresh.path(), headers: .client("10.0.0.1"),
-                body: json(["refreshToken": try #require(first).refreshToken.token])
-            ) { #expect($0.status == .unauthorized, "reuse ended the session") }
+            let reused = try await refusal {
+                try await app.client().send(
+                    API.Auth.refresh, RefreshRequest(refreshToken: try #require(first).refreshToken.token))
+            }
+            #expect(reused.status == 401, "reuse ended the session")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldServer
 import VaporTesting
 
@@ -8,18 +9,18 @@ import VaporTesting
     @Test func fiftyParallelWrongPasswordsAreThrottledAndTheRealUserIsNotLockedOut() async throws {
         try await withTestApp { app in
             _ = try await Accounts.signUp(app, address: "192.0.2.1")
-            let attacker = "203.0.113.66"
-            let results = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+            let attacker = app.client(from: "203.0.113.66")
+            let results = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        var result: (UInt, String?) = (0, nil)
-                        try await app.testing().test(
-                            .POST, API.Auth.login.path(), headers: .client(attacker),
-                            body: json(["email": "alice@example.com", "password": "guess number \(index)"])
-                        ) { response in
-                            result = (response.status.code, response.headers.first(name: .retryAfter))
+                        do {
+                            _ = try await attacker.send(
+                                API.Auth.login,
+                                LoginRequest(email: "alice@example.com", password: "guess number \(index)"))
+                            return (200, nil)
+                        } catch let refused as APIError {
+                            return (refused.status, refused.retryAfterHeader)
                         }
-                        return result
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -29,24 +30,16 @@ import VaporTesting
             #expect(evaluated <= 5, "at most the per-account-and-address burst is checked")
             // The statuses themselves in the expression, so a failure's one line shows them.
             #expect(results.map(\.0).filter { ![401, 429].contains($0) } == [], "\(results.map(\.0).sorted())")
-            #expect(throttled.allSatisfy { Int($0.1 ?? "") ?? 0 > 0 }, "every 429 says when to retry")
+            #expect(throttled.allSatisfy { ($0.1 ?? 0) > 0 }, "every 429 says when to retry")
             try #require(try await AuditQueries.count(type: "login.failed", on: app) == evaluated)
 
             // The attacker's address stays throttled, even with the right password.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client(attacker),
-                body: json(["email": "alice@example.com", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .tooManyRequests)
-                try #require(try response.problem().code == "rate_limited")
-            }
+            let right = LoginRequest(email: "alice@example.com", password: Accounts.password)
+            let refused = try await refusal { try await attacker.send(API.Auth.login, right) }
+            #expect(refused.status == 429)
+            try #require(refused.code == .rateLimited)
             // Alice, from her own address, signs in at once.
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("192.0.2.1"),
-                body: json(["email": "alice@example.com", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .ok)
-            }
+            _ = try await app.client(from: "192.0.2.1").send(API.Auth.login, right)
         }
     }
 
@@ -54,38 +47,28 @@ import VaporTesting
         let clock = TestClock()
         try await withTestApp(clock: clock) { app in
             _ = try await Accounts.signUp(app)
+            let client = app.client(from: "198.51.100.7")
+            let wrong = LoginRequest(email: "alice@example.com", password: "wrong password")
+            let right = LoginRequest(email: "alice@example.com", password: Accounts.password)
             for _ in 0..<5 {
-                try await app.testing().test(
-                    .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
-                    body: json(["email": "alice@example.com", "password": "wrong password"])
-                ) { response in #expect(response.status == .unauthorized) }
+                #expect(try await refusal { try await client.send(API.Auth.login, wrong) }.status == 401)
             }
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
-                body: json(["email": "alice@example.com", "password": Accounts.password])
-            ) { response in
-                #expect(response.status == .tooManyRequests)
-                #expect(response.headers.first(name: .retryAfter) == "60")
-            }
+            let throttled = try await refusal { try await client.send(API.Auth.login, right) }
+            #expect(throttled.status == 429)
+            #expect(throttled.retryAfterHeader == 60)
             clock.advance(by: 60)
-            try await app.testing().test(
-                .POST, API.Auth.login.path(), headers: .client("198.51.100.7"),
-                body: json(["email": "alice@example.com", "password": Accounts.password])
-            ) { response in #expect(response.status == .ok) }
+            _ = try await client.send(API.Auth.login, right)
         }
     }
 
     static func login(_ app: Application, from address: String, password: String, device: String? = nil)
-        async throws -> UInt
+        async throws -> Int
     {
-        var headers = HTTPHeaders.client(address)
-        if let device { headers.add(name: "X-Trusted-Device", value: device) }
-        var status: UInt = 0
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: headers,
-            body: json(["username": "alice", "password": password])
-        ) { response in status = response.status.code }
-        return status
+        try await status {
+            try await app.client(from: address).send(
+                API.Auth.login, LoginRequest(username: "alice", password: password),
+                headers: device.map { [Wire.Header.trustedDevice: $0] } ?? [:])
+        }
     }
 
     /// Issue T: strangers guessing from many addresses drain the account-wide bucket, but the
@@ -131,7 +114,7 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
-            var statuses: [UInt] = []
+            var statuses: [Int] = []
             for index in 0..<8 {
                 statuses.append(
                     try await Self.login(app, from: "198.19.0.\(index + 1)", password: "guess \(index)", device: device)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @Suite(.tags(.database)) struct TrustedDeviceTests {
@@ -61,28 +62,21 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let (secret, _) = try await TOTPSteps.enable(app, tokens: tokens, clock: clock)
             let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
-            var listed: TrustedDevicesResponse?
-            try await app.testing().test(
-                .GET, API.TwoFactor.trustedDevices.path(), headers: .bearer(tokens.accessToken.token)
-            ) { response in listed = try response.decode(TrustedDevicesResponse.self) }
-            let entry = try #require(listed?.devices.first)
-            try await app.testing().test(.GET, API.TwoFactor.status.path(), headers: .bearer(tokens.accessToken.token))
-            {
-                response in
-                let status = try response.decode(TwoFactorStatus.self)
-                #expect(status.trustedDevices.count == 1)
-            }
-            #expect(listed?.devices.count == 1)
+            let client = app.client()
+            let listed = try await client.send(API.TwoFactor.trustedDevices, bearer: tokens.accessToken.token)
+            let entry = try #require(listed.devices.first)
+            let factors = try await client.send(API.TwoFactor.status, bearer: tokens.accessToken.token)
+            #expect(factors.trustedDevices.count == 1)
+            #expect(listed.devices.count == 1)
             #expect(!(String(data: try Wire.encoder().encode(listed), encoding: .utf8) ?? "").contains(device))
 
             let bob = try await Accounts.signUp(app, "bob")
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.revokeTrustedDevice.path("\(entry.id)"), headers: .bearer(bob.accessToken.token)
-            ) { response in #expect(response.status == .notFound, "not bob's to revoke") }
-            try await app.testing().test(
-                .DELETE, API.TwoFactor.revokeTrustedDevice.path("\(entry.id)"),
-                headers: .bearer(tokens.accessToken.token)
-            ) { response in #expect(response.status == .ok) }
+            let refused = try await refusal {
+                try await client.send(API.TwoFactor.revokeTrustedDevice, "\(entry.id)", bearer: bob.accessToken.token)
+            }
+            #expect(refused.status == 404, "not bob's to revoke")
+            _ = try await client.send(
+                API.TwoFactor.revokeTrustedDevice, "\(entry.id)", bearer: tokens.accessToken.token)
             var headers = HTTPHeaders.client("10.0.0.1")
             headers.add(name: "X-Trusted-Device", value: device)
             #expect(try await RememberedDeviceSteps.login(app, headers: headers) == (200, true))
@@ -97,16 +91,12 @@ import VaporTesting
             let (device, _) = try await RememberedDeviceSteps.trust(app, secret: secret, clock: clock)
             clock.advance(by: 30)
             let older = try await TOTPSteps.laterSession(app, secret: secret, clock: clock)
-            var stepped: StepUpResponse?
-            try await app.testing().test(
-                .POST, API.Auth.stepUp.path(), headers: .bearer(older),
-                body: json(["method": "totp", "code": try TOTPSteps.code(secret, clock)])
-            ) { response in stepped = try response.decode(StepUpResponse.self) }
+            let client = app.client()
+            let stepped = try await client.send(
+                API.Auth.stepUp, StepUpRequest(method: .totp, code: try TOTPSteps.code(secret, clock)), bearer: older)
             // Removing the only factor: the password with it.
-            let both = try await Accounts.stepUpWithPassword(app, token: try #require(stepped).accessToken.token)
-            try await app.testing().test(.DELETE, API.TwoFactor.totpDelete.path(), headers: .bearer(both)) {
-                response in #expect(response.status == .ok)
-            }
+            let both = try await Accounts.stepUpWithPassword(app, token: stepped.accessToken.token)
+            _ = try await client.send(API.TwoFactor.totpDelete, bearer: both)
             // Enable again: the old remembered device no longer counts.
             clock.advance(by: 30)
             var again = tokens

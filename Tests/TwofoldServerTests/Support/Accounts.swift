@@ -48,7 +48,7 @@ enum Accounts {
         _ app: Application, _ endpoint: Endpoint<Body, Answer>, token: String, _ body: [String: String]
     ) async throws -> (UInt, ProblemBody?) {
         var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(.PUT, endpoint.path(), headers: .bearer(token), body: json(body)) {
+        try await app.raw(.PUT, endpoint.path(), headers: .bearer(token), body: json(body)) {
             response in
             result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
         }
@@ -60,7 +60,7 @@ enum Accounts {
         -> (UInt, ProblemBody?)
     {
         var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(.PUT, path, headers: .bearer(token), body: json(body)) { response in
+        try await app.raw(.PUT, path, headers: .bearer(token), body: json(body)) { response in
             result = (response.status.code, response.status.code < 300 ? nil : try response.problem())
         }
         return result
@@ -70,41 +70,51 @@ enum Accounts {
     static func verifyPhone(_ app: Application, token: String, clock: TestClock, phone: String = "+14155550123")
         async throws
     {
-        #expect(try await put(app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone]).0 == 202)
+        let client = app.client()
+        let endpoint = API.Account.changePhone
+        let asked = try await client.exchange(
+            endpoint.method, endpoint.url(relativeTo: client.baseURL), body: PhoneChangeRequest(phoneNumber: phone),
+            bearer: token)
+        #expect(asked.status == 202)
+        guard case .codeSent = try client.read(asked, of: endpoint) else {
+            Issue.record("no code was sent to \(phone)")
+            return
+        }
         let code = try #require(
             try await Codes.deliverMessages(app, clock: clock).last { $0.destination == phone }
         ).code
-        #expect(
-            try await put(
-                app, path: API.Account.changePhone.path(), token: token, ["phoneNumber": phone, "code": code]
-            )
-            .0 == 200)
+        let confirmed = try await client.exchange(
+            endpoint.method, endpoint.url(relativeTo: client.baseURL),
+            body: PhoneChangeRequest(phoneNumber: phone, code: code), bearer: token)
+        #expect(confirmed.status == 200)
+        guard case .changed = try client.read(confirmed, of: endpoint) else {
+            Issue.record("\(phone) was not made the account's number")
+            return
+        }
     }
 
     static func account(_ app: Application, token: String) async throws -> UserDTO {
-        var user: UserDTO?
-        try await app.testing().test(.GET, API.Account.show.path(), headers: .bearer(token)) { response in
-            user = try response.decode(UserDTO.self)
-        }
-        return try #require(user)
+        try await app.client().send(API.Account.show, bearer: token)
     }
 
     /// Step-up with an SMS code sent by `POST /auth/step-up/send`; returns the fresh access token.
     static func stepUpBySMS(_ app: Application, token: String, clock: TestClock) async throws -> String {
-        try await app.testing().test(
-            .POST, API.Auth.stepUpSend.path(), headers: .bearer(token), body: json(["method": "sms"])
-        ) { response in
-            #expect(response.status == .ok)
-            try #require(try response.decode(CodeSentResponse.self).maskedDestination == "+•••••••0123")
-        }
+        let client = app.client()
+        let sent = try await client.send(API.Auth.stepUpSend, StepUpSendRequest(method: .sms), bearer: token)
+        try #require(sent.maskedDestination == "+•••••••0123")
         let code = try #require(try await Codes.deliverMessages(app, clock: clock).first).code
-        var fresh: String?
-        try await app.testing().test(
-            .POST, API.Auth.stepUp.path(), headers: .bearer(token), body: json(["method": "sms", "code": code])
-        ) { response in
-            #expect(response.status == .ok)
-            fresh = try response.decode(StepUpResponse.self).accessToken.token
-        }
-        return try #require(fresh)
+        return try await client.send(API.Auth.stepUp, StepUpRequest(method: .sms, code: code), bearer: token)
+            .accessToken.token
+    }
+
+    /// A refusal's problem document in the form the helpers give back (`ProblemBody`); a refusal
+    /// without one fails the test.
+    static func problem(_ refusal: APIError) throws -> ProblemBody {
+        let problem = try #require(refusal.problem, "\(refusal) has no problem document")
+        return ProblemBody(
+            type: problem.type, title: problem.title, status: problem.status, detail: problem.detail,
+            code: problem.code.rawValue, errors: problem.errors, retryAfter: problem.retryAfter,
+            attemptsRemaining: problem.attemptsRemaining,
+            lockoutUntil: problem.lockoutUntil.map { ISO8601DateFormatter().string(from: $0) })
     }
 }

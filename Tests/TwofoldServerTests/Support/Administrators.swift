@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldSQLite
 import VaporTesting
@@ -24,41 +25,25 @@ enum Administrators {
     /// password, then a code from the authenticator app when the account has one.
     static func signIn(_ app: Application, _ name: String, register: Bool = false) async throws -> AuthTokensResponse {
         if register { return try await adminTokens(app) }
-        var tokens: AuthTokensResponse?
-        var challenge: LoginChallengeResponse?
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: .client("10.0.0.1"),
-            body: json(["username": name, "password": Accounts.password])
-        ) { response in
-            #expect(response.status == .ok)
-            tokens = try? response.decode(AuthTokensResponse.self)
-            challenge = try? response.decode(LoginChallengeResponse.self)
+        let client = app.client(from: "10.0.0.1")
+        let outcome = try await client.send(API.Auth.login, LoginRequest(username: name, password: Accounts.password))
+        let flow: LoginChallengeResponse
+        switch outcome {
+        case .signedIn(let tokens): return tokens
+        case .secondStep(let challenge): flow = challenge
         }
-        if let tokens { return tokens }
-        try await app.testing().test(
-            .POST, API.SecondStep.validateTOTP.path(), headers: .client("10.0.0.1"),
-            body: json(["tempToken": try #require(challenge).otpFlowId, "code": try await freshCode(app, name)])
-        ) { response in
-            #expect(response.status == .ok)
-            let answer = try response.decode(SecondStepResponse.self)
-            tokens = AuthTokensResponse(
-                accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user)
-        }
-        return try #require(tokens)
+        let answer = try await client.send(
+            API.SecondStep.validateTOTP,
+            TOTPValidateRequest(tempToken: flow.otpFlowId, code: try await freshCode(app, name)))
+        return AuthTokensResponse(accessToken: answer.accessToken, refreshToken: answer.refreshToken, user: answer.user)
     }
 
     /// Steps the session of `token` up with a code from `name`'s authenticator app (an
     /// administrator's second factor, `POST /auth/step-up`); the new access token.
     static func stepUp(_ app: Application, token: String, _ name: String = "alice") async throws -> String {
-        var stepped: StepUpResponse?
-        try await app.testing().test(
-            .POST, API.Auth.stepUp.path(), headers: .bearer(token),
-            body: json(["method": "totp", "code": try await freshCode(app, name)])
-        ) { response in
-            #expect(response.status == .ok)
-            stepped = try response.decode(StepUpResponse.self)
-        }
-        return try #require(stepped).accessToken.token
+        try await app.client().send(
+            API.Auth.stepUp, StepUpRequest(method: .totp, code: try await freshCode(app, name)), bearer: token
+        ).accessToken.token
     }
 
     /// A code from `name`'s authenticator app at a time step not used yet (now, or the next,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import VaporTesting
 
@@ -11,18 +12,15 @@ enum BackupCodeSteps {
     )
         async throws -> (UInt, SecondStepResponse?, ProblemBody?)
     {
-        var result: (UInt, SecondStepResponse?, ProblemBody?) = (0, nil, nil)
-        try await app.testing().test(
-            .POST, path, headers: jsonHeaders, body: json(["otpFlowId": flow, "backupCode": code])
-        ) {
-            response in
-            result.0 = response.status.code
-            if response.status == .ok {
-                result.1 = try response.decode(SecondStepResponse.self)
-            } else {
-                result.2 = try response.problem()
-            }
+        let endpoint = try #require(
+            [API.SecondStep.verifyBackupCode, API.SecondStep.verifyBackupCodeSeed000].first { $0.path() == path },
+            "\(path) is not a backup-code endpoint")
+        do {
+            let answer = try await app.client().send(
+                endpoint, BackupCodeVerifyRequest(otpFlowId: flow, backupCode: code))
+            return (200, answer, nil)
+        } catch let refused as APIError {
+            return (UInt(refused.status), nil, try Accounts.problem(refused))
         }
-        return result
     }
 }

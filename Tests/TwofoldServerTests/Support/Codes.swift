@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 @testable import TwofoldServer
@@ -49,15 +50,11 @@ enum Codes {
         clock.advance(by: 61)
         let flow = try await TOTPSteps.startLogin(app)
         let code = try #require(try await deliver(app, clock: clock).last).1
-        var token: String?
-        try await app.testing().test(
-            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
-        ) { response in
-            #expect(response.status == .ok)
-            token = try response.decode(SecondStepResponse.self).accessToken.token
-        }
+        let token = try await app.client().send(
+            API.SecondStep.verifyOTP, OTPVerifyRequest(otpFlowId: flow, code: code)
+        ).accessToken.token
         if waits { clock.advance(by: 6 * 60) }
-        return try #require(token)
+        return token
     }
 
     static func enableSMS(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws -> [String] {
@@ -65,31 +62,22 @@ enum Codes {
     }
 
     static func enableSMS(_ app: Application, token: String, clock: TestClock) async throws -> [String] {
-        try await app.testing().test(
-            .POST, API.TwoFactor.smsSetup.path(), headers: .bearer(token),
-            body: json(["phoneNumber": "+14155550123"])
-        ) { response in
-            #expect(response.status == .ok)
-            let sent = try response.decode(CodeSentResponse.self)
-            #expect(sent.maskedDestination == "+•••••••0123")
-            #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(60))
-        }
+        let client = app.client()
+        let sent = try await client.send(
+            API.TwoFactor.smsSetup, SMSSetupRequest(phoneNumber: "+14155550123"), bearer: token)
+        #expect(sent.maskedDestination == "+•••••••0123")
+        #expect(sent.nextAllowedAt == clock.now.addingTimeInterval(60))
         let code = try #require(try await deliver(app, clock: clock).first).1
-        var enabled: FactorEnabledResponse?
-        try await app.testing().test(
-            .POST, API.TwoFactor.smsVerify.path(), headers: .bearer(token), body: json(["code": code])
-        ) { response in
-            #expect(response.status == .ok)
-            enabled = try response.decode(FactorEnabledResponse.self)
-        }
-        return try #require(enabled?.backupCodes)
+        let enabled = try await client.send(API.TwoFactor.smsVerify, CodeRequest(code: code), bearer: token)
+        return try #require(enabled.backupCodes)
     }
 
     static func verifyOTP(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
-        var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(
-            .POST, API.SecondStep.verifyOTP.path(), headers: jsonHeaders, body: json(["otpFlowId": flow, "code": code])
-        ) { response in result = (response.status.code, response.status == .ok ? nil : try response.problem()) }
-        return result
+        do {
+            _ = try await app.client().send(API.SecondStep.verifyOTP, OTPVerifyRequest(otpFlowId: flow, code: code))
+            return (200, nil)
+        } catch let refused as APIError {
+            return (UInt(refused.status), try Accounts.problem(refused))
+        }
     }
 }

@@ -3,6 +3,7 @@ import Fluent
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
@@ -16,7 +17,7 @@ enum DeviceKeySteps {
     ) async throws -> (UInt, String) {
         var result: (UInt, String) = (0, "")
         let headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
-        try await app.testing().test(.POST, path, headers: headers, body: json(body)) { response in
+        try await app.raw(.POST, path, headers: headers, body: json(body)) { response in
             result = (response.status.code, response.body.string)
         }
         return result
@@ -30,7 +31,7 @@ enum DeviceKeySteps {
         var result: (UInt, String) = (0, "")
         var headers: HTTPHeaders = token.map { .bearer($0, from: address) } ?? .client(address)
         headers.contentType = .json
-        try await app.testing().test(
+        try await app.raw(
             method, path, headers: headers, body: ByteBuffer(data: try Wire.encoder().encode(body))
         ) { response in
             result = (response.status.code, response.body.string)
@@ -45,22 +46,22 @@ enum DeviceKeySteps {
         _ app: Application, token _: String, phone: SoftwareDeviceKey, device: String = "iphone-1",
         user: String = "alice"
     ) async throws -> String {
+        let client = app.client()
         let signIn = try await challenge(app, device: device, user: user)
-        let (signedIn, signedInBody) = try await verify(
-            app, signIn, signature: try phone.sign(challenge: signIn.challenge), device: device, user: user)
-        #expect(signedIn == 200, "\(signedInBody)")
-        let token = try decode(DeviceTokenResponse.self, signedInBody).token
-        let (status, body) = try await post(
-            app, API.Auth.stepUpDeviceKeyChallenge.path(), ["deviceId": device], token: token)
-        #expect(status == 200, "\(body)")
-        let challenge = try decode(DeviceChallengeResponse.self, body)
-        let (stepped, answer) = try await send(
-            app, .POST, API.Auth.stepUp.path(),
+        let token = try await client.send(
+            API.DeviceKeys.verifySignature,
+            VerifySignatureRequest(
+                username: user, deviceId: device, challengeId: signIn.challengeId,
+                signature: try phone.sign(challenge: signIn.challenge))
+        ).token
+        let challenge = try await client.send(
+            API.Auth.stepUpDeviceKeyChallenge, StepUpDeviceKeyChallengeRequest(deviceId: device), bearer: token)
+        return try await client.send(
+            API.Auth.stepUp,
             StepUpRequest(
                 method: .deviceKey, deviceId: device, challengeId: challenge.challengeId,
-                signature: try phone.sign(challenge: challenge.challenge)), token: token)
-        #expect(stepped == 200, "\(answer)")
-        return try decode(StepUpResponse.self, answer).accessToken.token
+                signature: try phone.sign(challenge: challenge.challenge)), bearer: token
+        ).accessToken.token
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
@@ -91,10 +92,7 @@ enum DeviceKeySteps {
     static func challenge(_ app: Application, device: String = "iphone-1", user: String = "alice") async throws
         -> DeviceChallengeResponse
     {
-        let (status, body) = try await post(
-            app, API.DeviceKeys.initiate.path(), ["username": user, "deviceId": device])
-        #expect(status == 200)
-        return try decode(DeviceChallengeResponse.self, body)
+        try await app.client().send(API.DeviceKeys.initiate, DeviceRequest(username: user, deviceId: device))
     }
 
     static func verify(

@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldDevice
 import VaporTesting
 
@@ -41,13 +42,7 @@ enum DeviceSecondFactorSteps {
     }
 
     static func state(_ app: Application, token: String) async throws -> DeviceSecondFactorResponse {
-        var state: DeviceSecondFactorResponse?
-        try await app.testing().test(.GET, API.DeviceFactors.status.path("iphone-1"), headers: .bearer(token)) {
-            response in
-            #expect(response.status == .ok)
-            state = try response.decode(DeviceSecondFactorResponse.self)
-        }
-        return try #require(state)
+        try await app.client().send(API.DeviceFactors.status, "iphone-1", bearer: token)
     }
 
     /// Adds `biometricKey` after verifying `pin`.
@@ -65,20 +60,23 @@ enum DeviceSecondFactorSteps {
     static func biometricSignature(_ app: Application, _ biometricKey: SoftwareDeviceKey, token: String) async throws
         -> BiometricSignature
     {
-        let (status, body) = try await call(
-            app, .POST, API.DeviceFactors.biometricChallenge, [String: String](), token: token)
-        #expect(status == 200, "\(body)")
-        let challenge = try DeviceKeySteps.decode(BiometricChallengeResponse.self, body)
+        let challenge = try await app.client().send(API.DeviceFactors.biometricChallenge, "iphone-1", bearer: token)
         return BiometricSignature(
             challengeId: challenge.challengeId, signature: try biometricKey.sign(challenge: challenge.challenge))
     }
 
     static func blockPIN(_ app: Application, token: String) async throws {
+        let client = app.client()
         for remaining in [2, 1] {
-            let (status, body) = try await verifyPIN(app, "9999", token: token)
-            #expect(status == 401 && body.contains(#""attemptsRemaining":\#(remaining)"#), "\(body)")
+            let refused = try await refusal {
+                try await client.send(
+                    API.DeviceFactors.verifyPIN, "iphone-1", DevicePINRequest(pin: "9999"), bearer: token)
+            }
+            #expect(refused.status == 401 && refused.attemptsRemaining == remaining, "\(refused)")
         }
-        let (status, body) = try await verifyPIN(app, "9999", token: token)
-        #expect(status == 403 && body.contains(#""code":"pin_blocked""#), "\(body)")
+        let refused = try await refusal {
+            try await client.send(API.DeviceFactors.verifyPIN, "iphone-1", DevicePINRequest(pin: "9999"), bearer: token)
+        }
+        #expect(refused.status == 403 && refused.code == .pinBlocked, "\(refused)")
     }
 }

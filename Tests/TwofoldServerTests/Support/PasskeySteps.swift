@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldDevice
 import VaporTesting
@@ -66,7 +67,7 @@ enum PasskeyCalls {
     ) async throws -> Answer {
         var answer: Answer?
         let buffer = try body.map { ByteBuffer(data: try Wire.encoder().encode($0)) }
-        try await app.testing().test(method, path, headers: headers, body: buffer) { response in
+        try await app.raw(method, path, headers: headers, body: buffer) { response in
             answer = Answer(status: response.status.code, body: response.body)
         }
         return try #require(answer)
@@ -93,28 +94,24 @@ enum PasskeyCalls {
         -> PasskeyRegisteredResponse
     {
         let options = try await creationOptions(app, token: token)
-        let answer = try await post(
-            app, API.Passkeys.registerVerify.path(), headers: .bearer(token),
-            body: PasskeyRegistrationRequest(credential: passkey.registration(options), name: name))
-        #expect(answer.status == 200, "\(answer.text)")
-        return try answer.decode(PasskeyRegisteredResponse.self)
+        return try await app.client().send(
+            API.Passkeys.registerVerify,
+            PasskeyRegistrationRequest(credential: passkey.registration(options), name: name), bearer: token)
     }
 
     static func creationOptions(_ app: Application, token: String) async throws -> PasskeyCreationOptions {
-        let answer = try await post(app, API.Passkeys.registerOptions.path(), headers: .bearer(token))
-        #expect(answer.status == 200, "\(answer.text)")
-        return try answer.decode(PasskeyCreationOptions.self)
+        try await app.client().send(API.Passkeys.registerOptions, PasskeyRegistrationOptionsRequest(), bearer: token)
     }
 
     /// Signs in with the password; the login flow's answer (the account has a second factor).
     static func passwordStep(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1")
         async throws -> LoginChallengeResponse
     {
-        let answer = try await post(
-            app, API.Auth.login.path(), headers: .client(address),
-            body: ["username": name, "password": Accounts.password])
-        #expect(answer.status == 200, "\(answer.text)")
-        return try answer.decode(LoginChallengeResponse.self)
+        let outcome = try await app.client(from: address).send(
+            API.Auth.login, LoginRequest(username: name, password: Accounts.password))
+        let challenge: LoginChallengeResponse? =
+            if case .secondStep(let challenge) = outcome { challenge } else { nil }
+        return try #require(challenge, "\(name) signed in with the password alone")
     }
 
     /// Signs `name` in with the password and `passkey` as the second step; the access token.
@@ -123,30 +120,23 @@ enum PasskeyCalls {
     ) async throws -> String {
         let flow = try await passwordStep(app, name, address: address)
         let options = try await flowOptions(app, flow: flow.otpFlowId)
-        return try await post(
-            app, API.Passkeys.flowVerify.path(),
-            body: PasskeyFlowVerifyRequest(
-                otpFlowId: flow.otpFlowId, credential: try passkey.assertion(options.challenge))
-        ).decode(SecondStepResponse.self).accessToken.token
+        return try await app.client().send(
+            API.Passkeys.flowVerify,
+            PasskeyFlowVerifyRequest(otpFlowId: flow.otpFlowId, credential: try passkey.assertion(options.challenge))
+        ).accessToken.token
     }
 
     static func flowOptions(_ app: Application, flow: String) async throws -> PasskeyRequestOptions {
-        let answer = try await post(
-            app, API.Passkeys.flowOptions.path(), body: PasskeyFlowOptionsRequest(tempToken: flow))
-        #expect(answer.status == 200, "\(answer.text)")
-        return try answer.decode(PasskeyRequestOptions.self)
+        try await app.client().send(API.Passkeys.flowOptions, PasskeyFlowOptionsRequest(tempToken: flow))
     }
 
     static func signInOptions(_ app: Application) async throws -> PasskeyRequestOptions {
-        let answer = try await post(app, API.Passkeys.signInOptions.path())
-        #expect(answer.status == 200, "\(answer.text)")
-        return try answer.decode(PasskeyRequestOptions.self)
+        try await app.client().send(API.Passkeys.signInOptions)
     }
 
     /// The AMR of the session `token` belongs to.
     static func methods(_ app: Application, token: String) async throws -> [String]? {
-        let answer = try await call(app, .GET, API.Auth.sessions.path(), headers: .bearer(token))
-        return try answer.decode(SessionsResponse.self).sessions.first { $0.current }?.methods
+        try await app.client().send(API.Auth.sessions, bearer: token).sessions.first { $0.current }?.methods
     }
 
     /// What a refused ceremony must leave as it was: sessions, passkeys and their counters and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import TwofoldSQLite
 import VaporTesting
@@ -21,17 +22,16 @@ enum RecoverySteps {
         _ app: Application, _ email: String, message: String = "I lost my phone.", document: [String: String]? = nil,
         from address: String = "10.9.0.1"
     ) async throws -> (HTTPStatus, RecoveryStatus?, ProblemBody?) {
-        var object: [String: Any] = ["email": email, "message": message]
-        if let document { object["document"] = document }
-        var result: (HTTPStatus, RecoveryStatus?, ProblemBody?) = (.internalServerError, nil, nil)
-        try await app.testing().test(.POST, API.Recovery.start.path(), headers: .client(address), body: body(object)) {
-            response in
-            result =
-                response.status == .accepted
-                ? (response.status, try response.decode(RecoveryStatus.self), nil)
-                : (response.status, nil, try response.problem())
+        let attached = try document.map {
+            RecoveryDocument(contentType: try #require($0["contentType"]), data: try #require($0["data"]))
         }
-        return result
+        do {
+            let started = try await app.client(from: address).send(
+                API.Recovery.start, RecoveryStartRequest(email: email, message: message, document: attached))
+            return (.accepted, started, nil)
+        } catch let refused as APIError {
+            return (HTTPStatus(statusCode: refused.status), nil, try Accounts.problem(refused))
+        }
     }
 
     /// The messages delivered since the last call, to `destination`.
@@ -57,7 +57,7 @@ enum RecoverySteps {
         _ app: Application, _ path: String, _ object: [String: Any], headers: HTTPHeaders = .client("10.9.0.1")
     ) async throws -> (HTTPStatus, ByteBuffer) {
         var result: (HTTPStatus, ByteBuffer) = (.internalServerError, ByteBuffer())
-        try await app.testing().test(.POST, path, headers: headers, body: body(object)) { response in
+        try await app.raw(.POST, path, headers: headers, body: body(object)) { response in
             result = (response.status, response.body)
         }
         return result
@@ -74,8 +74,8 @@ enum RecoverySteps {
         #expect(status == .accepted)
         let id = try #require(started).recoveryId
         let mail = try #require(try await messages(app, clock: clock, to: "bob@example.com").first)
-        let (proven, _) = try await post(app, API.Recovery.verifyEmail.path("\(id)"), ["code": try code(in: mail)])
-        #expect(proven == .ok)
+        _ = try await app.client(from: "10.9.0.1").send(
+            API.Recovery.verifyEmail, "\(id)", CodeRequest(code: try code(in: mail)))
         return (bob, id, try token(of: Pages.recoveryCancel, in: mail))
     }
 
@@ -87,9 +87,12 @@ enum RecoverySteps {
     static func approve(_ app: Application, _ id: UUID, admin: AuthTokensResponse, note: String = "Checked the ID.")
         async throws -> HTTPStatus
     {
-        try await post(
-            app, API.Admin.approveRecovery.path("\(id)"), ["note": note], headers: .bearer(admin.accessToken.token)
-        ).0
+        HTTPStatus(
+            statusCode: try await status {
+                try await app.client().send(
+                    API.Admin.approveRecovery, "\(id)", RecoveryDecisionRequest(note: note),
+                    bearer: admin.accessToken.token)
+            })
     }
 
     /// A completed recovery, from bob's request to the pass used: the recovered session's token,
@@ -102,9 +105,8 @@ enum RecoverySteps {
         #expect(try await Self.approve(app, id, admin: admin) == .ok)
         let mail = try #require(
             try await Self.messages(app, clock: clock, to: "bob@example.com").first { $0.body.contains("approved") })
-        let (status, body) = try await Self.post(
-            app, API.Recovery.redeem.path(), ["pass": try Self.token(of: Pages.recoveryPass, in: mail)])
-        #expect(status == .ok)
-        return (bob, try decodeJSON(AuthTokensResponse.self, from: body).accessToken.token, cancel)
+        let recovered = try await app.client(from: "10.9.0.1").send(
+            API.Recovery.redeem, RecoveryRedeemRequest(pass: try Self.token(of: Pages.recoveryPass, in: mail)))
+        return (bob, recovered.accessToken.token, cancel)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import VaporTesting
 
 /// Remembered devices: trusted at the second step, then a sign-in that carries the cookie.
@@ -9,7 +10,7 @@ enum RememberedDeviceSteps {
     static func trust(_ app: Application, secret: [UInt8], clock: TestClock) async throws -> (String, String?) {
         let flow = try await TOTPSteps.startLogin(app)
         var result: (String, String?) = ("", nil)
-        try await app.testing().test(
+        try await app.raw(
             .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
             body: ByteBuffer(
                 string: #"{"tempToken":"\#(flow)","code":"\#(try TOTPSteps.code(secret, clock))","trustDevice":true}"#)
@@ -21,14 +22,18 @@ enum RememberedDeviceSteps {
         return result
     }
 
+    /// Signs alice in with the password, sending `headers` (the device's cookie or
+    /// `X-Trusted-Device`, and where the request comes from): the status, and whether a second
+    /// step was asked for.
     static func login(_ app: Application, headers: HTTPHeaders) async throws -> (UInt, Bool) {
-        var result: (UInt, Bool) = (0, false)
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: headers,
-            body: json(["username": "alice", "password": Accounts.password])
-        ) { response in
-            result = (response.status.code, response.body.string.contains("requires2FA"))
+        let fields = Dictionary(headers.map { ($0.name, $0.value) }) { first, second in "\(first), \(second)" }
+        do {
+            let outcome = try await app.client().send(
+                API.Auth.login, LoginRequest(username: "alice", password: Accounts.password), headers: fields)
+            if case .secondStep = outcome { return (200, true) }
+            return (200, false)
+        } catch let refused as APIError {
+            return (UInt(refused.status), false)
         }
-        return result
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwofoldAPI
+import TwofoldClient
 import TwofoldCore
 import VaporTesting
 
@@ -10,25 +11,14 @@ enum TOTPSteps {
     static func enable(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws
         -> (secret: [UInt8], backupCodes: [String])
     {
-        var setup: TOTPSetupResponse?
-        try await app.testing().test(.POST, API.TwoFactor.totpSetup.path(), headers: .bearer(tokens.accessToken.token))
-        {
-            response in
-            #expect(response.status == .ok)
-            setup = try response.decode(TOTPSetupResponse.self)
-        }
-        let secret = try Base32.decode(try #require(setup).secret)
-        var enabled: FactorEnabledResponse?
-        try await app.testing().test(
-            .POST, API.TwoFactor.totpVerify.path(), headers: .bearer(tokens.accessToken.token),
-            body: json(["code": try code(secret, clock)])
-        ) { response in
-            #expect(response.status == .ok)
-            enabled = try response.decode(FactorEnabledResponse.self)
-        }
+        let client = app.client()
+        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
+        let secret = try Base32.decode(setup.secret)
+        let enabled = try await client.send(
+            API.TwoFactor.totpVerify, CodeRequest(code: try code(secret, clock)), bearer: tokens.accessToken.token)
         // Move to the next time step so the confirming code's step is not reused by accident.
         clock.advance(by: 30)
-        return (secret, try #require(enabled?.backupCodes))
+        return (secret, try #require(enabled.backupCodes))
     }
 
     static func code(_ secret: [UInt8], _ clock: TestClock, offset: TimeInterval = 0) throws -> String {
@@ -42,42 +32,32 @@ enum TOTPSteps {
         _ app: Application, secret: [UInt8], clock: TestClock, _ name: String = "alice", waits: Bool = true
     ) async throws -> String {
         let flow = try await startLogin(app, name)
-        var token: String?
-        try await app.testing().test(
-            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
-            body: json(["tempToken": flow, "code": try code(secret, clock)])
-        ) { response in
-            #expect(response.status == .ok)
-            token = try response.decode(SecondStepResponse.self).accessToken.token
-        }
+        let token = try await app.client().send(
+            API.SecondStep.validateTOTP, TOTPValidateRequest(tempToken: flow, code: try code(secret, clock))
+        ).accessToken.token
         if waits { clock.advance(by: 6 * 60) }
-        return try #require(token)
+        return token
     }
 
     /// Logs in with the password and returns the login flow token.
     static func startLogin(_ app: Application, _ name: String = "alice", from address: String = "10.0.0.1")
         async throws -> String
     {
-        var challenge: LoginChallengeResponse?
-        try await app.testing().test(
-            .POST, API.Auth.login.path(), headers: .client(address),
-            body: json(["username": name, "password": Accounts.password])
-        ) { response in
-            #expect(response.status == .ok)
-            challenge = try response.decode(LoginChallengeResponse.self)
-        }
-        return try #require(challenge).otpFlowId
+        let outcome = try await app.client(from: address).send(
+            API.Auth.login, LoginRequest(username: name, password: Accounts.password))
+        let challenge: LoginChallengeResponse? =
+            if case .secondStep(let challenge) = outcome { challenge } else { nil }
+        return try #require(challenge, "\(name) signed in with the password alone").otpFlowId
     }
 
     /// Submits a TOTP code for a flow; returns the status and, on failure, the problem.
     static func validate(_ app: Application, flow: String, code: String) async throws -> (UInt, ProblemBody?) {
-        var result: (UInt, ProblemBody?) = (0, nil)
-        try await app.testing().test(
-            .POST, API.SecondStep.validateTOTP.path(), headers: jsonHeaders,
-            body: json(["tempToken": flow, "code": code])
-        ) { response in
-            result = (response.status.code, response.status == .ok ? nil : try response.problem())
+        do {
+            _ = try await app.client().send(
+                API.SecondStep.validateTOTP, TOTPValidateRequest(tempToken: flow, code: code))
+            return (200, nil)
+        } catch let refused as APIError {
+            return (UInt(refused.status), try Accounts.problem(refused))
         }
-        return result
     }
 }
