@@ -76,6 +76,11 @@
                 } label: {
                     Label("Device Settings", systemImage: "gearshape")
                 }
+                NavigationLink {
+                    ScanCodeScreen(app: screens.app)
+                } label: {
+                    Label("Scan a QR Code", systemImage: "qrcode.viewfinder")
+                }
             }
             .navigationTitle("This iPhone")
         }

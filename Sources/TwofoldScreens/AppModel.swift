@@ -152,6 +152,12 @@ public final class AppModel {
         return true
     }
 
+    /// A link read another way (seed 000's QR scanner, `CodeScannerModel`): it waits for its
+    /// screen as a link opened in the app does.
+    public func open(_ link: DeepLink) {
+        self.link = link
+    }
+
     /// The link a screen may show now: the recovery link while signed out, any other once the
     /// protected screens show (signed in, unlocked); until then it waits.
     public var linkToShow: DeepLink? {

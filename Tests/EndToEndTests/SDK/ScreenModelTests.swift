@@ -227,6 +227,58 @@ import TwofoldTestingScreens
         #expect(message.hasSuffix("Try again in 14:32.") || message.hasSuffix("Try again in 14:31."), "\(message)")
     }
 
+    /// Seed 000's QR scanner: codes that are not the app's are refused in words and scanning goes
+    /// on; the first one that is ends it with its link; no camera leaves "Enter manually".
+    @Test func theScannerTakesTheFirstCodeTheAppOpens() async throws {
+        struct ListScanner: CodeScanning {
+            let available: Bool
+            let seen: [String]
+            var isAvailable: Bool { get async { available } }
+            func codes() -> AsyncStream<String> {
+                AsyncStream { continuation in
+                    for code in seen { continuation.yield(code) }
+                    continuation.finish()
+                }
+            }
+        }
+        let server = URL(string: "https://mfa.example.com")
+        let camera = ListScanner(
+            available: true,
+            seen: [
+                "https://shop.example.com/", "https://mfa.example.com/recovery/pass?token=abc123",
+                "twofold://settings/2fa",
+            ])
+        let scanner = CodeScannerModel(scanner: camera, server: server)
+        await scanner.scan()
+        #expect(
+            scanner.phase == .found(.recovery(token: "abc123")) && scanner.problem == nil, "the first the app opens")
+
+        let nothing = CodeScannerModel(scanner: ListScanner(available: true, seen: ["WIFI:S:cafe;;"]), server: server)
+        await nothing.scan()
+        #expect(nothing.phase == .scanning && nothing.problem?.hasPrefix("That code isn't one Twofold can use") == true)
+
+        let noCamera = CodeScannerModel(scanner: ListScanner(available: false, seen: []), server: server)
+        await noCamera.scan()
+        #expect(noCamera.phase == .unavailable)
+        noCamera.enterManually()
+        noCamera.typed = "not a link"
+        noCamera.submitTyped()
+        #expect(noCamera.phase == .manual && noCamera.problem != nil)
+        noCamera.typed = "  otpauth://totp/Acme:pat@example.com?secret=JBSWY3DPEHPK3PXP\n"
+        noCamera.submitTyped()
+        guard case .found(.authenticator(let uri)) = noCamera.phase else {
+            Issue.record("typed text not taken: \(noCamera.phase)")
+            return
+        }
+        #expect(uri.account == "pat@example.com" && noCamera.problem == nil)
+
+        // The app takes the link read as it takes one opened: the recovery link waits for sign-in.
+        let app = AppModel(session: ScreenFixtures.session())
+        await app.launch()
+        app.open(DeepLink.recovery(token: "abc123"))
+        #expect(app.linkToShow == .recovery(token: "abc123"))
+    }
+
     /// A server that answers every request with one problem document.
     struct Answering: Transport {
         let status: Int
