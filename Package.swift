@@ -209,7 +209,9 @@ let package = Package(
             ]),
 
         // MARK: Tests
-        .target(name: "TwofoldTestSupport", path: "Tests/TwofoldTestSupport"),
+        .target(
+            name: "TwofoldTestSupport", dependencies: ["TwofoldAPI", "TwofoldClient", "TwofoldCore"],
+            path: "Tests/TwofoldTestSupport"),
         .testTarget(
             name: "TwofoldCoreTests",
             dependencies: [

@@ -15,6 +15,18 @@
                 VStack(alignment: .leading, spacing: 2) {
                     Text("You're offline").font(.subheadline.weight(.semibold))
                     Text(detail).font(.footnote).foregroundStyle(.secondary)
+                    // What waits, one by one, in the order it will be sent.
+                    if !app.waiting.isEmpty {
+                        DisclosureGroup("What's waiting") {
+                            ForEach(app.waiting) { change in
+                                LabeledContent(change.summary) {
+                                    Text(change.madeAt, format: .dateTime.hour().minute())
+                                }
+                                .font(.footnote)
+                            }
+                        }
+                        .font(.footnote)
+                    }
                 }
                 Spacer()
                 Button(checking ? "Trying…" : "Try again") {

@@ -49,6 +49,27 @@ public struct SecretNotQueued: Error, Sendable, Equatable, LocalizedError {
     }
 }
 
+extension QueuedChange {
+    /// The change in a person's words, for the list of what waits to be sent ("Rename a
+    /// passkey"); a change this list has no words for is "A change to your account".
+    public var summary: String {
+        let endpoint = API.all.first { $0.method == method && $0.template == template }
+        return endpoint.flatMap { Self.summaries[$0] } ?? Words.text("queue.change", "A change to your account")
+    }
+
+    /// What each change the app can make offline does, by its endpoint.
+    static let summaries: [AnyEndpoint: String] = [
+        API.TwoFactor.totpSetup.erased: Words.text("queue.totpSetup", "Start setting up an authenticator app"),
+        API.TwoFactor.primaryMethod.erased: Words.text("queue.primaryMethod", "Change how you sign in first"),
+        API.TwoFactor.revokeTrustedDevice.erased: Words.text("queue.forgetDevice", "Forget a remembered device"),
+        API.Passkeys.rename.erased: Words.text("queue.renamePasskey", "Rename a passkey"),
+        API.Passkeys.delete.erased: Words.text("queue.removePasskey", "Remove a passkey"),
+        API.Auth.revokeSession.erased: Words.text("queue.signOutSession", "Sign out another session"),
+        API.Auth.logoutAll.erased: Words.text("queue.signOutEverywhere", "Sign out everywhere"),
+        API.Push.forgetPushToken.erased: Words.text("queue.forgetPushToken", "Stop notifications on this phone"),
+    ]
+}
+
 extension QueuedChange: CustomStringConvertible, CustomDebugStringConvertible {
     /// The change without its body, which a log has no need of.
     public var description: String {

@@ -35,8 +35,11 @@ public final class AppModel {
     /// Whether the server could not be reached the last time the app asked (seed 003): the
     /// protected screens show that they are offline, with "Try again" (`checkConnection()`).
     public private(set) var isOffline = false
-    /// Changes made offline and not yet sent, as of the last check.
-    public private(set) var waitingChanges = 0
+    /// Changes made offline and not yet sent, as of the last check, oldest first (each with its
+    /// `summary` in words and when it was made).
+    public private(set) var waiting: [QueuedChange] = []
+    /// How many changes wait.
+    public var waitingChanges: Int { waiting.count }
     /// A link opened in the app (seed 000's `twofold://` links, an `otpauth://` URI, the recovery
     /// email's link), kept until the screen it leads to can show it (`linkToShow`).
     public private(set) var link: DeepLink?
@@ -74,7 +77,7 @@ public final class AppModel {
         } catch {
             isOffline = SignInProblem.of(error) == .offline
         }
-        if let queue { waitingChanges = (try? await queue.waiting.count) ?? waitingChanges }
+        if let queue { waiting = (try? await queue.waiting) ?? waiting }
         return !isOffline
     }
 

@@ -339,12 +339,18 @@ import TwofoldTestingScreens
             _ = try await queue.enqueue(API.TwoFactor.totpSetup, NoContent())
             #expect(await app.checkConnection() == false)
             #expect(app.isOffline && app.waitingChanges == 1)
+            _ = try await queue.enqueue(
+                API.Passkeys.rename, "no-such-passkey", PasskeyRenameRequest(name: "Work laptop"))
+            #expect(await app.checkConnection() == false)
+            #expect(
+                app.waiting.map(\.summary) == ["Start setting up an authenticator app", "Rename a passkey"],
+                "what waits, one by one, oldest first")
             #expect(app.screen == .home(try #require(session.currentUser)), "offline is not signed out")
 
             // "Try again" with the signal back: online, and the change sent.
             network.set(up: true)
             #expect(await app.checkConnection())
-            #expect(!app.isOffline && app.waitingChanges == 0)
+            #expect(!app.isOffline && app.waitingChanges == 0 && app.waiting.isEmpty)
             #expect(try await queue.waiting.isEmpty)
             let status = try await client.send(API.TwoFactor.status, bearer: try await session.accessToken())
             #expect(status.totp.enabled == false, "the setup was started, not finished")

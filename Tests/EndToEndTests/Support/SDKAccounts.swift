@@ -11,30 +11,18 @@ enum SDKAccounts {
     /// `name` (password only) signed in on a new session manager for `client`, registered first
     /// unless `register` is false: another device of the same account, each time it is called.
     static func signedIn(_ client: APIClient, _ name: String, register: Bool = true) async throws -> SessionManager {
-        if register {
-            _ = try await client.send(
-                API.Auth.register,
-                RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
-        }
+        if register { try await ClientAccounts.register(client, name) }
         let session = SessionManager(client: client, store: MemoryTokenStore())
-        await session.signedIn(
-            try await client.send(API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)).tokens)
+        await session.signedIn(try await ClientAccounts.signIn(client, name))
         return session
     }
 
     /// An account with an authenticator app: its secret and backup codes.
     static func accountWithTOTP(_ client: APIClient, _ name: String) async throws -> ([UInt8], [String]) {
-        _ = try await client.send(
-            API.Auth.register,
-            RegisterRequest(username: name, email: "\(name)@example.com", password: TestAccounts.password))
-        let token = try await client.send(
-            API.Auth.login, LoginRequest(username: name, password: TestAccounts.password)
-        ).tokens.accessToken.token
-        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: token)
-        let secret = try Base32.decode(setup.secret)
-        let enabled = try await client.send(
-            API.TwoFactor.totpVerify, CodeRequest(code: try TOTP(secret: secret).code(at: Date())), bearer: token)
-        return (secret, try #require(enabled.backupCodes))
+        try await ClientAccounts.register(client, name)
+        let token = try await ClientAccounts.signIn(client, name).accessToken.token
+        let (secret, codes) = try await ClientAccounts.enableAuthenticator(client, token: token, at: Date())
+        return (secret, try #require(codes))
     }
 
     /// A six-digit code that is none of the codes the server would take now.

@@ -6,7 +6,7 @@ import TwofoldTestSupport
 
 /// Accounts on a built server: the password they use, a PostgreSQL database when one is given, the sign-in journey, two instances on one database.
 enum TestAccounts {
-    static let password = "correct horse battery staple"
+    static let password = ClientAccounts.password
 
     /// The PostgreSQL database `scripts/test` prepares, or `nil` after recording why it is needed.
     /// A fresh, empty database on that server for each call, so suites running in parallel never

@@ -22,7 +22,7 @@ import VaporTesting
             let other = try await client.send(
                 API.Auth.login, LoginRequest(username: "alice", password: Accounts.password),
                 headers: ["X-Trusted-Device": device])
-            guard case .signedIn(let otherSession) = other else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            guard case .signedIn(let otherSession) = other else { throw ClientAccounts.SecondStepAsked(name: "alice") }
 
             let wrong = try await Accounts.put(
                 app, API.Account.changePassword, token: tokens.accessToken.token,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TwofoldAPI
 import TwofoldClient
+import TwofoldTestSupport
 import VaporTesting
 
 @testable import TwofoldServer
@@ -50,7 +51,7 @@ import VaporTesting
         guard
             case .signedIn(let tokens) = try await client.send(
                 API.Auth.login, LoginRequest(email: "carol@example.com", password: Accounts.password))
-        else { throw Accounts.SignUpError.secondStepAsked("carol") }
+        else { throw ClientAccounts.SecondStepAsked(name: "carol") }
         return (tokens, link)
     }
 

@@ -4,6 +4,7 @@ import TwofoldAPI
 import TwofoldClient
 import TwofoldCore
 import TwofoldSQLite
+import TwofoldTestSupport
 import VaporTesting
 
 @testable import TwofoldServer
@@ -372,7 +373,7 @@ import VaporTesting
             // bob signs in with the password alone now, and was told.
             let outcome = try await client.send(
                 API.Auth.login, LoginRequest(username: "bob", password: Accounts.password))
-            guard case .signedIn(let tokens) = outcome else { throw Accounts.SignUpError.secondStepAsked("bob") }
+            guard case .signedIn(let tokens) = outcome else { throw ClientAccounts.SecondStepAsked(name: "bob") }
             #expect(tokens.user.username == "bob")
             let notices = try await RecoverySteps.messages(app, clock: clock, to: "bob@example.com")
             #expect(notices.contains { $0.subject.contains("reset") })

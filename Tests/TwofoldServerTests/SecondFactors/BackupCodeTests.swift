@@ -3,6 +3,7 @@ import Testing
 import TwofoldAPI
 import TwofoldClient
 import TwofoldCore
+import TwofoldTestSupport
 import VaporTesting
 
 @Suite struct BackupCodeTests {
@@ -109,7 +110,7 @@ import VaporTesting
             // A password alone signs in again.
             let outcome = try await client.send(
                 API.Auth.login, LoginRequest(username: "alice", password: Accounts.password))
-            guard case .signedIn(let signedIn) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            guard case .signedIn(let signedIn) = outcome else { throw ClientAccounts.SecondStepAsked(name: "alice") }
             try #require(signedIn.user.username == "alice")
         }
     }

@@ -4,6 +4,7 @@ import TwofoldAPI
 import TwofoldClient
 import TwofoldCore
 import TwofoldServer
+import TwofoldTestSupport
 import VaporTesting
 
 /// Register → login → an authenticated call → refresh → logout, and what each refuses.
@@ -37,7 +38,7 @@ import VaporTesting
             _ = try await Accounts.signUp(app)
             let outcome = try await app.client(from: "10.0.0.2").send(
                 API.Auth.login, LoginRequest(username: "ALICE", password: Accounts.password))
-            guard case .signedIn(let tokens) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            guard case .signedIn(let tokens) = outcome else { throw ClientAccounts.SecondStepAsked(name: "alice") }
             #expect(tokens.user.username == "alice")
         }
     }
@@ -66,7 +67,7 @@ import VaporTesting
             #expect(nameless.problem?.errors?["email"] == "is required, or username in its place")
             let outcome = try await client.send(
                 API.Auth.login, LoginRequest(username: " alice\t", password: Accounts.password))
-            guard case .signedIn = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            guard case .signedIn = outcome else { throw ClientAccounts.SecondStepAsked(name: "alice") }
         }
     }
 
@@ -179,7 +180,7 @@ import VaporTesting
             let first = try await Accounts.signUp(app)
             let outcome = try await app.client(from: "10.0.0.9").send(
                 API.Auth.login, LoginRequest(email: "alice@example.com", password: Accounts.password))
-            guard case .signedIn(let other) = outcome else { throw Accounts.SignUpError.secondStepAsked("alice") }
+            guard case .signedIn(let other) = outcome else { throw ClientAccounts.SecondStepAsked(name: "alice") }
             let client = app.client()
 
             let sessions = try await client.send(API.Auth.sessions, bearer: first.accessToken.token).sessions

@@ -9,23 +9,16 @@ import VaporTesting
 
 /// Accounts as the tests make them: signed up, signed in, stepped up with the password, their phone verified.
 enum Accounts {
-    enum SignUpError: Error { case secondStepAsked(String) }
-
-    static let password = "correct horse battery staple"
+    static let password = ClientAccounts.password
 
     /// Registers `name` and signs in, returning the token answer: through the typed client, as an
-    /// app does.
+    /// app does (`ClientAccounts`), with the address the registration email confirms verified.
     static func signUp(_ app: Application, _ name: String = "alice", address: String = "10.0.0.1") async throws
         -> AuthTokensResponse
     {
         let client = app.client(from: address)
-        let registered = try await client.send(
-            API.Auth.register, RegisterRequest(username: name, email: "\(name)@example.com", password: password))
-        try await verifyEmail(app, registered.user)
-        let outcome = try await client.send(
-            API.Auth.login, LoginRequest(email: "\(name)@example.com", password: password))
-        guard case .signedIn(let tokens) = outcome else { throw SignUpError.secondStepAsked(name) }
-        return tokens
+        try await verifyEmail(app, try await ClientAccounts.register(client, name).user)
+        return try await ClientAccounts.signIn(client, name)
     }
 
     /// Marks `user`'s address verified, as the link sent at registration does (the tests of that

@@ -3,6 +3,7 @@ import Testing
 import TwofoldAPI
 import TwofoldClient
 import TwofoldCore
+import TwofoldTestSupport
 import VaporTesting
 
 /// Helpers for tests that enable an authenticator app and sign in with it.
@@ -11,14 +12,11 @@ enum TOTPSteps {
     static func enable(_ app: Application, tokens: AuthTokensResponse, clock: TestClock) async throws
         -> (secret: [UInt8], backupCodes: [String])
     {
-        let client = app.client()
-        let setup = try await client.send(API.TwoFactor.totpSetup, bearer: tokens.accessToken.token)
-        let secret = try Base32.decode(setup.secret)
-        let enabled = try await client.send(
-            API.TwoFactor.totpVerify, CodeRequest(code: try code(secret, clock)), bearer: tokens.accessToken.token)
+        let (secret, codes) = try await ClientAccounts.enableAuthenticator(
+            app.client(), token: tokens.accessToken.token, at: clock.now)
         // Move to the next time step so the confirming code's step is not reused by accident.
         clock.advance(by: 30)
-        return (secret, try #require(enabled.backupCodes))
+        return (secret, try #require(codes))
     }
 
     static func code(_ secret: [UInt8], _ clock: TestClock, offset: TimeInterval = 0) throws -> String {
