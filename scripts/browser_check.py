@@ -808,6 +808,10 @@ class Check:
             for n in [*range(1, 11), 13]:
                 if not re.search(rf"scenario {n}: .*: PASSED", log):
                     self.fail(f"the log does not show scenario {n} passed")
+            # Scenarios 8 and 9 are noticed by the app itself, not pressed with a button.
+            for noticed in ["security removed", "security is back"]:
+                if not re.search(rf"the app notices on its own.*{noticed}", log):
+                    self.fail(f"the log does not show the app noticing: {noticed}")
             self.step("the dashboard: all ten scenarios and approval on the phone passed")
             self.shoot_dashboard("scenarios")
             self.page_checks()

@@ -77,6 +77,11 @@
                     Label("Device Settings", systemImage: "gearshape")
                 }
                 NavigationLink {
+                    PINAndBiometricsView(screens: screens, user: user)
+                } label: {
+                    Label("PIN and Biometrics", systemImage: "number.square")
+                }
+                NavigationLink {
                     ScanCodeScreen(app: screens.app)
                 } label: {
                     Label("Scan a QR Code", systemImage: "qrcode.viewfinder")

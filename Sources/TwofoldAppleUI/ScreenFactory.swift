@@ -140,6 +140,15 @@
             return ApprovalModel(approvals: approvals)
         }
 
+        /// Seed 001's PIN pad running `kind` on this phone for `user` (the biometric key kept
+        /// apart from the sign-in key, under its own tag).
+        func pinPad(_ kind: DeviceSecondFactorFlow.Kind, for user: UserDTO) -> PINPadModel {
+            PINPadModel(
+                flow: DeviceSecondFactorFlow(
+                    kind, session: session, device: device, deviceID: deviceID,
+                    biometricKeyTag: "dev.twofold.second-factor.\(user.id.uuidString)"))
+        }
+
         /// Seed 004's settings of this phone for `user`.
         func deviceSettings(for user: UserDTO) -> DeviceSettingsModel {
             DeviceSettingsModel(flows: deviceFlows, session: session, username: user.username)

@@ -65,6 +65,22 @@ public actor DeviceKeyFlows: DeviceKeySigners {
     /// or fingers change.
     public func keepsKey(username: String) async -> Bool { await device.hasKey(tag: tag(for: username)) }
 
+    /// What changed in this phone's security since it was enrolled as `method` for `username`
+    /// (the server's `secureEnclave` or `smsOTP`), as the app notices it on launch and on return
+    /// to the foreground (seed 004 scenarios 8–10, seed 001's "biometrics changed"); `nil` when
+    /// nothing the app should act on did.
+    public func securityChange(enrolledAs method: String, username: String) async -> DeviceSecurityChange? {
+        let capabilities = await device.capabilities()
+        switch method {
+        case "secureEnclave" where !(await keepsKey(username: username)):
+            return capabilities.passcodeSet ? .keyLost : .securityRemoved
+        case "smsOTP" where capabilities.passcodeSet && capabilities.secureHardware:
+            return .canUpgrade(capabilities.biometryEnrolled ? capabilities.biometry : .none)
+        default:
+            return nil
+        }
+    }
+
     /// This device's key for the account typed as `name`, when it keeps one. A key is tagged by
     /// the username it was enrolled for: an email address typed finds none.
     public nonisolated func signer(forAccount name: String) async -> (any DeviceKeySigning)? {
@@ -243,4 +259,18 @@ public actor DeviceKeyFlows: DeviceKeySigners {
                 refreshToken: TokenDTO(token: refresh, expiresAt: .distantFuture), user: user))
         return user
     }
+}
+
+/// What the app notices about the phone's security (seed 004 scenarios 8–10, seed 001's
+/// "biometrics changed"), and what it offers for each.
+public enum DeviceSecurityChange: Sendable, Equatable {
+    /// The passcode was turned off: the phone deleted the key, which no longer signs in. A
+    /// critical alert; the way on is text message codes.
+    case securityRemoved
+    /// The key is gone though the passcode is set (the enrolled faces or fingers changed, or
+    /// the app was reinstalled): set it up again.
+    case keyLost
+    /// The phone signs in with text message codes but has a passcode again: "Upgrade to
+    /// biometric security?", with biometrics when enrolled.
+    case canUpgrade(Biometry)
 }

@@ -49,6 +49,9 @@ public enum SecondFactorProblem: Sendable, Equatable {
     case offline
     /// Another refusal, with the server's code and words.
     case refused(ErrorCode?, String)
+    /// The person cancelled the flow (seed 001's `sfCancel`), or declined the biometric prompt
+    /// while adding biometrics: nothing changed.
+    case cancelled
 }
 
 /// A state of a device second-factor flow (seed 001's `FlowUpdate`): waiting for input,
@@ -69,6 +72,11 @@ public enum SecondFactorFlowState: Sendable, Equatable {
 /// - `setPIN`: set the first PIN (asked twice, common PINs refused) → processing → done.
 /// - `addBiometrics`: verify the PIN → processing → set biometrics (the prompt makes a key
 ///   behind biometrics) → processing → done.
+/// - `addBiometricsBiometricFirst`: seed 001's `legacyBioAddFlow`, the same in the older order:
+///   set biometrics (the prompt) → verify the PIN → processing → done.
+///
+/// Declining the biometric prompt while adding biometrics, or `cancel()` at any step, ends the
+/// flow with `.failed(.cancelled)` and changes nothing.
 /// - `removeBiometrics`: verify with the PIN or biometrics → processing → done.
 /// - `changePIN`: verify with the PIN or biometrics → processing → set the new PIN → processing
 ///   → done.
@@ -80,6 +88,8 @@ public actor DeviceSecondFactorFlow {
     public enum Kind: Sendable, Equatable {
         /// Set the first PIN, add biometrics, remove biometrics, or change the PIN.
         case setPIN, addBiometrics, removeBiometrics, changePIN
+        /// Add biometrics with the biometric prompt first and the PIN after (`legacyBioAddFlow`).
+        case addBiometricsBiometricFirst
     }
 
     /// The flow this runs.
@@ -92,6 +102,9 @@ public actor DeviceSecondFactorFlow {
     private var verifiedPIN: PIN?
     /// The factor that proved the person in the first step of `changePIN`.
     private var verifiedWith: SecondFactorType?
+    /// The biometric key's public half made first, waiting for the PIN
+    /// (`addBiometricsBiometricFirst`).
+    private var madeKey: Data?
     private let watchers = StateWatchers<SecondFactorFlowState>(buffer: 16, initial: .processing)
 
     /// The flow's state now; `processing` until `start()` asks for the first input.
@@ -136,6 +149,8 @@ public actor DeviceSecondFactorFlow {
             return enter(.waitForInput(SecondFactorInteraction(kind: .setSecondFactor, factors: [.pin])))
         case .addBiometrics:
             return enter(.waitForInput(SecondFactorInteraction(kind: .verifySecondFactor, factors: [.pin])))
+        case .addBiometricsBiometricFirst:
+            return enter(.waitForInput(SecondFactorInteraction(kind: .setSecondFactor, factors: [.biometrics])))
         case .removeBiometrics, .changePIN:
             let allowed: [SecondFactorType] = status.hasBiometrics ? [.pin, .biometrics] : [.pin]
             return enter(.waitForInput(SecondFactorInteraction(kind: .verifySecondFactor, factors: allowed)))
@@ -173,14 +188,22 @@ public actor DeviceSecondFactorFlow {
         do {
             switch interaction.kind {
             case .setSecondFactor:
-                guard let pin = verifiedPIN else { return enter(.failed(.incompletePIN)) }
+                let pin = verifiedPIN
+                guard pin != nil || kind == .addBiometricsBiometricFirst else { return enter(.failed(.incompletePIN)) }
                 let key: Data
                 do {
                     key = try await device.createKey(tag: biometricKeyTag, protection: .biometric)
                     _ = try await device.sign(Data("twofold biometrics test".utf8), tag: biometricKeyTag)
                 } catch {
                     await device.deleteKey(tag: biometricKeyTag)
+                    // A declined prompt is the person saying no to biometrics: the add ends.
+                    if error == .userCancel { return end() }
                     return ask(interaction, .device(error))
+                }
+                guard let pin else {
+                    // The older order: the key first, then the PIN that lets the server take it.
+                    madeKey = key
+                    return enter(.waitForInput(SecondFactorInteraction(kind: .verifySecondFactor, factors: [.pin])))
                 }
                 let status = try await client.send(
                     API.DeviceFactors.addBiometrics, deviceID,
@@ -237,6 +260,14 @@ public actor DeviceSecondFactorFlow {
     private func verify(_ pin: PIN, interaction: SecondFactorInteraction) async -> SecondFactorFlowState {
         enter(.processing)
         do {
+            if kind == .addBiometricsBiometricFirst, let key = madeKey {
+                let status = try await client.send(
+                    API.DeviceFactors.addBiometrics, deviceID,
+                    DeviceBiometricsAddRequest(publicKey: key.base64EncodedString(), pin: Self.digits(pin)),
+                    bearer: try await session.accessToken())
+                madeKey = nil
+                return finish(status)
+            }
             if kind == .removeBiometrics {
                 let status = try await client.send(
                     API.DeviceFactors.removeBiometrics, deviceID, DeviceFactorProof(pin: Self.digits(pin)),
@@ -252,6 +283,11 @@ public actor DeviceSecondFactorFlow {
             let next: SecondFactorType = kind == .addBiometrics ? .biometrics : .pin
             return enter(.waitForInput(SecondFactorInteraction(kind: .setSecondFactor, factors: [next])))
         } catch {
+            if madeKey != nil, Self.problem(error) == .pinBlocked {
+                // The server will not take the key made first: the phone does not keep it either.
+                await device.deleteKey(tag: biometricKeyTag)
+                madeKey = nil
+            }
             return refused(interaction, error)
         }
     }
@@ -265,6 +301,24 @@ public actor DeviceSecondFactorFlow {
         }
         let signature = try await device.sign(bytes, tag: biometricKeyTag)
         return BiometricSignature(challengeId: challenge.challengeId, signature: signature.base64EncodedString())
+    }
+
+    /// Seed 001's `sfCancel`: ends the flow wherever it is, with nothing changed (a PIN kept
+    /// between steps wiped, a biometric key made and not yet taken by the server deleted).
+    @discardableResult
+    public func cancel() async -> SecondFactorFlowState {
+        switch state {
+        case .done, .failed: return state
+        default: break
+        }
+        if madeKey != nil { await device.deleteKey(tag: biometricKeyTag) }
+        return end()
+    }
+
+    private func end() -> SecondFactorFlowState {
+        verifiedPIN?.reset()
+        (verifiedPIN, madeKey) = (nil, nil)
+        return enter(.failed(.cancelled))
     }
 
     private func finish(_ status: DeviceSecondFactorResponse) -> SecondFactorFlowState {

@@ -32,6 +32,24 @@ enum Scenarios {
                 + "enrolled \(capabilities.biometryEnrolled), passcode \(capabilities.passcodeSet))")
     }
 
+    /// The app's own check at launch, with no button pressed (`DeviceKeyFlows.securityChange`,
+    /// what `DeviceSettingsModel.check()` runs): what the phone can do now against how the server
+    /// lists it.
+    static func notice(_ account: ScenarioAccount, expecting expected: DeviceSecurityChange) async throws {
+        let method = try await account.serverMethod()
+        let noticed = await account.flows.securityChange(enrolledAs: method, username: account.username)
+        try account.log.check("the app notices on its own", noticed == expected, words(noticed))
+    }
+
+    static func words(_ change: DeviceSecurityChange?) -> String {
+        switch change {
+        case .securityRemoved?: "security removed: the key is gone (critical alert, text message codes offered)"
+        case .keyLost?: "the key was lost: set it up again"
+        case .canUpgrade(let biometry)?: "security is back: \"Upgrade to biometric security?\" (\(biometry.rawValue))"
+        case nil: "nothing changed"
+        }
+    }
+
     /// Enrols with `protection` and checks the outcome is `expected`.
     static func enroll(
         _ account: ScenarioAccount, _ action: String, protection: KeyProtection?, expecting expected: DeviceEnrolment
@@ -213,6 +231,7 @@ enum Scenarios {
         await account.phone.removeSecurity()
         account.log.record("Settings: disable Face ID, remove the passcode", "the phone's keys are gone")
         try await launch(account, expecting: .none)
+        try await notice(account, expecting: .securityRemoved)
         let signIn = try await account.signedOut().signIn(username: account.username)
         try account.log.check(
             "the critical alert: the key cannot sign", signIn == .useSMS(.passcodeNotSet), words(signIn),
@@ -233,6 +252,7 @@ enum Scenarios {
         await account.phone.set(DeviceCapabilities.faceID)
         account.log.record("Settings: set a passcode and Face ID", "the phone has security again")
         try await launch(account, expecting: .biometricsAvailable)
+        try await notice(account, expecting: .canUpgrade(.faceID))
         // The user signs in with SMS, then accepts "Upgrade to biometric security?".
         let session = SessionManager(client: context.client, store: MemoryTokenStore())
         let flows = account.flows(on: session)

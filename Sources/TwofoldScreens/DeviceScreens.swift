@@ -264,19 +264,9 @@ public final class DeviceSettingsModel {
     private let session: SessionManager
     private let username: String
 
-    /// What the app notices about the phone's security (seed 004 scenarios 8–10, seed 001's
-    /// "biometrics changed"), and what it offers for each.
-    public enum SecurityChange: Sendable, Equatable {
-        /// The passcode was turned off: the phone deleted the key, which no longer signs in. A
-        /// critical alert; the way on is text message codes (`useSMSOnly()`).
-        case securityRemoved
-        /// The key is gone though the passcode is set (the enrolled faces or fingers changed, or
-        /// the app was reinstalled): set it up again (`switchTo(_:)`).
-        case keyLost
-        /// The phone signs in with text message codes but has a passcode again: "Upgrade to
-        /// biometric security?" (`switchTo(_:)`, with biometrics when enrolled).
-        case canUpgrade(Biometry)
-    }
+    /// What the app notices about the phone's security (the SDK's `DeviceSecurityChange`):
+    /// `securityRemoved` leads to `useSMSOnly()`, `keyLost` and `canUpgrade` to `switchTo(_:)`.
+    public typealias SecurityChange = DeviceSecurityChange
 
     /// The change in words, as the alert says it.
     public var changeText: String? {
@@ -296,18 +286,11 @@ public final class DeviceSettingsModel {
     /// the foreground): `change` says what the app should offer, or `nil`.
     public func check() async {
         await load()
-        guard let device, let capabilities else {
+        guard let device, capabilities != nil else {
             change = nil
             return
         }
-        switch device.method {
-        case "secureEnclave" where !(await flows.keepsKey(username: username)):
-            change = capabilities.passcodeSet ? .keyLost : .securityRemoved
-        case "smsOTP" where capabilities.passcodeSet && capabilities.secureHardware:
-            change = .canUpgrade(capabilities.biometryEnrolled ? capabilities.biometry : .none)
-        default:
-            change = nil
-        }
+        change = await flows.securityChange(enrolledAs: device.method, username: username)
     }
 
     /// Settings of this phone (`flows`) for the signed-in `username` on `session`.

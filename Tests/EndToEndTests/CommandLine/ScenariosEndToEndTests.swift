@@ -59,6 +59,13 @@ import TwofoldTestSupport
             #expect(output.status == 0, "\(output.errorText)\n\(Self.failures(results))")
             #expect(results.map(\.number) == Array(1...13))
             #expect(results.allSatisfy { $0.passed && $0.steps.count >= 3 }, "\(Self.failures(results))")
+            // Scenarios 8 and 9: the app notices the change itself; no button says what happened.
+            for (number, noticed) in [(8, "security removed"), (9, "security is back")] {
+                let steps = results.first { $0.number == number }?.steps ?? []
+                #expect(
+                    steps.contains { $0.action == "the app notices on its own" && $0.outcome.hasPrefix(noticed) },
+                    "scenario \(number): \(steps)")
+            }
             // The server's log holds no code and no full number.
             for result in results {
                 for step in result.steps where step.outcome.contains("+1415555") {

@@ -7,8 +7,9 @@ import TwofoldDevice
 import TwofoldTestSupport
 
 /// Seed 001's device second-factor flows on the SDK against the built server: each emits the
-/// seed's state sequence, refuses a common PIN, two PINs that differ and a cancelled prompt as
-/// states, and ends in a blocked PIN after three wrong ones.
+/// seed's state sequence, refuses a common PIN and two PINs that differ as states, ends an add
+/// whose biometric prompt is declined (seed 001's cancel), and ends in a blocked PIN after three
+/// wrong ones.
 @Suite struct DeviceSecondFactorFlowTests {
     static func pin(_ digits: String) -> PIN {
         let pin = PIN(requiredLength: digits.count)
@@ -47,6 +48,15 @@ import TwofoldTestSupport
         }
         #expect(withPIN.hasPin && !withPIN.hasBiometrics)
 
+        // Declining the biometric prompt while adding biometrics cancels the add (seed 001's
+        // sfCancel): the flow ends and the server has no biometrics.
+        let declined = flow(.addBiometrics)
+        await declined.start()
+        _ = await declined.enter(pin: Self.pin("739154"))
+        await phone.cancelNextPrompt()
+        #expect(await declined.useBiometrics() == .failed(.cancelled))
+        #expect(await declined.useBiometrics() == .failed(.cancelled), "an ended flow stays ended")
+
         // Add biometrics: the seed's sequence, watched as an app watches it.
         let add = flow(.addBiometrics)
         let watched = Task {
@@ -64,10 +74,6 @@ import TwofoldTestSupport
         #expect(
             await add.enter(pin: Self.pin("739154"))
                 == .waitForInput(SecondFactorInteraction(kind: .setSecondFactor, factors: [.biometrics])))
-        await phone.cancelNextPrompt()
-        var cancelled = SecondFactorInteraction(kind: .setSecondFactor, factors: [.biometrics])
-        cancelled.problem = .device(.userCancel)
-        #expect(await add.useBiometrics() == .waitForInput(cancelled))
         guard case .done(let withBiometrics) = await add.useBiometrics() else {
             Issue.record("biometrics were not added: \(await add.state)")
             return
