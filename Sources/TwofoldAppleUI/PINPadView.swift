@@ -37,20 +37,14 @@
             .padding()
             .navigationTitle(model.title)
             .toolbar {
-                if !Self.isFinished(model.phase) {
+                // Between steps only: a request or a prompt that is out finishes first.
+                if model.phase == .pad || model.phase == .biometrics {
                     Button("Cancel") { Task { await model.cancel() } }
                 }
             }
             .privacySensitive()
             .hiddenInAppSwitcher()
             .task { await model.start() }
-        }
-
-        private static func isFinished(_ phase: PINPadModel.Phase) -> Bool {
-            switch phase {
-            case .done, .over: true
-            default: false
-            }
         }
 
         private var dots: some View {

@@ -33,6 +33,13 @@
 
         @ViewBuilder private var step: some View {
             switch model.request?.state {
+            case nil where model.fromLink:
+                // The approval email's link: nothing happens until the person chooses it.
+                Section {
+                    Button("Sign In and Set Up a New Method") { Task { await model.redeem() } }
+                        .buttonStyle(.borderedProminent)
+                    Button("Not Now", role: .cancel) { model.restart() }
+                }
             case nil:
                 Section {
                     TextField("Email address", text: $model.email)

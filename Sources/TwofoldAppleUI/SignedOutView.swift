@@ -25,7 +25,7 @@
                         support: ScreenFactory.supportURL())
                 }
                 .navigationTitle("Sign In")
-                .onChange(of: screens.app.linkToShow) { _, link in
+                .onChange(of: screens.app.linkToShow, initial: true) { _, link in
                     if case .recovery? = link, path.last != .recovery { path.append(.recovery) }
                 }
                 .navigationDestination(for: Route.self) { route in
@@ -37,9 +37,9 @@
                     case .recovery:
                         ModelHost({ [app = screens.app] in
                             let model = screens.recovery()
-                            // Opened from the recovery email's link: its pass is filled in.
+                            // Opened from the recovery email's link: its pass waits for the person to choose it.
                             if case .recovery(let token)? = app.linkToShow {
-                                model.pass = token
+                                model.openLink(pass: token)
                                 app.linkShown()
                             }
                             return model

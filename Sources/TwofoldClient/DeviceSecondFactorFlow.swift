@@ -144,6 +144,9 @@ public actor DeviceSecondFactorFlow {
             return enter(.failed(Self.problem(error)))
         }
         if status.pinBlocked, kind != .setPIN { return enter(.failed(.pinBlocked)) }
+        if status.hasBiometrics, kind == .addBiometrics || kind == .addBiometricsBiometricFirst {
+            return enter(.failed(.refused(nil, "This device has biometrics already. Remove them to add them again.")))
+        }
         switch kind {
         case .setPIN:
             return enter(.waitForInput(SecondFactorInteraction(kind: .setSecondFactor, factors: [.pin])))
@@ -190,14 +193,16 @@ public actor DeviceSecondFactorFlow {
             case .setSecondFactor:
                 let pin = verifiedPIN
                 guard pin != nil || kind == .addBiometricsBiometricFirst else { return enter(.failed(.incompletePIN)) }
+                // The new key waits under a tag of its own: a key already under `biometricKeyTag`
+                // stays until the server has taken the new one.
                 let key: Data
                 do {
-                    key = try await device.createKey(tag: biometricKeyTag, protection: .biometric)
-                    _ = try await device.sign(Data("twofold biometrics test".utf8), tag: biometricKeyTag)
+                    key = try await device.createKey(tag: pendingKeyTag, protection: .biometric)
+                    _ = try await device.sign(Data("twofold biometrics test".utf8), tag: pendingKeyTag)
                 } catch {
-                    await device.deleteKey(tag: biometricKeyTag)
+                    await device.deleteKey(tag: pendingKeyTag)
                     // A declined prompt is the person saying no to biometrics: the add ends.
-                    if error == .userCancel { return end() }
+                    if error == .userCancel { return await end() }
                     return ask(interaction, .device(error))
                 }
                 guard let pin else {
@@ -205,10 +210,17 @@ public actor DeviceSecondFactorFlow {
                     madeKey = key
                     return enter(.waitForInput(SecondFactorInteraction(kind: .verifySecondFactor, factors: [.pin])))
                 }
-                let status = try await client.send(
-                    API.DeviceFactors.addBiometrics, deviceID,
-                    DeviceBiometricsAddRequest(publicKey: key.base64EncodedString(), pin: Self.digits(pin)),
-                    bearer: try await session.accessToken())
+                let status: DeviceSecondFactorResponse
+                do {
+                    status = try await client.send(
+                        API.DeviceFactors.addBiometrics, deviceID,
+                        DeviceBiometricsAddRequest(publicKey: key.base64EncodedString(), pin: Self.digits(pin)),
+                        bearer: try await session.accessToken())
+                } catch {
+                    await device.deleteKey(tag: pendingKeyTag)
+                    throw error
+                }
+                await device.replaceKey(tag: biometricKeyTag, with: pendingKeyTag)
                 return finish(status)
             case .verifySecondFactor:
                 let signature: BiometricSignature
@@ -266,6 +278,7 @@ public actor DeviceSecondFactorFlow {
                     DeviceBiometricsAddRequest(publicKey: key.base64EncodedString(), pin: Self.digits(pin)),
                     bearer: try await session.accessToken())
                 madeKey = nil
+                await device.replaceKey(tag: biometricKeyTag, with: pendingKeyTag)
                 return finish(status)
             }
             if kind == .removeBiometrics {
@@ -285,7 +298,7 @@ public actor DeviceSecondFactorFlow {
         } catch {
             if madeKey != nil, Self.problem(error) == .pinBlocked {
                 // The server will not take the key made first: the phone does not keep it either.
-                await device.deleteKey(tag: biometricKeyTag)
+                await device.deleteKey(tag: pendingKeyTag)
                 madeKey = nil
             }
             return refused(interaction, error)
@@ -305,21 +318,25 @@ public actor DeviceSecondFactorFlow {
 
     /// Seed 001's `sfCancel`: ends the flow wherever it is, with nothing changed (a PIN kept
     /// between steps wiped, a biometric key made and not yet taken by the server deleted).
+    /// Only between steps: while a request or a prompt is out (`processing`), it changes nothing
+    /// and the flow goes on, so a change the server makes is never reported as cancelled.
     @discardableResult
     public func cancel() async -> SecondFactorFlowState {
-        switch state {
-        case .done, .failed: return state
-        default: break
-        }
-        if madeKey != nil { await device.deleteKey(tag: biometricKeyTag) }
-        return end()
+        guard case .waitForInput = state else { return state }
+        return await end()
     }
 
-    private func end() -> SecondFactorFlowState {
+    private func end() async -> SecondFactorFlowState {
         verifiedPIN?.reset()
         (verifiedPIN, madeKey) = (nil, nil)
-        return enter(.failed(.cancelled))
+        // Set before the await: a second cancel while the key is deleted finds the flow over.
+        enter(.failed(.cancelled))
+        await device.deleteKey(tag: pendingKeyTag)
+        return state
     }
+
+    /// Where a new biometric key waits until the server has taken it.
+    private var pendingKeyTag: String { biometricKeyTag + ".pending" }
 
     private func finish(_ status: DeviceSecondFactorResponse) -> SecondFactorFlowState {
         verifiedPIN?.reset()

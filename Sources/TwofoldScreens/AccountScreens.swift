@@ -369,6 +369,9 @@ public final class RecoveryModel {
     public private(set) var code = CodeEntry()
     /// The pass typed or opened from the approval email.
     public var pass = ""
+    /// The pass came with the approval email's link opened in the app (`openLink(pass:)`): the
+    /// screen says what using it does and waits for the person to choose to, as the web page does.
+    public private(set) var fromLink = false
     /// The request as the server last described it.
     public private(set) var request: RecoveryStatus?
     /// Signed in with the pass: the app asks for a factor before anything else.
@@ -387,7 +390,11 @@ public final class RecoveryModel {
 
     /// Where the request stands, in words.
     public var stateText: String {
-        switch request?.state {
+        if fromLink, request == nil {
+            return "Signing in with this link removes every sign-in method of your account and signs out every "
+                + "session. You then set up a new sign-in method."
+        }
+        return switch request?.state {
         case nil: "Tell us which account is yours. We'll email a code to its address."
         case .pendingEmail: "Enter the code we emailed you."
         case .pendingReview: "We're checking your request. This usually takes a day or two; we'll email you."
@@ -430,8 +437,15 @@ public final class RecoveryModel {
     /// to correct the address): the fields and the request are cleared.
     public func restart() {
         guard !working else { return }
-        (email, message, pass, request, problem) = ("", "", "", nil, nil)
+        (email, message, pass, request, problem, fromLink) = ("", "", "", nil, nil, false)
         code = CodeEntry()
+    }
+
+    /// The approval email's link, opened in the app: its pass, used only when the person taps
+    /// "Sign in and set up a new method" after reading what it does.
+    public func openLink(pass: String) {
+        guard !working else { return }
+        (self.pass, fromLink, problem) = (pass, true, nil)
     }
 
     /// Uses the pass: signed in once.

@@ -247,6 +247,8 @@ public final class SignInModel {
     }
 
     private func show(_ state: SignInState) {
+        // The passkey intents read the passkey's name after this; any other outcome has none.
+        passkeyName = nil
         switch state {
         case .credentials(let problem):
             phase = .credentials

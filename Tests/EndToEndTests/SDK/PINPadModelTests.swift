@@ -64,6 +64,19 @@ import TwofoldTestSupport
             await declined.useBiometrics()
             #expect(declined.phase == .over("Cancelled. Nothing was changed."))
             #expect(try await status().hasBiometrics == false)
+            let afterDecline = await phone.savedKeys()
+            #expect(afterDecline["pad-bio"] == nil && afterDecline["pad-bio.pending"] == nil, "no key left behind")
+
+            // The key made first, a wrong PIN, then Cancel: the key made is deleted.
+            let abandoned = pad(.addBiometricsBiometricFirst)
+            await abandoned.start()
+            await abandoned.useBiometrics()
+            await Self.type(abandoned, "000000")
+            #expect(abandoned.problem == "That PIN is wrong. 2 tries left before it is blocked.")
+            await abandoned.cancel()
+            #expect(abandoned.phase == .over("Cancelled. Nothing was changed."))
+            let afterAbandon = await phone.savedKeys()
+            #expect(afterAbandon["pad-bio"] == nil && afterAbandon["pad-bio.pending"] == nil, "no key left behind")
 
             // The older order: the prompt makes the key, then the PIN lets the server take it.
             let legacy = pad(.addBiometricsBiometricFirst)
@@ -71,14 +84,23 @@ import TwofoldTestSupport
             await legacy.useBiometrics()
             #expect(legacy.phase == .pad && legacy.prompt == "Enter your PIN")
             await Self.type(legacy, "000000")
-            #expect(legacy.phase == .pad && legacy.problem == "That PIN is wrong. 2 tries left before it is blocked.")
+            #expect(legacy.phase == .pad && legacy.problem == "That PIN is wrong. 1 try left before it is blocked.")
             await Self.type(legacy, "739154")
             guard case .done(let withBiometrics) = legacy.phase else {
                 Issue.record("biometrics were not added: \(legacy.phase) \(String(describing: legacy.problem))")
                 return
             }
             let keptKeys = await phone.savedKeys()
-            #expect(withBiometrics.hasBiometrics && keptKeys["pad-bio"] != nil)
+            #expect(withBiometrics.hasBiometrics && keptKeys["pad-bio"] != nil && keptKeys["pad-bio.pending"] == nil)
+            await legacy.cancel()
+            #expect(legacy.phase == .done(withBiometrics), "a finished flow is not cancelled")
+
+            // Adding again is refused before any prompt: the working key is never replaced unasked.
+            let again = pad(.addBiometrics)
+            await again.start()
+            #expect(again.phase == .over("This device has biometrics already. Remove them to add them again."))
+            let stillKept = await phone.savedKeys()["pad-bio"]
+            #expect(stillKept != nil && stillKept?.privateKey == keptKeys["pad-bio"]?.privateKey, "the same key")
 
             // Cancel halfway: nothing sent, nothing changed, the digits wiped.
             let change = pad(.changePIN)

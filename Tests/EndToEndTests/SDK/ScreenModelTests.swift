@@ -838,6 +838,17 @@ import TwofoldTestingScreens
             #expect(recovery.request == nil && recovery.email.isEmpty && recovery.problem == nil)
             #expect(recovery.stateText.hasPrefix("Tell us which account"))
 
+            // The approval email's link opened in the app: the pass waits, with what using it does,
+            // until the person chooses it; "Not now" forgets it.
+            let linked = RecoveryModel(recovery: AccountRecovery(client: target.client), session: session)
+            linked.openLink(pass: "not-a-pass")
+            #expect(linked.fromLink && linked.signedIn == nil && !linked.working && linked.problem == nil)
+            #expect(linked.stateText.hasPrefix("Signing in with this link removes every sign-in method"))
+            await linked.redeem()
+            #expect(linked.signedIn == nil && linked.problem != nil, "a pass is used only when chosen, and checked")
+            linked.restart()
+            #expect(!linked.fromLink && linked.pass.isEmpty && linked.stateText.hasPrefix("Tell us which account"))
+
             let offline = RecoveryModel(recovery: AccountRecovery(client: Self.unreachable), session: session)
             offline.email = "nobody@example.com"
             await offline.start()
