@@ -150,15 +150,25 @@ public final class AppModel {
     /// this app handles waits in `link`; whether it was one.
     @discardableResult
     public func open(_ url: URL) -> Bool {
-        guard let parsed = DeepLink.parse(url, server: session.client.baseURL) else { return false }
+        guard let parsed = DeepLink.parse(url, server: session.client.baseURL), takes(parsed) else { return false }
         link = parsed
         return true
+    }
+
+    /// Whether `link` is kept: a recovery link is for getting in, so one opened while signed in
+    /// is not kept for some later sign-out.
+    private func takes(_ link: DeepLink) -> Bool {
+        guard case .recovery = link else { return true }
+        switch screen {
+        case .home, .locked: return false
+        default: return true
+        }
     }
 
     /// A link read another way (seed 000's QR scanner, `CodeScannerModel`): it waits for its
     /// screen as a link opened in the app does.
     public func open(_ link: DeepLink) {
-        self.link = link
+        if takes(link) { self.link = link }
     }
 
     /// The link a screen may show now: the recovery link while signed out, any other once the

@@ -553,8 +553,8 @@ import TwofoldTestingScreens
             return
         }
         #expect(uri.account == "pat@example.com")
-        #expect(app.open(try #require(URL(string: "twofold://2fa/recovery?token=abc123"))))
-        #expect(app.linkToShow == nil, "signed in: a recovery link is not shown")
+        #expect(!app.open(try #require(URL(string: "twofold://2fa/recovery?token=abc123"))))
+        #expect(app.link != .recovery(token: "abc123"), "signed in: a recovery link is not kept for a later sign-out")
         #expect(app.open(try #require(URL(string: "twofold://settings/2fa/backup-codes"))))
         #expect(app.linkToShow == .backupCodes)
         app.linkShown()
