@@ -74,6 +74,10 @@ public actor DeviceKeyFlows: DeviceKeySigners {
         switch method {
         case "secureEnclave" where !(await keepsKey(username: username)):
             return capabilities.passcodeSet ? .keyLost : .securityRemoved
+        case "secureEnclave" where await device.biometricKeyInvalidated(tag: tag(for: username)):
+            // Still listed, but a biometric key made before the enrolled faces or fingers changed
+            // no longer signs; a passcode key is never invalidated so.
+            return .keyLost
         case "smsOTP" where capabilities.passcodeSet && capabilities.secureHardware:
             return .canUpgrade(capabilities.biometryEnrolled ? capabilities.biometry : .none)
         default:

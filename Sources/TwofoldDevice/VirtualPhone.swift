@@ -40,12 +40,14 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     public func lockOutBiometry(_ locked: Bool = true) { biometryLockedOut = locked }
 
     /// The enrolled faces or fingers changed: keys guarded by biometrics stop working, as a
-    /// phone's `.biometryCurrentSet` keys do (the Keychain no longer finds them).
-    public func changeBiometricSet() { invalidateBiometricKeys() }
+    /// phone's `.biometryCurrentSet` keys do. By default the Keychain no longer finds them;
+    /// `keepingItems` leaves them listed but unable to sign, as a phone may, so that only the
+    /// changed `evaluatedPolicyDomainState` tells (`biometricKeyInvalidated(tag:)`).
+    public func changeBiometricSet(keepingItems: Bool = false) { invalidateBiometricKeys(keepingItems: keepingItems) }
 
-    private func invalidateBiometricKeys() {
+    private func invalidateBiometricKeys(keepingItems: Bool = false) {
         for (tag, entry) in keys where entry.protection == .biometric { invalidated.insert(tag) }
-        keys = keys.filter { $0.value.protection != .biometric }
+        if !keepingItems { keys = keys.filter { $0.value.protection != .biometric } }
     }
 
     /// The passcode (and with it biometrics) was turned off: every key is gone (scenario 8).
@@ -99,7 +101,7 @@ public actor VirtualPhone: DeviceSecurity, BiometricGate, PromptSimulating {
     /// biometrics are locked out, the key is gone or there is no passcode.
     public func sign(_ message: Data, tag: String) throws(DeviceAuthFailure) -> Data {
         guard state.passcodeSet else { throw .passcodeNotSet }
-        guard let entry = keys[tag] else { throw .keyInvalidated }
+        guard let entry = keys[tag], !invalidated.contains(tag) else { throw .keyInvalidated }
         prompts.append(entry.protection)
         if cancelsNextPrompt {
             cancelsNextPrompt = false

@@ -911,6 +911,17 @@ import TwofoldTestingScreens
             #expect(settings.change == .keyLost)
             try await Self.answering(prompt, with: answer) { await settings.switchTo(.biometric) }
             #expect(settings.change == nil, "\(String(describing: settings.message))")
+
+            // A phone that keeps the key listed: the changed biometric set tells it all the same.
+            await phone.changeBiometricSet(keepingItems: true)
+            await settings.check()
+            #expect(settings.change == .keyLost, "a listed key that no longer signs")
+            // A passcode key is not a biometric key: a change of the faces leaves it alone.
+            try await Self.answering(prompt, with: answer) { await settings.switchTo(.passcode) }
+            #expect(settings.device?.method == "secureEnclave", "\(String(describing: settings.message))")
+            await phone.changeBiometricSet(keepingItems: true)
+            await settings.check()
+            #expect(settings.change == nil, "the passcode key still signs")
         }
     }
 
