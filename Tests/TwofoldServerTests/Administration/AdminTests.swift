@@ -11,7 +11,8 @@ import VaporTesting
 
 @Suite(.tags(.database)) struct AdminTests {
     @Test func nonAdminsAreForbidden() async throws {
-        try await withTestApp { app in
+        let clock = TestClock()
+        try await withTestApp(clock: clock) { app in
             let bob = try await Accounts.signUp(app, "bob")
             let client = app.client()
             let calls: [(String, (String?) async throws -> Void)] = [
@@ -25,6 +26,13 @@ import VaporTesting
             for (path, call) in calls {
                 #expect(try await refusal { try await call(bob.accessToken.token) }.status == 403, "\(path)")
                 #expect(try await refusal { try await call(nil) }.status == 401, "\(path)")
+            }
+            // Nor does a fresh second factor make anyone an administrator.
+            let (secret, _) = try await TOTPSteps.enable(app, tokens: bob, clock: clock)
+            let fresh = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, "bob", waits: false)
+            for (path, call) in calls {
+                let refused = try await refusal { try await call(fresh) }
+                #expect(refused.status == 403 && refused.problem?.detail == "This needs an administrator.", "\(path)")
             }
         }
     }
