@@ -1,6 +1,7 @@
 #if canImport(SwiftUI) && os(iOS)
     import Combine
     import SwiftUI
+    import TwofoldApple
     import TwofoldScreens
     import UIKit
 
@@ -19,6 +20,16 @@
             content
                 .animation(.default, value: app.screen)
                 .task { await app.launch() }
+                .task { await app.checkIntegrity(JailbreakSigns()) }
+                .alert(
+                    "Security warning",
+                    isPresented: Binding(
+                        get: { app.integrityWarning != nil }, set: { if !$0 { app.integrityWarningSeen() } })
+                ) {
+                    Button("Continue Anyway") { app.integrityWarningSeen() }
+                } message: {
+                    Text(app.integrityWarning ?? "")
+                }
                 // A session that ends anywhere (a sign-out, a revoked session a call found
                 // refused) leaves the protected screens; one signed in shows them.
                 .task { await app.follow() }

@@ -156,3 +156,11 @@ public protocol PromptSimulating: Sendable {
     /// The next prompt ends as `LAError.userCancel` would.
     func cancelNextPrompt() async
 }
+
+/// Whether the phone looks jailbroken or rooted (seed 000's edge case: "show a security warning,
+/// allow proceed"). A heuristic on any phone — what it finds a determined attacker can hide —
+/// so it warns and never blocks. `JailbreakSigns` on iOS; a fixed answer in tests.
+public protocol DeviceIntegrityCheck: Sendable {
+    /// Whether signs of a jailbroken or rooted phone were found.
+    func looksCompromised() async -> Bool
+}

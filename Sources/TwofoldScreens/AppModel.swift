@@ -40,6 +40,9 @@ public final class AppModel {
     public private(set) var waiting: [QueuedChange] = []
     /// How many changes wait.
     public var waitingChanges: Int { waiting.count }
+    /// Seed 000's warning for a phone that looks jailbroken, until the person goes on
+    /// (`integrityWarningSeen()`); `nil` on any other phone.
+    public private(set) var integrityWarning: String?
     /// A link opened in the app (seed 000's `twofold://` links, an `otpauth://` URI, the recovery
     /// email's link), kept until the screen it leads to can show it (`linkToShow`).
     public private(set) var link: DeepLink?
@@ -114,6 +117,15 @@ public final class AppModel {
         screen = .launching
         show(await session.restore())
     }
+
+    /// Looks for signs of a jailbroken phone (once a launch): a warning the person may dismiss
+    /// and go on.
+    public func checkIntegrity(_ check: any DeviceIntegrityCheck) async {
+        integrityWarning = await check.looksCompromised() ? Self.integrityWarningText : nil
+    }
+
+    /// "Continue anyway": the warning goes, and the app works as on any phone.
+    public func integrityWarningSeen() { integrityWarning = nil }
 
     /// The app comes back to the foreground: locked again when the lock is on.
     public func didEnterForeground() {
@@ -200,4 +212,11 @@ public final class AppModel {
         case .signedIn(let user): screen = lockEnabled ? .locked(user) : .home(user)
         }
     }
+}
+
+extension AppModel {
+    /// The seed's words for a phone that looks jailbroken.
+    public static let integrityWarningText =
+        "This iPhone looks jailbroken. Apps on it may be able to read what Twofold keeps, such as "
+        + "your session. You can go on, but your account is safer on a phone that isn't jailbroken."
 }

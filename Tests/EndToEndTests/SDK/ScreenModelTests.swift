@@ -279,6 +279,23 @@ import TwofoldTestingScreens
         #expect(app.linkToShow == .recovery(token: "abc123"))
     }
 
+    /// Seed 000's edge case: a phone that looks jailbroken gets a warning and may go on.
+    @Test func aPhoneThatLooksJailbrokenIsWarnedAndMayGoOn() async {
+        struct Fixed: DeviceIntegrityCheck {
+            let compromised: Bool
+            func looksCompromised() async -> Bool { compromised }
+        }
+        let app = AppModel(session: ScreenFixtures.session())
+        await app.checkIntegrity(Fixed(compromised: false))
+        #expect(app.integrityWarning == nil)
+        await app.checkIntegrity(Fixed(compromised: true))
+        #expect(app.integrityWarning?.hasPrefix("This iPhone looks jailbroken.") == true)
+        await app.launch()
+        #expect(app.screen == .signIn, "a warning, not a block")
+        app.integrityWarningSeen()
+        #expect(app.integrityWarning == nil)
+    }
+
     /// A server that answers every request with one problem document.
     struct Answering: Transport {
         let status: Int
