@@ -68,9 +68,13 @@ public actor DeviceKeyFlows: DeviceKeySigners {
     /// What changed in this phone's security since it was enrolled as `method` for `username`
     /// (the server's `secureEnclave` or `smsOTP`), as the app notices it on launch and on return
     /// to the foreground (seed 004 scenarios 8–10, seed 001's "biometrics changed"); `nil` when
-    /// nothing the app should act on did.
-    public func securityChange(enrolledAs method: String, username: String) async -> DeviceSecurityChange? {
-        let capabilities = await device.capabilities()
+    /// nothing the app should act on did. `capabilities` are the phone's as just read, when the
+    /// caller has them; otherwise they are read here.
+    public func securityChange(
+        enrolledAs method: String, username: String, capabilities read: DeviceCapabilities? = nil
+    ) async -> DeviceSecurityChange? {
+        let capabilities: DeviceCapabilities
+        if let read { capabilities = read } else { capabilities = await device.capabilities() }
         switch method {
         case "secureEnclave" where !(await keepsKey(username: username)):
             return capabilities.passcodeSet ? .keyLost : .securityRemoved

@@ -50,11 +50,14 @@ public struct SecretNotQueued: Error, Sendable, Equatable, LocalizedError {
 }
 
 extension QueuedChange {
+    /// The endpoint of `API` the change was queued for, by its method and path template; `nil`
+    /// for one an older client queued that this one no longer knows.
+    var endpoint: AnyEndpoint? { API.all.first { $0.method == method && $0.template == template } }
+
     /// The change in a person's words, for the list of what waits to be sent ("Rename a
     /// passkey"); a change this list has no words for is "A change to your account".
     public var summary: String {
-        let endpoint = API.all.first { $0.method == method && $0.template == template }
-        return endpoint.flatMap { Self.summaries[$0] } ?? Words.text("queue.change", "A change to your account")
+        endpoint.flatMap { Self.summaries[$0] } ?? Words.text("queue.change", "A change to your account")
     }
 
     /// What each change the app can make offline does, by its endpoint.
@@ -224,8 +227,7 @@ public actor OfflineQueue {
     /// One change sent; `nil` when it is to be kept for later.
     private func send(_ change: QueuedChange) async throws -> ChangeOutcome? {
         // A change queued by an older client for an endpoint this one no longer knows.
-        guard let endpoint = API.all.first(where: { $0.method == change.method && $0.template == change.template })
-        else { return .refused(status: 404, code: .notFound) }
+        guard let endpoint = change.endpoint else { return .refused(status: 404, code: .notFound) }
         for attempt in 0..<2 {
             let token = try await session.accessToken()
             let answer: HTTPAnswer

@@ -75,8 +75,7 @@ public final class CodeScannerModel {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.count <= 4096, let url = URL(string: trimmed), let link = DeepLink.parse(url, server: server)
         else {
-            problem =
-                "That code isn't one Twofold can use. Scan the code your account's security page or your email shows."
+            problem = "Twofold can't use this code. It reads Twofold links and authenticator setup codes."
             return false
         }
         problem = nil

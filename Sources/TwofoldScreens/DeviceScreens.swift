@@ -286,11 +286,11 @@ public final class DeviceSettingsModel {
     /// the foreground): `change` says what the app should offer, or `nil`.
     public func check() async {
         await load()
-        guard let device, capabilities != nil else {
+        guard let device, let capabilities else {
             change = nil
             return
         }
-        change = await flows.securityChange(enrolledAs: device.method, username: username)
+        change = await flows.securityChange(enrolledAs: device.method, username: username, capabilities: capabilities)
     }
 
     /// Settings of this phone (`flows`) for the signed-in `username` on `session`.

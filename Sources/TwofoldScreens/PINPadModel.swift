@@ -181,7 +181,7 @@ public final class PINPadModel {
         case .wrongPIN(let left?) where left == 1: "That PIN is wrong. 1 try left before it is blocked."
         case .wrongPIN(let left?): "That PIN is wrong. \(left) tries left before it is blocked."
         case .wrongPIN(nil): "That PIN is wrong."
-        case .pinBlocked: "Your PIN is blocked after too many wrong tries. Set a new one after signing in again."
+        case .pinBlocked: "Your PIN is blocked after too many wrong tries. Set a new PIN to use one again."
         case .commonPIN: "That PIN is too easy to guess. Choose another."
         case .pinsDiffer: "The two PINs differ. Choose a PIN and enter it twice."
         case .incompletePIN: "Enter every digit of the PIN."

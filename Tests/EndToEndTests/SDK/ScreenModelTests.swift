@@ -255,7 +255,7 @@ import TwofoldTestingScreens
 
         let nothing = CodeScannerModel(scanner: ListScanner(available: true, seen: ["WIFI:S:cafe;;"]), server: server)
         await nothing.scan()
-        #expect(nothing.phase == .scanning && nothing.problem?.hasPrefix("That code isn't one Twofold can use") == true)
+        #expect(nothing.phase == .scanning && nothing.problem?.hasPrefix("Twofold can't use this code.") == true)
 
         let noCamera = CodeScannerModel(scanner: ListScanner(available: false, seen: []), server: server)
         await noCamera.scan()

@@ -23,11 +23,8 @@ import VaporTesting
             let tokens = try await Accounts.signUp(app)
             let phone = SoftwareDeviceKey()
             let client = app.client()
-            _ = try await client.send(
-                API.DeviceKeys.enroll,
-                DeviceEnrollRequest(
-                    username: "alice", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "iphone-1"),
-                bearer: tokens.accessToken.token)
+            try await DeviceKeySteps.enrollKey(
+                app, "alice", token: tokens.accessToken.token, phone: phone, device: "iphone-1")
             return Scene(app: app, phone: phone, token: tokens.accessToken.token, client: client)
         }
 

@@ -69,12 +69,8 @@ import VaporTesting
             clock.advance(by: 30)
             let phoneSession = try await TOTPSteps.laterSession(app, secret: secret, clock: clock, "bob", waits: false)
             let phone = SoftwareDeviceKey()
+            try await DeviceKeySteps.enrollKey(app, "bob", token: phoneSession, phone: phone, device: "bobs-phone")
             let client = app.client()
-            _ = try await client.send(
-                API.DeviceKeys.enroll,
-                DeviceEnrollRequest(
-                    username: "bob", publicKey: phone.publicKey, method: "secureEnclave", deviceId: "bobs-phone"),
-                bearer: phoneSession)
             let page = try await browser.get("/account/security")
             clock.advance(by: 6 * 60)
             let asked = try await browser.post(Pages.totpRemove.href(), ["csrf": page.csrf ?? "", "confirmed": "1"])

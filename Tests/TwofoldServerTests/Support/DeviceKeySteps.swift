@@ -80,6 +80,19 @@ enum DeviceKeySteps {
             ], token: token)
     }
 
+    /// Enrols `phone`'s key as `username`'s device `device` with `token`, through the typed
+    /// client; the server's answer.
+    @discardableResult
+    static func enrollKey(
+        _ app: Application, _ username: String, token: String, phone: SoftwareDeviceKey, device: String
+    ) async throws -> DeviceEnrollResponse {
+        try await app.client().send(
+            API.DeviceKeys.enroll,
+            DeviceEnrollRequest(
+                username: username, publicKey: phone.publicKey, method: "secureEnclave", deviceId: device),
+            bearer: token)
+    }
+
     /// Enrols `device` of alice's for seed 004's SMS sign-in (her verified phone) with `token`.
     static func enrollSMSDevice(_ app: Application, token: String, device: String = "old-phone") async throws
         -> (UInt, String)
